@@ -1,0 +1,34 @@
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import * as schema from './schema.ts';
+
+export type Database = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+
+export interface PoolOptions {
+  connectionString: string;
+  /** Upper bound on connections this process opens. */
+  max?: number;
+  applicationName?: string;
+  /** How long a checkout may wait for a free connection before failing (ms). */
+  connectionTimeoutMillis?: number;
+  /** Called for errors on idle clients (e.g. the server restarted); without a listener pg crashes the process. */
+  onError?: (error: Error) => void;
+}
+
+// Postgres int8 arrives as a string by default; keep it that way (ids above 2^53 must not pass through a JS
+// number). Drizzle's `bigint({ mode: 'bigint' })` columns convert from that exact text.
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'webhook-inbox',
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', options.onError ?? (() => {}));
+  return pool;
+}
+
+export function createDb(pool: pg.Pool): Database {
+  return drizzle({ client: pool, schema });
+}

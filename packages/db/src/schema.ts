@@ -1,0 +1,139 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+/** Where an event is in its life; `webhook_events.status` always holds one of these. */
+export const EVENT_STATUSES = ['received', 'processing', 'processed', 'failed', 'dead'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** How an event reached us: a provider's delivery, or our own reconciliation against its API. */
+export const EVENT_SOURCES = ['webhook', 'reconciled'] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
+
+export const EFFECT_STATUSES = ['running', 'completed', 'failed'] as const;
+export type EffectStatus = (typeof EFFECT_STATUSES)[number];
+
+const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
+
+/**
+ * One row per event key. The primary key is what makes a redelivery a no-op:
+ * the receiver's `INSERT ... ON CONFLICT DO NOTHING` either creates this row or finds it.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    type: text('type').notNull(),
+    /** Null once retention has purged it; the key stays so late redeliveries still dedupe. */
+    payload: jsonb('payload'),
+    /** The delivery headers worth keeping (topic, shop, webhook id, ...); never signatures. */
+    headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    source: text('source', { enum: EVENT_SOURCES }).notNull().default('webhook'),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    status: text('status', { enum: EVENT_STATUSES }).notNull().default('received'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    processedAt: timestamp('processed_at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventId] }),
+    check('webhook_events_status_check', sql`${t.status} in (${inList(EVENT_STATUSES)})`),
+    check('webhook_events_source_check', sql`${t.source} in (${inList(EVENT_SOURCES)})`),
+    index('webhook_events_status_received_at_idx').on(t.status, t.receivedAt),
+    index('webhook_events_received_at_idx').on(t.receivedAt),
+  ],
+);
+
+/** The effect ledger: one row per (event, effect). A `completed` row means the effect never runs again. */
+export const effectRuns = pgTable(
+  'effect_runs',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    effect: text('effect').notNull(),
+    status: text('status', { enum: EFFECT_STATUSES }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    idempotencyKey: text('idempotency_key').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    /** Set when an operator re-ran a completed effect on purpose (`replay --force-effect`). */
+    forcedAt: timestamp('forced_at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventId, t.effect] }),
+    // Purging an event key (retention) takes its ledger with it.
+    foreignKey({
+      columns: [t.provider, t.eventId],
+      foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
+    }).onDelete('cascade'),
+    check('effect_runs_status_check', sql`${t.status} in (${inList(EFFECT_STATUSES)})`),
+  ],
+);
+
+/** Example product table: one account per Stripe customer. */
+export const accounts = pgTable('accounts', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  stripeCustomerId: text('stripe_customer_id').notNull().unique(),
+  email: text('email').notNull(),
+  name: text('name'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Example product table. `eventCreatedAt` is the `created` of the Stripe event that last changed the row. */
+export const subscriptions = pgTable('subscriptions', {
+  stripeSubscriptionId: text('stripe_subscription_id').primaryKey(),
+  customerId: text('customer_id').notNull(),
+  status: text('status').notNull(),
+  priceId: text('price_id'),
+  currentPeriodEnd: timestamp('current_period_end', { withTimezone: true }),
+  canceledAt: timestamp('canceled_at', { withTimezone: true }),
+  eventCreatedAt: timestamp('event_created_at', { withTimezone: true }).notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Example product table. Shopify ids exceed 2^53, so they are bigint in SQL and bigint in JS. */
+export const shopifyOrders = pgTable(
+  'shopify_orders',
+  {
+    shopDomain: text('shop_domain').notNull(),
+    orderId: bigint('order_id', { mode: 'bigint' }).notNull(),
+    orderNumber: bigint('order_number', { mode: 'bigint' }),
+    name: text('name'),
+    email: text('email'),
+    customerId: bigint('customer_id', { mode: 'bigint' }),
+    /** Money kept as the decimal string Shopify sends. */
+    totalPrice: text('total_price'),
+    currency: text('currency'),
+    financialStatus: text('financial_status'),
+    orderCreatedAt: timestamp('order_created_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.shopDomain, t.orderId] }),
+    index('shopify_orders_customer_idx').on(t.shopDomain, t.customerId),
+  ],
+);
+
+/** Shops that have sent us webhooks; `app/uninstalled` marks them. */
+export const shopifyShops = pgTable('shopify_shops', {
+  shopDomain: text('shop_domain').primaryKey(),
+  installed: boolean('installed').notNull().default(true),
+  uninstalledAt: timestamp('uninstalled_at', { withTimezone: true }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});

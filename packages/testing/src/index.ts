@@ -1,0 +1,3 @@
+export { createTestDatabase, useTestDatabase, type TestDatabase } from './database.ts';
+export { databaseUrl } from './database-url.ts';
+export { waitFor, type WaitOptions } from './wait.ts';

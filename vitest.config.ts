@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: [
+      'apps/*/src/**/*.test.ts',
+      'apps/*/test/**/*.test.ts',
+      'packages/*/src/**/*.test.ts',
+      'packages/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    exclude: ['**/node_modules/**', 'test/chaos/**'],
+    globalSetup: ['./packages/testing/src/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Test files share one Postgres but each has its own database, so they run in parallel.
+    pool: 'forks',
+  },
+});

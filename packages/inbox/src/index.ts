@@ -2,4 +2,11 @@ export * from './errors.ts';
 export { ingest, type IngestDeps, type IngestOutcome } from './ingest.ts';
 export { parseJsonLossless } from './json.ts';
 export type { Provider, SignedRequest, VerifiedEvent } from './providers/types.ts';
-export { DEAD_LETTER_QUEUE, EVENTS_QUEUE, type EventJob } from './queue.ts';
+export {
+  DEAD_LETTER_QUEUE,
+  DEFAULT_QUEUE_SETTINGS,
+  EVENTS_QUEUE,
+  ensureQueues,
+  type EventJob,
+  type QueueSettings,
+} from './queue.ts';

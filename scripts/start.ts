@@ -1,0 +1,153 @@
+/**
+ * `pnpm start`: the whole system on one machine, for trying it out and for development.
+ *
+ * - DATABASE_URL unset: starts an embedded PostgreSQL with its data under `.data/postgres` (kept across
+ *   restarts, on a port derived from this checkout's path so two clones don't collide).
+ * - Applies the migrations (Drizzle + pg-boss).
+ * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them.
+ * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
+ *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadDotEnv, migrateDatabase } from '@webhook-inbox/db';
+import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/db/embedded';
+import pg from 'pg';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+loadDotEnv();
+// Dev-only override, used by the tests to keep their own data directory.
+const dataDir = path.resolve(process.env.WEBHOOK_INBOX_DATA_DIR ?? path.join(root, '.data'));
+const CHILD_STOP_TIMEOUT_MS = 20_000;
+
+const log = (message: string) => process.stdout.write(`[start] ${message}\n`);
+
+interface DevSecrets {
+  stripe: string;
+  shopify: string;
+}
+
+async function devSecrets(): Promise<DevSecrets> {
+  const file = path.join(dataDir, 'dev-secrets.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DevSecrets;
+  const secrets = {
+    stripe: `whsec_${randomBytes(24).toString('base64')}`,
+    shopify: randomBytes(32).toString('hex'),
+  };
+  await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  return secrets;
+}
+
+async function ensureDatabase(server: EmbeddedPostgres, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: server.url() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  return server.url(name);
+}
+
+function run(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  // Own process group: a terminal's Ctrl-C reaches only this script, which then sends exactly one SIGTERM,
+  // so each app gets one graceful shutdown instead of a SIGINT and a SIGTERM ("second signal: exit now").
+  const child = spawn(process.execPath, [path.join(root, entry)], { env, stdio: 'inherit', detached: true });
+  child.on('error', (error) => log(`${name} failed to start: ${error.message}`));
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function main(): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  let server: EmbeddedPostgres | undefined;
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    const port = await stablePortFor(dataDir);
+    log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in ${path.join(dataDir, 'postgres')})`);
+    server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), port, persistent: true });
+    databaseUrl = await ensureDatabase(server, 'webhook_inbox');
+  }
+
+  const children: ChildProcess[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = (code: number) =>
+    (stopping ??= (async () => {
+      for (const child of children) child.kill('SIGTERM');
+      const timer = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), CHILD_STOP_TIMEOUT_MS);
+      await Promise.all(children.map(exited));
+      clearTimeout(timer);
+      if (server) {
+        log('stopping PostgreSQL');
+        await server.stop();
+      }
+      log('stopped');
+      process.exit(code);
+    })());
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++signals > 1) {
+      log(`${signal} again: killing`);
+      children.forEach((child) => child.kill('SIGKILL'));
+      return;
+    }
+    log(`${signal}: shutting down`);
+    void stop(0);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  log('migrating');
+  await migrateDatabase(databaseUrl);
+
+  const secrets = await devSecrets();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET ?? secrets.stripe,
+    SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET ?? secrets.shopify,
+    MAIL_DIR: process.env.MAIL_DIR ?? path.join(dataDir, 'mail'),
+  };
+  const host = env.HOST ?? '127.0.0.1';
+  const port = env.PORT ?? '3000';
+
+  for (const [name, entry] of [
+    ['receiver', 'apps/receiver/src/server.ts'],
+    ['worker', 'apps/worker/src/server.ts'],
+  ] as const) {
+    if (!existsSync(path.join(root, entry))) {
+      log(`${name}: ${entry} not found, not started`);
+      continue;
+    }
+    const child = run(name, entry, env);
+    children.push(child);
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      log(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything`);
+      void stop(1);
+    });
+  }
+
+  log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
+  log(`STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`);
+  log(`SHOPIFY_WEBHOOK_SECRET=${env.SHOPIFY_WEBHOOK_SECRET}${process.env.SHOPIFY_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`);
+  log(`DATABASE_URL=${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
+  log('try: pnpm inbox send stripe checkout.session.completed');
+  log('ready (Ctrl-C to stop)');
+  // With no app to run (only in a partial checkout), stay up until a signal, holding the database.
+  if (children.length === 0) setInterval(() => {}, 1 << 30);
+}
+
+main().catch((error: unknown) => {
+  log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findFreePort } from '@webhook-inbox/db/embedded';
+import { waitFor } from '@webhook-inbox/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+// Not mkdtemp: as root, Postgres runs as the `postgres` user, which must be able to enter the parent dir.
+const dataDir = path.join(os.tmpdir(), `webhook-inbox-start-${randomBytes(4).toString('hex')}`);
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function postgresProcesses(): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.includes(dataDir) && /postgres/.test(line));
+}
+
+async function startOnce(): Promise<{ output: () => string; stop: () => Promise<number | null> }> {
+  const { DATABASE_URL: _, ...env } = process.env;
+  const child = spawn(process.execPath, ['scripts/start.ts'], {
+    cwd: root,
+    env: { ...env, WEBHOOK_INBOX_DATA_DIR: dataDir, PORT: String(await findFreePort()), WORKER_PORT: String(await findFreePort()) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitFor(() => output.includes('ready (Ctrl-C to stop)') || child.exitCode !== null, { timeout: 60_000 });
+  expect(child.exitCode, output).toBeNull();
+  return {
+    output: () => output,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exit;
+    },
+  };
+}
+
+describe('pnpm start', () => {
+  it('starts the embedded PostgreSQL, migrates, and stops cleanly on SIGTERM leaving no postgres behind', async () => {
+    await mkdir(dataDir, { recursive: true, mode: 0o755 });
+    const first = await startOnce();
+    expect(first.output()).toMatch(/STRIPE_WEBHOOK_SECRET=whsec_/);
+    expect(postgresProcesses().length).toBeGreaterThan(0);
+    expect(await first.stop()).toBe(0);
+    expect(first.output()).toContain('stopped');
+    expect(postgresProcesses()).toEqual([]);
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+
+    // Data and dev secrets survive a restart.
+    const secrets = await readFile(path.join(dataDir, 'dev-secrets.json'), 'utf8');
+    const second = await startOnce();
+    const { stripe } = JSON.parse(secrets) as { stripe: string };
+    expect(second.output()).toContain(`STRIPE_WEBHOOK_SECRET=${stripe}`);
+    expect(await second.stop()).toBe(0);
+    expect(postgresProcesses()).toEqual([]);
+  }, 120_000);
+});

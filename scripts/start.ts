@@ -83,7 +83,10 @@ async function main(): Promise<void> {
   const stop = (code: number) =>
     (stopping ??= (async () => {
       for (const child of children) child.kill('SIGTERM');
-      const timer = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), CHILD_STOP_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => children.forEach((child) => child.kill('SIGKILL')),
+        CHILD_STOP_TIMEOUT_MS,
+      );
       await Promise.all(children.map(exited));
       clearTimeout(timer);
       if (server) {
@@ -138,8 +141,12 @@ async function main(): Promise<void> {
   }
 
   log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
-  log(`STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`);
-  log(`SHOPIFY_WEBHOOK_SECRET=${env.SHOPIFY_WEBHOOK_SECRET}${process.env.SHOPIFY_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`);
+  log(
+    `STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
+  );
+  log(
+    `SHOPIFY_WEBHOOK_SECRET=${env.SHOPIFY_WEBHOOK_SECRET}${process.env.SHOPIFY_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
+  );
   log(`DATABASE_URL=${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
   log('try: pnpm inbox send stripe checkout.session.completed');
   log('ready (Ctrl-C to stop)');

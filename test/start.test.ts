@@ -26,14 +26,21 @@ async function startOnce(): Promise<{ output: () => string; stop: () => Promise<
   const { DATABASE_URL: _, ...env } = process.env;
   const child = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
-    env: { ...env, WEBHOOK_INBOX_DATA_DIR: dataDir, PORT: String(await findFreePort()), WORKER_PORT: String(await findFreePort()) },
+    env: {
+      ...env,
+      WEBHOOK_INBOX_DATA_DIR: dataDir,
+      PORT: String(await findFreePort()),
+      WORKER_PORT: String(await findFreePort()),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitFor(() => output.includes('ready (Ctrl-C to stop)') || child.exitCode !== null, { timeout: 60_000 });
+  await waitFor(() => output.includes('ready (Ctrl-C to stop)') || child.exitCode !== null, {
+    timeout: 60_000,
+  });
   expect(child.exitCode, output).toBeNull();
   return {
     output: () => output,

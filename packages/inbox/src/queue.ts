@@ -35,7 +35,10 @@ export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
  * Creates the queues if they do not exist (pg-boss's create_queue is `ON CONFLICT DO NOTHING`, so racing
  * processes are fine). `notify` lets a worker using LISTEN/NOTIFY pick a job up the moment it commits.
  */
-export async function ensureQueues(boss: PgBoss, settings: QueueSettings = DEFAULT_QUEUE_SETTINGS): Promise<void> {
+export async function ensureQueues(
+  boss: PgBoss,
+  settings: QueueSettings = DEFAULT_QUEUE_SETTINGS,
+): Promise<void> {
   await boss.createQueue(DEAD_LETTER_QUEUE, { retentionSeconds: 30 * 24 * 3600 });
   await boss.createQueue(EVENTS_QUEUE, { ...settings, deadLetter: DEAD_LETTER_QUEUE, notify: true });
 }

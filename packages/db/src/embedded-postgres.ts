@@ -63,7 +63,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   const postmaster = spawn(path.join(bin, 'postgres'), flags, {
     ...runAs,
-    env: { ...process.env, LC_MESSAGES: 'C' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const log = tail(postmaster, options.onLog);
@@ -192,7 +191,6 @@ async function initdb(
     const result = spawnSync(path.join(bin, 'initdb'), args, {
       ...runAs,
       encoding: 'utf8',
-      env: { ...process.env, LC_MESSAGES: 'C' },
     });
     if (result.status !== 0) {
       throw new Error(

@@ -1,0 +1,379 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { WebhookError, type WebhookErrorCode } from '../errors.ts';
+import { shopifyProvider, signShopify } from './shopify.ts';
+import type { SignedRequest } from './types.ts';
+
+// Shopify/shopify-app-js@ef2043d4 packages/apps/shopify-api/lib/webhooks/__tests__/validate.test.ts
+const VECTOR_SECRET = 'test_secret_key';
+const VECTOR_BODY = '{"foo": "bar"}';
+const VECTOR_HMAC = 'B23tXN681gZ0qIWNRrgtzBE9XSDo5yaUu6wfmhu3a7g=';
+// HMAC-SHA256('test_secret_key', exact bytes of test/fixtures/shopify/orders_create.json), and of the same file
+// after JSON.parse then JSON.stringify (which rounds its ids beyond 2^53): that one must not verify.
+const ORDERS_CREATE_HMAC = 'UHlYWmiv2AIBlMO8wCY/Q0dtFohIBlmRouOqcoiv7V4=';
+const ORDERS_CREATE_RESERIALIZED_HMAC = 'B5GX2QNeZCow+X3/j909Ci/BJ/q1zGiNuKosbF6I0gQ=';
+
+const SECRET = VECTOR_SECRET;
+const OTHER_SECRET = 'another_app_secret';
+const NOW = new Date('2026-01-01T00:00:00Z');
+const SHOP = 'dev-shop.myshopify.com';
+const EVENT_ID = '7c0b9a8e-2a6e-4c55-9f4e-0d6f8a1b2c3d';
+const WEBHOOK_ID = 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043';
+
+const fixture = (name: string): Buffer =>
+  readFileSync(new URL(`../../../../test/fixtures/shopify/${name}`, import.meta.url));
+
+function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {
+  const h = new Headers(headers);
+  return { rawBody: typeof body === 'string' ? Buffer.from(body) : body, header: (name) => h.get(name) };
+}
+
+function deliveryHeaders(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const base: Record<string, string | undefined> = {
+    'X-Shopify-Topic': 'orders/create',
+    'X-Shopify-Shop-Domain': SHOP,
+    'X-Shopify-Event-Id': EVENT_ID,
+    'X-Shopify-Webhook-Id': WEBHOOK_ID,
+    'X-Shopify-Triggered-At': '2026-01-01T00:00:00.000Z',
+    'X-Shopify-API-Version': '2025-10',
+    ...overrides,
+  };
+  return Object.fromEntries(
+    Object.entries(base).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+function signed(
+  body: string | Uint8Array,
+  overrides: Record<string, string | undefined> = {},
+  secret = SECRET,
+): SignedRequest {
+  return request(body, {
+    'X-Shopify-Hmac-Sha256': signShopify({ payload: body, secret }),
+    ...deliveryHeaders(overrides),
+  });
+}
+
+const provider = shopifyProvider({ secrets: [SECRET] });
+
+function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
+  try {
+    fn();
+    return 'no error';
+  } catch (error) {
+    if (error instanceof WebhookError) return error.code;
+    throw error;
+  }
+}
+
+describe('third-party vectors', () => {
+  it('shopify-app-js\'s {"foo": "bar"} vector', () => {
+    expect(signShopify({ payload: VECTOR_BODY, secret: VECTOR_SECRET })).toBe(VECTOR_HMAC);
+    const event = provider.verify(
+      request(VECTOR_BODY, { 'X-Shopify-Hmac-Sha256': VECTOR_HMAC, ...deliveryHeaders() }),
+      NOW,
+    );
+    expect(event.payloadText).toBe(VECTOR_BODY);
+  });
+
+  it('orders_create.json verifies byte for byte; its ids beyond 2^53 survive in payloadText', () => {
+    const bytes = fixture('orders_create.json');
+    expect(signShopify({ payload: bytes, secret: SECRET })).toBe(ORDERS_CREATE_HMAC);
+    const event = provider.verify(
+      request(bytes, { 'X-Shopify-Hmac-Sha256': ORDERS_CREATE_HMAC, ...deliveryHeaders() }),
+      NOW,
+    );
+    expect(event.payloadText).toBe(bytes.toString('utf8'));
+    expect(event.payloadText).toContain('"id":820982911946154508');
+    expect(JSON.stringify(JSON.parse(event.payloadText))).not.toContain('"id":820982911946154508');
+  });
+
+  it('orders_create.json re-serialized does not verify, either way round', () => {
+    const bytes = fixture('orders_create.json');
+    const reserialized = JSON.stringify(JSON.parse(bytes.toString('utf8')));
+    expect(signShopify({ payload: reserialized, secret: SECRET })).toBe(ORDERS_CREATE_RESERIALIZED_HMAC);
+    const headers = deliveryHeaders();
+    expect(
+      codeOf(() =>
+        provider.verify(
+          request(reserialized, { 'X-Shopify-Hmac-Sha256': ORDERS_CREATE_HMAC, ...headers }),
+          NOW,
+        ),
+      ),
+    ).toBe('invalid_signature');
+    expect(
+      codeOf(() =>
+        provider.verify(
+          request(bytes, { 'X-Shopify-Hmac-Sha256': ORDERS_CREATE_RESERIALIZED_HMAC, ...headers }),
+          NOW,
+        ),
+      ),
+    ).toBe('invalid_signature');
+  });
+});
+
+describe('shopifyProvider construction', () => {
+  it('refuses no secret, an empty secret, and a secret with whitespace', () => {
+    expect(() => shopifyProvider({ secrets: [] })).toThrow(/at least one secret/);
+    expect(() => shopifyProvider({ secrets: [''] })).toThrow(/empty/);
+    expect(() => shopifyProvider({ secrets: [' secret'] })).toThrow(/whitespace/);
+  });
+});
+
+describe('shopifyProvider.verify', () => {
+  it('event key is shop:topic:event id; type is the topic; kept headers exclude the HMAC', () => {
+    const body = fixture('app_uninstalled.json');
+    const event = provider.verify(signed(body, { 'X-Shopify-Topic': 'app/uninstalled' }), NOW);
+    expect(event).toEqual({
+      provider: 'shopify',
+      eventId: `${SHOP}:app/uninstalled:${EVENT_ID}`,
+      type: 'app/uninstalled',
+      payloadText: body.toString('utf8'),
+      headers: {
+        'x-shopify-topic': 'app/uninstalled',
+        'x-shopify-shop-domain': SHOP,
+        'x-shopify-event-id': EVENT_ID,
+        'x-shopify-webhook-id': WEBHOOK_ID,
+        'x-shopify-triggered-at': '2026-01-01T00:00:00.000Z',
+        'x-shopify-api-version': '2025-10',
+      },
+    });
+    expect(JSON.stringify(event.headers)).not.toContain(signShopify({ payload: body, secret: SECRET }));
+  });
+
+  it('falls back to the webhook id when the event id header is absent (or empty)', () => {
+    for (const eventId of [undefined, '']) {
+      const event = provider.verify(signed(VECTOR_BODY, { 'X-Shopify-Event-Id': eventId }), NOW);
+      expect(event.eventId).toBe(`${SHOP}:orders/create:${WEBHOOK_ID}`);
+      expect(event.headers).not.toHaveProperty('x-shopify-event-id');
+    }
+  });
+
+  it('accepts the newer unprefixed Shopify-* header style, and the two styles mixed', () => {
+    const body = fixture('customers_data_request.json');
+    const unprefixed = request(body, {
+      'Shopify-Hmac-Sha256': signShopify({ payload: body, secret: SECRET }),
+      'Shopify-Topic': 'customers/data_request',
+      'Shopify-Shop-Domain': SHOP,
+      'Shopify-Event-Id': EVENT_ID,
+      'Shopify-Webhook-Id': WEBHOOK_ID,
+      'Shopify-Triggered-At': '2026-01-01T00:00:00.000Z',
+      'Shopify-API-Version': '2026-01',
+    });
+    const event = provider.verify(unprefixed, NOW);
+    expect(event.eventId).toBe(`${SHOP}:customers/data_request:${EVENT_ID}`);
+    expect(event.headers).toEqual({
+      'x-shopify-topic': 'customers/data_request',
+      'x-shopify-shop-domain': SHOP,
+      'x-shopify-event-id': EVENT_ID,
+      'x-shopify-webhook-id': WEBHOOK_ID,
+      'x-shopify-triggered-at': '2026-01-01T00:00:00.000Z',
+      'x-shopify-api-version': '2026-01',
+    });
+
+    const mixed = request(body, {
+      'Shopify-Hmac-Sha256': signShopify({ payload: body, secret: SECRET }),
+      'X-Shopify-Topic': 'customers/data_request',
+      'shopify-shop-domain': SHOP,
+      'Shopify-Webhook-Id': WEBHOOK_ID,
+    });
+    expect(provider.verify(mixed, NOW).eventId).toBe(`${SHOP}:customers/data_request:${WEBHOOK_ID}`);
+  });
+
+  it('header names are case-insensitive; a lower-case-only lookup works', () => {
+    const hmac = signShopify({ payload: VECTOR_BODY, secret: SECRET });
+    const upper = request(VECTOR_BODY, {
+      'X-SHOPIFY-HMAC-SHA256': hmac,
+      'X-SHOPIFY-TOPIC': 'orders/create',
+      'X-SHOPIFY-SHOP-DOMAIN': SHOP,
+      'X-SHOPIFY-EVENT-ID': EVENT_ID,
+    });
+    expect(provider.verify(upper, NOW).eventId).toBe(`${SHOP}:orders/create:${EVENT_ID}`);
+    const nodeStyle: Record<string, string> = {
+      'x-shopify-hmac-sha256': hmac,
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-shop-domain': SHOP,
+      'x-shopify-webhook-id': WEBHOOK_ID,
+    };
+    expect(
+      provider.verify({ rawBody: Buffer.from(VECTOR_BODY), header: (n) => nodeStyle[n] }, NOW).eventId,
+    ).toBe(`${SHOP}:orders/create:${WEBHOOK_ID}`);
+  });
+
+  it('missing or empty HMAC header → missing_signature', () => {
+    expect(codeOf(() => provider.verify(request(VECTOR_BODY, deliveryHeaders()), NOW))).toBe(
+      'missing_signature',
+    );
+    expect(
+      codeOf(() =>
+        provider.verify(request(VECTOR_BODY, { 'X-Shopify-Hmac-Sha256': '', ...deliveryHeaders() }), NOW),
+      ),
+    ).toBe('missing_signature');
+  });
+
+  it.each([
+    ['garbage', 'not base64 at all!'],
+    ['hex instead of base64', 'a'.repeat(64)],
+    ['truncated', VECTOR_HMAC.slice(0, 43)],
+    ['missing padding', VECTOR_HMAC.slice(0, 43) + 'A'],
+    ['extra characters', `${VECTOR_HMAC}AAAA`],
+    ['embedded junk', `${VECTOR_HMAC.slice(0, 10)}*${VECTOR_HMAC.slice(11)}`],
+    ['prefixed', `sha256=${VECTOR_HMAC}`],
+    ['two values', `${VECTOR_HMAC}, ${VECTOR_HMAC}`],
+  ])('malformed HMAC header (%s) → invalid_signature, not a crash', (_label, header) => {
+    expect(
+      codeOf(() =>
+        provider.verify(request(VECTOR_BODY, { 'X-Shopify-Hmac-Sha256': header, ...deliveryHeaders() }), NOW),
+      ),
+    ).toBe('invalid_signature');
+  });
+
+  it('the base64url spelling of a good HMAC is refused (only canonical base64 is accepted)', () => {
+    const bytes = fixture('orders_create.json');
+    const base64url = ORDERS_CREATE_HMAC.replace(/\+/g, '-').replace(/\//g, '_');
+    expect(base64url).not.toBe(ORDERS_CREATE_HMAC);
+    const req = request(bytes, { 'X-Shopify-Hmac-Sha256': base64url, ...deliveryHeaders() });
+    expect(codeOf(() => provider.verify(req, NOW))).toBe('invalid_signature');
+  });
+
+  it('wrong secret → invalid_signature with a helpful message that leaks nothing', () => {
+    const req = signed(VECTOR_BODY, {}, OTHER_SECRET);
+    let message = '';
+    try {
+      provider.verify(req, NOW);
+    } catch (error) {
+      expect((error as WebhookError).code).toBe('invalid_signature');
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/raw request body/);
+    expect(message).not.toContain(SECRET);
+    expect(message).not.toContain(OTHER_SECRET);
+    expect(message).not.toContain(req.header('x-shopify-hmac-sha256'));
+  });
+
+  it('rotation: either configured secret verifies', () => {
+    const rotating = shopifyProvider({ secrets: [OTHER_SECRET, SECRET] });
+    expect(rotating.verify(signed(VECTOR_BODY, {}, SECRET), NOW).type).toBe('orders/create');
+    expect(rotating.verify(signed(VECTOR_BODY, {}, OTHER_SECRET), NOW).type).toBe('orders/create');
+  });
+
+  it.each([
+    ['topic', { 'X-Shopify-Topic': undefined }],
+    ['shop domain', { 'X-Shopify-Shop-Domain': undefined }],
+    ['both event id and webhook id', { 'X-Shopify-Event-Id': undefined, 'X-Shopify-Webhook-Id': undefined }],
+  ])('validly signed but without %s → invalid_payload', (_label, overrides) => {
+    expect(codeOf(() => provider.verify(signed(VECTOR_BODY, overrides), NOW))).toBe('invalid_payload');
+  });
+
+  it('missing delivery headers with a bad HMAC is a signature error (authenticity first)', () => {
+    const req = request(VECTOR_BODY, {
+      'X-Shopify-Hmac-Sha256': signShopify({ payload: 'x', secret: SECRET }),
+    });
+    expect(codeOf(() => provider.verify(req, NOW))).toBe('invalid_signature');
+  });
+
+  it.each([
+    ['not JSON', 'hello'],
+    ['a JSON array', '[1,2]'],
+    ['a JSON number', '820982911946154508'],
+    ['empty', ''],
+  ])('validly signed body that is %s → invalid_payload', (_label, body) => {
+    expect(codeOf(() => provider.verify(signed(body), NOW))).toBe('invalid_payload');
+  });
+
+  it('validly signed invalid UTF-8 → invalid_payload', () => {
+    expect(
+      codeOf(() => provider.verify(signed(Buffer.from([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d])), NOW)),
+    ).toBe('invalid_payload');
+  });
+
+  it('a unicode body verifies and its text is kept exactly', () => {
+    const body = '{"note":"Café — 注文 🛒","id":820982911946154508}';
+    expect(provider.verify(signed(body), NOW).payloadText).toBe(body);
+  });
+});
+
+describe('properties', () => {
+  it('random HMAC headers and bodies never verify and only ever throw a signature WebhookError', () => {
+    const hmacish = fc.oneof(
+      fc.string(),
+      fc.base64String({ minLength: 40, maxLength: 48 }),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64')),
+    );
+    fc.assert(
+      fc.property(fc.option(hmacish, { nil: undefined }), fc.uint8Array({ maxLength: 256 }), (hmac, body) => {
+        const headers = deliveryHeaders();
+        if (hmac !== undefined) headers['X-Shopify-Hmac-Sha256'] = hmac;
+        let thrown: unknown;
+        try {
+          provider.verify(request(body, headers), NOW);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(WebhookError);
+        expect(['missing_signature', 'invalid_signature']).toContain((thrown as WebhookError).code);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('any change to a signed body or its HMAC is refused', () => {
+    fc.assert(
+      fc.property(
+        fc.json().filter((j) => j.startsWith('{')),
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        fc.boolean(),
+        (body, position, xor, mutateBody) => {
+          const bytes = Buffer.from(body);
+          const hmac = Buffer.from(signShopify({ payload: bytes, secret: SECRET }), 'base64');
+          const headers = deliveryHeaders();
+          headers['X-Shopify-Hmac-Sha256'] = hmac.toString('base64');
+          expect(provider.verify(request(bytes, headers), NOW).payloadText).toBe(body);
+          const target = mutateBody ? bytes : hmac;
+          const i = position % target.length;
+          target[i] = (target[i] ?? 0) ^ xor;
+          headers['X-Shopify-Hmac-Sha256'] = hmac.toString('base64');
+          expect(codeOf(() => provider.verify(request(bytes, headers), NOW))).toBe('invalid_signature');
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a correctly signed arbitrary body, with arbitrary delivery headers, verifies or is invalid_payload', () => {
+    const optional = fc.option(fc.string({ maxLength: 20 }), { nil: undefined });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 128 }),
+          fc.json().map((j) => Buffer.from(j)),
+        ),
+        fc.record({ topic: optional, shop: optional, eventId: optional, webhookId: optional }),
+        (body, meta) => {
+          const headers: Record<string, string> = {
+            'X-Shopify-Hmac-Sha256': signShopify({ payload: body, secret: SECRET }),
+          };
+          // Headers refuses control characters; keep to what HTTP can carry.
+          const put = (name: string, value: string | undefined) => {
+            if (value !== undefined && /^[\x20-\x7e]*$/.test(value)) headers[name] = value;
+          };
+          put('X-Shopify-Topic', meta.topic);
+          put('X-Shopify-Shop-Domain', meta.shop);
+          put('X-Shopify-Event-Id', meta.eventId);
+          put('X-Shopify-Webhook-Id', meta.webhookId);
+          try {
+            const event = provider.verify(request(body, headers), NOW);
+            expect(Buffer.from(event.payloadText)).toEqual(Buffer.from(body));
+            expect(event.eventId.split(':').length).toBeGreaterThanOrEqual(3);
+          } catch (error) {
+            expect(error).toBeInstanceOf(WebhookError);
+            expect((error as WebhookError).code).toBe('invalid_payload');
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -10,3 +10,23 @@ export {
   type EventJob,
   type QueueSettings,
 } from './queue.ts';
+export {
+  createProviders,
+  parseStandardWebhooksEnv,
+  PROVIDER_NAME,
+  SHOPIFY_KEPT_HEADERS,
+  shopifyProvider,
+  signShopify,
+  signStandardWebhook,
+  signStripe,
+  standardWebhooksProvider,
+  stripeProvider,
+  type ProvidersConfig,
+  type ShopifyProviderOptions,
+  type SignShopifyOptions,
+  type SignStandardWebhookOptions,
+  type SignStripeOptions,
+  type StandardWebhooksProviderOptions,
+  type StandardWebhooksSender,
+  type StripeProviderOptions,
+} from './providers/index.ts';

@@ -1,0 +1,108 @@
+import { shopifyProvider } from './shopify.ts';
+import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
+import { stripeProvider } from './stripe.ts';
+import type { Provider } from './types.ts';
+
+/** One Standard Webhooks sender, received at `/webhooks/<name>`. */
+export interface StandardWebhooksSender {
+  name: string;
+  secrets: string[];
+}
+
+export interface ProvidersConfig {
+  stripeSecrets?: string[];
+  shopifySecrets?: string[];
+  standardWebhooks?: StandardWebhooksSender[];
+  /** Applies to every provider with a signed timestamp (Stripe, Standard Webhooks); must be > 0. */
+  toleranceSeconds: number;
+}
+
+const RESERVED_NAMES: ReadonlySet<string> = new Set(['stripe', 'shopify']);
+
+function assertSenderName(name: string): void {
+  if (!PROVIDER_NAME.test(name)) {
+    throw new Error(
+      `Standard Webhooks sender name ${JSON.stringify(name)} is invalid: use lower-case letters, digits and "-"`,
+    );
+  }
+  if (RESERVED_NAMES.has(name)) {
+    throw new Error(`Standard Webhooks sender name "${name}" is reserved for the built-in ${name} provider`);
+  }
+}
+
+/**
+ * The configured providers by name, the name being the URL segment (`/webhooks/<name>`). A provider is present
+ * only when it has at least one secret. Throws on a bad configuration (tolerance <= 0, a malformed secret, a
+ * clashing or repeated name), so a misconfigured receiver fails at startup, not on its first request.
+ *
+ * @example
+ * const providers = createProviders({ stripeSecrets: ['whsec_...'], toleranceSeconds: 300 });
+ * const provider = providers.get(request.params.provider); // undefined → 404 unknown_provider
+ */
+export function createProviders(config: ProvidersConfig): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  const { toleranceSeconds } = config;
+  if (config.stripeSecrets !== undefined && config.stripeSecrets.length > 0) {
+    providers.set('stripe', stripeProvider({ secrets: config.stripeSecrets, toleranceSeconds }));
+  }
+  if (config.shopifySecrets !== undefined && config.shopifySecrets.length > 0) {
+    providers.set('shopify', shopifyProvider({ secrets: config.shopifySecrets }));
+  }
+  const seen = new Set<string>();
+  for (const { name, secrets } of config.standardWebhooks ?? []) {
+    assertSenderName(name);
+    if (seen.has(name)) {
+      throw new Error(`Standard Webhooks sender "${name}" is configured more than once`);
+    }
+    seen.add(name);
+    if (secrets.length === 0) continue;
+    providers.set(name, standardWebhooksProvider({ name, secrets, toleranceSeconds }));
+  }
+  return providers;
+}
+
+/**
+ * Parses the `STANDARD_WEBHOOKS` environment value: comma-separated `name=secret` entries, a `|` between the
+ * secrets of one sender during a rotation. Names are lower-case letters, digits and `-`, and neither `stripe`
+ * nor `shopify`. Secrets are `whsec_<base64>` (base64 never contains `,` or `|`; its `=` padding is fine, the
+ * name ends at the first `=`). Whitespace around entries, names and secrets is ignored; an empty or unset value
+ * means no senders. Errors name the entry by position and name, never by secret.
+ *
+ * @example
+ * parseStandardWebhooksEnv('svix=whsec_a|whsec_b,acme=whsec_c');
+ * // → [{ name: 'svix', secrets: ['whsec_a', 'whsec_b'] }, { name: 'acme', secrets: ['whsec_c'] }]
+ */
+export function parseStandardWebhooksEnv(value: string | undefined): StandardWebhooksSender[] {
+  if (value === undefined || value.trim() === '') return [];
+  const senders: StandardWebhooksSender[] = [];
+  const seen = new Set<string>();
+  value.split(',').forEach((entry, index) => {
+    const where = `STANDARD_WEBHOOKS entry #${index + 1}`;
+    if (entry.trim() === '') {
+      throw new Error(`${where} is empty; expected "name=whsec_...[|whsec_...]" entries separated by ","`);
+    }
+    const eq = entry.indexOf('=');
+    if (eq === -1) {
+      throw new Error(`${where} has no "="; expected "name=whsec_...[|whsec_...]"`);
+    }
+    const name = entry.slice(0, eq).trim();
+    try {
+      assertSenderName(name);
+    } catch (error) {
+      throw new Error(`${where}: ${(error as Error).message}`, { cause: error });
+    }
+    if (seen.has(name)) {
+      throw new Error(`${where}: sender "${name}" appears more than once`);
+    }
+    seen.add(name);
+    const secrets = entry
+      .slice(eq + 1)
+      .split('|')
+      .map((secret) => secret.trim());
+    if (secrets.some((secret) => secret === '')) {
+      throw new Error(`${where} ("${name}") has an empty secret`);
+    }
+    senders.push({ name, secrets });
+  });
+  return senders;
+}

@@ -1,5 +1,5 @@
 import type { EventSource } from '@webhook-inbox/db';
-import type pg from 'pg';
+import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
 import type { VerifiedEvent } from './providers/types.ts';
@@ -28,6 +28,9 @@ const UNSTORABLE_JSON = new Set(['22P05', '22P02', '22021']);
  * Records an authentic event and enqueues its job in ONE transaction: both or neither. Returns `accepted` when
  * this call created the row, `duplicate` when the event was already recorded. Any failure before the commit
  * throws `UnavailableError` (the sender retries) with nothing recorded.
+ *
+ * Cost: one pool checkout and four round trips for a new event (begin, insert, job insert, commit), three for
+ * a duplicate (begin, insert finding the row, commit).
  */
 export async function ingest(
   { pool, boss }: IngestDeps,
@@ -41,7 +44,7 @@ export async function ingest(
     throw new UnavailableError('cannot reach the database to record the event', { cause: error });
   }
 
-  let failure: unknown;
+  let discard = false;
   try {
     await client.query('begin');
     const inserted = await client.query(INSERT_EVENT, [
@@ -62,8 +65,16 @@ export async function ingest(
     await client.query('commit');
     return created ? 'accepted' : 'duplicate';
   } catch (error) {
-    failure = error;
-    await client.query('rollback').catch(() => {});
+    // The server answered with an error: the connection is fine, roll back and keep it. Anything else (a reset,
+    // a timeout, a half-sent query) leaves it in an unknown state: discard it, which also ends the transaction
+    // on the server, and do not wait on a rollback that may never be answered.
+    if (error instanceof pg.DatabaseError) {
+      await client.query('rollback').catch(() => {
+        discard = true;
+      });
+    } else {
+      discard = true;
+    }
     if (error instanceof WebhookError) throw error;
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && UNSTORABLE_JSON.has(code)) {
@@ -73,7 +84,6 @@ export async function ingest(
     }
     throw new UnavailableError('the event could not be recorded', { cause: error });
   } finally {
-    // A connection that failed mid-transaction may be broken: destroy it rather than hand it to the next request.
-    client.release(failure !== undefined);
+    client.release(discard);
   }
 }

@@ -1,0 +1,155 @@
+import type { HttpBindings } from '@hono/node-server';
+import { ingest, UnknownProviderError, type Provider } from '@webhook-inbox/inbox';
+import { Hono } from 'hono';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { readRawBody } from './body.ts';
+import { describeError, mapError } from './http-errors.ts';
+import type { Logger } from './logger.ts';
+import type { ReceiverMetrics } from './metrics.ts';
+
+export interface AppDeps {
+  /** The request pool: each new or duplicate event takes one connection for one short transaction. */
+  pool: pg.Pool;
+  /** A started pg-boss used only to send (on our transaction's connection). */
+  boss: PgBoss;
+  /** Endpoints by name: `/webhooks/<name>`. */
+  providers: ReadonlyMap<string, Provider>;
+  logger: Logger;
+  metrics: ReceiverMetrics;
+  maxBodyBytes: number;
+  /** The clock signatures are checked against. */
+  now?: () => Date;
+  /** True once shutdown has begun: `/readyz` answers 503 so a load balancer stops sending. */
+  isShuttingDown?: () => boolean;
+  /** How long `/readyz` waits for `select 1`. */
+  readyTimeoutMs?: number;
+}
+
+type Env = {
+  // Present when served by @hono/node-server; absent under `app.request()`.
+  Bindings: Partial<HttpBindings>;
+  Variables: { provider: string; startedAt: number };
+};
+
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/**
+ * The receiver as a Hono app, with every dependency passed in (nothing connects at import time).
+ *
+ * @example
+ * const app = createApp({ pool, boss, providers, logger, metrics, maxBodyBytes: 1_048_576 });
+ * serve({ fetch: app.fetch, port: 3000 });
+ */
+export function createApp(deps: AppDeps): Hono<Env> {
+  const { pool, boss, providers, logger, metrics, maxBodyBytes } = deps;
+  const now = deps.now ?? (() => new Date());
+  const isShuttingDown = deps.isShuttingDown ?? (() => false);
+  const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
+  const ingestDeps = { pool, boss };
+  const app = new Hono<Env>();
+
+  app.post('/webhooks/:provider', async (c) => {
+    const startedAt = performance.now();
+    const name = c.req.param('provider');
+    const provider = providers.get(name);
+    c.set('startedAt', startedAt);
+    if (!provider) {
+      c.set('provider', 'unknown');
+      throw new UnknownProviderError(name);
+    }
+    c.set('provider', name);
+
+    const incoming = c.env?.incoming;
+    const rawBody = await readRawBody(c.req.raw, incoming, maxBodyBytes);
+    const header = incoming
+      ? (field: string) => {
+          const value = incoming.headers[field.toLowerCase()];
+          return Array.isArray(value) ? value.join(', ') : value;
+        }
+      : (field: string) => c.req.raw.headers.get(field);
+    const event = provider.verify({ rawBody, header }, now());
+
+    const ingestStartedAt = performance.now();
+    const outcome = await ingest(ingestDeps, event);
+    const finishedAt = performance.now();
+
+    metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
+    metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
+    metrics.requests.inc({ provider: name, outcome });
+    logger.info(
+      {
+        provider: name,
+        eventId: event.eventId,
+        type: event.type,
+        outcome,
+        ms: round(finishedAt - startedAt),
+      },
+      'webhook',
+    );
+    return c.body(`{"status":"${outcome}","id":${JSON.stringify(event.eventId)}}`, 200, JSON_HEADERS);
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.get('/readyz', async (c) => {
+    if (isShuttingDown()) return c.json({ status: 'shutting_down' }, 503);
+    try {
+      await withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out');
+      return c.json({ status: 'ok' });
+    } catch (error) {
+      logger.warn({ err: describeError(error) }, 'readiness check failed: database unreachable');
+      return c.json({ status: 'unavailable', error: 'database unreachable' }, 503);
+    }
+  });
+
+  app.get('/metrics', async (c) =>
+    c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
+  );
+
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
+
+  // Every error ends here, and only here, becomes a status code (see http-errors.ts).
+  app.onError((error, c) => {
+    const mapped = mapError(error);
+    const provider = c.get('provider') as string | undefined;
+    const startedAt = c.get('startedAt') as number | undefined;
+    const ms = startedAt === undefined ? undefined : round(performance.now() - startedAt);
+    if (provider !== undefined) {
+      metrics.requests.inc({ provider, outcome: mapped.body.error.code });
+      if (startedAt !== undefined) {
+        metrics.requestSeconds.observe({ provider }, (performance.now() - startedAt) / 1000);
+      }
+    }
+    const fields = { provider, status: mapped.status, code: mapped.body.error.code, ms };
+    if (!mapped.expected) {
+      logger.error({ ...fields, err: describeError(error, true) }, 'unexpected error');
+    } else if (mapped.status >= 500) {
+      logger.error({ ...fields, err: describeError(error) }, 'webhook not recorded');
+    } else {
+      logger.warn({ ...fields, reason: mapped.body.error.message }, 'webhook refused');
+    }
+    const headers: Record<string, string> = mapped.closeConnection ? { connection: 'close' } : {};
+    return c.json(mapped.body, mapped.status, headers);
+  });
+
+  return app;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,206 @@
+import { createProviders, parseStandardWebhooksEnv, type StandardWebhooksSender } from '@webhook-inbox/inbox';
+import { z } from 'zod';
+
+/**
+ * The receiver's configuration, parsed once from the environment at start-up. Nothing else in the app reads
+ * `process.env`: everything below receives a `ReceiverConfig`.
+ */
+export interface ReceiverConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  /** Stripe endpoint secrets (`whsec_...`); more than one during a rotation. Empty: no Stripe endpoint. */
+  stripeSecrets: string[];
+  /** Shopify app client secrets; more than one during a rotation. Empty: no Shopify endpoint. */
+  shopifySecrets: string[];
+  /** Standard Webhooks senders (`STANDARD_WEBHOOKS=name=whsec_a|whsec_b,other=whsec_c`), each at `/webhooks/<name>`. */
+  standardWebhooks: StandardWebhooksSender[];
+  toleranceSeconds: number;
+  maxBodyBytes: number;
+  logLevel: LogLevel;
+  /** Connections the request path may hold at once. */
+  poolSize: number;
+  /**
+   * Deadline for one database round trip on the request path, and for getting a connection: a database that
+   * stops answering turns into 503s (the sender retries) instead of requests that hang.
+   */
+  databaseTimeoutMs: number;
+  /** How long a shutdown waits for in-flight requests before cutting them off. */
+  shutdownTimeoutMs: number;
+  production: boolean;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What a wrong environment produces: one line per variable, naming it, never echoing a secret. */
+export class ConfigError extends Error {
+  readonly issues: string[];
+
+  constructor(issues: string[]) {
+    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+// `FOO=` in a .env file means "not set", as it does for most tools.
+const blankToUndefined = (value: unknown) =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+function integer(min: number, max: number, fallback: number) {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, { error: `must be a whole number between ${min} and ${max}` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min, { error: `must be at least ${min}` })
+          .max(max, { error: `must be at most ${max}` }),
+      )
+      .default(fallback),
+  );
+}
+
+// Secrets are split on commas and trimmed (a pasted trailing newline is not part of a secret); an empty entry
+// is an error rather than a secret that silently never matches. Messages never include the value.
+const secretList = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .transform((value, ctx) => {
+      const secrets = value.split(',').map((secret) => secret.trim());
+      if (secrets.some((secret) => secret === '')) {
+        ctx.addIssue({ code: 'custom', message: 'has an empty entry in its comma-separated list' });
+        return z.NEVER;
+      }
+      return secrets;
+    })
+    .default([]),
+);
+
+// Parsed by the providers' own parser, so the receiver and the registry agree on the format.
+const standardWebhooks = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .transform((value, ctx) => {
+      try {
+        return parseStandardWebhooksEnv(value);
+      } catch (error) {
+        ctx.addIssue({
+          code: 'custom',
+          message: (error as Error).message.replace(/^STANDARD_WEBHOOKS /, ''),
+        });
+        return z.NEVER;
+      }
+    })
+    .default([]),
+);
+
+const schema = z.object({
+  DATABASE_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string({ error: 'is required (a postgres:// connection string)' })
+      .refine((value) => /^postgres(?:ql)?:\/\/./.test(value), {
+        error: 'must be a postgres:// or postgresql:// connection string',
+      }),
+  ),
+  HOST: z.preprocess(blankToUndefined, z.string().trim().default('127.0.0.1')),
+  PORT: integer(0, 65_535, 3000),
+  STRIPE_WEBHOOK_SECRET: secretList,
+  SHOPIFY_WEBHOOK_SECRET: secretList,
+  STANDARD_WEBHOOKS: standardWebhooks,
+  WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
+  WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
+  LOG_LEVEL: z.preprocess(
+    (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+  DATABASE_POOL_SIZE: integer(1, 200, 16),
+  DATABASE_TIMEOUT_MS: integer(100, 60_000, 5_000),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+  NODE_ENV: z.preprocess(blankToUndefined, z.string().trim().default('development')),
+});
+
+/**
+ * Parses the receiver's configuration; throws `ConfigError` listing every wrong variable. Pass the environment
+ * explicitly (tests, `startReceiver`); `server.ts` passes `process.env` after reading `.env`.
+ */
+export function parseConfig(env: Record<string, string | undefined> = process.env): ReceiverConfig {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map(
+        (issue) => `${issue.path.map(String).join('.') || 'environment'} ${issue.message}`,
+      ),
+    );
+  }
+  const e = result.data;
+  const production = e.NODE_ENV === 'production';
+  const issues: string[] = [];
+  if (production) {
+    for (const name of ['STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET'] as const) {
+      if (e[name].length === 0) issues.push(`${name} is required when NODE_ENV=production`);
+    }
+  }
+  // Build each provider once here so a malformed secret is reported against its variable (exit 2), not as a
+  // crash at start-up. The providers' messages name a secret by position, never by value.
+  const toleranceSeconds = e.WEBHOOK_TOLERANCE_SECONDS;
+  const checks = [
+    ['STRIPE_WEBHOOK_SECRET', { stripeSecrets: e.STRIPE_WEBHOOK_SECRET, toleranceSeconds }],
+    ['SHOPIFY_WEBHOOK_SECRET', { shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET, toleranceSeconds }],
+    ['STANDARD_WEBHOOKS', { standardWebhooks: e.STANDARD_WEBHOOKS, toleranceSeconds }],
+  ] as const;
+  for (const [name, providersConfig] of checks) {
+    try {
+      createProviders(providersConfig);
+    } catch (error) {
+      issues.push(`${name} ${(error as Error).message}`);
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.HOST,
+    port: e.PORT,
+    stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
+    shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
+    standardWebhooks: e.STANDARD_WEBHOOKS,
+    toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
+    maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
+    logLevel: e.LOG_LEVEL,
+    poolSize: e.DATABASE_POOL_SIZE,
+    databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    production,
+  };
+}
+
+/** The configuration as it is safe to log: which secrets are configured, never their values. */
+export function describeConfig(config: ReceiverConfig): Record<string, unknown> {
+  return {
+    host: config.host,
+    port: config.port,
+    database: config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@'),
+    stripeSecrets: config.stripeSecrets.length,
+    shopifySecrets: config.shopifySecrets.length,
+    standardWebhooks: Object.fromEntries(
+      config.standardWebhooks.map(({ name, secrets }) => [name, secrets.length]),
+    ),
+    toleranceSeconds: config.toleranceSeconds,
+    maxBodyBytes: config.maxBodyBytes,
+    logLevel: config.logLevel,
+    poolSize: config.poolSize,
+    databaseTimeoutMs: config.databaseTimeoutMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    production: config.production,
+  };
+}

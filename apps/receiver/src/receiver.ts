@@ -1,0 +1,166 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { createProviders, ensureQueues } from '@webhook-inbox/inbox';
+import pg from 'pg';
+import { createApp } from './app.ts';
+import { createSender } from './boss.ts';
+import { describeConfig, type ReceiverConfig } from './env.ts';
+import { describeError } from './http-errors.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics } from './metrics.ts';
+
+export interface Receiver {
+  /** Where it listens, e.g. `http://127.0.0.1:3000` (the real port when `config.port` was 0). */
+  readonly url: string;
+  /**
+   * Graceful stop, once: refuses new connections, lets in-flight requests finish (up to
+   * `config.shutdownTimeoutMs`, then cuts them off), stops pg-boss, closes the pool. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+/**
+ * Starts the receiver in this process: its pool, a send-only pg-boss, the HTTP server.
+ * Requires a migrated database (`pnpm db:migrate`): it creates the queues but never the schema.
+ *
+ * @example
+ * const receiver = await startReceiver(parseConfig(process.env));
+ * console.log(receiver.url);
+ * await receiver.close();
+ */
+export async function startReceiver(config: ReceiverConfig, options: StartOptions = {}): Promise<Receiver> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  logger.info({ config: describeConfig(config) }, 'receiver starting');
+  const providers = createProviders({
+    stripeSecrets: config.stripeSecrets,
+    shopifySecrets: config.shopifySecrets,
+    standardWebhooks: config.standardWebhooks,
+    toleranceSeconds: config.toleranceSeconds,
+  });
+  if (providers.size === 0)
+    logger.warn('no provider has a secret configured: every webhook will be refused (404)');
+
+  const pool = createRequestPool(config, logger);
+  const boss = createSender(config.databaseUrl, logger);
+
+  let server: ServerType | undefined;
+  try {
+    await boss.start();
+    await ensureQueues(boss);
+  } catch (error) {
+    await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await pool.end().catch(() => {});
+    throw new Error(
+      'cannot start: the database is unreachable or not migrated (run `pnpm db:migrate` against DATABASE_URL)',
+      { cause: error },
+    );
+  }
+
+  let shuttingDown = false;
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+  const metrics = createMetrics(pool, { inFlight: () => inFlight });
+  const app = createApp({
+    pool,
+    boss,
+    providers,
+    logger,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    isShuttingDown: () => shuttingDown,
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server = serve(
+      {
+        fetch: async (request, env) => {
+          inFlight++;
+          try {
+            return await app.fetch(request, env);
+          } finally {
+            if (--inFlight === 0) onIdle?.();
+          }
+        },
+        port: config.port,
+        hostname: config.host,
+      },
+      (info: AddressInfo) => resolve(info.port),
+    );
+    server.once('error', reject);
+  });
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  logger.info({ url, providers: [...providers.keys()] }, 'receiver listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      shuttingDown = true;
+      const started = Date.now();
+      logger.info({ inFlight }, 'receiver stopping: no new connections, finishing in-flight requests');
+      await drainServer(
+        server!,
+        config.shutdownTimeoutMs,
+        () => inFlight,
+        (listener) => (onIdle = listener),
+      );
+      await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
+        logger.warn({ err: describeError(error) }, 'pg-boss did not stop cleanly');
+      });
+      await pool.end().catch((error: unknown) => {
+        logger.warn({ err: describeError(error) }, 'pool did not close cleanly');
+      });
+      logger.info({ ms: Date.now() - started }, 'receiver stopped');
+      logger.flush();
+    })());
+
+  return { url, close };
+}
+
+/**
+ * Stops accepting, lets requests in flight finish, and closes keep-alive connections as they go idle; after
+ * `timeoutMs` whatever is still open is cut off.
+ */
+async function drainServer(
+  server: ServerType,
+  timeoutMs: number,
+  inFlight: () => number,
+  setOnIdle: (listener: () => void) => void,
+): Promise<void> {
+  const http = server as Server;
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  const closeIdle = () => http.closeIdleConnections();
+  setOnIdle(closeIdle);
+  if (inFlight() === 0) closeIdle();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      http.closeAllConnections();
+      resolve();
+    }, timeoutMs);
+  });
+  await Promise.race([closed, deadline]);
+  clearTimeout(timer);
+}
+
+/**
+ * The request path's pool. Not `createPool` from @webhook-inbox/db because it needs a client-side deadline
+ * (`query_timeout`): a webhook sender waits on us (Shopify gives up after 5 s), so a database that stops
+ * answering must become a quick 503, which the sender retries, rather than a hung request.
+ */
+export function createRequestPool(config: ReceiverConfig, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.poolSize,
+    application_name: 'webhook-inbox-receiver',
+    connectionTimeoutMillis: config.databaseTimeoutMs,
+    query_timeout: config.databaseTimeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', (error) => logger.warn({ err: describeError(error) }, 'idle database connection lost'));
+  return pool;
+}

@@ -5,13 +5,14 @@
  *   restarts, on a port derived from this checkout's path so two clones don't collide).
  * - Applies the migrations (Drizzle + pg-boss).
  * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them.
+ * - Writes `.data/runtime.json` (database and receiver URLs) for `pnpm inbox` while it runs.
  * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
  *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDotEnv, migrateDatabase } from '@webhook-inbox/db';
@@ -22,6 +23,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 loadDotEnv();
 // Dev-only override, used by the tests to keep their own data directory.
 const dataDir = path.resolve(process.env.WEBHOOK_INBOX_DATA_DIR ?? path.join(root, '.data'));
+const runtimeFile = path.join(dataDir, 'runtime.json');
 const CHILD_STOP_TIMEOUT_MS = 20_000;
 
 const log = (message: string) => process.stdout.write(`[start] ${message}\n`);
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
       );
       await Promise.all(children.map(exited));
       clearTimeout(timer);
+      await rm(runtimeFile, { force: true });
       if (server) {
         log('stopping PostgreSQL');
         await server.stop();
@@ -140,6 +143,14 @@ async function main(): Promise<void> {
     });
   }
 
+  // Lets `pnpm inbox` find this database and receiver without any configuration.
+  await writeFile(
+    runtimeFile,
+    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}` }, null, 2)}\n`,
+    {
+      mode: 0o600,
+    },
+  );
   log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
   log(
     `STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,

@@ -1,0 +1,74 @@
+import { getEvent, isEventStatus, listEvents, type EventFilters } from '@webhook-inbox/inbox';
+import type { CliContext } from '../context.ts';
+import { NotFoundError, UsageError } from '../errors.ts';
+import { printJson, printRows } from '../output.ts';
+import { sinceDate } from '../duration.ts';
+
+export interface EventsOptions {
+  provider?: string;
+  status?: string;
+  type?: string;
+  since?: string;
+  limit: number;
+  cursor?: string;
+  json: boolean;
+}
+
+export async function events(context: CliContext, options: EventsOptions): Promise<void> {
+  if (options.status && !isEventStatus(options.status)) {
+    throw new UsageError(`--status must be one of received, processing, processed, failed, dead`);
+  }
+  const page = await listEvents(context.db().pool, {
+    provider: options.provider,
+    status: options.status as EventFilters['status'],
+    type: options.type,
+    since: options.since ? sinceDate(options.since) : undefined,
+    limit: options.limit,
+    cursor: options.cursor,
+  });
+  if (options.json) {
+    printJson(page);
+    return;
+  }
+  printRows(page.events as unknown as Record<string, unknown>[], false, [
+    'receivedAt',
+    'provider',
+    'eventId',
+    'type',
+    'status',
+    'attempts',
+    'lastError',
+  ]);
+  if (page.nextCursor) process.stdout.write(`more: --cursor ${page.nextCursor}\n`);
+}
+
+export async function show(
+  context: CliContext,
+  provider: string,
+  eventId: string,
+  json: boolean,
+): Promise<void> {
+  const event = await getEvent(context.db().pool, provider, eventId);
+  if (!event) throw new NotFoundError(`no ${provider} event ${eventId}`);
+  if (json) {
+    printJson(event);
+    return;
+  }
+  const { effects, payload, headers, ...summary } = event;
+  for (const [key, value] of Object.entries(summary)) {
+    process.stdout.write(
+      `${key.padEnd(12)} ${value instanceof Date ? value.toISOString() : String(value ?? '')}\n`,
+    );
+  }
+  process.stdout.write(`headers      ${JSON.stringify(headers)}\n\neffects:\n`);
+  printRows(effects as unknown as Record<string, unknown>[], false, [
+    'effect',
+    'status',
+    'attempts',
+    'lastError',
+    'completedAt',
+    'forcedAt',
+  ]);
+  process.stdout.write(`\npayload:\n`);
+  printJson(payload);
+}

@@ -1,0 +1,107 @@
+import { signShopify, signStripe } from '@webhook-inbox/inbox';
+import type { CliContext } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { printJson } from '../output.ts';
+import {
+  shopifySample,
+  stripeSample,
+  type ShopifySampleOptions,
+  type StripeSampleOptions,
+} from '../samples.ts';
+
+export interface SendOptions {
+  times: number;
+  json: boolean;
+  url?: string;
+}
+
+interface Delivery {
+  status: number;
+  body: unknown;
+}
+
+async function post(url: string, body: string, headers: Record<string, string>): Promise<Delivery> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+  } catch (error) {
+    throw new Error(`cannot reach the receiver at ${url} (is \`pnpm start\` running?)`, { cause: error });
+  }
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON; show as text
+  }
+  return { status: response.status, body: parsed };
+}
+
+/** Signs with the first configured secret (the current one during a rotation). */
+function firstSecret(secrets: string[], variable: string): string {
+  const secret = secrets[0];
+  if (!secret)
+    throw new UsageError(`${variable} is not set and no dev secret was found in .data/dev-secrets.json`);
+  return secret;
+}
+
+async function deliver(
+  context: CliContext,
+  provider: string,
+  options: SendOptions,
+  request: () => { body: string; headers: Record<string, string>; id: string },
+): Promise<boolean> {
+  const url = `${options.url ?? context.receiverUrl()}/webhooks/${provider}`;
+  const { body, headers, id } = request();
+  const deliveries: Delivery[] = [];
+  // The same signed event, `times` times: what a provider's redelivery looks like.
+  for (let i = 0; i < options.times; i++) deliveries.push(await post(url, body, headers));
+  if (options.json) printJson({ url, eventId: id, deliveries });
+  else
+    for (const d of deliveries)
+      process.stdout.write(`POST ${url} ${id} -> ${d.status} ${JSON.stringify(d.body)}\n`);
+  return deliveries.every((d) => d.status >= 200 && d.status < 300);
+}
+
+export function sendStripe(
+  context: CliContext,
+  type: string,
+  sample: StripeSampleOptions,
+  options: SendOptions,
+): Promise<boolean> {
+  const secret = firstSecret(context.stripeSecrets(), 'STRIPE_WEBHOOK_SECRET');
+  return deliver(context, 'stripe', options, () => {
+    const body = stripeSample(type, sample);
+    const { id } = JSON.parse(body) as { id: string };
+    return { body, id, headers: { 'stripe-signature': signStripe({ payload: body, secret }) } };
+  });
+}
+
+export function sendShopify(
+  context: CliContext,
+  topic: string,
+  sample: ShopifySampleOptions,
+  options: SendOptions,
+): Promise<boolean> {
+  const secret = firstSecret(context.shopifySecrets(), 'SHOPIFY_WEBHOOK_SECRET');
+  return deliver(context, 'shopify', options, () => {
+    const event = shopifySample(topic, sample);
+    return {
+      body: event.body,
+      id: `${event.shop}:${event.topic}:${event.eventId}`,
+      headers: {
+        'x-shopify-hmac-sha256': signShopify({ payload: event.body, secret }),
+        'x-shopify-topic': event.topic,
+        'x-shopify-shop-domain': event.shop,
+        'x-shopify-event-id': event.eventId,
+        'x-shopify-webhook-id': crypto.randomUUID(),
+        'x-shopify-triggered-at': new Date().toISOString(),
+        'x-shopify-api-version': '2026-07',
+      },
+    };
+  });
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+/**
+ * `pnpm inbox <command>`: the operator CLI. Every command has --help; list commands take --json; exit codes:
+ * 0 ok, 1 the operation failed, 2 wrong usage or missing configuration, 3 not found.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { loadDotEnv } from '@webhook-inbox/db';
+import { events, show } from './commands/events.ts';
+import { migrate } from './commands/migrate.ts';
+import { sendShopify, sendStripe } from './commands/send.ts';
+import { createContext } from './context.ts';
+import { EXIT, NotFoundError, UsageError } from './errors.ts';
+
+loadDotEnv();
+const context = createContext(process.env, process.env.INIT_CWD ?? process.cwd());
+
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+};
+
+const program = new Command('inbox')
+  .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
+  .showHelpAfterError()
+  .exitOverride();
+
+program
+  .command('events')
+  .description('List events, newest first')
+  .option('--provider <provider>', 'stripe, shopify, or a Standard Webhooks sender name')
+  .addOption(
+    new Option('--status <status>', 'event status').choices([
+      'received',
+      'processing',
+      'processed',
+      'failed',
+      'dead',
+    ]),
+  )
+  .option('--type <type>', 'event type or topic, e.g. checkout.session.completed')
+  .option('--since <duration>', 'only events received within this window (90m, 24h, 3d) or since an ISO date')
+  .option('--limit <n>', 'page size (1-500)', positiveInt, 50)
+  .option('--cursor <cursor>', 'continue from a previous page')
+  .option('--json', 'machine-readable output', false)
+  .action((options: Parameters<typeof events>[1]) => events(context, options));
+
+program
+  .command('show')
+  .description('Show one event with its effects and attempts')
+  .argument('<provider>')
+  .argument('<id>', 'event key (Stripe evt_..., Shopify shop:topic:event-id)')
+  .option('--json', 'machine-readable output', false)
+  .action((provider: string, id: string, options: { json: boolean }) =>
+    show(context, provider, id, options.json),
+  );
+
+program
+  .command('migrate')
+  .description('Apply the Drizzle migrations and the pg-boss schema to DATABASE_URL')
+  .action(() => migrate(context));
+
+const send = program
+  .command('send')
+  .description(
+    'Sign a realistic sample event with the configured secret and POST it to the running receiver',
+  );
+send
+  .command('stripe')
+  .argument('<type>', 'checkout.session.completed | customer.subscription.created | .updated | .deleted')
+  .option('--event-id <id>', 'reuse an event id (a redelivery)')
+  .option('--customer <id>', 'Stripe customer id (default: a new one)')
+  .option('--email <email>', 'customer email for checkout sessions')
+  .option('--subscription <id>', 'subscription id')
+  .option('--created <unix>', 'event created time, unix seconds', positiveInt)
+  .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
+  .option('--url <url>', 'receiver base URL (default: the running pnpm start, or PORT)')
+  .option('--json', 'machine-readable output', false)
+  .action(
+    async (
+      type: string,
+      o: {
+        eventId?: string;
+        customer?: string;
+        email?: string;
+        subscription?: string;
+        created?: number;
+        times: number;
+        url?: string;
+        json: boolean;
+      },
+    ) => {
+      const ok = await sendStripe(context, type, o, o);
+      if (!ok) process.exitCode = EXIT.failure;
+    },
+  );
+send
+  .command('shopify')
+  .argument(
+    '<topic>',
+    'orders/create | app/uninstalled | customers/data_request | customers/redact | shop/redact',
+  )
+  .option('--event-id <id>', 'reuse an event id (a redelivery)')
+  .option('--shop <domain>', 'shop domain', 'dev-shop.myshopify.com')
+  .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
+  .option('--url <url>', 'receiver base URL')
+  .option('--json', 'machine-readable output', false)
+  .action(
+    async (
+      topic: string,
+      o: { eventId?: string; shop: string; times: number; url?: string; json: boolean },
+    ) => {
+      const ok = await sendShopify(context, topic, o, o);
+      if (!ok) process.exitCode = EXIT.failure;
+    },
+  );
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = exitCodeFor(error);
+} finally {
+  await context.close();
+}
+
+function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end here too, with code 0.
+    return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (error instanceof UsageError || error instanceof NotFoundError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+  process.stderr.write(`error: ${message}${cause}\n`);
+  return EXIT.failure;
+}

@@ -30,3 +30,14 @@ export {
   type StandardWebhooksSender,
   type StripeProviderOptions,
 } from './providers/index.ts';
+export {
+  getEvent,
+  InvalidFilterError,
+  isEventStatus,
+  listEvents,
+  type EffectRunRow,
+  type EventDetail,
+  type EventFilters,
+  type EventPage,
+  type EventSummary,
+} from './event-store.ts';

@@ -1,0 +1,361 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitFor } from '@webhook-inbox/testing';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  alertFingerprint,
+  createAlerter,
+  createSignatureFailureMonitor,
+  normalizeErrorMessage,
+  type Alert,
+  type AlertMessage,
+  type Alerter,
+} from './alerts.ts';
+
+const CHECKOUT = readFileSync(
+  new URL('../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
+  'utf8',
+);
+const checkout = JSON.parse(CHECKOUT) as {
+  id: string;
+  data: { object: { customer_details: { email: string; name: string } } };
+};
+
+interface Received {
+  method: string | undefined;
+  contentType: string | undefined;
+  body: AlertMessage;
+}
+
+/** A fake Slack incoming webhook on 127.0.0.1: answers 200, a given status, or never (`hang`). */
+async function startHook(options: { port?: number; respond?: number | 'hang' } = {}) {
+  const received: Received[] = [];
+  let arrived = 0;
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (data += chunk));
+    req.on('end', () => {
+      arrived++;
+      if (options.respond === 'hang') return;
+      received.push({
+        method: req.method,
+        contentType: req.headers['content-type'],
+        body: JSON.parse(data) as AlertMessage,
+      });
+      res.writeHead(typeof options.respond === 'number' ? options.respond : 200).end('ok');
+    });
+  });
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/services/T000/B000/XXXX`,
+    received,
+    arrived: () => arrived,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A port nothing listens on (connection refused). */
+async function freePort(): Promise<number> {
+  const hook = await startHook();
+  await hook.close();
+  return hook.port;
+}
+
+function collectingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  return { logger, lines };
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function track(alerter: Alerter): Alerter {
+  cleanups.push(() => alerter.close({ timeoutMs: 200 }));
+  return alerter;
+}
+
+function effectFailed(i: number, overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {}): Alert {
+  return {
+    kind: 'effect_failed',
+    provider: 'stripe',
+    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
+    type: 'checkout.session.completed',
+    effect: 'send-welcome-email',
+    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
+    attempts: 9,
+    ...overrides,
+  };
+}
+
+describe('createAlerter', () => {
+  it('POSTs a Slack-compatible message with every field, well within 60 s', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger }));
+
+    const started = Date.now();
+    alerter.notify({
+      kind: 'effect_failed',
+      provider: 'stripe',
+      eventId: checkout.id,
+      type: 'checkout.session.completed',
+      effect: 'send-welcome-email',
+      error: new Error(`550 mailbox unavailable: ${checkout.data.object.customer_details.email}`),
+      attempts: 9,
+      payload: CHECKOUT,
+    });
+    await waitFor(() => hook.received.length === 1, { timeout: 10_000, message: 'the alert to arrive' });
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeLessThan(60_000);
+
+    const [message] = hook.received;
+    expect(message?.method).toBe('POST');
+    expect(message?.contentType).toBe('application/json');
+    const text = message?.body.text ?? '';
+    expect(text).toContain('provider: stripe');
+    expect(text).toContain(`event key: ${checkout.id}`);
+    expect(text).toContain('type: checkout.session.completed');
+    expect(text).toContain('effect: send-welcome-email');
+    expect(text).toContain('error: Error: 550 mailbox unavailable: [email]');
+    expect(text).toContain(`replay: pnpm inbox replay stripe ${checkout.id}`);
+    expect(text).toMatch(/payload \(redacted\): \{"id":"evt_/);
+    expect(message?.body.blocks?.length).toBeGreaterThan(3);
+    // Neither the text nor the blocks carry the customer's email or name.
+    const wire = JSON.stringify(message?.body);
+    expect(wire).not.toContain(checkout.data.object.customer_details.email);
+    expect(wire).not.toContain(checkout.data.object.customer_details.name);
+    const excerpt = /payload \(redacted\): (.*)/.exec(text)?.[1] ?? '';
+    expect(excerpt.length).toBeLessThanOrEqual(500);
+    console.info(`alert delivered ${elapsed} ms after notify()`);
+  });
+
+  it('100 failures of one fingerprint: the first at once, then ONE summary counting the other 99', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger, groupWindowMs: 300 }));
+
+    // Event ids and numbers in the message differ: the fingerprint strips them.
+    for (let i = 1; i <= 100; i++) alerter.notify(effectFailed(i));
+    alerter.notify(effectFailed(1, { effect: 'provision-account' })); // another fingerprint: its own alert
+
+    await waitFor(() => hook.received.length === 3, { timeout: 10_000, message: 'first, other, summary' });
+    const stats = await alerter.close();
+    expect(hook.received).toHaveLength(3);
+    expect(stats).toMatchObject({ notified: 101, grouped: 99, sent: 3, dropped: 0, failed: 0 });
+
+    const texts = hook.received.map((r) => r.body.text);
+    expect(texts[0]).toContain('event key: evt_1Test000001Ab');
+    expect(texts[1]).toContain('effect: provision-account');
+    expect(texts[2]).toContain('… and 99 more like this');
+    expect(texts[2]).toContain('(100 in total since');
+    // The summary names the latest occurrence and how to find the rest.
+    expect(texts[2]).toContain('replay: pnpm inbox replay stripe evt_1Test000100Ab');
+    expect(texts[2]).toContain('pnpm inbox events --provider stripe --status failed');
+  });
+
+  it('close() sends the summary of a window still open, then later notify() calls are only logged', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger, lines } = collectingLogger();
+    const alerter = createAlerter({ url: hook.url, logger, groupWindowMs: 60_000 });
+    for (let i = 1; i <= 3; i++) alerter.notify(effectFailed(i));
+    await alerter.close();
+    expect(hook.received.map((r) => r.body.text.split('\n')[0])).toEqual([
+      expect.stringContaining(
+        'Effect failed its last retry: stripe checkout.session.completed evt_1Test000001Ab',
+      ),
+      expect.stringContaining('… and 2 more like this'),
+    ]);
+    alerter.notify(effectFailed(4));
+    expect(lines.at(-1)).toMatchObject({ msg: 'alert after shutdown (not sent)' });
+    expect(hook.received).toHaveLength(2);
+  });
+
+  it('server down: 1000 notify() calls stay fast and never throw; the alert is retried until it comes back', async () => {
+    const port = await freePort();
+    const { logger, lines } = collectingLogger();
+    const alerter = track(
+      createAlerter({
+        url: `http://127.0.0.1:${port}/hook`,
+        logger,
+        maxQueue: 50,
+        maxAttempts: 1000,
+        retryBaseDelayMs: 10,
+        retryMaxDelayMs: 50,
+      }),
+    );
+
+    const started = performance.now();
+    expect(() => {
+      for (let i = 0; i < 1000; i++) alerter.notify(effectFailed(i, { type: `type.${i}` })); // 1000 fingerprints
+    }).not.toThrow();
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(50);
+    expect(alerter.stats()).toMatchObject({ notified: 1000, dropped: 950, queued: 50 });
+
+    await waitFor(() => alerter.stats().retries >= 3, {
+      timeout: 10_000,
+      message: 'refused connections, retried',
+    });
+    expect(alerter.stats().sent).toBe(0);
+
+    const hook = await startHook({ port });
+    cleanups.push(hook.close);
+    await waitFor(() => hook.received.length === 50, {
+      timeout: 20_000,
+      message: 'all queued alerts delivered',
+    });
+    expect(hook.received[0]?.body.text).toContain('event key: evt_1Test000000Ab');
+    expect(hook.received[0]?.body.text).toContain('950 alerts dropped since the last one delivered');
+    expect(hook.received[1]?.body.text).not.toContain('dropped');
+    expect(lines.some((l) => l.msg === 'alert queue full: dropping alerts')).toBe(true);
+    console.info(`1000 notify() with the alert server down: ${elapsed.toFixed(2)} ms`);
+  });
+
+  it('server hanging: notify() stays fast, each POST times out, and close() is bounded', async () => {
+    const hook = await startHook({ respond: 'hang' });
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = createAlerter({
+      url: hook.url,
+      logger,
+      requestTimeoutMs: 100,
+      retryBaseDelayMs: 10,
+      maxAttempts: 3,
+    });
+
+    const started = performance.now();
+    for (let i = 0; i < 1000; i++) alerter.notify(effectFailed(i, { type: `type.${i % 10}` }));
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(50);
+
+    await waitFor(() => hook.arrived() >= 2, { timeout: 10_000, message: 'a retry after a timed-out POST' });
+    const closing = performance.now();
+    const stats = await alerter.close({ timeoutMs: 300 });
+    const closeMs = performance.now() - closing;
+    expect(closeMs).toBeLessThan(2000);
+    expect(stats.sent).toBe(0);
+    expect(stats.queued).toBe(0);
+    // Ten firsts and ten summaries, none delivered: given up on, or abandoned at shutdown.
+    expect(stats.failed + stats.dropped).toBe(20);
+    console.info(
+      `1000 notify() with the alert server hanging: ${elapsed.toFixed(2)} ms; close(): ${closeMs.toFixed(0)} ms`,
+    );
+  });
+
+  it('a 4xx answer is not retried', async () => {
+    const hook = await startHook({ respond: 400 });
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger, retryBaseDelayMs: 10 }));
+    alerter.notify(effectFailed(1));
+    await waitFor(() => alerter.stats().failed === 1, { timeout: 10_000 });
+    expect(alerter.stats().retries).toBe(0);
+    expect(hook.received).toHaveLength(1);
+  });
+
+  it('without a URL, alerts are logged (masked) and nothing is fetched', async () => {
+    const { logger, lines } = collectingLogger();
+    const fetchSpy: typeof fetch = () => Promise.reject(new Error('must not be called'));
+    const alerter = createAlerter({ logger, fetch: fetchSpy });
+    alerter.notify({
+      kind: 'event_dead',
+      provider: 'shopify',
+      eventId: 'shop.myshopify.com:orders/create:1b2c',
+      type: 'orders/create',
+      error: 'handler threw',
+      payload: { email: 'jane@example.com', total_price: '10.00' },
+    });
+    const stats = await alerter.close();
+    expect(stats.sent).toBe(1);
+    const line = lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('alert: '));
+    expect(line).toMatchObject({
+      level: 50,
+      alert: 'event_dead',
+      provider: 'shopify',
+      type: 'orders/create',
+    });
+    expect(String(line?.message)).toContain(
+      'replay: pnpm inbox replay shopify shop.myshopify.com:orders/create:1b2c',
+    );
+    expect(JSON.stringify(lines)).not.toContain('jane@example.com');
+  });
+});
+
+describe('alertFingerprint', () => {
+  it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {
+    expect(normalizeErrorMessage('timeout after 5000 ms for evt_1NfJDPojXS6LN (ann@example.com)')).toBe(
+      'timeout after <n> ms for <id> (<email>)',
+    );
+    expect(normalizeErrorMessage('missing field customer_details')).toBe('missing field customer_details');
+    expect(alertFingerprint(effectFailed(1))).toBe(alertFingerprint(effectFailed(2)));
+    expect(alertFingerprint(effectFailed(1))).not.toBe(
+      alertFingerprint(effectFailed(1, { effect: 'other' })),
+    );
+    expect(alertFingerprint(effectFailed(1))).not.toBe(
+      alertFingerprint(effectFailed(1, { error: new Error('connection refused') })),
+    );
+  });
+});
+
+describe('createSignatureFailureMonitor', () => {
+  it('alerts once when refusals in the window exceed the threshold, per provider, then again the next window', () => {
+    const alerts: Alert[] = [];
+    let now = 1_000_000;
+    const monitor = createSignatureFailureMonitor({
+      alerter: { notify: (alert) => alerts.push(alert) },
+      threshold: 5,
+      windowMs: 60_000,
+      now: () => now,
+    });
+
+    for (let i = 0; i < 5; i++) monitor.record('stripe');
+    expect(alerts).toHaveLength(0);
+    monitor.record('stripe');
+    expect(alerts).toEqual([
+      { kind: 'signature_failures', provider: 'stripe', count: 6, threshold: 5, windowMs: 60_000 },
+    ]);
+    for (let i = 0; i < 50; i++) monitor.record('stripe');
+    expect(alerts).toHaveLength(1);
+
+    for (let i = 0; i < 6; i++) monitor.record('shopify');
+    expect(alerts.map((a) => a.provider)).toEqual(['stripe', 'shopify']);
+
+    // A trickle spread over time never exceeds the threshold within one window.
+    now += 120_000;
+    for (let i = 0; i < 20; i++) {
+      now += 15_000;
+      monitor.record('acme');
+    }
+    expect(alerts).toHaveLength(2);
+
+    // Next window, still failing: one more alert.
+    now += 60_000;
+    for (let i = 0; i < 6; i++) monitor.record('stripe');
+    expect(alerts).toHaveLength(3);
+  });
+
+  it('refuses a nonsensical configuration', () => {
+    const alerter = { notify: () => {} };
+    expect(() => createSignatureFailureMonitor({ alerter, threshold: -1 })).toThrow(/threshold/);
+    expect(() => createSignatureFailureMonitor({ alerter, threshold: 1, windowMs: 0 })).toThrow(/windowMs/);
+  });
+});

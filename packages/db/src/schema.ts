@@ -24,6 +24,10 @@ export type EventSource = (typeof EVENT_SOURCES)[number];
 export const EFFECT_STATUSES = ['running', 'completed', 'failed'] as const;
 export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 
+/** `claimed`: the effect may be happening right now, or happened and was never marked (a crash). */
+export const IDEMPOTENCY_KEY_STATUSES = ['claimed', 'completed', 'failed'] as const;
+export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];
+
 const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 
 /**
@@ -83,6 +87,30 @@ export const effectRuns = pgTable(
   ],
 );
 
+/**
+ * Once-only keys for effects whose scope is wider than one event (the welcome email, once per account) and for
+ * every external effect (claimed before it happens, marked after). Not tied to `webhook_events`: retention
+ * purges events, but a key that was used must stay used.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    key: text('key').primaryKey(),
+    effect: text('effect').notNull(),
+    /** The event whose effect last claimed or completed the key. */
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    status: text('status', { enum: IDEMPOTENCY_KEY_STATUSES }).notNull(),
+    /** Claims made; more than one completed claim is impossible, more than one attempt is not. */
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [check('idempotency_keys_status_check', sql`${t.status} in (${inList(IDEMPOTENCY_KEY_STATUSES)})`)],
+);
+
 /** Example product table: one account per Stripe customer. */
 export const accounts = pgTable('accounts', {
   id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
@@ -102,6 +130,11 @@ export const subscriptions = pgTable('subscriptions', {
   currentPeriodEnd: timestamp('current_period_end', { withTimezone: true }),
   canceledAt: timestamp('canceled_at', { withTimezone: true }),
   eventCreatedAt: timestamp('event_created_at', { withTimezone: true }).notNull(),
+  /**
+   * Written from a checkout session or an invoice, not from a `customer.subscription.*` event: a placeholder
+   * that any subscription event replaces, whatever its `created`.
+   */
+  provisional: boolean('provisional').notNull().default(false),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -137,3 +170,27 @@ export const shopifyShops = pgTable('shopify_shops', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Shopify's mandatory compliance webhooks (`customers/data_request`, `customers/redact`, `shop/redact`), one row
+ * per event key: what was asked, and for a redaction, when it was carried out and how many order rows it removed.
+ */
+export const shopifyComplianceRequests = pgTable(
+  'shopify_compliance_requests',
+  {
+    eventId: text('event_id').primaryKey(),
+    shopDomain: text('shop_domain').notNull(),
+    topic: text('topic').notNull(),
+    customerId: bigint('customer_id', { mode: 'bigint' }),
+    /** Order ids named by the request (`orders_requested` / `orders_to_redact`). */
+    orderIds: bigint('order_ids', { mode: 'bigint' })
+      .array()
+      .notNull()
+      .default(sql`'{}'::bigint[]`),
+    dataRequestId: bigint('data_request_id', { mode: 'bigint' }),
+    redactedOrders: integer('redacted_orders'),
+    redactedAt: timestamp('redacted_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('shopify_compliance_requests_shop_idx').on(t.shopDomain, t.createdAt)],
+);

@@ -41,3 +41,38 @@ export {
   type EventPage,
   type EventSummary,
 } from './event-store.ts';
+export { configureQueues, validateQueueSettings } from './queue.ts';
+export {
+  createInbox,
+  type Inbox,
+  type InboxOptions,
+  type InboxStartOptions,
+  type InboxWorker,
+  type StopOptions,
+} from './inbox.ts';
+export { eventIdempotencyKey, messageIdFor, scopedIdempotencyKey } from './effects/keys.ts';
+export type { StepInfo } from './effects/runner.ts';
+export {
+  database,
+  external,
+  PermanentEffectError,
+  type DatabaseEffect,
+  type DatabaseEffectContext,
+  type DatabaseEffectFn,
+  type DeadEvent,
+  type EffectMap,
+  type EffectOutcome,
+  type EffectSpec,
+  type EffectStep,
+  type EventOutcome,
+  type ExternalEffect,
+  type ExternalEffectContext,
+  type ExternalEffectFn,
+  type GenericInboxEvent,
+  type InboxEventBase,
+  type InboxEventFor,
+  type InboxObserver,
+  type ShopifyInboxEvent,
+  type StripeInboxEvent,
+  type Tx,
+} from './effects/types.ts';

@@ -39,6 +39,52 @@ export async function ensureQueues(
   boss: PgBoss,
   settings: QueueSettings = DEFAULT_QUEUE_SETTINGS,
 ): Promise<void> {
-  await boss.createQueue(DEAD_LETTER_QUEUE, { retentionSeconds: 30 * 24 * 3600 });
-  await boss.createQueue(EVENTS_QUEUE, { ...settings, deadLetter: DEAD_LETTER_QUEUE, notify: true });
+  await boss.createQueue(DEAD_LETTER_QUEUE, DEAD_LETTER_OPTIONS);
+  const { retryDelayMax, ...rest } = settings;
+  // pg-boss accepts a backoff cap only together with backoff.
+  await boss.createQueue(EVENTS_QUEUE, {
+    ...rest,
+    ...(settings.retryBackoff ? { retryDelayMax } : {}),
+    deadLetter: DEAD_LETTER_QUEUE,
+    notify: true,
+  });
+}
+
+// The worker consumes dead letters (it marks the event `dead` and fires `onDead`); the completed jobs stay
+// readable (findJobs) for a month.
+const DEAD_LETTER_OPTIONS = {
+  retentionSeconds: 30 * 24 * 3600,
+  deleteAfterSeconds: 30 * 24 * 3600,
+  notify: true,
+} as const;
+
+/**
+ * Creates the queues if needed and applies `settings` to them: the worker owns the retry policy, so it calls
+ * this at start and its configuration wins over whatever created the queues first. A job carries the retry and
+ * expiry settings it was sent with, so a change applies to jobs sent afterwards.
+ */
+export async function configureQueues(boss: PgBoss, settings: QueueSettings): Promise<void> {
+  await ensureQueues(boss, settings);
+  await boss.updateQueue(DEAD_LETTER_QUEUE, DEAD_LETTER_OPTIONS);
+  await boss.updateQueue(EVENTS_QUEUE, {
+    ...settings,
+    retryDelayMax: settings.retryBackoff ? settings.retryDelayMax : null,
+    deadLetter: DEAD_LETTER_QUEUE,
+    notify: true,
+  });
+}
+
+/** Checks retry settings (from configuration) before pg-boss sees them, with messages that name the setting. */
+export function validateQueueSettings(settings: QueueSettings): QueueSettings {
+  const problems: string[] = [];
+  if (!Number.isInteger(settings.retryLimit) || settings.retryLimit < 0) {
+    problems.push('retryLimit must be an integer >= 0');
+  }
+  if (!(settings.retryDelay >= 0)) problems.push('retryDelay must be >= 0 seconds');
+  if (!(settings.retryDelayMax >= settings.retryDelay)) problems.push('retryDelayMax must be >= retryDelay');
+  if (!Number.isInteger(settings.expireInSeconds) || settings.expireInSeconds < 1) {
+    problems.push('expireInSeconds must be an integer >= 1');
+  }
+  if (problems.length > 0) throw new RangeError(`invalid queue settings: ${problems.join('; ')}`);
+  return settings;
 }

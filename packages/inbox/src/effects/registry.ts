@@ -1,0 +1,63 @@
+import type { EffectSpec } from './types.ts';
+
+/** An effect as the runner sees it, whatever form it was registered in. */
+export interface RegisteredEffect {
+  name: string;
+  kind: 'database' | 'external';
+  run: (ctx: never) => Promise<void> | void;
+  scope: ((event: never) => string | undefined) | undefined;
+}
+
+// Effect names become ledger keys and metric labels: keep them readable and stable.
+const EFFECT_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
+
+/**
+ * Which effects run for which (provider, type). Effects of one event run in registration order, each on its own:
+ * one failing neither re-runs nor blocks the others.
+ */
+export class EffectRegistry {
+  readonly #effects = new Map<string, RegisteredEffect[]>();
+
+  add(provider: string, types: readonly string[], effects: Record<string, EffectSpec<never>>): void {
+    if (types.length === 0) throw new TypeError(`inbox.on('${provider}', ...): no event type given`);
+    const normalized = Object.entries(effects).map(([name, spec]) => normalize(name, spec));
+    if (normalized.length === 0) throw new TypeError(`inbox.on('${provider}', ...): no effects given`);
+    for (const type of types) {
+      const key = keyOf(provider, type);
+      const list = this.#effects.get(key) ?? [];
+      for (const effect of normalized) {
+        if (list.some((e) => e.name === effect.name)) {
+          throw new TypeError(`effect "${effect.name}" is registered twice for ${provider} ${type}`);
+        }
+        list.push(effect);
+      }
+      this.#effects.set(key, list);
+    }
+  }
+
+  get(provider: string, type: string): readonly RegisteredEffect[] {
+    return this.#effects.get(keyOf(provider, type)) ?? [];
+  }
+
+  /** `provider type` pairs with effects, for logs and docs. */
+  routes(): string[] {
+    return [...this.#effects.keys()].map((key) => key.replace('\0', ' '));
+  }
+}
+
+function keyOf(provider: string, type: string): string {
+  return `${provider}\0${type}`;
+}
+
+function normalize(name: string, spec: EffectSpec<never>): RegisteredEffect {
+  if (!EFFECT_NAME.test(name)) {
+    throw new TypeError(
+      `effect name "${name}" must match ${EFFECT_NAME} (it is a ledger key and a metric label)`,
+    );
+  }
+  if (typeof spec === 'function') return { name, kind: 'database', run: spec, scope: undefined };
+  if (spec.kind !== 'database' && spec.kind !== 'external') {
+    throw new TypeError(`effect "${name}": use a function, database({ run }) or external({ run })`);
+  }
+  return { name, kind: spec.kind, run: spec.run, scope: spec.scope };
+}

@@ -1,0 +1,167 @@
+import type { Database } from '@webhook-inbox/db';
+import type { Logger } from 'pino';
+import type Stripe from 'stripe';
+
+/** The Drizzle transaction a database effect runs in; its ledger row commits in the same transaction. */
+export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
+
+/** What every event carries, whatever its provider. */
+export interface InboxEventBase {
+  provider: string;
+  /** The event key (Stripe `evt_...`; Shopify `shop:topic:id`). */
+  eventId: string;
+  type: string;
+  /** The delivery headers the receiver kept (lower-case names), never signatures. */
+  headers: Readonly<Record<string, string>>;
+  receivedAt: Date;
+  /** The body as JSON, integers beyond 2^53 as `bigint`. */
+  payload: unknown;
+}
+
+/**
+ * A Stripe event, typed by the official `stripe` package and narrowed by `type`. The type is a compile-time view
+ * of the current API version: an endpoint pinned to an older version sends older shapes (fields that moved,
+ * e.g. `invoice.subscription` before 2025-03-31), so read fields that changed across versions defensively.
+ */
+export interface StripeInboxEvent<T extends Stripe.Event.Type = Stripe.Event.Type> extends InboxEventBase {
+  provider: 'stripe';
+  type: T;
+  payload: Extract<Stripe.Event, { type: T }>;
+}
+
+/** A Shopify event: the payload stays `unknown` until a schema parses it. */
+export interface ShopifyInboxEvent<T extends string = string> extends InboxEventBase {
+  provider: 'shopify';
+  type: T;
+  /** `X-Shopify-Shop-Domain`, e.g. `shop.myshopify.com`. */
+  shopDomain: string;
+}
+
+/** Any other provider (Standard Webhooks senders): payload `unknown`. */
+export type GenericInboxEvent = InboxEventBase;
+
+/** The event type handed to effects registered for `provider` and `type`. */
+export type InboxEventFor<P extends string, T extends string> = P extends 'stripe'
+  ? T extends Stripe.Event.Type
+    ? StripeInboxEvent<T>
+    : never
+  : P extends 'shopify'
+    ? ShopifyInboxEvent<T>
+    : GenericInboxEvent;
+
+interface EffectContextBase<E> {
+  event: E;
+  /** Effect name as registered. */
+  effect: string;
+  /** Deterministic: event key + effect name, or the effect's scope + name. */
+  idempotencyKey: string;
+  /** 1 on the first try of this job, 2 on its first retry, ... */
+  attempt: number;
+  /** Carries provider, eventId and effect. */
+  log: Logger;
+}
+
+export interface DatabaseEffectContext<E> extends EffectContextBase<E> {
+  /** Everything written through `tx` commits together with the effect's ledger row, or not at all. */
+  tx: Tx;
+}
+
+export interface ExternalEffectContext<E> extends EffectContextBase<E> {
+  /**
+   * For reads. Not a transaction: nothing can commit atomically with an email. Runs on the connection that holds
+   * the effect's claim, so it never waits for the pool.
+   */
+  db: Database;
+}
+
+export type DatabaseEffectFn<E> = (ctx: DatabaseEffectContext<E>) => Promise<void> | void;
+export type ExternalEffectFn<E> = (ctx: ExternalEffectContext<E>) => Promise<void> | void;
+
+export interface DatabaseEffect<E> {
+  kind: 'database';
+  run: DatabaseEffectFn<E>;
+  /** Once per scope instead of once per event (see `scopedIdempotencyKey`); `undefined`: once per event. */
+  scope?: (event: E) => string | undefined;
+}
+
+export interface ExternalEffect<E> {
+  kind: 'external';
+  run: ExternalEffectFn<E>;
+  scope?: (event: E) => string | undefined;
+}
+
+/** A plain async function is a database effect. */
+export type EffectSpec<E> = DatabaseEffectFn<E> | DatabaseEffect<E> | ExternalEffect<E>;
+
+/** Named effects; the names are the ledger's keys, so renaming an effect makes it run again for old events. */
+export type EffectMap<E> = Record<string, EffectSpec<E>>;
+
+/**
+ * Wraps a side effect outside our database (an email, an HTTP call). It is claimed before it runs and marked
+ * after, so it happens at least once, and more than once only if the process dies between the two.
+ *
+ * @example
+ * sendWelcomeEmail: external({
+ *   scope: (event) => `account:${event.payload.data.object.customer}`,
+ *   run: async ({ event, idempotencyKey }) => mailer.send({ ..., messageId: idempotencyKey }),
+ * }),
+ */
+export function external<E>(definition: Omit<ExternalEffect<E>, 'kind'>): ExternalEffect<E> {
+  return { kind: 'external', ...definition };
+}
+
+/** A database effect that runs once per scope (e.g. once per account) rather than once per event. */
+export function database<E>(definition: Omit<DatabaseEffect<E>, 'kind'>): DatabaseEffect<E> {
+  return { kind: 'database', ...definition };
+}
+
+/**
+ * Thrown by an effect when retrying cannot help (a payload that fails its schema, a reference that will never
+ * exist): the event goes to `dead` at once instead of after the last retry.
+ */
+export class PermanentEffectError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PermanentEffectError';
+  }
+}
+
+/** Passed to `onDead` when an event has used its last attempt. */
+export interface DeadEvent {
+  provider: string;
+  eventId: string;
+  type: string;
+  lastError: string | null;
+  attempts: number;
+}
+
+/** Step boundaries around each effect, for fault injection in tests (see apps/worker WORKER_FAULT). */
+export type EffectStep = 'before-effect' | 'after-effect-before-commit' | 'after-commit-before-complete';
+
+export interface EffectOutcome {
+  provider: string;
+  type: string;
+  effect: string;
+  kind: 'database' | 'external';
+  /** `skipped`: already completed (by this event earlier, or under its scope by another event). */
+  status: 'completed' | 'failed' | 'skipped';
+  durationMs: number;
+  error?: unknown;
+}
+
+export interface EventOutcome {
+  provider: string;
+  eventId: string;
+  type: string;
+  status: 'processed' | 'failed' | 'dead';
+  /** From `received_at` to now, for a processed event. */
+  latencyMs: number;
+}
+
+/** Counters and timings; apps/worker turns them into Prometheus metrics. */
+export interface InboxObserver {
+  effect?(outcome: EffectOutcome): void;
+  event?(outcome: EventOutcome): void;
+  /** One pg-boss batch: fetched jobs handled and settled. */
+  batch?(size: number, durationMs: number): void;
+}

@@ -1,0 +1,183 @@
+import { createDb, createPool } from '@webhook-inbox/db';
+import { PgBoss, type JobWithMetadata } from 'pg-boss';
+import { pino, type Logger } from 'pino';
+import type Stripe from 'stripe';
+import { EffectRegistry } from './effects/registry.ts';
+import { EffectRunner, type StepInfo } from './effects/runner.ts';
+import type { DeadEvent, EffectMap, EffectStep, InboxEventFor, InboxObserver } from './effects/types.ts';
+import {
+  configureQueues,
+  DEAD_LETTER_QUEUE,
+  DEFAULT_QUEUE_SETTINGS,
+  EVENTS_QUEUE,
+  validateQueueSettings,
+  type EventJob,
+  type QueueSettings,
+} from './queue.ts';
+
+/** Event types a provider's effects can be registered for: Stripe's are checked, others are any string. */
+export type EventTypeOf<P extends string> = P extends 'stripe' ? Stripe.Event.Type : string;
+
+export interface InboxOptions {
+  /** Logs carry provider, eventId and effect; never payloads. Default: silent. */
+  logger?: Logger;
+  /** An event used its last attempt (or failed permanently). Fires at least once per dead event. */
+  onDead?: (event: DeadEvent) => void | Promise<void>;
+  /** Counters and timings (apps/worker turns them into Prometheus metrics). */
+  observer?: InboxObserver;
+}
+
+export interface InboxStartOptions {
+  connectionString: string;
+  /** Retry policy, applied to the queues at start (the worker owns it). Default: `DEFAULT_QUEUE_SETTINGS`. */
+  queue?: Partial<QueueSettings>;
+  /** Jobs fetched per batch; the events of a batch run concurrently. Default 50. */
+  batchSize?: number;
+  /** Batches in flight at once (pg-boss `localConcurrency`). Default 2. */
+  concurrency?: number;
+  /** Connections for effects and the ledger. Default 20. pg-boss has its own few besides. */
+  poolSize?: number;
+  /**
+   * Idle poll, seconds. NOTIFY wakes the worker the moment an event is recorded, but not when a retry or a dead
+   * letter comes due, so this bounds how late those start. Default 2 (minimum 0.5).
+   */
+  pollingIntervalSeconds?: number;
+  /** How often pg-boss looks for jobs whose worker died (expired) to retry them. Default 60. */
+  superviseIntervalSeconds?: number;
+  applicationName?: string;
+  /** Test-only: called at each step boundary of each effect (fault injection). */
+  onStep?: (step: EffectStep, info: StepInfo) => void | Promise<void>;
+}
+
+export interface StopOptions {
+  /** Wait for running batches (default true), at most `timeoutMs` (default 30 s); then they are abandoned. */
+  graceful?: boolean;
+  timeoutMs?: number;
+}
+
+/** A running worker. */
+export interface InboxWorker {
+  /** Stops fetching, waits (bounded) for running effects, closes connections. Idempotent. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/**
+ * Declares, per provider and event type, a set of named effects, then runs them as a worker:
+ * every effect of every event completes once, although providers redeliver and workers crash.
+ *
+ * @example
+ * const inbox = createInbox({ logger, onDead: alert })
+ *   .on('stripe', 'checkout.session.completed', { provisionAccount, sendWelcomeEmail })
+ *   .on('shopify', 'orders/create', { saveOrder });
+ * const worker = await inbox.start({ connectionString: env.DATABASE_URL });
+ * process.once('SIGTERM', () => void worker.stop());
+ */
+export interface Inbox {
+  /**
+   * Registers effects for one or more event types of a provider. Stripe types are checked against the `stripe`
+   * package's event types and the payload is narrowed to them; other providers' payloads are `unknown`.
+   */
+  on<const P extends string, const T extends EventTypeOf<P>>(
+    provider: P,
+    type: T | readonly T[],
+    effects: EffectMap<InboxEventFor<P, T>>,
+  ): Inbox;
+  /** `provider type` pairs that have effects. */
+  routes(): string[];
+  start(options: InboxStartOptions): Promise<InboxWorker>;
+}
+
+export function createInbox(options: InboxOptions = {}): Inbox {
+  const registry = new EffectRegistry();
+  const logger = options.logger ?? pino({ level: 'silent' });
+
+  const inbox: Inbox = {
+    on(provider: string, type: string | readonly string[], effects: EffectMap<never>) {
+      registry.add(provider, typeof type === 'string' ? [type] : type, effects);
+      return inbox;
+    },
+    routes: () => registry.routes(),
+    async start(start) {
+      const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
+      const batchSize = start.batchSize ?? 50;
+      const concurrency = start.concurrency ?? 2;
+      const polling = start.pollingIntervalSeconds ?? 2;
+      const applicationName = start.applicationName ?? 'webhook-inbox-worker';
+      const pool = createPool({
+        connectionString: start.connectionString,
+        max: start.poolSize ?? 20,
+        applicationName,
+        onError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+      });
+      const boss = new PgBoss({
+        connectionString: start.connectionString,
+        application_name: `${applicationName}-boss`,
+        // Fetches, settles, LISTEN, maintenance: a few connections are plenty.
+        max: Math.max(4, concurrency + 3),
+        useListenNotify: true,
+        schedule: false,
+        migrate: false,
+        superviseIntervalSeconds: start.superviseIntervalSeconds ?? 60,
+        monitorIntervalSeconds: start.superviseIntervalSeconds ?? 60,
+      });
+      boss.on('error', (error) => logger.error({ err: error }, 'pg-boss error'));
+      boss.on('warning', (warning) => logger.warn({ warning: warning.message }, 'pg-boss warning'));
+
+      const runner = new EffectRunner({
+        pool,
+        db: createDb(pool),
+        registry,
+        logger,
+        observer: options.observer,
+        onDead: options.onDead,
+        onStep: start.onStep,
+      });
+
+      try {
+        await boss.start();
+        await configureQueues(boss, queue);
+        await boss.work(
+          EVENTS_QUEUE,
+          {
+            batchSize,
+            localConcurrency: concurrency,
+            includeMetadata: true,
+            perJobResults: true,
+            burstWhenBatchFull: true,
+            pollingIntervalSeconds: polling,
+            notifyPollingIntervalSeconds: polling,
+          },
+          (jobs: JobWithMetadata<EventJob>[]) => runner.runBatch(jobs),
+        );
+        await boss.work(
+          DEAD_LETTER_QUEUE,
+          {
+            batchSize: 10,
+            includeMetadata: true,
+            pollingIntervalSeconds: polling,
+            notifyPollingIntervalSeconds: polling,
+          },
+          (jobs: JobWithMetadata<EventJob>[]) => runner.runDeadLetters(jobs),
+        );
+      } catch (error) {
+        await boss.stop({ graceful: false }).catch(() => {});
+        await pool.end().catch(() => {});
+        throw new Error('the worker could not start (is the database migrated? run `pnpm db:migrate`)', {
+          cause: error,
+        });
+      }
+      logger.info({ routes: registry.routes(), batchSize, concurrency, queue }, 'worker started');
+
+      let stopping: Promise<void> | undefined;
+      return {
+        stop: ({ graceful = true, timeoutMs = 30_000 } = {}) =>
+          (stopping ??= (async () => {
+            await boss.stop({ graceful, timeout: timeoutMs, close: true });
+            await pool.end();
+            logger.info('worker stopped');
+          })()),
+      };
+    },
+  };
+  return inbox;
+}

@@ -39,8 +39,10 @@ function readNodeStream(incoming: IncomingMessage, limit: number): Promise<Uint8
       if (size > limit) {
         cleanup();
         chunks.length = 0;
-        // Stop pulling from the socket; the 413 goes out with `Connection: close` and the socket is closed.
-        incoming.pause();
+        // The rest is read and thrown away (never held) while the 413 goes out, then the connection is closed:
+        // @hono/node-server drains for at most 500 ms / 64 MiB. Closing at once instead would make the sender's
+        // next write fail (EPIPE/RST) before it had read our answer.
+        incoming.resume();
         reject(new PayloadTooLargeError(limit));
         return;
       }

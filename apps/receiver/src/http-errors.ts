@@ -27,7 +27,7 @@ export function mapError(error: unknown): MappedError {
       status: error.status as ContentfulStatusCode,
       body: { error: { code: error.code, message: error.message } },
       expected: true,
-      closeConnection: error.code === 'payload_too_large',
+      closeConnection: false,
     };
   }
   if (error instanceof HTTPException) {

@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createPool } from '@webhook-inbox/db';
+import { findFreePort } from '@webhook-inbox/db/embedded';
 import {
   createProviders,
   EVENTS_QUEUE,
@@ -297,13 +299,13 @@ export interface SpawnedReceiver {
 }
 
 /**
- * `node apps/receiver/src/server.ts` as its own process on an ephemeral port (PORT=0; the URL is read from
- * its "receiver listening" log line), ready once `/readyz` answers 200.
+ * `node apps/receiver/src/server.ts` as its own process on a free port, ready once `/readyz` answers 200.
  */
 export async function spawnReceiver(env: Record<string, string>): Promise<SpawnedReceiver> {
+  const port = await findFreePort();
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
   const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -312,21 +314,15 @@ export async function spawnReceiver(env: Record<string, string>): Promise<Spawne
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const url = await waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`receiver exited early (${child.exitCode}):\n${output}`);
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      return match?.[1];
-    },
-    { timeout: 20_000, message: 'the spawned receiver to log its URL' },
+  const url = `http://127.0.0.1:${port}`;
+  const state = await waitFor(
+    async () => (child.exitCode !== null ? 'exited' : (await getStatus(url, '/readyz')) === 200 && 'ready'),
+    { timeout: 20_000, message: 'the spawned receiver to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
-    throw error;
+    throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   });
-  await waitFor(async () => (await getStatus(url, '/readyz')) === 200, {
-    timeout: 20_000,
-    message: 'the spawned receiver to be ready',
-  });
+  if (state === 'exited') throw new Error(`the receiver exited early (code ${child.exitCode}):\n${output}`);
   return {
     child,
     url,
@@ -337,4 +333,77 @@ export async function spawnReceiver(env: Record<string, string>): Promise<Spawne
       return exited;
     },
   };
+}
+
+/**
+ * A TCP proxy in front of Postgres that a test can cut (close every connection and refuse new ones), black-hole
+ * (keep connections open but forward nothing, like a network partition) and restore.
+ */
+export class TcpProxy {
+  readonly port: number;
+  private readonly targetPort: number;
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private blackholed = false;
+
+  private constructor(port: number, targetPort: number) {
+    this.port = port;
+    this.targetPort = targetPort;
+  }
+
+  static async start(target: string): Promise<TcpProxy> {
+    const proxy = new TcpProxy(await findFreePort(), Number(new URL(target).port));
+    await proxy.restore();
+    return proxy;
+  }
+
+  /** The same connection string, through the proxy. */
+  url(target: string): string {
+    const url = new URL(target);
+    url.port = String(this.port);
+    return url.toString();
+  }
+
+  async restore(): Promise<void> {
+    this.blackholed = false;
+    if (this.server) return;
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.targetPort, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => {});
+      }
+      const forward = (from: net.Socket, to: net.Socket) =>
+        from.on('data', (data: Buffer) => {
+          if (!this.blackholed) to.write(data);
+        });
+      forward(client, upstream);
+      forward(upstream, client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+  }
+
+  /** Every connection reset, new ones refused: the database is gone. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Connections stay open but nothing gets through, either way. */
+  blackhole(): void {
+    this.blackholed = true;
+  }
+
+  async close(): Promise<void> {
+    await this.cut();
+  }
 }

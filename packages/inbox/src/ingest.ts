@@ -45,6 +45,12 @@ export async function ingest(
   }
 
   let discard = false;
+  // A checked-out client has no 'error' listener of the pool's: a connection dropped between two of our queries
+  // would otherwise be an uncaught exception. The next query fails anyway; just make sure it is not reused.
+  const onConnectionError = () => {
+    discard = true;
+  };
+  client.on('error', onConnectionError);
   try {
     await client.query('begin');
     const inserted = await client.query(INSERT_EVENT, [
@@ -84,6 +90,7 @@ export async function ingest(
     }
     throw new UnavailableError('the event could not be recorded', { cause: error });
   } finally {
+    client.off('error', onConnectionError);
     client.release(discard);
   }
 }

@@ -1,0 +1,157 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, parseConfig } from '../src/env.ts';
+import { SERVER_ENTRY } from './helpers.ts';
+
+const DB = 'postgres://u:p@127.0.0.1:5432/db';
+const STRIPE = 'whsec_do_not_print_me_1';
+const SHOPIFY = 'shopify_do_not_print_me_2';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseConfig', () => {
+  it('applies the contract defaults', () => {
+    expect(parseConfig({ DATABASE_URL: DB })).toEqual({
+      databaseUrl: DB,
+      host: '127.0.0.1',
+      port: 3000,
+      stripeSecrets: [],
+      shopifySecrets: [],
+      standardWebhooks: [],
+      toleranceSeconds: 300,
+      maxBodyBytes: 1_048_576,
+      logLevel: 'info',
+      poolSize: 16,
+      databaseTimeoutMs: 5_000,
+      shutdownTimeoutMs: 10_000,
+      production: false,
+    });
+  });
+
+  it('parses comma-separated secrets (trimmed), Standard Webhooks senders and numbers', () => {
+    const config = parseConfig({
+      DATABASE_URL: DB,
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      STRIPE_WEBHOOK_SECRET: 'whsec_new, whsec_old\n',
+      SHOPIFY_WEBHOOK_SECRET: SHOPIFY,
+      STANDARD_WEBHOOKS: 'acme=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      WEBHOOK_TOLERANCE_SECONDS: '60',
+      WEBHOOK_MAX_BODY_BYTES: '2048',
+      LOG_LEVEL: 'DEBUG',
+      DATABASE_POOL_SIZE: '4',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      stripeSecrets: ['whsec_new', 'whsec_old'],
+      shopifySecrets: [SHOPIFY],
+      standardWebhooks: [{ name: 'acme', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }],
+      toleranceSeconds: 60,
+      maxBodyBytes: 2048,
+      logLevel: 'debug',
+      poolSize: 4,
+    });
+    // What gets logged at start-up: counts, never values.
+    const described = JSON.stringify(describeConfig(config));
+    expect(described).not.toMatch(/whsec_|do_not_print/);
+    expect(described).not.toContain(':p@');
+  });
+
+  it('treats empty values as unset', () => {
+    expect(parseConfig({ DATABASE_URL: DB, PORT: '', STRIPE_WEBHOOK_SECRET: '' })).toMatchObject({
+      port: 3000,
+      stripeSecrets: [],
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, 'WEBHOOK_TOLERANCE_SECONDS'],
+    [{ WEBHOOK_TOLERANCE_SECONDS: '-5' }, 'WEBHOOK_TOLERANCE_SECONDS'],
+    [{ WEBHOOK_MAX_BODY_BYTES: '1.5' }, 'WEBHOOK_MAX_BODY_BYTES'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ STRIPE_WEBHOOK_SECRET: `${STRIPE},,whsec_x` }, 'STRIPE_WEBHOOK_SECRET'],
+    [{ STANDARD_WEBHOOKS: 'stripe=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, 'STANDARD_WEBHOOKS'],
+    [{ STANDARD_WEBHOOKS: 'acme=not base64!' }, 'STANDARD_WEBHOOKS'],
+  ])('refuses %j, naming %s and never echoing a secret', (env, variable) => {
+    const error = configError({ DATABASE_URL: DB, ...env });
+    expect(error.message).toContain(variable);
+    expect(error.message).not.toContain('do_not_print');
+    expect(error.message).not.toContain('not base64!');
+  });
+
+  it('requires DATABASE_URL', () => {
+    expect(configError({}).message).toContain('DATABASE_URL');
+  });
+
+  it('NODE_ENV=production refuses to start without the Stripe and Shopify secrets', () => {
+    const error = configError({ DATABASE_URL: DB, NODE_ENV: 'production' });
+    expect(error.issues).toEqual([
+      'STRIPE_WEBHOOK_SECRET is required when NODE_ENV=production',
+      'SHOPIFY_WEBHOOK_SECRET is required when NODE_ENV=production',
+    ]);
+    expect(
+      parseConfig({
+        DATABASE_URL: DB,
+        NODE_ENV: 'production',
+        STRIPE_WEBHOOK_SECRET: STRIPE,
+        SHOPIFY_WEBHOOK_SECRET: SHOPIFY,
+      }).production,
+    ).toBe(true);
+  });
+});
+
+function runServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SERVER_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('server.ts with a bad environment', () => {
+  it('exits 2 with a message naming the variable, and no secret in it', async () => {
+    const { code, output } = await runServer({
+      DATABASE_URL: DB,
+      PORT: 'eighty',
+      STRIPE_WEBHOOK_SECRET: STRIPE,
+      SHOPIFY_WEBHOOK_SECRET: ` ,${SHOPIFY}`,
+    });
+    expect(code).toBe(2);
+    expect(output).toContain('PORT');
+    expect(output).toContain('SHOPIFY_WEBHOOK_SECRET');
+    expect(output).not.toContain('do_not_print');
+  });
+
+  it('exits 2 in production without secrets', async () => {
+    const { code, output } = await runServer({ DATABASE_URL: DB, NODE_ENV: 'production' });
+    expect(code).toBe(2);
+    expect(output).toContain('STRIPE_WEBHOOK_SECRET is required when NODE_ENV=production');
+  });
+
+  it('exits 1 with a clear message when the database is unreachable', async () => {
+    const { code, output } = await runServer({
+      DATABASE_URL: 'postgres://u:secretpw@127.0.0.1:1/db',
+      STRIPE_WEBHOOK_SECRET: STRIPE,
+      DATABASE_TIMEOUT_MS: '500',
+    });
+    expect(code).toBe(1);
+    expect(output).toContain('cannot start');
+    expect(output).not.toContain('secretpw');
+    expect(output).not.toContain('do_not_print');
+  });
+});

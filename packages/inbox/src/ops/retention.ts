@@ -1,0 +1,253 @@
+import type pg from 'pg';
+import type { Job, PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+
+/**
+ * The shortest `keyDays` allowed. An event key is what makes a redelivery a no-op: delete it and the next
+ * delivery of that event is accepted as new and its effects run again. Stripe retries a failed delivery for up
+ * to 3 days, and a Dashboard "resend" reaches back 15 days (30 for reconciliation through the Events API), so
+ * anything under a week is refused outright, and the default (90) covers all of them.
+ */
+export const MIN_KEY_DAYS = 7;
+
+/** The pg-boss queue of scheduled purges. */
+export const PURGE_QUEUE = 'webhook-inbox-purge';
+
+export interface PurgeOptions {
+  /** Null the payload of finished events received longer ago than this. Default 30. */
+  payloadDays?: number;
+  /** Delete finished events (keys, payloads, effect ledger) received longer ago than this. Default 90, minimum 7. */
+  keyDays?: number;
+  /** Rows per statement (each statement its own short transaction). Default 1000, at most 10 000. */
+  batchSize?: number;
+  /** The reference time for both cutoffs. Default: now. */
+  now?: Date;
+  /**
+   * How long one batch may wait for a row lock before it gives up (and is retried, three times at most). Bounds
+   * how long anything queued behind the purge can wait. Default 100 ms.
+   */
+  lockTimeoutMs?: number;
+  /** Stops between batches (graceful shutdown); the result then says `complete: false`. */
+  signal?: AbortSignal;
+}
+
+export interface PurgeResult {
+  /** Events whose payload was set to null. */
+  payloadsPurged: number;
+  /** Events deleted, key and all (their `effect_runs` go with them). */
+  keysDeleted: number;
+  /** Statements run. */
+  batches: number;
+  /** Batches that gave up on a row lock. */
+  lockTimeouts: number;
+  /** False when stopped early (aborted, or a lock held for too long); the next run picks up the rest. */
+  complete: boolean;
+  payloadCutoff: Date;
+  keyCutoff: Date;
+  durationMs: number;
+}
+
+const DAY_MS = 86_400_000;
+// Only events that are done: anything received, processing or failed (awaiting a retry) is still in flight and
+// its worker will read the payload.
+const FINAL = `status in ('processed', 'dead')`;
+
+// Each statement picks its rows oldest first, locking them and skipping any row another transaction holds (the
+// worker, a replay), then acts on exactly those rows by ctid. It is one implicit transaction of at most
+// `batchSize` rows, so an `INSERT ... ON CONFLICT` on one of those keys waits at most for one batch. Rows are
+// walked by `received_at` from where the last batch stopped, so rows already purged are not scanned again.
+const DELETE_KEYS = `
+  with batch as (
+    delete from webhook_events
+    where ctid = any(array(
+      select ctid from webhook_events
+      where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINAL}
+      order by received_at
+      limit $3
+      for update skip locked))
+    returning received_at)
+  select count(*)::int as n, max(received_at)::text as last from batch`;
+
+const NULL_PAYLOADS = `
+  with batch as (
+    update webhook_events set payload = null
+    where ctid = any(array(
+      select ctid from webhook_events
+      where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINAL}
+        and payload is not null
+      order by received_at
+      limit $3
+      for update skip locked))
+    returning received_at)
+  select count(*)::int as n, max(received_at)::text as last from batch`;
+
+const LOCK_NOT_AVAILABLE = '55P03';
+const MAX_LOCK_RETRIES = 3;
+
+interface ResolvedPurgeOptions {
+  payloadDays: number;
+  keyDays: number;
+  batchSize: number;
+  lockTimeoutMs: number;
+}
+
+/**
+ * Checks purge options and fills in the defaults; throws a `RangeError` saying what is wrong. Run by
+ * `purgeExpired` and by `schedulePurge` (so a bad schedule is refused when it is set, not at 3 a.m.).
+ */
+export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOptions {
+  const { payloadDays = 30, keyDays = 90, batchSize = 1000, lockTimeoutMs = 100 } = options;
+  if (!Number.isFinite(payloadDays) || payloadDays <= 0) {
+    throw new RangeError(`retention: payloadDays must be a positive number of days, got ${payloadDays}`);
+  }
+  if (!Number.isFinite(keyDays) || keyDays < MIN_KEY_DAYS) {
+    throw new RangeError(
+      `retention: keyDays must be at least ${MIN_KEY_DAYS}, got ${keyDays}. An event key deleted while its ` +
+        `provider may still redeliver it (Stripe retries for 3 days; a Dashboard resend reaches back 15 days) ` +
+        `lets that delivery in as a new event and runs its side effects twice.`,
+    );
+  }
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+    throw new RangeError(`retention: batchSize must be an integer from 1 to 10000, got ${batchSize}`);
+  }
+  if (!Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 1) {
+    throw new RangeError(`retention: lockTimeoutMs must be a positive integer, got ${lockTimeoutMs}`);
+  }
+  return { payloadDays, keyDays, batchSize, lockTimeoutMs };
+}
+
+/**
+ * Applies retention to `webhook_events`, in small batches, and says what it did:
+ * 1. deletes finished events (`processed`, `dead`) received more than `keyDays` ago, their effect ledger
+ *    with them (ON DELETE CASCADE);
+ * 2. sets `payload` to null on finished events received more than `payloadDays` ago, keeping the key so late
+ *    redeliveries still dedupe.
+ * Events still in flight (`received`, `processing`, `failed`) are never touched, whatever their age; neither are
+ * rows another transaction has locked (left for the next run).
+ *
+ * Each batch is one statement in its own transaction of at most `batchSize` rows with `lock_timeout` set, so the
+ * receiver's `INSERT ... ON CONFLICT` never waits behind more than one short batch. Idempotent: run it as often
+ * as you like (see `schedulePurge`).
+ *
+ * @example
+ * const result = await purgeExpired(pool, { payloadDays: 30, keyDays: 90 });
+ * logger.info(result, 'retention purge');
+ */
+export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): Promise<PurgeResult> {
+  const { payloadDays, keyDays, batchSize, lockTimeoutMs } = resolvePurgeOptions(options);
+  const started = performance.now();
+  const now = options.now ?? new Date();
+  const payloadCutoff = new Date(now.getTime() - payloadDays * DAY_MS);
+  const keyCutoff = new Date(now.getTime() - keyDays * DAY_MS);
+  const result = { payloadsPurged: 0, keysDeleted: 0, batches: 0, lockTimeouts: 0, complete: true };
+
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(`set lock_timeout = ${lockTimeoutMs}`);
+    // Keys first: deleting a row is enough, nulling its payload first would be wasted writes.
+    for (const [sql, cutoff, field] of [
+      [DELETE_KEYS, keyCutoff, 'keysDeleted'],
+      [NULL_PAYLOADS, payloadCutoff, 'payloadsPurged'],
+    ] as const) {
+      let from = '-infinity';
+      let lockFailures = 0;
+      for (;;) {
+        if (options.signal?.aborted) {
+          result.complete = false;
+          break;
+        }
+        let row: { n: number; last: string | null } | undefined;
+        try {
+          result.batches++;
+          row = (await client.query<{ n: number; last: string | null }>(sql, [cutoff, from, batchSize]))
+            .rows[0];
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+          result.lockTimeouts++;
+          if (++lockFailures >= MAX_LOCK_RETRIES) {
+            result.complete = false;
+            break;
+          }
+          continue;
+        }
+        lockFailures = 0;
+        const n = row?.n ?? 0;
+        result[field] += n;
+        if (row?.last) from = row.last;
+        if (n < batchSize) break;
+      }
+    }
+    await client.query('reset lock_timeout');
+  } catch (error) {
+    broken = true;
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+  return { ...result, payloadCutoff, keyCutoff, durationMs: Math.round(performance.now() - started) };
+}
+
+/** What a scheduled purge job carries: the retention settings, checked again when the job runs. */
+export interface PurgeJobData {
+  payloadDays?: number;
+  keyDays?: number;
+  batchSize?: number;
+}
+
+const purgeJobData = z.object({
+  payloadDays: z.number().optional(),
+  keyDays: z.number().optional(),
+  batchSize: z.number().optional(),
+});
+
+export interface SchedulePurgeOptions extends PurgeJobData {
+  /** Cron expression (pg-boss: 5 fields, minute precision). Default `17 3 * * *`: daily at 03:17. */
+  cron?: string;
+  /** Time zone of the cron expression. Default UTC. */
+  tz?: string;
+}
+
+/**
+ * Creates the purge queue and (re)sets its recurring schedule; idempotent, call it at every start of the worker.
+ * pg-boss then sends one job to `PURGE_QUEUE` per occurrence, from whichever instance runs its scheduler (the
+ * default, `schedule: true`), and a worker registered with `createPurgeHandler` runs it. The queue policy is
+ * `exclusive`: a purge that is still running is never joined by a second one.
+ *
+ * @example
+ * await schedulePurge(boss, { cron: '17 3 * * *', payloadDays: 30, keyDays: 90 });
+ * await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger }));
+ */
+export async function schedulePurge(boss: PgBoss, options: SchedulePurgeOptions = {}): Promise<void> {
+  const { cron = '17 3 * * *', tz = 'UTC', ...data } = options;
+  resolvePurgeOptions(data);
+  await boss.createQueue(PURGE_QUEUE, {
+    policy: 'exclusive',
+    retryLimit: 2,
+    retryDelay: 300,
+    expireInSeconds: 3600,
+  });
+  await boss.schedule(PURGE_QUEUE, cron, data, { tz });
+}
+
+/**
+ * The `boss.work(PURGE_QUEUE, ...)` handler: runs `purgeExpired` with each job's settings, stops early when
+ * pg-boss aborts the job (shutdown, expiry), logs and returns the results (stored as the job's output). A job
+ * with invalid settings fails (and is retried) with the validation error.
+ */
+export function createPurgeHandler(
+  pool: pg.Pool,
+  { logger }: { logger: Pick<Logger, 'info'> },
+): (jobs: Job<PurgeJobData>[]) => Promise<PurgeResult[]> {
+  return async (jobs) => {
+    const results: PurgeResult[] = [];
+    for (const job of jobs) {
+      const data = purgeJobData.parse(job.data ?? {});
+      const result = await purgeExpired(pool, { ...data, signal: job.signal });
+      logger.info({ job: job.id, ...result }, 'retention purge');
+      results.push(result);
+    }
+    return results;
+  };
+}

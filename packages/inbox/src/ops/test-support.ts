@@ -1,0 +1,41 @@
+// Shared by the ops tests only (not exported by the package).
+import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+import pino from 'pino';
+import { ensureQueues } from '../queue.ts';
+
+export interface OpsTestDeps {
+  pool: pg.Pool;
+  boss: PgBoss;
+  close(): Promise<void>;
+}
+
+/** A pool and a started pg-boss (no supervision, no cron pass) with the event queues, on a test database. */
+export async function openDeps(url: string, pool: pg.PoolConfig = {}): Promise<OpsTestDeps> {
+  const db = new pg.Pool({ connectionString: url, max: 6, ...pool });
+  db.on('error', () => {});
+  const boss = new PgBoss({
+    connectionString: url,
+    max: 3,
+    supervise: false,
+    schedule: false,
+    migrate: false,
+    createSchema: false,
+    registerInstance: false,
+    persistWarnings: false,
+    openTelemetry: { enabled: false },
+  });
+  boss.on('error', () => {});
+  await boss.start();
+  await ensureQueues(boss);
+  return {
+    pool: db,
+    boss,
+    close: async () => {
+      await boss.stop({ graceful: false, close: true });
+      await db.end();
+    },
+  };
+}
+
+export const silentLogger = pino({ level: 'silent' });

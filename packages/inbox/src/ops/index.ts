@@ -1,0 +1,43 @@
+// Operations: alerts, retention, reconciliation. Wired into the worker, receiver and CLI by their owners.
+export {
+  alertFingerprint,
+  createAlerter,
+  createSignatureFailureMonitor,
+  formatAlert,
+  normalizeErrorMessage,
+  replayCommand,
+  type Alert,
+  type AlertKind,
+  type AlertLogger,
+  type AlertMessage,
+  type Alerter,
+  type AlerterOptions,
+  type AlerterStats,
+  type EffectFailedAlert,
+  type EventDeadAlert,
+  type SignatureFailureMonitor,
+  type SignatureFailureMonitorOptions,
+  type SignatureFailuresAlert,
+} from './alerts.ts';
+export { parseDuration, sinceDuration } from './duration.ts';
+export {
+  reconcileStripe,
+  STRIPE_EFFECT_TYPES,
+  STRIPE_EVENTS_RETENTION_DAYS,
+  type ReconcileCounts,
+  type ReconcileReport,
+  type ReconcileStripeOptions,
+} from './reconcile.ts';
+export { redactExcerpt } from './redact.ts';
+export {
+  createPurgeHandler,
+  MIN_KEY_DAYS,
+  PURGE_QUEUE,
+  purgeExpired,
+  resolvePurgeOptions,
+  schedulePurge,
+  type PurgeJobData,
+  type PurgeOptions,
+  type PurgeResult,
+  type SchedulePurgeOptions,
+} from './retention.ts';

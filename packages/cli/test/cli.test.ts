@@ -22,7 +22,7 @@ interface Run {
 /** Runs the CLI as a real process, as an operator would. */
 async function inbox(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   const { DATABASE_URL: _, ...base } = process.env;
-  const fullEnv = {
+  const fullEnv: NodeJS.ProcessEnv = {
     ...base,
     DATABASE_URL: database.url,
     STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,

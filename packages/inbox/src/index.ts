@@ -76,3 +76,4 @@ export {
   type StripeInboxEvent,
   type Tx,
 } from './effects/types.ts';
+export * from './ops/index.ts';

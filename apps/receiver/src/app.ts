@@ -1,5 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
-import { ingest, UnknownProviderError, type Provider } from '@webhook-inbox/inbox';
+import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
+import { ingest } from '@webhook-inbox/inbox/ingest';
+import type { Provider } from '@webhook-inbox/inbox/providers';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';

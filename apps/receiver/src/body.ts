@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { InvalidPayloadError, PayloadTooLargeError } from '@webhook-inbox/inbox';
+import { InvalidPayloadError, PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
 
 /**
  * The raw request body, with the limit enforced while reading: a declared Content-Length over the limit is

@@ -1,4 +1,8 @@
-import { createProviders, parseStandardWebhooksEnv, type StandardWebhooksSender } from '@webhook-inbox/inbox';
+import {
+  createProviders,
+  parseStandardWebhooksEnv,
+  type StandardWebhooksSender,
+} from '@webhook-inbox/inbox/providers';
 import { z } from 'zod';
 
 /**

@@ -1,4 +1,4 @@
-import { WebhookError } from '@webhook-inbox/inbox';
+import { WebhookError } from '@webhook-inbox/inbox/errors';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 

@@ -4,4 +4,4 @@ export { ConfigError, describeConfig, parseConfig, type LogLevel, type ReceiverC
 export { mapError, type ErrorBody } from './http-errors.ts';
 export { createLogger, type Logger } from './logger.ts';
 export { createMetrics, type ReceiverMetrics } from './metrics.ts';
-export { startReceiver, type Receiver, type StartOptions } from './receiver.ts';
+export { createRequestPool, startReceiver, type Receiver, type StartOptions } from './receiver.ts';

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { createProviders, ensureQueues } from '@webhook-inbox/inbox';
+import { createProviders } from '@webhook-inbox/inbox/providers';
+import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import pg from 'pg';
 import { createApp } from './app.ts';
 import { createSender } from './boss.ts';
@@ -148,7 +149,7 @@ async function drainServer(
 }
 
 /**
- * The request path's pool. Not `createPool` from @webhook-inbox/db because it needs a client-side deadline
+ * The request path's pool. Not `createPool` from @webhook-inbox/db: it needs a client-side deadline
  * (`query_timeout`): a webhook sender waits on us (Shopify gives up after 5 s), so a database that stops
  * answering must become a quick 503, which the sender retries, rather than a hung request.
  */

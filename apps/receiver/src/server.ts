@@ -1,4 +1,4 @@
-import { loadDotEnv } from '@webhook-inbox/db';
+import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { ConfigError, parseConfig } from './env.ts';
 import { createLogger } from './logger.ts';
 import { startReceiver } from './receiver.ts';

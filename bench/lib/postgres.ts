@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { findFreePort, startEmbeddedPostgres } from '../../packages/db/src/embedded-postgres.ts';
+import { createPool, migrateDatabase } from '../../packages/db/src/index.ts';
+
+export interface BenchPostgres {
+  /** A new, migrated database on the benchmark server; each benchmark takes its own. */
+  database(name: string): Promise<string>;
+  readonly durable: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * A fresh embedded PostgreSQL in a throwaway directory. `durable` keeps the production settings (fsync and
+ * synchronous commit on: every commit waits for the WAL flush); off trades them away as the test cluster does.
+ */
+export async function startBenchPostgres(options: { durable: boolean }): Promise<BenchPostgres> {
+  const dataDir = path.join(
+    os.tmpdir(),
+    `webhook-inbox-bench-pg-${process.pid}-${randomBytes(3).toString('hex')}`,
+  );
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    port: await findFreePort(),
+    persistent: false,
+    unsafeFast: !options.durable,
+    maxConnections: 300,
+  });
+  return {
+    durable: options.durable,
+    async database(name: string) {
+      const admin = createPool({ connectionString: server.url(), max: 1 });
+      try {
+        await admin.query(`create database ${name}`);
+      } finally {
+        await admin.end();
+      }
+      const url = server.url(name);
+      await migrateDatabase(url);
+      return url;
+    },
+    async stop() {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

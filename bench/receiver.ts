@@ -1,0 +1,305 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createSender } from '../apps/receiver/src/boss.ts';
+import { parseConfig } from '../apps/receiver/src/env.ts';
+import { createLogger } from '../apps/receiver/src/logger.ts';
+import { createRequestPool } from '../apps/receiver/src/receiver.ts';
+import { findFreePort } from '../packages/db/src/embedded-postgres.ts';
+import { ingest } from '../packages/inbox/src/ingest.ts';
+import { signStripe } from '../packages/inbox/src/providers/stripe.ts';
+import type { VerifiedEvent } from '../packages/inbox/src/providers/types.ts';
+import { ensureQueues } from '../packages/inbox/src/queue.ts';
+import { closedLoop, type LoadResult } from './lib/load.ts';
+import type { BenchPostgres } from './lib/postgres.ts';
+import { memory, sampleRss } from './lib/process.ts';
+import { fixed, type BenchTable } from './lib/table.ts';
+
+export interface BenchContext {
+  postgres: BenchPostgres;
+  durationMs: number;
+  log(message: string): void;
+}
+
+const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
+const FIXTURE = fileURLToPath(
+  new URL('../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
+);
+const SECRET = `whsec_bench_${randomBytes(16).toString('hex')}`;
+const CONCURRENCY = 16;
+
+// A real Stripe event (3.8 kB, as Stripe sends it), with its id swapped for each new event.
+const TEMPLATE = readFileSync(FIXTURE, 'utf8');
+const FIXTURE_ID = /"id": "(evt_[A-Za-z0-9]+)"/.exec(TEMPLATE)![1]!;
+const eventBody = (id: string) => TEMPLATE.replace(FIXTURE_ID, id);
+const verified = (id: string): VerifiedEvent => ({
+  provider: 'stripe',
+  eventId: id,
+  type: 'checkout.session.completed',
+  payloadText: eventBody(id),
+  headers: {},
+});
+
+/**
+ * The receiver against its ceiling. (a) The database alone: `ingest()` called directly, through the same pool
+ * the receiver builds, 16 at a time, for a new event (insert + job, one commit) and for a duplicate (the insert
+ * hitting the conflict). (b) The receiver as its own process over HTTP (autocannon, 16 connections): signed
+ * Stripe deliveries, every one a distinct new event, then duplicates; then new events at half the measured
+ * maximum rate for the latency at a sustainable load.
+ */
+export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> {
+  const databaseUrl = await ctx.postgres.database('bench_receiver');
+  const runId = randomBytes(4).toString('hex');
+  const seconds = ctx.durationMs / 1000;
+  const poolSize = Number(process.env.BENCH_POOL_SIZE ?? parseConfig({ DATABASE_URL: databaseUrl }).poolSize);
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
+
+  // (a) the database ceiling, in this process.
+  ctx.log(`receiver: DB ceiling (ingest() x${CONCURRENCY}, pool ${poolSize}), ${seconds}s each`);
+  const config = parseConfig({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize) });
+  const logger = createLogger('silent');
+  const pool = createRequestPool(config, logger);
+  const boss = createSender(databaseUrl, logger);
+  await boss.start();
+  await ensureQueues(boss);
+  const deps = { pool, boss };
+  const known = Array.from({ length: 1000 }, (_, i) => verified(`evt_${runId}_known_${i}`));
+  for (const event of known) await ingest(deps, event);
+  await closedLoop(CONCURRENCY, Math.min(2_000, ctx.durationMs), (w, i) =>
+    ingest(deps, verified(`evt_${runId}_warm_${w}_${i}`)),
+  );
+  const ceilingNew = expectAll(
+    await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
+      if ((await ingest(deps, verified(`evt_${runId}_db_${w}_${i}`))) !== 'accepted')
+        throw new Error('not new');
+    }),
+    'DB ceiling, new',
+  );
+  const ceilingDuplicate = expectAll(
+    await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
+      if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
+        throw new Error('not dup');
+    }),
+    'DB ceiling, duplicate',
+  );
+  await boss.stop({ graceful: false, close: true });
+  await pool.end();
+
+  // (b) the receiver, as its own process, over HTTP.
+  ctx.log(`receiver: HTTP (autocannon x${CONCURRENCY}), ${seconds}s each`);
+  const receiver = await spawnReceiver(databaseUrl, poolSize, logLevel);
+  try {
+    const pid = receiver.child.pid!;
+    const idleRss = memory(pid).rssMiB;
+    let n = 0;
+    const newEvents =
+      (label: string) =>
+      (request: autocannon.Request): autocannon.Request => {
+        const body = eventBody(`evt_${runId}_${label}_${n++}`);
+        const signature = signStripe({ payload: body, secret: SECRET });
+        return { ...request, body, headers: { ...request.headers, 'stripe-signature': signature } };
+      };
+    await cannon(
+      receiver.url,
+      { duration: Math.min(2, seconds), setupRequest: newEvents('warm') },
+      'accepted',
+    );
+
+    const rss = sampleRss(pid);
+    const httpNew = await cannon(
+      receiver.url,
+      { duration: seconds, setupRequest: newEvents('http') },
+      'accepted',
+    );
+    // Redeliveries of the events recorded above, pre-signed, cycling through them like the ceiling does.
+    const redeliveries = known.map((event) => ({
+      body: event.payloadText,
+      signature: signStripe({ payload: event.payloadText, secret: SECRET }),
+    }));
+    let d = 0;
+    const httpDuplicate = await cannon(
+      receiver.url,
+      {
+        duration: seconds,
+        setupRequest: (request) => {
+          const { body, signature } = redeliveries[d++ % redeliveries.length]!;
+          return { ...request, body, headers: { ...request.headers, 'stripe-signature': signature } };
+        },
+      },
+      'duplicate',
+    );
+    const halfRate = Math.max(1, Math.floor(httpNew.rps / 2));
+    const httpHalf = await cannon(
+      receiver.url,
+      { duration: seconds, overallRate: halfRate, setupRequest: newEvents('half') },
+      'accepted',
+    );
+    const maxRss = rss.stop();
+    const { peakMiB } = memory(pid);
+
+    const row = (name: string, r: { rps: number; p50Ms: number; p99Ms: number }, extra = {}) => ({
+      measurement: name,
+      'req/s': fixed(r.rps, 0),
+      'p50 ms': fixed(r.p50Ms, 2),
+      'p99 ms': fixed(r.p99Ms, 2),
+      ...extra,
+    });
+    const ratio = (a: number, b: number) => `${fixed(a / b, 2)}x`;
+    const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+    return {
+      title: 'Receiver: HTTP vs the database ceiling (same run)',
+      columns: ['measurement', 'req/s', 'p50 ms', 'p99 ms', 'vs ceiling', 'target', 'result'],
+      rows: [
+        row('(a) DB ceiling: new event (ingest(), insert + job, 1 commit)', ceilingNew),
+        row('(a) DB ceiling: duplicate (insert hits the conflict)', ceilingDuplicate),
+        row('(b) receiver HTTP: new event (signed, distinct)', httpNew, {
+          'vs ceiling': ratio(httpNew.rps, ceilingNew.rps),
+          target: '>= 0.8x',
+          result: verdict(httpNew.rps >= 0.8 * ceilingNew.rps),
+        }),
+        row('(b) receiver HTTP: duplicate', httpDuplicate, {
+          'vs ceiling': ratio(httpDuplicate.rps, ceilingDuplicate.rps),
+          target: '>= 0.6x',
+          result: verdict(httpDuplicate.rps >= 0.6 * ceilingDuplicate.rps),
+        }),
+        row(`(b) receiver HTTP: new event at half max rate (${halfRate}/s)`, httpHalf, {
+          target: 'p99 <= 25 ms',
+          result: verdict(httpHalf.p99Ms <= 25),
+        }),
+        {
+          measurement: 'receiver RSS (MiB): idle / max sampled / peak (VmHWM)',
+          'req/s': '',
+          'p50 ms': fixed(idleRss, 0),
+          'p99 ms': `${fixed(maxRss, 0)} / ${fixed(peakMiB, 0)}`,
+          target: '<= 150 MiB',
+          result: verdict(peakMiB <= 150),
+        },
+      ],
+      notes: [
+        `${CONCURRENCY} concurrent clients, ${seconds}s per measurement; pool ${poolSize}; receiver LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
+        `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
+        'HTTP latencies from autocannon (1 ms resolution, corrected for coordinated omission at a fixed rate)',
+        'same machine: autocannon, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP or autocannon',
+      ],
+    };
+  } finally {
+    await receiver.stop();
+  }
+}
+
+function expectAll(result: LoadResult, what: string): LoadResult {
+  if (result.failed > 0) {
+    throw new Error(`${what}: ${result.failed} of ${result.failed + result.completed} failed`, {
+      cause: result.firstError,
+    });
+  }
+  return result;
+}
+
+interface HttpResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** One autocannon run; fails unless every response was a 200 with the expected outcome. */
+async function cannon(
+  url: string,
+  options: {
+    duration: number;
+    overallRate?: number;
+    setupRequest: (request: autocannon.Request) => autocannon.Request;
+  },
+  outcome: 'accepted' | 'duplicate',
+): Promise<HttpResult> {
+  let unexpected = 0;
+  let sample = '';
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    void autocannon(
+      {
+        url: `${url}/webhooks/stripe`,
+        connections: CONCURRENCY,
+        duration: options.duration,
+        ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: options.setupRequest,
+            onResponse: (status: number, body: string) => {
+              if (status !== 200 || !body.includes(`"${outcome}"`)) {
+                unexpected++;
+                sample ||= `${status} ${body.slice(0, 200)}`;
+              }
+            },
+          },
+        ],
+      },
+      (error: Error | null, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+  const total = result['2xx'] + result.non2xx + result.errors;
+  if (unexpected > 0 || result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `${outcome}: ${unexpected} unexpected responses, ${result.non2xx} non-2xx, ${result.errors} errors of ${total} (e.g. ${sample})`,
+    );
+  }
+  return { rps: result['2xx'] / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
+}
+
+interface SpawnedReceiver {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The receiver exactly as deployed (`node apps/receiver/src/server.ts`), so its RSS is its own. */
+async function spawnReceiver(
+  databaseUrl: string,
+  poolSize: number,
+  logLevel: string,
+): Promise<SpawnedReceiver> {
+  const port = await findFreePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      STRIPE_WEBHOOK_SECRET: SECRET,
+      SHOPIFY_WEBHOOK_SECRET: 'bench-shopify-secret',
+      DATABASE_POOL_SIZE: String(poolSize),
+      LOG_LEVEL: logLevel,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the receiver exited (${child.exitCode}): ${stderr}`);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the receiver did not become ready: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    child,
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * `pnpm bench`: every benchmark against one fresh embedded PostgreSQL, each printing one table of figures next
+ * to the same-run baselines they are judged against.
+ *
+ *   pnpm bench                       all benchmarks, 10 s per measurement
+ *   pnpm bench -- --duration=3       quick run (or BENCH_DURATION_SECONDS=3)
+ *   pnpm bench -- --only=receiver    one benchmark
+ *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
+ *   BENCH_POOL_SIZE, BENCH_LOG_LEVEL receiver pool size (default: the receiver's) and log level (default info)
+ */
+import { parseArgs } from 'node:util';
+import { startBenchPostgres } from './lib/postgres.ts';
+import { formatTable, type BenchTable } from './lib/table.ts';
+import { receiverBenchmark, type BenchContext } from './receiver.ts';
+
+/** Each benchmark is a function returning one table; add new ones here. */
+const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
+  receiver: receiverBenchmark,
+};
+
+const { values } = parseArgs({
+  // `pnpm bench -- --duration=3` passes the `--` through; it is not the end of our options.
+  args: process.argv.slice(2).filter((arg) => arg !== '--'),
+  options: { duration: { type: 'string' }, only: { type: 'string' } },
+  allowPositionals: true,
+});
+const durationSeconds = Number(values.duration ?? process.env.BENCH_DURATION_SECONDS ?? 10);
+if (!Number.isFinite(durationSeconds) || durationSeconds <= 0)
+  throw new Error('--duration must be > 0 seconds');
+const selected = values.only ? values.only.split(',') : Object.keys(BENCHMARKS);
+for (const name of selected) {
+  if (!BENCHMARKS[name])
+    throw new Error(`unknown benchmark "${name}"; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+}
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const durable = process.env.BENCH_DURABLE !== '0';
+log(`starting embedded PostgreSQL (${durable ? 'durable' : 'fsync off'})`);
+const postgres = await startBenchPostgres({ durable });
+let failed = false;
+try {
+  for (const name of selected) {
+    try {
+      const table = await BENCHMARKS[name]!({ postgres, durationMs: durationSeconds * 1000, log });
+      process.stdout.write(`${formatTable(table)}\n`);
+    } catch (error) {
+      failed = true;
+      log(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
+} finally {
+  await postgres.stop();
+}
+process.exitCode = failed ? 1 : 0;

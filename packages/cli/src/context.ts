@@ -14,6 +14,8 @@ export interface CliContext {
   stripeSecrets(): string[];
   shopifySecrets(): string[];
   stripeApiKey(): string | undefined;
+  /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
+  stripeApiBase(): string | undefined;
   /** A pool + Drizzle handle, opened on first use and closed by `close()`. */
   db(): { pool: pg.Pool; db: Database };
   close(): Promise<void>;
@@ -62,6 +64,9 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     },
     stripeApiKey() {
       return env.STRIPE_API_KEY || undefined;
+    },
+    stripeApiBase() {
+      return env.STRIPE_API_BASE || undefined;
     },
     db() {
       if (!opened) {

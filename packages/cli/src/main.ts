@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { loadDotEnv } from '@webhook-inbox/db';
 import { events, show } from './commands/events.ts';
 import { migrate } from './commands/migrate.ts';
+import { purge, reconcile } from './commands/ops.ts';
 import { sendShopify, sendStripe } from './commands/send.ts';
 import { createContext } from './context.ts';
 import { EXIT, NotFoundError, UsageError } from './errors.ts';
@@ -59,6 +60,25 @@ program
   .command('migrate')
   .description('Apply the Drizzle migrations and the pg-boss schema to DATABASE_URL')
   .action(() => migrate(context));
+
+program
+  .command('purge')
+  .description('Retention: drop payloads and old event keys of finished (processed or dead) events')
+  .requiredOption('--older-than <duration>', 'null the payloads of events received before this, e.g. 30d')
+  .option('--keys-older-than <duration>', 'delete event keys received before this (at least 7d)', '90d')
+  .option('--json', 'machine-readable output', false)
+  .action((options: Parameters<typeof purge>[1]) => purge(context, options));
+
+program
+  .command('reconcile')
+  .description("Ingest the events Stripe's Events API has and we never recorded (needs STRIPE_API_KEY)")
+  .argument('<provider>', 'stripe')
+  .option('--since <duration>', 'how far back to look (Stripe keeps 30 days)', '3d')
+  .option('--dry-run', 'report what is missing, record nothing', false)
+  .option('--json', 'machine-readable output', false)
+  .action((provider: string, options: Parameters<typeof reconcile>[2]) =>
+    reconcile(context, provider, options),
+  );
 
 const send = program
   .command('send')

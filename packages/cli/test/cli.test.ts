@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, useTestDatabase } from '@webhook-inbox/testing';
@@ -189,5 +191,99 @@ describe('inbox migrate', () => {
     } finally {
       await empty.drop();
     }
+  });
+});
+
+describe('inbox purge', () => {
+  it('nulls old payloads of finished events and refuses a key retention under 7 days', async () => {
+    await pool.query(
+      `insert into webhook_events (provider, event_id, type, payload, status, received_at)
+       values ('stripe', 'evt_old_done', 't', '{"a":1}', 'processed', now() - interval '40 days'),
+              ('stripe', 'evt_old_inflight', 't', '{"a":1}', 'failed', now() - interval '40 days'),
+              ('stripe', 'evt_recent_done', 't', '{"a":1}', 'processed', now() - interval '1 day')`,
+    );
+    const run = await inbox(['purge', '--older-than', '30d', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ payloadsPurged: 1, keysDeleted: 0, complete: true });
+    const { rows } = await pool.query<{ event_id: string; purged: boolean }>(
+      `select event_id, payload is null as purged from webhook_events where event_id like 'evt_old%' or event_id = 'evt_recent_done' order by 1`,
+    );
+    expect(rows).toEqual([
+      { event_id: 'evt_old_done', purged: true },
+      { event_id: 'evt_old_inflight', purged: false },
+      { event_id: 'evt_recent_done', purged: false },
+    ]);
+
+    const refused = await inbox(['purge', '--older-than', '30d', '--keys-older-than', '3d']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('at least 7');
+  });
+});
+
+describe('inbox reconcile', () => {
+  let stripeApi: Server;
+  const requests: string[] = [];
+  const events = [1, 2, 3].map((n) => ({
+    id: `evt_reconcile_${n}`,
+    object: 'event',
+    type: 'checkout.session.completed',
+    created: Math.floor(Date.now() / 1000) - n * 60,
+    data: { object: { id: `cs_${n}`, object: 'checkout.session', customer: `cus_r${n}` } },
+  }));
+
+  beforeAll(async () => {
+    // The official SDK, pointed at a local server that answers like Stripe's Events API.
+    stripeApi = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ object: 'list', url: '/v1/events', has_more: false, data: events }));
+    });
+    await new Promise<void>((resolve) => stripeApi.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => stripeApi.close(() => resolve())));
+
+  it('records the events we never received, once', async () => {
+    const env = {
+      STRIPE_API_KEY: 'sk_test_cli',
+      STRIPE_API_BASE: `http://127.0.0.1:${(stripeApi.address() as AddressInfo).port}`,
+    };
+    // One of them arrived as a webhook already.
+    await inbox(['send', 'stripe', 'checkout.session.completed', '--event-id', 'evt_reconcile_1']);
+
+    const first = await inbox(['reconcile', 'stripe', '--since', '1d', '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      scanned: 3,
+      missing: 2,
+      ingested: 2,
+      alreadyPresent: 1,
+    });
+    expect(requests.every((url) => url.startsWith('/v1/events'))).toBe(true);
+
+    const second = await inbox(['reconcile', 'stripe', '--since', '1d', '--json'], env);
+    expect(JSON.parse(second.stdout)).toMatchObject({
+      scanned: 3,
+      missing: 0,
+      ingested: 0,
+      alreadyPresent: 3,
+    });
+    const { rows } = await pool.query(
+      `select event_id, source from webhook_events where event_id like 'evt_reconcile_%' order by 1`,
+    );
+    expect(rows).toEqual([
+      { event_id: 'evt_reconcile_1', source: 'webhook' },
+      { event_id: 'evt_reconcile_2', source: 'reconciled' },
+      { event_id: 'evt_reconcile_3', source: 'reconciled' },
+    ]);
+    const jobs = await pool.query(
+      `select count(*)::int as n from pgboss.job where name = 'webhook-events' and data->>'eventId' like 'evt_reconcile_%'`,
+    );
+    expect(jobs.rows).toEqual([{ n: 3 }]);
+  });
+
+  it('explains a missing STRIPE_API_KEY', async () => {
+    const run = await inbox(['reconcile', 'stripe']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('STRIPE_API_KEY');
   });
 });

@@ -77,3 +77,4 @@ export {
   type Tx,
 } from './effects/types.ts';
 export * from './ops/index.ts';
+export { createSenderBoss, type SenderBossOptions } from './boss.ts';

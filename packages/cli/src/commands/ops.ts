@@ -1,0 +1,115 @@
+import {
+  createSenderBoss,
+  ensureQueues,
+  purgeExpired,
+  reconcileStripe,
+  sinceDuration,
+} from '@webhook-inbox/inbox';
+import type Stripe from 'stripe';
+import type { CliContext } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { printJson } from '../output.ts';
+
+const DAY_MS = 86_400_000;
+
+function days(flag: string, duration: string): number {
+  try {
+    return (Date.now() - sinceDuration(duration).getTime()) / DAY_MS;
+  } catch (error) {
+    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export interface PurgeCliOptions {
+  olderThan: string;
+  keysOlderThan: string;
+  json: boolean;
+}
+
+/** Payloads of finished events older than --older-than become null; keys older than --keys-older-than go. */
+export async function purge(context: CliContext, options: PurgeCliOptions): Promise<void> {
+  let result;
+  try {
+    result = await purgeExpired(context.db().pool, {
+      payloadDays: days('--older-than', options.olderThan),
+      keyDays: days('--keys-older-than', options.keysOlderThan),
+    });
+  } catch (error) {
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (options.json) printJson(result);
+  else
+    process.stdout.write(
+      `payloads purged: ${result.payloadsPurged} (received before ${result.payloadCutoff.toISOString()})\n` +
+        `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()})\n` +
+        (result.complete ? '' : 'stopped early (rows locked); run again to finish\n'),
+    );
+}
+
+export interface ReconcileCliOptions {
+  since: string;
+  dryRun: boolean;
+  json: boolean;
+}
+
+/** Lists Stripe's events since --since and records, through the receiver's ingest path, any we never got. */
+export async function reconcile(
+  context: CliContext,
+  provider: string,
+  options: ReconcileCliOptions,
+): Promise<void> {
+  if (provider !== 'stripe')
+    throw new UsageError(`reconciliation is available for stripe only, not "${provider}"`);
+  const apiKey = context.stripeApiKey();
+  if (!apiKey) throw new UsageError('STRIPE_API_KEY is not set: reconciliation reads Stripe’s Events API');
+  let since: Date;
+  try {
+    since = sinceDuration(options.since);
+  } catch (error) {
+    throw new UsageError(`--since: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // Loaded here, not at start-up: the SDK is large and only this command needs it.
+  const { default: StripeClient } = await import('stripe');
+  const boss = createSenderBoss(context.databaseUrl(), { applicationName: 'webhook-inbox-cli' });
+  await boss.start();
+  try {
+    await ensureQueues(boss);
+    const report = await reconcileStripe({
+      stripe: new StripeClient(apiKey, stripeClientOptions(context)),
+      pool: context.db().pool,
+      boss,
+      since,
+      dryRun: options.dryRun,
+      logger: {
+        info: () => {},
+        warn: (...args: unknown[]) => process.stderr.write(`${JSON.stringify(args)}\n`),
+      },
+    });
+    if (options.json) printJson(report);
+    else {
+      process.stdout.write(
+        `scanned ${report.scanned} Stripe events since ${report.since.toISOString()}: ` +
+          `${report.alreadyPresent} already recorded, ${report.missing} missing, ` +
+          `${report.ingested} ${options.dryRun ? 'would be ' : ''}recorded now\n`,
+      );
+      for (const [type, counts] of Object.entries(report.byType)) {
+        if (counts.missing) process.stdout.write(`  ${type}: ${counts.missing} missing\n`);
+      }
+    }
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
+/** STRIPE_API_BASE (tests, stripe-mock): point the official SDK at another server. */
+function stripeClientOptions(context: CliContext): Stripe.StripeConfig {
+  const base = context.stripeApiBase();
+  if (!base) return {};
+  const url = new URL(base);
+  return {
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+    protocol: url.protocol === 'https:' ? 'https' : 'http',
+  };
+}

@@ -125,8 +125,11 @@ interface Repeats {
 }
 
 interface Queued {
+  /** Without its payload: see `excerpt`. */
   alert: Alert;
   fingerprint: string;
+  /** The masked payload excerpt, made when the alert was grouped. */
+  excerpt?: string;
   repeats?: Repeats;
 }
 
@@ -140,6 +143,8 @@ interface Group {
 }
 
 const MAX_ERROR_LENGTH = 500;
+// notify() appends to an intake buffer at least this long (or ten times maxQueue) before it starts dropping.
+const MIN_INTAKE = 2000;
 const TITLES: Record<AlertKind, string> = {
   event_dead: 'Event dead',
   effect_failed: 'Effect failed its last retry',
@@ -225,14 +230,21 @@ function bounded(text: string, max: number): string {
  */
 export function formatAlert(
   alert: Alert,
-  options: { service?: string; excerptLength?: number; repeats?: Repeats; dropped?: number } = {},
+  options: {
+    service?: string;
+    excerptLength?: number;
+    /** A payload excerpt already made (`redactExcerpt`), instead of one made here from `alert.payload`. */
+    excerpt?: string;
+    repeats?: Repeats;
+    dropped?: number;
+  } = {},
 ): AlertMessage & { plain: string } {
   const service = options.service ?? 'webhook-inbox';
   const repeats = options.repeats;
   const lines: string[] = [];
   const fields: Array<[string, string]> = [];
   let error: string | undefined;
-  let excerpt: string | undefined;
+  let excerpt = options.excerpt;
   let command: string | undefined;
   let subject: string;
 
@@ -248,7 +260,9 @@ export function formatAlert(
     if (alert.effect) fields.push(['Effect', alert.effect]);
     if (alert.attempts !== undefined) fields.push(['Attempts', String(alert.attempts)]);
     error = bounded(maskString(describeError(alert.error)), MAX_ERROR_LENGTH);
-    if (alert.payload !== undefined) excerpt = redactExcerpt(alert.payload, options.excerptLength ?? 500);
+    if (excerpt === undefined && alert.payload !== undefined) {
+      excerpt = redactExcerpt(alert.payload, options.excerptLength ?? 500);
+    }
     command = replayCommand(alert.provider, alert.eventId);
   }
 
@@ -376,9 +390,12 @@ export function createAlerter(options: AlerterOptions): Alerter {
   const retryMaxDelayMs = positive('retryMaxDelayMs', options.retryMaxDelayMs ?? 15_000);
   const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? 5000);
   const closeTimeoutMs = options.closeTimeoutMs ?? 5000;
+  const excerptLength = options.excerptLength ?? 500;
   const doFetch = options.fetch ?? globalThis.fetch;
-  const format = { service: options.service, excerptLength: options.excerptLength };
+  const maxIntake = Math.max(MIN_INTAKE, maxQueue * 10);
 
+  // notify() only appends here; grouping, excerpts and timers happen on the next turn of the event loop.
+  const intake: Alert[] = [];
   const groups = new Map<string, Group>();
   const queue: Queued[] = [];
   const stopping = new AbortController();
@@ -388,7 +405,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
   let draining: Promise<void> | undefined;
   let scheduled = false;
 
-  const stats = (): AlerterStats => ({ ...counts, queued: queue.length });
+  const stats = (): AlerterStats => ({ ...counts, queued: queue.length + intake.length });
 
   function logFields(item: Queued): Record<string, unknown> {
     const { alert } = item;
@@ -404,29 +421,74 @@ export function createAlerter(options: AlerterOptions): Alerter {
     return base;
   }
 
+  function drop(fields: Record<string, unknown>): void {
+    counts.dropped++;
+    if (droppedUnreported++ === 0) logger.warn({ ...fields, maxQueue }, 'alert queue full: dropping alerts');
+  }
+
   function enqueue(item: Queued): void {
     if (queue.length >= maxQueue) {
-      counts.dropped++;
-      if (droppedUnreported++ === 0)
-        logger.warn({ ...logFields(item), maxQueue }, 'alert queue full: dropping alerts');
+      drop(logFields(item));
       return;
     }
     queue.push(item);
-    schedule();
   }
 
-  // The drain starts on a later turn of the event loop, so notify() never does network work on its caller's stack.
+  /** The alert without its payload: a queued or grouped alert keeps no reference to a (possibly large) body. */
+  function strip(alert: Alert): Alert {
+    return alert.kind === 'signature_failures' || alert.payload === undefined
+      ? alert
+      : { ...alert, payload: undefined };
+  }
+
+  function group(alert: Alert): void {
+    const fingerprint = alertFingerprint(alert);
+    const existing = groups.get(fingerprint);
+    if (existing) {
+      existing.count++;
+      existing.total++;
+      existing.last = strip(alert);
+      counts.grouped++;
+      return;
+    }
+    const timer = setTimeout(() => closeWindow(fingerprint), groupWindowMs);
+    timer.unref();
+    groups.set(fingerprint, { count: 0, total: 1, openedAt: new Date(), last: strip(alert), timer });
+    if (queue.length >= maxQueue) {
+      drop({ alert: alert.kind, provider: alert.provider, fingerprint });
+      return;
+    }
+    const excerpt =
+      alert.kind !== 'signature_failures' && alert.payload !== undefined
+        ? redactExcerpt(alert.payload, excerptLength)
+        : undefined;
+    queue.push({ alert: strip(alert), fingerprint, excerpt });
+  }
+
+  function takeIntake(): void {
+    for (const alert of intake.splice(0)) {
+      try {
+        group(alert);
+      } catch (error) {
+        logger.error({ err: describeError(error) }, 'alerter: could not process an alert');
+      }
+    }
+  }
+
+  // One pump per turn of the event loop: fold the intake into groups, then make sure the sender runs. Never on the
+  // caller's stack, so notify() costs an array push.
   function schedule(): void {
-    if (draining || scheduled || stopping.signal.aborted) return;
+    if (scheduled || stopping.signal.aborted) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      if (draining) return;
+      takeIntake();
+      if (draining || queue.length === 0) return;
       draining = drain()
         .catch((error: unknown) => logger.error({ err: describeError(error) }, 'alert sender failed'))
         .finally(() => {
           draining = undefined;
-          if (queue.length > 0) schedule();
+          if (queue.length > 0 || intake.length > 0) schedule();
         });
     });
   }
@@ -435,12 +497,18 @@ export function createAlerter(options: AlerterOptions): Alerter {
     for (let item = queue.shift(); item; item = queue.shift()) {
       await deliver(item);
       if (stopping.signal.aborted) return;
+      takeIntake();
     }
   }
 
   async function deliver(item: Queued): Promise<void> {
     const dropped = droppedUnreported;
-    const { plain, ...message } = formatAlert(item.alert, { ...format, repeats: item.repeats, dropped });
+    const { plain, ...message } = formatAlert(item.alert, {
+      service: options.service,
+      excerpt: item.excerpt,
+      repeats: item.repeats,
+      dropped,
+    });
     const headline = `alert: ${plain.split('\n')[0] ?? ''}`;
     if (!url) {
       logger.error({ ...logFields(item), message: plain }, headline);
@@ -494,18 +562,24 @@ export function createAlerter(options: AlerterOptions): Alerter {
     );
   }
 
+  function summary(fingerprint: string, group: Group): Queued {
+    return {
+      alert: group.last,
+      fingerprint,
+      repeats: { more: group.count, total: group.total, windowMs: groupWindowMs, since: group.openedAt },
+    };
+  }
+
   function closeWindow(fingerprint: string): void {
+    takeIntake();
     const group = groups.get(fingerprint);
     if (!group) return;
     if (group.count === 0) {
       groups.delete(fingerprint);
       return;
     }
-    enqueue({
-      alert: group.last,
-      fingerprint,
-      repeats: { more: group.count, total: group.total, windowMs: groupWindowMs, since: group.openedAt },
-    });
+    enqueue(summary(fingerprint, group));
+    schedule();
     // Still failing: keep the group open for another window, so a steady stream yields one summary per window.
     group.count = 0;
     group.timer = setTimeout(() => closeWindow(fingerprint), groupWindowMs);
@@ -515,26 +589,16 @@ export function createAlerter(options: AlerterOptions): Alerter {
   function notify(alert: Alert): void {
     try {
       counts.notified++;
-      const fingerprint = alertFingerprint(alert);
       if (closed) {
-        logger.error(
-          { alert: alert.kind, provider: alert.provider, fingerprint },
-          'alert after shutdown (not sent)',
-        );
+        logger.error({ alert: alert.kind, provider: alert.provider }, 'alert after shutdown (not sent)');
         return;
       }
-      const group = groups.get(fingerprint);
-      if (group) {
-        group.count++;
-        group.total++;
-        group.last = alert;
-        counts.grouped++;
+      if (intake.length >= maxIntake) {
+        drop({ alert: alert.kind, provider: alert.provider });
         return;
       }
-      const timer = setTimeout(() => closeWindow(fingerprint), groupWindowMs);
-      timer.unref();
-      groups.set(fingerprint, { count: 0, total: 1, openedAt: new Date(), last: alert, timer });
-      enqueue({ alert, fingerprint });
+      intake.push(alert);
+      schedule();
     } catch (error) {
       try {
         logger.error({ err: describeError(error) }, 'alerter: notify failed');
@@ -547,20 +611,10 @@ export function createAlerter(options: AlerterOptions): Alerter {
   async function close({ timeoutMs = closeTimeoutMs }: { timeoutMs?: number } = {}): Promise<AlerterStats> {
     if (!closed) {
       closed = true;
+      takeIntake();
       for (const [fingerprint, group] of groups) {
         clearTimeout(group.timer);
-        if (group.count > 0) {
-          enqueue({
-            alert: group.last,
-            fingerprint,
-            repeats: {
-              more: group.count,
-              total: group.total,
-              windowMs: groupWindowMs,
-              since: group.openedAt,
-            },
-          });
-        }
+        if (group.count > 0) enqueue(summary(fingerprint, group));
       }
       groups.clear();
     }
@@ -569,7 +623,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
       timer = setTimeout(resolve, Math.max(0, timeoutMs));
     });
     const drained = (async () => {
-      while (queue.length > 0 || draining || scheduled) {
+      while (!stopping.signal.aborted && (queue.length > 0 || draining || scheduled)) {
         schedule();
         await (draining ?? new Promise((resolve) => setImmediate(resolve)));
       }
@@ -578,6 +632,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
     clearTimeout(timer);
     stopping.abort();
     await draining;
+    await drained;
     for (const item of queue.splice(0)) {
       counts.dropped++;
       logger.error(logFields(item), 'alert not delivered before shutdown');

@@ -19,15 +19,20 @@ export interface PurgeOptions {
   payloadDays?: number;
   /** Delete finished events (keys, payloads, effect ledger) received longer ago than this. Default 90, minimum 7. */
   keyDays?: number;
-  /** Rows per statement (each statement its own short transaction). Default 1000, at most 10 000. */
+  /**
+   * Rows per statement at most (each statement is its own short transaction). Default 1000, at most 10 000. The
+   * size actually used adapts to keep each batch well under `maxBatchMs`.
+   */
   batchSize?: number;
   /** The reference time for both cutoffs. Default: now. */
   now?: Date;
   /**
-   * How long one batch may wait for a row lock before it gives up (and is retried, three times at most). Bounds
-   * how long anything queued behind the purge can wait. Default 100 ms.
+   * The longest one batch may run (its `statement_timeout`), lock waits included; beyond it the batch is cancelled,
+   * which releases its rows, and retried at half the size (five times in a row at most, then the run stops). This
+   * bounds how long an `INSERT ... ON CONFLICT` of a key being purged can wait, even on a loaded machine where a
+   * batch of fixed size would run long. Default 50 ms.
    */
-  lockTimeoutMs?: number;
+  maxBatchMs?: number;
   /** Stops between batches (graceful shutdown); the result then says `complete: false`. */
   signal?: AbortSignal;
 }
@@ -37,11 +42,18 @@ export interface PurgeResult {
   payloadsPurged: number;
   /** Events deleted, key and all (their `effect_runs` go with them). */
   keysDeleted: number;
-  /** Statements run. */
+  /** Statements run, cancelled ones included. */
   batches: number;
-  /** Batches that gave up on a row lock. */
-  lockTimeouts: number;
-  /** False when stopped early (aborted, or a lock held for too long); the next run picks up the rest. */
+  /** Batches cancelled for running past `maxBatchMs` (slow, or waiting on a lock another transaction holds). */
+  timeouts: number;
+  /**
+   * The longest completed batch as the client saw it, ms (round trip included, so on a busy machine more than
+   * the server-side time, which `maxBatchMs` bounds).
+   */
+  slowestBatchMs: number;
+  /** The batch size in use at the end (it halves after a slow batch, doubles after a fast one). */
+  finalBatchSize: number;
+  /** False when stopped early (aborted, or five timeouts in a row); the next run picks up the rest. */
   complete: boolean;
   payloadCutoff: Date;
   keyCutoff: Date;
@@ -82,14 +94,15 @@ const NULL_PAYLOADS = `
     returning received_at)
   select count(*)::int as n, max(received_at)::text as last from batch`;
 
-const LOCK_NOT_AVAILABLE = '55P03';
-const MAX_LOCK_RETRIES = 3;
+// statement_timeout (and a cancel request) ends a statement with query_canceled.
+const QUERY_CANCELED = '57014';
+const MAX_CONSECUTIVE_TIMEOUTS = 5;
 
 interface ResolvedPurgeOptions {
   payloadDays: number;
   keyDays: number;
   batchSize: number;
-  lockTimeoutMs: number;
+  maxBatchMs: number;
 }
 
 /**
@@ -97,7 +110,7 @@ interface ResolvedPurgeOptions {
  * `purgeExpired` and by `schedulePurge` (so a bad schedule is refused when it is set, not at 3 a.m.).
  */
 export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOptions {
-  const { payloadDays = 30, keyDays = 90, batchSize = 1000, lockTimeoutMs = 100 } = options;
+  const { payloadDays = 30, keyDays = 90, batchSize = 1000, maxBatchMs = 50 } = options;
   if (!Number.isFinite(payloadDays) || payloadDays <= 0) {
     throw new RangeError(`retention: payloadDays must be a positive number of days, got ${payloadDays}`);
   }
@@ -111,10 +124,10 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw new RangeError(`retention: batchSize must be an integer from 1 to 10000, got ${batchSize}`);
   }
-  if (!Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 1) {
-    throw new RangeError(`retention: lockTimeoutMs must be a positive integer, got ${lockTimeoutMs}`);
+  if (!Number.isInteger(maxBatchMs) || maxBatchMs < 10) {
+    throw new RangeError(`retention: maxBatchMs must be an integer of at least 10, got ${maxBatchMs}`);
   }
-  return { payloadDays, keyDays, batchSize, lockTimeoutMs };
+  return { payloadDays, keyDays, batchSize, maxBatchMs };
 }
 
 /**
@@ -126,60 +139,77 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
  * Events still in flight (`received`, `processing`, `failed`) are never touched, whatever their age; neither are
  * rows another transaction has locked (left for the next run).
  *
- * Each batch is one statement in its own transaction of at most `batchSize` rows with `lock_timeout` set, so the
- * receiver's `INSERT ... ON CONFLICT` never waits behind more than one short batch. Idempotent: run it as often
- * as you like (see `schedulePurge`).
+ * Each batch is one statement in its own transaction, cancelled if it runs past `maxBatchMs`; an
+ * `INSERT ... ON CONFLICT` of a key in the batch waits for it (Postgres must know whether the row it conflicts
+ * with is being deleted), so the receiver never waits behind more than one short batch. The batch size adapts:
+ * halved after a batch that took over half of `maxBatchMs` or was cancelled, doubled (up to `batchSize`) after
+ * one under a quarter. Idempotent: run it as often as you like (see `schedulePurge`).
  *
  * @example
  * const result = await purgeExpired(pool, { payloadDays: 30, keyDays: 90 });
  * logger.info(result, 'retention purge');
  */
 export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): Promise<PurgeResult> {
-  const { payloadDays, keyDays, batchSize, lockTimeoutMs } = resolvePurgeOptions(options);
+  const { payloadDays, keyDays, batchSize, maxBatchMs } = resolvePurgeOptions(options);
   const started = performance.now();
   const now = options.now ?? new Date();
   const payloadCutoff = new Date(now.getTime() - payloadDays * DAY_MS);
   const keyCutoff = new Date(now.getTime() - keyDays * DAY_MS);
-  const result = { payloadsPurged: 0, keysDeleted: 0, batches: 0, lockTimeouts: 0, complete: true };
+  const result = {
+    payloadsPurged: 0,
+    keysDeleted: 0,
+    batches: 0,
+    timeouts: 0,
+    slowestBatchMs: 0,
+    finalBatchSize: batchSize,
+    complete: true,
+  };
+  let size = batchSize;
 
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query(`set lock_timeout = ${lockTimeoutMs}`);
+    await client.query(`set statement_timeout = ${maxBatchMs}`);
     // Keys first: deleting a row is enough, nulling its payload first would be wasted writes.
     for (const [sql, cutoff, field] of [
       [DELETE_KEYS, keyCutoff, 'keysDeleted'],
       [NULL_PAYLOADS, payloadCutoff, 'payloadsPurged'],
     ] as const) {
       let from = '-infinity';
-      let lockFailures = 0;
+      let timeoutsInARow = 0;
       for (;;) {
         if (options.signal?.aborted) {
           result.complete = false;
           break;
         }
         let row: { n: number; last: string | null } | undefined;
+        const batchStarted = performance.now();
         try {
           result.batches++;
-          row = (await client.query<{ n: number; last: string | null }>(sql, [cutoff, from, batchSize]))
-            .rows[0];
+          row = (await client.query<{ n: number; last: string | null }>(sql, [cutoff, from, size])).rows[0];
         } catch (error) {
-          if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
-          result.lockTimeouts++;
-          if (++lockFailures >= MAX_LOCK_RETRIES) {
+          if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
+          result.timeouts++;
+          size = Math.max(1, Math.floor(size / 2));
+          if (++timeoutsInARow >= MAX_CONSECUTIVE_TIMEOUTS) {
             result.complete = false;
             break;
           }
           continue;
         }
-        lockFailures = 0;
+        const elapsed = performance.now() - batchStarted;
+        result.slowestBatchMs = Math.max(result.slowestBatchMs, Math.round(elapsed));
+        timeoutsInARow = 0;
         const n = row?.n ?? 0;
         result[field] += n;
         if (row?.last) from = row.last;
-        if (n < batchSize) break;
+        if (n < size) break;
+        if (elapsed > maxBatchMs / 2) size = Math.max(1, Math.floor(size / 2));
+        else if (elapsed < maxBatchMs / 4) size = Math.min(batchSize, size * 2);
       }
     }
-    await client.query('reset lock_timeout');
+    await client.query('reset statement_timeout');
+    result.finalBatchSize = size;
   } catch (error) {
     broken = true;
     throw error;

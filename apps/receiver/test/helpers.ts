@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createPool } from '@webhook-inbox/db';
 import { findFreePort } from '@webhook-inbox/db/embedded';
 import {
   createProviders,
@@ -17,7 +16,14 @@ import {
 import { waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import pino from 'pino';
-import { createApp, createMetrics, createSender, type Logger } from '../src/index.ts';
+import {
+  createApp,
+  createMetrics,
+  createRequestPool,
+  createSender,
+  parseConfig,
+  type Logger,
+} from '../src/index.ts';
 
 export const SERVER_ENTRY = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/', import.meta.url));
@@ -158,11 +164,13 @@ export async function createTestApp(
   options: { maxBodyBytes?: number; poolUrl?: string } = {},
 ): Promise<TestApp> {
   const { logger, lines } = memoryLogger();
-  const pool = createPool({
-    connectionString: options.poolUrl ?? databaseUrl,
-    max: 4,
-    connectionTimeoutMillis: 2_000,
+  // The receiver's own pool (pipelined, with its deadline), small.
+  const config = parseConfig({
+    DATABASE_URL: options.poolUrl ?? databaseUrl,
+    DATABASE_POOL_SIZE: '4',
+    DATABASE_TIMEOUT_MS: '2000',
   });
+  const pool = createRequestPool(config, logger);
   const boss = createSender(databaseUrl, logger);
   await boss.start();
   await ensureQueues(boss);

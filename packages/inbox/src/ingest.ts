@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EventSource } from '@webhook-inbox/db';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -8,29 +9,51 @@ import { EVENTS_QUEUE, type EventJob } from './queue.ts';
 export type IngestOutcome = 'accepted' | 'duplicate';
 
 export interface IngestDeps {
+  /**
+   * Where the transaction runs. A pool created with `pipeline: true` (pg's pipeline mode, as the receiver's is)
+   * saves round trips; any pool works.
+   */
   pool: pg.Pool;
   /** A started pg-boss instance; `send` runs on our transaction's connection, not on boss's own pool. */
   boss: PgBoss;
 }
 
 // The whole point of the system: a redelivery finds the row and inserts nothing, so it also enqueues nothing.
-const INSERT_EVENT = `
+// Named: parsed and planned once per connection, not on every event.
+const INSERT_EVENT = {
+  name: 'webhook_inbox_insert_event',
+  text: `
   insert into webhook_events (provider, event_id, type, payload, headers, source)
   values ($1, $2, $3, $4::jsonb, $5::jsonb, $6)
   on conflict (provider, event_id) do nothing
-  returning event_id`;
+  returning event_id`,
+};
 
 // Postgres refuses some JSON that JavaScript accepts (a \u0000 escape, a lone surrogate): the body is
 // authentic but cannot be stored, so it is the sender's payload that is wrong, not our database.
 const UNSTORABLE_JSON = new Set(['22P05', '22P02', '22021']);
 
+// pg-boss builds one job-insert statement per queue (a large one); naming it by its text lets Postgres keep its
+// plan per connection instead of parsing and planning it for every event.
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `webhook_inbox_job_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 /**
  * Records an authentic event and enqueues its job in ONE transaction: both or neither. Returns `accepted` when
- * this call created the row, `duplicate` when the event was already recorded. Any failure before the commit
- * throws `UnavailableError` (the sender retries) with nothing recorded.
+ * this call created the row, `duplicate` when the event was already recorded (by a committed transaction: a
+ * concurrent insert of the same key is waited for). Any failure before the commit throws `UnavailableError`
+ * (the sender retries) with nothing recorded.
  *
- * Cost: one pool checkout and four round trips for a new event (begin, insert, job insert, commit), three for
- * a duplicate (begin, insert finding the row, commit).
+ * Round trips, one pool checkout: a new event takes three on a pipelined pool (begin + insert sent together,
+ * the job insert, commit) and four otherwise; a duplicate takes one on a pipelined pool (begin + insert; its
+ * empty transaction is ended behind the answer) and three otherwise.
  */
 export async function ingest(
   { pool, boss }: IngestDeps,
@@ -51,46 +74,72 @@ export async function ingest(
     discard = true;
   };
   client.on('error', onConnectionError);
+  const pipelined = client.pipeline;
+  let open = false;
   try {
-    await client.query('begin');
-    const inserted = await client.query(INSERT_EVENT, [
+    const values = [
       event.provider,
       event.eventId,
       event.type,
       event.payloadText,
       JSON.stringify(event.headers),
       source,
-    ]);
-    const created = inserted.rowCount === 1;
-    if (created) {
-      const job: EventJob = { provider: event.provider, eventId: event.eventId };
-      await boss.send(EVENTS_QUEUE, job, {
-        db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
-      });
+    ];
+    let inserted: pg.QueryResult;
+    if (pipelined) {
+      const begun = client.query('begin');
+      open = true;
+      const insert = client.query({ ...INSERT_EVENT, values });
+      // Both are on the wire before either answer; if `begin` failed, the insert fails too.
+      [, inserted] = await Promise.all([begun, insert]);
+    } else {
+      await client.query('begin');
+      open = true;
+      inserted = await client.query({ ...INSERT_EVENT, values });
     }
+
+    if (inserted.rowCount !== 1) {
+      // Nothing was written: ending the empty transaction cannot change the answer, so with a pipeline it goes
+      // out behind us (the connection's next user queues after it) instead of costing a round trip.
+      const end = client.query('commit');
+      open = false;
+      if (pipelined) end.catch(() => {});
+      else await end;
+      return 'duplicate';
+    }
+
+    const job: EventJob = { provider: event.provider, eventId: event.eventId };
+    const jobId = await boss.send(EVENTS_QUEUE, job, {
+      db: {
+        executeSql: (text: string, params?: unknown[]) =>
+          client.query({ name: statementName(text), text, values: params }),
+      },
+    });
+    // pg-boss skips an insert its queue policy forbids (and returns null): never commit an event without its job.
+    if (jobId === null) throw new Error(`pg-boss did not create the job (queue "${EVENTS_QUEUE}" policy?)`);
     await client.query('commit');
-    return created ? 'accepted' : 'duplicate';
+    open = false;
+    return 'accepted';
   } catch (error) {
-    // The server answered with an error: the connection is fine, roll back and keep it. Anything else (a reset,
-    // a timeout, a half-sent query) leaves it in an unknown state: discard it, which also ends the transaction
-    // on the server, and do not wait on a rollback that may never be answered.
-    if (error instanceof pg.DatabaseError) {
+    const code = error instanceof pg.DatabaseError ? error.code : undefined;
+    if (code !== undefined && UNSTORABLE_JSON.has(code)) {
+      // The sender's payload, not the connection: roll back and keep it.
       await client.query('rollback').catch(() => {
         discard = true;
       });
-    } else {
-      discard = true;
-    }
-    if (error instanceof WebhookError) throw error;
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && UNSTORABLE_JSON.has(code)) {
+      open = false;
       throw new InvalidPayloadError('the body is JSON that PostgreSQL cannot store (e.g. a \\u0000 escape)', {
         cause: error,
       });
     }
+    // Anything else (a reset, a timeout, a half-sent pipeline, a statement the server refused): discard the
+    // connection, which also ends its transaction on the server, rather than wait on a rollback that may never
+    // be answered or keep a session in an unknown state.
+    discard = true;
+    if (error instanceof WebhookError) throw error;
     throw new UnavailableError('the event could not be recorded', { cause: error });
   } finally {
     client.off('error', onConnectionError);
-    client.release(discard);
+    client.release(discard || open);
   }
 }

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@webhook-inbox/testing';
+import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidPayloadError, UnavailableError } from './errors.ts';
+import { ingest } from './ingest.ts';
+import type { VerifiedEvent } from './providers/types.ts';
+import { ensureQueues, EVENTS_QUEUE } from './queue.ts';
+
+// ingest() against real Postgres, on a plain pool and on a pipelined one (the receiver's).
+
+const db = useTestDatabase();
+let boss: PgBoss;
+let admin: pg.Pool;
+
+beforeAll(async () => {
+  boss = new PgBoss({ connectionString: db.url, max: 2, supervise: false, schedule: false, migrate: false });
+  await boss.start();
+  await ensureQueues(boss);
+  admin = new pg.Pool({ connectionString: db.url, max: 2 });
+});
+afterAll(async () => {
+  await boss?.stop({ graceful: false, close: true });
+  await admin?.end();
+});
+
+const event = (overrides: Partial<VerifiedEvent> = {}): VerifiedEvent => ({
+  provider: 'stripe',
+  eventId: `evt_${randomUUID()}`,
+  type: 'invoice.paid',
+  payloadText: '{"id":"x","amount":12345678901234567890}',
+  headers: { 'x-test': '1' },
+  ...overrides,
+});
+
+async function stored(e: VerifiedEvent): Promise<{ events: number; jobs: number }> {
+  const events = await admin.query(
+    'select count(*)::int as n from webhook_events where provider = $1 and event_id = $2',
+    [e.provider, e.eventId],
+  );
+  const jobs = await admin.query(
+    `select count(*)::int as n from pgboss.job where name = $1 and data->>'provider' = $2 and data->>'eventId' = $3`,
+    [EVENTS_QUEUE, e.provider, e.eventId],
+  );
+  return { events: (events.rows[0] as { n: number }).n, jobs: (jobs.rows[0] as { n: number }).n };
+}
+
+describe.each([
+  ['plain pool', false],
+  ['pipelined pool', true],
+])('ingest() on a %s', (_name, pipeline) => {
+  let pool: pg.Pool;
+  beforeAll(() => {
+    // One connection: every call reuses it, so a transaction left open (or a pending commit) would show.
+    pool = new pg.Pool({ connectionString: db.url, max: 1, pipeline });
+  });
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  it('records a new event with its job, then answers duplicate without a second job', async () => {
+    const e = event();
+    expect(await ingest({ pool, boss }, e)).toBe('accepted');
+    expect(await ingest({ pool, boss }, e)).toBe('duplicate');
+    expect(await ingest({ pool, boss }, e)).toBe('duplicate');
+    expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+    const row = await admin.query(
+      'select payload::text as p, headers, source from webhook_events where event_id = $1',
+      [e.eventId],
+    );
+    // jsonb keeps every digit of a number a JS double would round.
+    expect(row.rows[0]).toEqual({
+      p: '{"id": "x", "amount": 12345678901234567890}',
+      headers: { 'x-test': '1' },
+      source: 'webhook',
+    });
+  });
+
+  it('leaves no transaction open across calls (duplicates then new events on the same connection)', async () => {
+    const known = event();
+    await ingest({ pool, boss }, known);
+    for (let i = 0; i < 5; i++) {
+      expect(await ingest({ pool, boss }, known)).toBe('duplicate');
+      const fresh = event();
+      expect(await ingest({ pool, boss }, fresh)).toBe('accepted');
+      expect(await stored(fresh)).toEqual({ events: 1, jobs: 1 });
+    }
+    // Outside a transaction, a statement's transaction starts with it; inside a leftover one it would not.
+    const { rows } = await pool.query(
+      'select now() = statement_timestamp() as fresh, txid_current_if_assigned() as xid',
+    );
+    expect(rows[0]).toEqual({ fresh: true, xid: null });
+  });
+
+  it('concurrent calls for one key: exactly one accepted', async () => {
+    const wide = new pg.Pool({ connectionString: db.url, max: 8, pipeline });
+    try {
+      const e = event();
+      const outcomes = await Promise.all(Array.from({ length: 24 }, () => ingest({ pool: wide, boss }, e)));
+      expect(outcomes.filter((o) => o === 'accepted')).toHaveLength(1);
+      expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+    } finally {
+      await wide.end();
+    }
+  });
+
+  it('JSON Postgres cannot store: InvalidPayloadError, nothing recorded, connection still usable', async () => {
+    const e = event({ payloadText: '{"a":"\\u0000"}' });
+    await expect(ingest({ pool, boss }, e)).rejects.toBeInstanceOf(InvalidPayloadError);
+    expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
+    expect(await ingest({ pool, boss }, event())).toBe('accepted');
+  });
+
+  it('the job insert failing rolls the event back: UnavailableError, nothing recorded', async () => {
+    const failing = event({ provider: `fail-${pipeline}` });
+    await admin.query(`create or replace function public.ingest_test_fail() returns trigger language plpgsql as $$
+      begin raise exception 'refused'; end $$`);
+    await admin.query(`create trigger ingest_test_fail_${pipeline} before insert on pgboss.job for each row
+      when (new.data->>'provider' = 'fail-${pipeline}') execute function public.ingest_test_fail()`);
+    try {
+      await expect(ingest({ pool, boss }, failing)).rejects.toBeInstanceOf(UnavailableError);
+      expect(await stored(failing)).toEqual({ events: 0, jobs: 0 });
+    } finally {
+      await admin.query(`drop trigger ingest_test_fail_${pipeline} on pgboss.job`);
+    }
+    expect(await ingest({ pool, boss }, failing)).toBe('accepted');
+    expect(await stored(failing)).toEqual({ events: 1, jobs: 1 });
+  });
+
+  it('an unreachable database: UnavailableError', async () => {
+    const dead = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', pipeline });
+    try {
+      await expect(ingest({ pool: dead, boss }, event())).rejects.toBeInstanceOf(UnavailableError);
+    } finally {
+      await dead.end();
+    }
+  });
+});

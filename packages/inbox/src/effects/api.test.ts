@@ -26,6 +26,9 @@ describe('inbox.on typing', () => {
       .on('stripe', ['customer.subscription.created', 'customer.subscription.deleted'], {
         upsert: ({ event }) => {
           expectTypeOf(event.payload.data.object.object).toEqualTypeOf<'subscription'>();
+          if (event.type === 'customer.subscription.deleted') {
+            expectTypeOf(event.payload.type).toEqualTypeOf<'customer.subscription.deleted'>();
+          }
         },
       })
       .on('shopify', 'orders/create', {

@@ -22,15 +22,22 @@ export interface InboxEventBase {
  * A Stripe event, typed by the official `stripe` package and narrowed by `type`. The type is a compile-time view
  * of the current API version: an endpoint pinned to an older version sends older shapes (fields that moved,
  * e.g. `invoice.subscription` before 2025-03-31), so read fields that changed across versions defensively.
+ * For a union of types it is a union of events, so checking `event.type` narrows `event.payload`.
  */
-export interface StripeInboxEvent<T extends Stripe.Event.Type = Stripe.Event.Type> extends InboxEventBase {
+export type StripeInboxEvent<T extends Stripe.Event.Type = Stripe.Event.Type> = T extends Stripe.Event.Type
+  ? StripeEventOf<T>
+  : never;
+
+export interface StripeEventOf<T extends Stripe.Event.Type> extends InboxEventBase {
   provider: 'stripe';
   type: T;
   payload: Extract<Stripe.Event, { type: T }>;
 }
 
 /** A Shopify event: the payload stays `unknown` until a schema parses it. */
-export interface ShopifyInboxEvent<T extends string = string> extends InboxEventBase {
+export type ShopifyInboxEvent<T extends string = string> = T extends string ? ShopifyEventOf<T> : never;
+
+export interface ShopifyEventOf<T extends string> extends InboxEventBase {
   provider: 'shopify';
   type: T;
   /** `X-Shopify-Shop-Domain`, e.g. `shop.myshopify.com`. */
@@ -42,9 +49,7 @@ export type GenericInboxEvent = InboxEventBase;
 
 /** The event type handed to effects registered for `provider` and `type`. */
 export type InboxEventFor<P extends string, T extends string> = P extends 'stripe'
-  ? T extends Stripe.Event.Type
-    ? StripeInboxEvent<T>
-    : never
+  ? StripeInboxEvent<Extract<T, Stripe.Event.Type>>
   : P extends 'shopify'
     ? ShopifyInboxEvent<T>
     : GenericInboxEvent;

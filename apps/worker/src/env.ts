@@ -1,0 +1,203 @@
+import path from 'node:path';
+import type { EffectStep, QueueSettings } from '@webhook-inbox/inbox';
+import { z } from 'zod';
+
+/**
+ * The worker's configuration, parsed once from the environment at start-up. Nothing else in the app reads
+ * `process.env`: everything receives a `WorkerConfig`.
+ */
+export interface WorkerConfig {
+  databaseUrl: string;
+  host: string;
+  /** `/healthz` and `/metrics`. 0: any free port (tests). */
+  port: number;
+  /** Unset: messages are written as `.eml` files under `mailDir`. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  mailDir: string;
+  logLevel: LogLevel;
+  /** Retry policy of the events queue (the worker owns it and applies it at start). */
+  queue: QueueSettings;
+  batchSize: number;
+  concurrency: number;
+  poolSize: number;
+  pollingIntervalSeconds: number;
+  superviseIntervalSeconds: number;
+  /** How long a shutdown waits for running effects before abandoning them (they are retried elsewhere). */
+  shutdownTimeoutMs: number;
+  /** Test-only: SIGKILL this process at one step of one effect. Refused when NODE_ENV=production. */
+  fault: Fault | undefined;
+  production: boolean;
+}
+
+export interface Fault {
+  step: EffectStep;
+  effect: string;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const FAULT_STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit-before-complete'] as const;
+
+/** One line per wrong variable, naming it, never echoing a secret. */
+export class ConfigError extends Error {
+  readonly issues: string[];
+
+  constructor(issues: string[]) {
+    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+// `FOO=` in a .env file means "not set".
+const blank = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+function number(min: number, max: number, fallback: number, { integer = true } = {}) {
+  return z.preprocess(
+    blank,
+    z
+      .string()
+      .trim()
+      .regex(integer ? /^\d+$/ : /^\d+(\.\d+)?$/, { error: `must be a number between ${min} and ${max}` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .min(min, { error: `must be at least ${min}` })
+          .max(max, { error: `must be at most ${max}` }),
+      )
+      .default(fallback),
+  );
+}
+
+const bool = (fallback: boolean) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' ? blank(value.trim().toLowerCase()) : value),
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+      .transform((value) => ['true', '1', 'yes'].includes(value))
+      .default(fallback),
+  );
+
+const schema = z.object({
+  DATABASE_URL: z.preprocess(
+    blank,
+    z
+      .string({ error: 'is required (a postgres:// connection string)' })
+      .refine((value) => /^postgres(?:ql)?:\/\/./.test(value), {
+        error: 'must be a postgres:// or postgresql:// connection string',
+      }),
+  ),
+  WORKER_HOST: z.preprocess(blank, z.string().trim().default('127.0.0.1')),
+  WORKER_PORT: number(0, 65_535, 3001),
+  SMTP_URL: z.preprocess(
+    blank,
+    z
+      .string()
+      .trim()
+      .refine((value) => /^smtps?:\/\/./.test(value), { error: 'must be an smtp:// or smtps:// URL' })
+      .optional(),
+  ),
+  MAIL_FROM: z.preprocess(blank, z.string().trim().default('welcome@localhost')),
+  MAIL_DIR: z.preprocess(blank, z.string().trim().default('.data/mail')),
+  LOG_LEVEL: z.preprocess(
+    (value) => (typeof value === 'string' ? blank(value.trim().toLowerCase()) : value),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+  WORKER_RETRY_LIMIT: number(0, 1_000, 8),
+  WORKER_RETRY_DELAY_SECONDS: number(0, 86_400, 5),
+  WORKER_RETRY_BACKOFF: bool(true),
+  WORKER_RETRY_DELAY_MAX_SECONDS: number(1, 7 * 86_400, 900),
+  WORKER_JOB_TIMEOUT_SECONDS: number(1, 86_400, 300),
+  WORKER_BATCH_SIZE: number(1, 1_000, 50),
+  WORKER_CONCURRENCY: number(1, 64, 2),
+  WORKER_POOL_SIZE: number(1, 500, 20),
+  WORKER_POLL_SECONDS: number(0.5, 3_600, 2, { integer: false }),
+  WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
+  SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
+  WORKER_FAULT: z.preprocess(
+    blank,
+    z
+      .string()
+      .trim()
+      .transform((value, ctx): Fault => {
+        const [step, effect] = value.split(':');
+        if (!FAULT_STEPS.includes(step as EffectStep) || !effect) {
+          ctx.addIssue({ code: 'custom', message: `must be <${FAULT_STEPS.join('|')}>:<effect name>` });
+          return z.NEVER;
+        }
+        return { step: step as EffectStep, effect };
+      })
+      .optional(),
+  ),
+  NODE_ENV: z.preprocess(blank, z.string().trim().default('development')),
+  INIT_CWD: z.string().optional(),
+});
+
+/**
+ * Parses the worker's configuration; throws `ConfigError` listing every wrong variable. `server.ts` passes
+ * `process.env` after reading `.env`; tests and the benchmark pass their own.
+ */
+export function parseConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map(
+        (issue) => `${issue.path.map(String).join('.') || 'environment'} ${issue.message}`,
+      ),
+    );
+  }
+  const e = result.data;
+  const production = e.NODE_ENV === 'production';
+  const issues: string[] = [];
+  if (production && e.WORKER_FAULT)
+    issues.push('WORKER_FAULT is a test switch: refused when NODE_ENV=production');
+  if (e.WORKER_RETRY_BACKOFF && e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
+    issues.push('WORKER_RETRY_DELAY_MAX_SECONDS must be at least WORKER_RETRY_DELAY_SECONDS');
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  return {
+    databaseUrl: e.DATABASE_URL,
+    host: e.WORKER_HOST,
+    port: e.WORKER_PORT,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    // Relative to where pnpm was invoked (the repo root for `pnpm start`), not to apps/worker.
+    mailDir: path.resolve(e.INIT_CWD ?? process.cwd(), e.MAIL_DIR),
+    logLevel: e.LOG_LEVEL,
+    queue: {
+      retryLimit: e.WORKER_RETRY_LIMIT,
+      retryDelay: e.WORKER_RETRY_DELAY_SECONDS,
+      retryBackoff: e.WORKER_RETRY_BACKOFF,
+      retryDelayMax: e.WORKER_RETRY_DELAY_MAX_SECONDS,
+      expireInSeconds: e.WORKER_JOB_TIMEOUT_SECONDS,
+    },
+    batchSize: e.WORKER_BATCH_SIZE,
+    concurrency: e.WORKER_CONCURRENCY,
+    poolSize: e.WORKER_POOL_SIZE,
+    pollingIntervalSeconds: e.WORKER_POLL_SECONDS,
+    superviseIntervalSeconds: e.WORKER_SUPERVISE_SECONDS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    fault: e.WORKER_FAULT,
+    production,
+  };
+}
+
+/** The configuration as it is safe to log: no credentials. */
+export function describeConfig(config: WorkerConfig): Record<string, unknown> {
+  const hideCredentials = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+  return {
+    host: config.host,
+    port: config.port,
+    database: hideCredentials(config.databaseUrl),
+    mail: config.smtpUrl ? hideCredentials(config.smtpUrl) : `files in ${config.mailDir}`,
+    queue: config.queue,
+    batchSize: config.batchSize,
+    concurrency: config.concurrency,
+    poolSize: config.poolSize,
+    fault: config.fault,
+  };
+}

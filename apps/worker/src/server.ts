@@ -1,0 +1,50 @@
+import { loadDotEnv } from '@webhook-inbox/db';
+import { ConfigError, parseConfig } from './env.ts';
+import { createLogger } from './logger.ts';
+import { startWorker } from './worker.ts';
+
+loadDotEnv();
+let config;
+try {
+  config = parseConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`worker: ${error.message}\n`);
+  process.exit(2);
+}
+const logger = createLogger(config.logLevel);
+const starting = startWorker(config, { logger });
+starting.catch(() => {}); // A failed start is reported below.
+
+// Installed in the same tick as the start, so a SIGTERM during start-up is a graceful stop too. First
+// SIGTERM/SIGINT: stop fetching, wait (bounded) for running effects, exit 0. A second one: exit now.
+let stopping = false;
+const onSignal = (signal: NodeJS.Signals) => {
+  if (stopping) {
+    logger.warn({ signal }, 'second signal: exiting now');
+    logger.flush();
+    process.exit(1);
+  }
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  starting
+    .then((worker) => worker.close())
+    .then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      },
+    );
+};
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
+
+try {
+  await starting;
+} catch (error) {
+  logger.fatal({ err: error }, 'worker failed to start');
+  logger.flush();
+  process.exit(1);
+}

@@ -1,0 +1,109 @@
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { DeadEvent } from '@webhook-inbox/inbox';
+import { createApp } from './app.ts';
+import { createExampleInbox } from './effects/index.ts';
+import { describeConfig, type WorkerConfig } from './env.ts';
+import { faultHook } from './faults.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMailer } from './mail.ts';
+import { createMetrics } from './metrics.ts';
+
+export interface Worker {
+  /** `/healthz` and `/metrics`, e.g. `http://127.0.0.1:3001` (the real port when `config.port` was 0). */
+  readonly url: string;
+  /**
+   * Graceful stop, once: stops fetching, waits for running effects (up to `config.shutdownTimeoutMs`; whatever is
+   * still running then is retried by the next worker), closes the mail transport, then the HTTP server.
+   */
+  close(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  logger?: Logger;
+  /** Called when an event is dead (after the log line). Alerts hook in here. */
+  onDead?: (event: DeadEvent) => void | Promise<void>;
+}
+
+/**
+ * Starts the worker in this process: the example effects, their queue worker, and the health/metrics server.
+ * Requires a migrated database (`pnpm db:migrate`).
+ *
+ * @example
+ * const worker = await startWorker(parseConfig(process.env));
+ * await worker.close();
+ */
+export async function startWorker(config: WorkerConfig, options: StartWorkerOptions = {}): Promise<Worker> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  logger.info({ config: describeConfig(config) }, 'worker starting');
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    dir: config.mailDir,
+    logger,
+  });
+  const metrics = createMetrics();
+  const inbox = createExampleInbox({
+    mailer,
+    messageIdDomain: config.mailFrom.split('@')[1] || 'localhost',
+    logger,
+    observer: metrics.observer,
+    onDead: options.onDead,
+  });
+
+  let inboxWorker;
+  try {
+    inboxWorker = await inbox.start({
+      connectionString: config.databaseUrl,
+      queue: config.queue,
+      batchSize: config.batchSize,
+      concurrency: config.concurrency,
+      poolSize: config.poolSize,
+      pollingIntervalSeconds: config.pollingIntervalSeconds,
+      superviseIntervalSeconds: config.superviseIntervalSeconds,
+      onStep: faultHook(config.fault, logger),
+    });
+  } catch (error) {
+    mailer.close();
+    throw error;
+  }
+
+  let stopping = false;
+  const app = createApp({ registry: metrics.registry, isStopping: () => stopping });
+  let server: ServerType | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info: AddressInfo) =>
+      resolve(info.port),
+    );
+    server.once('error', reject);
+  }).catch(async (error: unknown) => {
+    await inboxWorker.stop({ graceful: false });
+    mailer.close();
+    throw error;
+  });
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  logger.info({ url }, 'worker listening (/healthz, /metrics)');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        stopping = true;
+        const started = Date.now();
+        logger.info('worker stopping: no new jobs, waiting for running effects');
+        await inboxWorker
+          .stop({ graceful: true, timeoutMs: config.shutdownTimeoutMs })
+          .catch((error: unknown) => {
+            logger.warn({ err: error }, 'the queue worker did not stop cleanly');
+          });
+        mailer.close();
+        await new Promise<void>((resolve) => {
+          server?.close(() => resolve());
+          (server as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
+        });
+        logger.info({ ms: Date.now() - started }, 'worker stopped');
+        logger.flush();
+      })()),
+  };
+}

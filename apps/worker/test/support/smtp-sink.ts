@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  messageId: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface SmtpSink {
+  /** `smtp://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly messages: ReceivedMail[];
+  /** How many times each Message-ID arrived. */
+  counts(): Map<string, number>;
+  /** Messages beyond the first for each Message-ID. */
+  duplicates(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A real SMTP server on loopback that keeps every message it accepts, parsed. A message counts as delivered once
+ * the server has read it completely, as a real MTA would have it, even if the client never sees the reply.
+ */
+export async function startSmtpSink(options: { delayMs?: () => number } = {}): Promise<SmtpSink> {
+  const messages: ReceivedMail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    // No reverse DNS of 127.0.0.1 per connection (hundreds of ms on some machines).
+    disableReverseLookup: true,
+    logger: false,
+    onData(stream, _session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          const to = Array.isArray(mail.to) ? mail.to.map((a) => a.text).join(', ') : (mail.to?.text ?? '');
+          messages.push({
+            messageId: mail.messageId ?? '',
+            to,
+            subject: mail.subject ?? '',
+            text: mail.text ?? '',
+          });
+          const delay = options.delayMs?.() ?? 0;
+          if (delay > 0) setTimeout(() => callback(), delay);
+          else callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  // A client killed mid-conversation resets its connection: expected in crash tests, not a failure of the sink.
+  server.on('error', () => {});
+  const port = await new Promise<number>((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve((server.server.address() as AddressInfo).port));
+  });
+  const counts = () => {
+    const byId = new Map<string, number>();
+    for (const { messageId } of messages) byId.set(messageId, (byId.get(messageId) ?? 0) + 1);
+    return byId;
+  };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    counts,
+    duplicates: () => messages.length - counts().size,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

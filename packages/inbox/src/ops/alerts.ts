@@ -483,7 +483,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
     setImmediate(() => {
       scheduled = false;
       takeIntake();
-      if (draining || queue.length === 0) return;
+      if (draining || queue.length === 0 || stopping.signal.aborted) return;
       draining = drain()
         .catch((error: unknown) => logger.error({ err: describeError(error) }, 'alert sender failed'))
         .finally(() => {

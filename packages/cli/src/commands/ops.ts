@@ -43,7 +43,7 @@ export async function purge(context: CliContext, options: PurgeCliOptions): Prom
     process.stdout.write(
       `payloads purged: ${result.payloadsPurged} (received before ${result.payloadCutoff.toISOString()})\n` +
         `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()})\n` +
-        (result.complete ? '' : 'stopped early (rows locked); run again to finish\n'),
+        (result.complete ? '' : 'stopped early (rows locked or batches too slow); run again to finish\n'),
     );
 }
 
@@ -91,7 +91,9 @@ export async function reconcile(
       process.stdout.write(
         `scanned ${report.scanned} Stripe events since ${report.since.toISOString()}: ` +
           `${report.alreadyPresent} already recorded, ${report.missing} missing, ` +
-          `${report.ingested} ${options.dryRun ? 'would be ' : ''}recorded now\n`,
+          (options.dryRun
+            ? `${report.missing} would be recorded (dry run)\n`
+            : `${report.ingested} recorded now\n`),
       );
       for (const [type, counts] of Object.entries(report.byType)) {
         if (counts.missing) process.stdout.write(`  ${type}: ${counts.missing} missing\n`);

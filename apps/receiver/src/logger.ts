@@ -35,11 +35,12 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
 }
 
 /**
- * Asynchronous writes (a burst of requests coalesces into few write calls instead of one blocking write per
- * line), flushed synchronously on exit so the last lines, such as "receiver stopped", are not lost.
+ * Buffered, asynchronous writes: lines collect until 4 KiB or 200 ms, whichever comes first, so a burst of
+ * requests costs a few write calls instead of one per line. Flushed synchronously on exit so the last lines,
+ * such as "receiver stopped", are not lost.
  */
 function stdout(): pino.DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false });
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 });
   process.once('exit', () => {
     try {
       destination.flushSync();

@@ -8,6 +8,7 @@ import { loadDotEnv } from '@webhook-inbox/db';
 import { events, show } from './commands/events.ts';
 import { migrate } from './commands/migrate.ts';
 import { purge, reconcile } from './commands/ops.ts';
+import { replay } from './commands/replay.ts';
 import { sendShopify, sendStripe } from './commands/send.ts';
 import { createContext } from './context.ts';
 import { EXIT, NotFoundError, UsageError } from './errors.ts';
@@ -60,6 +61,30 @@ program
   .command('migrate')
   .description('Apply the Drizzle migrations and the pg-boss schema to DATABASE_URL')
   .action(() => migrate(context));
+
+program
+  .command('replay')
+  .description('Put events back on the queue; only effects that have not completed run again')
+  .argument('[provider]', 'replay one event: its provider ...')
+  .argument('[id]', '... and its event key')
+  .addOption(
+    new Option('--status <status>', 'bulk: every event in this status').choices([
+      'received',
+      'processing',
+      'processed',
+      'failed',
+      'dead',
+    ]),
+  )
+  .option('--provider <provider>', 'bulk: only this provider')
+  .option('--type <type>', 'bulk: only this event type')
+  .option('--since <duration>', 'bulk: only events received within this window (24h, 3d)')
+  .option('--force-effect <name>', 'also re-run this completed effect (recorded as forced)')
+  .option('--dry-run', 'list the effects that would run; change nothing', false)
+  .option('--json', 'machine-readable output', false)
+  .action((provider: string | undefined, id: string | undefined, options: Parameters<typeof replay>[3]) =>
+    replay(context, provider, id, options),
+  );
 
 program
   .command('purge')

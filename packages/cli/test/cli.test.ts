@@ -287,3 +287,54 @@ describe('inbox reconcile', () => {
     expect(run.stderr).toContain('STRIPE_API_KEY');
   });
 });
+
+describe('inbox replay', () => {
+  it('dry-runs a replay of one event: lists the effects that would run, changes nothing', async () => {
+    const sent = JSON.parse(
+      (await inbox(['send', 'stripe', 'checkout.session.completed', '--json'])).stdout,
+    ) as {
+      eventId: string;
+    };
+    const before = await pool.query(`select count(*)::int as n from pgboss.job where data->>'eventId' = $1`, [
+      sent.eventId,
+    ]);
+    const run = await inbox(['replay', 'stripe', sent.eventId, '--dry-run', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([
+      expect.objectContaining({
+        eventId: sent.eventId,
+        effects: ['provisionAccount', 'sendWelcomeEmail', 'recordCheckoutSubscription'],
+        enqueued: false,
+        dryRun: true,
+      }),
+    ]);
+    const after = await pool.query(`select count(*)::int as n from pgboss.job where data->>'eventId' = $1`, [
+      sent.eventId,
+    ]);
+    expect(after.rows).toEqual(before.rows);
+  });
+
+  it('replays for real through the queue, and explains wrong usage', async () => {
+    const sent = JSON.parse(
+      (await inbox(['send', 'stripe', 'customer.subscription.created', '--json'])).stdout,
+    ) as {
+      eventId: string;
+    };
+    const run = await inbox(['replay', 'stripe', sent.eventId, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([
+      expect.objectContaining({ effects: ['upsertSubscription'], enqueued: true }),
+    ]);
+    const jobs = await pool.query(`select count(*)::int as n from pgboss.job where data->>'eventId' = $1`, [
+      sent.eventId,
+    ]);
+    expect(jobs.rows).toEqual([{ n: 2 }]);
+
+    expect((await inbox(['replay', 'stripe', 'evt_nope'])).code).toBe(3);
+    expect((await inbox(['replay'])).code).toBe(2);
+    expect((await inbox(['replay', 'stripe', sent.eventId, '--force-effect', 'nope'])).code).toBe(2);
+    const bulk = await inbox(['replay', '--status', 'dead', '--since', '1h', '--dry-run']);
+    expect(bulk.code, bulk.stderr).toBe(0);
+    expect(bulk.stdout).toContain('dry run: nothing was changed');
+  });
+});

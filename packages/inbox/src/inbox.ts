@@ -84,6 +84,8 @@ export interface Inbox {
   ): Inbox;
   /** `provider type` pairs that have effects. */
   routes(): string[];
+  /** The names of the effects registered for one event type, in the order they run (replay, dry runs). */
+  effectsFor(provider: string, type: string): string[];
   start(options: InboxStartOptions): Promise<InboxWorker>;
 }
 
@@ -97,6 +99,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       return inbox;
     },
     routes: () => registry.routes(),
+    effectsFor: (provider, type) => registry.get(provider, type).map((effect) => effect.name),
     async start(start) {
       const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
       const batchSize = start.batchSize ?? 50;

@@ -78,3 +78,13 @@ export {
 } from './effects/types.ts';
 export * from './ops/index.ts';
 export { createSenderBoss, type SenderBossOptions } from './boss.ts';
+export {
+  replayEvent,
+  replayEvents,
+  ReplayError,
+  type BulkReplayFilters,
+  type EffectLookup,
+  type ReplayDeps,
+  type ReplayOptions,
+  type ReplayResult,
+} from './replay.ts';

@@ -1,0 +1,163 @@
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+
+/**
+ * Operator replay: puts an event back on the same queue the receiver feeds. The effect ledger decides what
+ * runs, so a replay re-runs only the effects that have not completed; `forceEffect` re-runs one completed effect
+ * on purpose and is recorded as such (`effect_runs.forced_at`).
+ */
+
+/** Which effects are registered for an event type (the product's inbox knows; the database does not). */
+export type EffectLookup = (provider: string, type: string) => readonly string[];
+
+export interface ReplayOptions {
+  /** Re-run this effect even though it completed. Must be registered for the event's type. */
+  forceEffect?: string;
+  /** Report what would run; change nothing. */
+  dryRun?: boolean;
+}
+
+export interface ReplayResult {
+  provider: string;
+  eventId: string;
+  type: string;
+  /** The event's status before the replay. */
+  previousStatus: string;
+  /** Effects that will run (or would, in a dry run): registered minus completed, plus a forced one. */
+  effects: string[];
+  forced: string | null;
+  /** True when a job was sent; false for a dry run or when nothing is left to run. */
+  enqueued: boolean;
+  dryRun: boolean;
+}
+
+export class ReplayError extends Error {
+  readonly code: 'not_found' | 'unknown_effect';
+  constructor(code: ReplayError['code'], message: string) {
+    super(message);
+    this.name = 'ReplayError';
+    this.code = code;
+  }
+}
+
+export interface ReplayDeps {
+  pool: pg.Pool;
+  /** A started pg-boss; the job is sent in the replay's transaction. */
+  boss: PgBoss;
+  effectsFor: EffectLookup;
+}
+
+// Locks the event row: a replay and a worker settling the same event take turns.
+const LOCK_EVENT = `
+  select type, status from webhook_events where provider = $1 and event_id = $2 for update`;
+
+const COMPLETED_EFFECTS = `
+  select effect from effect_runs where provider = $1 and event_id = $2 and status = 'completed'`;
+
+// A forced effect's once-only key goes too (an account-scoped email, say), or the runner would find it used.
+const FORGET_KEY = `
+  delete from idempotency_keys
+   where key = (select idempotency_key from effect_runs where provider = $1 and event_id = $2 and effect = $3)`;
+
+const FORCE_EFFECT = `
+  update effect_runs
+     set status = 'failed', forced_at = now(), last_error = 'forced re-run requested by an operator'
+   where provider = $1 and event_id = $2 and effect = $3`;
+
+const REQUEUE_EVENT = `
+  update webhook_events set status = 'received' where provider = $1 and event_id = $2`;
+
+export async function replayEvent(
+  { pool, boss, effectsFor }: ReplayDeps,
+  provider: string,
+  eventId: string,
+  options: ReplayOptions = {},
+): Promise<ReplayResult> {
+  const client = await pool.connect();
+  // A connection that failed mid-transaction may be broken; a refused replay leaves it healthy.
+  let broken = false;
+  try {
+    await client.query('begin');
+    const event = (await client.query<{ type: string; status: string }>(LOCK_EVENT, [provider, eventId]))
+      .rows[0];
+    if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
+
+    const registered = effectsFor(provider, event.type);
+    const completed = new Set(
+      (await client.query<{ effect: string }>(COMPLETED_EFFECTS, [provider, eventId])).rows.map(
+        (r) => r.effect,
+      ),
+    );
+    const forced = options.forceEffect ?? null;
+    if (forced !== null && !registered.includes(forced)) {
+      throw new ReplayError(
+        'unknown_effect',
+        `effect "${forced}" is not registered for ${provider} ${event.type}; registered: ${registered.join(', ') || 'none'}`,
+      );
+    }
+    const effects = registered.filter((name) => !completed.has(name) || name === forced);
+    const result: ReplayResult = {
+      provider,
+      eventId,
+      type: event.type,
+      previousStatus: event.status,
+      effects,
+      forced,
+      enqueued: false,
+      dryRun: options.dryRun ?? false,
+    };
+    if (options.dryRun || effects.length === 0) {
+      await client.query('rollback');
+      return result;
+    }
+
+    if (forced !== null && completed.has(forced)) {
+      await client.query(FORGET_KEY, [provider, eventId, forced]);
+      await client.query(FORCE_EFFECT, [provider, eventId, forced]);
+    }
+    await client.query(REQUEUE_EVENT, [provider, eventId]);
+    const job: EventJob = { provider, eventId };
+    await boss.send(EVENTS_QUEUE, job, {
+      db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
+    });
+    await client.query('commit');
+    return { ...result, enqueued: true };
+  } catch (error) {
+    broken = !(error instanceof ReplayError);
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+export interface BulkReplayFilters {
+  status: string;
+  provider?: string;
+  type?: string;
+  since?: Date;
+  /** At most this many events per call. Default 1000. */
+  limit?: number;
+}
+
+/** Replays every event matching the filters, oldest first; each in its own transaction. */
+export async function replayEvents(
+  deps: ReplayDeps,
+  filters: BulkReplayFilters,
+  options: Omit<ReplayOptions, 'forceEffect'> = {},
+): Promise<ReplayResult[]> {
+  const where = ['status = $1'];
+  const values: unknown[] = [filters.status];
+  if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
+  if (filters.type) where.push(`type = $${values.push(filters.type)}`);
+  if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
+  const { rows } = await deps.pool.query<{ provider: string; event_id: string }>(
+    `select provider, event_id from webhook_events where ${where.join(' and ')}
+      order by received_at limit $${values.push(filters.limit ?? 1000)}`,
+    values,
+  );
+  const results: ReplayResult[] = [];
+  for (const row of rows) results.push(await replayEvent(deps, row.provider, row.event_id, options));
+  return results;
+}

@@ -24,6 +24,17 @@ export interface BenchContext {
 }
 
 const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
+const PACKAGE = fileURLToPath(new URL('../apps/receiver/package.json', import.meta.url));
+
+/** The Node flags of `pnpm --filter @webhook-inbox/receiver start` (`node <flags> src/server.ts`). */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
+    throw new Error(`unexpected receiver start script: ${scripts.start}`);
+  }
+  return words.slice(1, -1);
+}
 const FIXTURE = fileURLToPath(
   new URL('../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
 );
@@ -178,7 +189,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         },
       ],
       notes: [
-        `${CONCURRENCY} concurrent clients, ${seconds}s per measurement; pool ${poolSize}; receiver LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
+        `${CONCURRENCY} concurrent clients, ${seconds}s per measurement; pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'HTTP latencies from autocannon (1 ms resolution, corrected for coordinated omission at a fixed rate)',
         'same machine: autocannon, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP or autocannon',
@@ -255,14 +266,14 @@ interface SpawnedReceiver {
   stop(): Promise<void>;
 }
 
-/** The receiver exactly as deployed (`node apps/receiver/src/server.ts`), so its RSS is its own. */
+/** The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it, in its own process (its RSS is its own). */
 async function spawnReceiver(
   databaseUrl: string,
   poolSize: number,
   logLevel: string,
 ): Promise<SpawnedReceiver> {
   const port = await findFreePort();
-  const child = spawn(process.execPath, [SERVER], {
+  const child = spawn(process.execPath, [...startFlags(), SERVER], {
     env: {
       ...process.env,
       NODE_ENV: 'production',

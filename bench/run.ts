@@ -8,6 +8,7 @@
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
  *   BENCH_POOL_SIZE, BENCH_LOG_LEVEL receiver pool size (default: the receiver's) and log level (default info)
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
@@ -34,6 +35,13 @@ for (const name of selected) {
 }
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+// Everything here shares the machine's CPUs: another busy process skews every figure, so say how busy it was.
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+process.stdout.write(`# pnpm bench: ${os.cpus().length} CPUs, load average ${load()} at start\n\n`);
 const durable = process.env.BENCH_DURABLE !== '0';
 log(`starting embedded PostgreSQL (${durable ? 'durable' : 'fsync off'})`);
 const postgres = await startBenchPostgres({ durable });
@@ -51,4 +59,5 @@ try {
 } finally {
   await postgres.stop();
 }
+process.stdout.write(`load average ${load()} at the end (1, 5, 15 min)\n`);
 process.exitCode = failed ? 1 : 0;

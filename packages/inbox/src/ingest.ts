@@ -35,10 +35,12 @@ const UNSTORABLE_JSON = new Set(['22P05', '22P02', '22021']);
 
 // pg-boss builds one job-insert statement per queue (a large one); naming it by its text lets Postgres keep its
 // plan per connection instead of parsing and planning it for every event.
+// Bounded: should pg-boss ever vary the text per call, statements stay unnamed instead of piling up.
 const statementNames = new Map<string, string>();
-function statementName(text: string): string {
+const MAX_NAMED_STATEMENTS = 32;
+function statementName(text: string): string | undefined {
   let name = statementNames.get(text);
-  if (name === undefined) {
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
     name = `webhook_inbox_job_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
     statementNames.set(text, name);
   }

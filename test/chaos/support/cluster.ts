@@ -1,0 +1,184 @@
+/**
+ * Shared pieces of the chaos scenarios: real receiver and worker processes (the apps' own test helpers spawn
+ * them), a sender that retries like Stripe does, and the figures every scenario prints and checks.
+ */
+import { waitFor } from '@webhook-inbox/testing';
+import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
+import {
+  post,
+  receiverEnv,
+  spawnReceiver,
+  type Delivery,
+  type SpawnedReceiver,
+} from '../../../apps/receiver/test/helpers.ts';
+import { queueEnv, TEST_QUEUE } from '../../../apps/worker/test/support/events.ts';
+import { spawnWorker, type WorkerProcess } from '../../../apps/worker/test/support/process.ts';
+
+export type { Delivery, SpawnedReceiver, WorkerProcess };
+
+/**
+ * The scenarios' retry policy: immediate retries, and a job whose worker died is retried after 3 s (expiry) plus
+ * up to 1 s (supervision). Expiry is short so that recovery fits in a test, long enough that a busy two-core
+ * machine does not expire healthy batches all the time.
+ */
+export const CHAOS_QUEUE: QueueSettings = { ...TEST_QUEUE, expireInSeconds: 3 };
+
+/** A worker's environment: fast polling and supervision, the test retry policy, and whatever the scenario adds. */
+export function workerEnv(
+  databaseUrl: string,
+  smtpUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    SMTP_URL: smtpUrl,
+    // "worker started" is an info line: it is how a scenario knows the queues are configured.
+    LOG_LEVEL: 'info',
+    WORKER_POLL_SECONDS: '0.5',
+    WORKER_SUPERVISE_SECONDS: '1',
+    WORKER_BATCH_SIZE: '20',
+    WORKER_CONCURRENCY: '2',
+    SHUTDOWN_TIMEOUT_MS: '10000',
+    ...queueEnv(CHAOS_QUEUE),
+    ...extra,
+  };
+}
+
+/** Spawns a worker and waits until it works (its queues configured, its consumers registered). */
+export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
+  const worker = spawnWorker(env);
+  let ended: NodeJS.Signals | number | undefined;
+  void worker.exited.then((how) => (ended = how));
+  try {
+    await waitFor(() => ended !== undefined || worker.output().includes('"worker started"'), {
+      timeout: 60_000,
+      message: 'the worker to start',
+    });
+  } catch (error) {
+    worker.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${worker.output().slice(-4_000)}`, { cause: error });
+  }
+  if (ended !== undefined) throw new Error(`the worker exited at start (${ended}):\n${worker.output()}`);
+  return worker;
+}
+
+/** The receiver's environment (the receiver tests' secrets), with small log output. */
+export function chaosReceiverEnv(
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return receiverEnv(databaseUrl, { LOG_LEVEL: 'warn', DATABASE_POOL_SIZE: '8', ...extra });
+}
+
+export async function startReceiver(env: Record<string, string>): Promise<SpawnedReceiver> {
+  return spawnReceiver(env);
+}
+
+/** Lines of a process's output that mean it crashed or hit a bug, rather than a handled failure. */
+export function crashLines(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((line) =>
+      /uncaught|unhandled|"level":60|FATAL|TypeError|ReferenceError|heap out of memory/i.test(line),
+    );
+}
+
+export interface SendOutcome {
+  delivery: Delivery;
+  /** Status of every attempt (0: no HTTP answer: connection refused, reset or timed out). */
+  statuses: number[];
+  /** The 2xx answer's status field, when one came. */
+  outcome?: 'accepted' | 'duplicate';
+  /** When the 2xx arrived (ms since epoch). */
+  acceptedAt?: number;
+}
+
+export interface RetryOptions {
+  /** Give up on an event after this long (a test bound; Stripe retries for days). */
+  deadlineMs?: number;
+  /** First pause between attempts; doubled each time up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Per-attempt HTTP timeout. */
+  timeoutMs?: number;
+}
+
+/**
+ * Delivers one event the way Stripe does: any non-2xx answer or connection error is retried, with backoff,
+ * until a 2xx (or the test's deadline). `target` is read at each attempt: the receiver may have moved.
+ */
+export async function deliverUntilAccepted(
+  delivery: Delivery,
+  target: () => string,
+  { deadlineMs = 60_000, backoffMs = 25, maxBackoffMs = 400, timeoutMs = 10_000 }: RetryOptions = {},
+): Promise<SendOutcome> {
+  const result: SendOutcome = { delivery, statuses: [] };
+  const deadline = Date.now() + deadlineMs;
+  for (let pause = backoffMs; Date.now() < deadline; pause = Math.min(pause * 2, maxBackoffMs)) {
+    try {
+      const response = await post(target(), delivery, { timeoutMs });
+      result.statuses.push(response.status);
+      if (response.status >= 200 && response.status < 300) {
+        result.outcome = (JSON.parse(response.body) as { status: 'accepted' | 'duplicate' }).status;
+        result.acceptedAt = Date.now();
+        return result;
+      }
+    } catch {
+      result.statuses.push(0);
+    }
+    // The provider's retry schedule, compressed: this is the sender's behaviour, not a wait in the test.
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+  return result;
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time, and returns the results in order. */
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await fn(items[index]!, index);
+      }
+    }),
+  );
+  return results;
+}
+
+/** Counts the statuses of many send outcomes: `{ 200: n, 503: m, 0: k }`. */
+export function statusCounts(outcomes: readonly SendOutcome[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { statuses } of outcomes) {
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** Prints a scenario's figures as one line: `chaos[name] key=value ...`. */
+export function report(name: string, figures: Record<string, unknown>): void {
+  const text = Object.entries(figures)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  console.log(`chaos[${name}] ${text}`);
+}
+
+/** Stops everything a scenario started, whatever state it is in. */
+export async function killAll(processes: Iterable<WorkerProcess | SpawnedReceiver>): Promise<void> {
+  await Promise.all(
+    [...processes].map(async (p) => {
+      if ('kill' in p) {
+        p.kill('SIGKILL');
+        await p.exited;
+      } else {
+        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+        await p.exited;
+      }
+    }),
+  );
+}

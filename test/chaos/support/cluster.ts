@@ -2,7 +2,7 @@
  * Shared pieces of the chaos scenarios: real receiver and worker processes (the apps' own test helpers spawn
  * them), a sender that retries like Stripe does, and the figures every scenario prints and checks.
  */
-import { waitFor } from '@webhook-inbox/testing';
+import { waitFor, type WaitOptions } from '@webhook-inbox/testing';
 import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
 import {
   post,
@@ -62,6 +62,30 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
   return worker;
 }
 
+/**
+ * `waitFor`, and on timeout an error that says what the system looked like: `explain()` (a snapshot of the
+ * database) and the end of each process's output.
+ */
+export async function waitForOrExplain<T>(
+  condition: () => T | Promise<T>,
+  options: WaitOptions,
+  explain: () => Promise<unknown>,
+  processes: Iterable<WorkerProcess | SpawnedReceiver> = [],
+): Promise<Exclude<T, false | undefined>> {
+  try {
+    return await waitFor(condition, options);
+  } catch (error) {
+    const state = await explain().catch((e: unknown) => `(could not explain: ${String(e)})`);
+    const outputs = [...processes].map(
+      (p, i) =>
+        `--- process ${i} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3_000)}`,
+    );
+    throw new Error(`${(error as Error).message}\nstate: ${JSON.stringify(state)}\n${outputs.join('\n')}`, {
+      cause: error,
+    });
+  }
+}
+
 /** The receiver's environment (the receiver tests' secrets), with small log output. */
 export function chaosReceiverEnv(
   databaseUrl: string,
@@ -83,10 +107,17 @@ export function crashLines(output: string): string[] {
     );
 }
 
+export interface Attempt {
+  /** HTTP status; 0: no HTTP answer (connection refused, reset or timed out). */
+  status: number;
+  /** When the attempt started and ended (ms since epoch). */
+  start: number;
+  end: number;
+}
+
 export interface SendOutcome {
   delivery: Delivery;
-  /** Status of every attempt (0: no HTTP answer: connection refused, reset or timed out). */
-  statuses: number[];
+  attempts: Attempt[];
   /** The 2xx answer's status field, when one came. */
   outcome?: 'accepted' | 'duplicate';
   /** When the 2xx arrived (ms since epoch). */
@@ -101,6 +132,8 @@ export interface RetryOptions {
   maxBackoffMs?: number;
   /** Per-attempt HTTP timeout. */
   timeoutMs?: number;
+  /** Sees every attempt as it ends (a live log, while deliveries are still being retried). */
+  onAttempt?: (attempt: Attempt) => void;
 }
 
 /**
@@ -110,21 +143,33 @@ export interface RetryOptions {
 export async function deliverUntilAccepted(
   delivery: Delivery,
   target: () => string,
-  { deadlineMs = 60_000, backoffMs = 25, maxBackoffMs = 400, timeoutMs = 10_000 }: RetryOptions = {},
+  {
+    deadlineMs = 60_000,
+    backoffMs = 25,
+    maxBackoffMs = 400,
+    timeoutMs = 10_000,
+    onAttempt,
+  }: RetryOptions = {},
 ): Promise<SendOutcome> {
-  const result: SendOutcome = { delivery, statuses: [] };
+  const result: SendOutcome = { delivery, attempts: [] };
   const deadline = Date.now() + deadlineMs;
   for (let pause = backoffMs; Date.now() < deadline; pause = Math.min(pause * 2, maxBackoffMs)) {
+    const start = Date.now();
+    const record = (status: number) => {
+      const attempt = { status, start, end: Date.now() };
+      result.attempts.push(attempt);
+      onAttempt?.(attempt);
+    };
     try {
       const response = await post(target(), delivery, { timeoutMs });
-      result.statuses.push(response.status);
+      record(response.status);
       if (response.status >= 200 && response.status < 300) {
         result.outcome = (JSON.parse(response.body) as { status: 'accepted' | 'duplicate' }).status;
         result.acceptedAt = Date.now();
         return result;
       }
     } catch {
-      result.statuses.push(0);
+      record(0);
     }
     // The provider's retry schedule, compressed: this is the sender's behaviour, not a wait in the test.
     await new Promise((resolve) => setTimeout(resolve, pause));
@@ -154,8 +199,8 @@ export async function mapConcurrently<T, R>(
 /** Counts the statuses of many send outcomes: `{ 200: n, 503: m, 0: k }`. */
 export function statusCounts(outcomes: readonly SendOutcome[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const { statuses } of outcomes) {
-    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  for (const { attempts } of outcomes) {
+    for (const { status } of attempts) counts[status] = (counts[status] ?? 0) + 1;
   }
   return counts;
 }

@@ -1,0 +1,208 @@
+/**
+ * Scenario 4, PostgreSQL restarted under load. This file runs its own embedded PostgreSQL (a restart of the
+ * shared test server would hit every other test), migrated like production. While 16 Stripe-like senders
+ * deliver 400 events, the server is stopped while the worker has welcome emails in flight, kept down until the
+ * receiver has answered a good number of 503s, then started again on the same data directory and port. No
+ * delivery that ran entirely while the database was down got a 2xx; every 2xx is in the database; the receiver,
+ * never restarted, recovers by itself; every event ends accepted and processed once.
+ *
+ * KNOWN BUG (second test, `it.fails`): the worker process dies when PostgreSQL shuts down under it, with
+ * "Unhandled 'error' event ... terminating connection due to administrator command" (57P01): connections the
+ * effect runner holds checked out (the advisory-lock connection of an external effect, a Drizzle transaction)
+ * have no 'error' listener (pg-pool removes its idle listener on checkout). The first test then starts a
+ * replacement worker, as a supervisor would, so that the rest is still checked.
+ */
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createPool, migrateDatabase } from '@webhook-inbox/db';
+import {
+  findFreePort,
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from '@webhook-inbox/db/embedded';
+import { waitFor } from '@webhook-inbox/testing';
+import { expect, it } from 'vitest';
+import { getStatus } from '../../apps/receiver/test/helpers.ts';
+import { queueDrained } from '../../apps/worker/test/support/database.ts';
+import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import {
+  chaosReceiverEnv,
+  crashLines,
+  deliverUntilAccepted,
+  killAll,
+  mapConcurrently,
+  report,
+  startReceiver,
+  startWorker,
+  statusCounts,
+  workerEnv,
+  waitForOrExplain,
+  type Attempt,
+  type SpawnedReceiver,
+  type WorkerProcess,
+} from './support/cluster.ts';
+import { accountsOf, keysOf, mixedEvents } from './support/events.ts';
+import {
+  duplicateEffects,
+  installAudit,
+  missingKeys,
+  processedCount,
+  snapshot,
+  sumEffects,
+} from './support/invariants.ts';
+
+const EVENTS = 400;
+const SENDERS = 16;
+
+/** How the first worker ended, if it did not survive the restart. */
+let workerDeath: string | undefined;
+
+it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the receiver recovers by itself, all processed once', async () => {
+  const options: EmbeddedPostgresOptions = {
+    dataDir: path.join(
+      os.tmpdir(),
+      `webhook-inbox-chaos-pg-${process.pid}-${randomBytes(3).toString('hex')}`,
+    ),
+    port: await findFreePort(),
+    // Kept across the restart; removed at the end of the test.
+    persistent: true,
+    unsafeFast: true,
+    maxConnections: 100,
+  };
+  let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres(options);
+  const url = server.url();
+  const pool = createPool({ connectionString: url, max: 2 });
+  // A mail server taking 50 ms per message: the worker has emails in flight when the database goes.
+  const smtp = await startSmtpSink({ delayMs: () => 50 });
+  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
+  try {
+    await migrateDatabase(url);
+    await installAudit(pool);
+    const worker = await startWorker(workerEnv(url, smtp.url));
+    processes.push(worker);
+    // A 1 s database deadline: requests caught by the outage become 503s quickly.
+    const receiver = await startReceiver(chaosReceiverEnv(url, { DATABASE_TIMEOUT_MS: '1000' }));
+    processes.push(receiver);
+
+    const events = mixedEvents(EVENTS);
+    let acknowledged = 0;
+    const attempts: Attempt[] = [];
+    const sending = mapConcurrently(events, SENDERS, async (event) => {
+      const outcome = await deliverUntilAccepted(event.delivery, () => receiver.url, {
+        deadlineMs: 120_000,
+        maxBackoffMs: 250,
+        onAttempt: (attempt) => attempts.push(attempt),
+      });
+      if (outcome.outcome) acknowledged++;
+      return outcome;
+    });
+
+    await waitFor(() => acknowledged >= EVENTS / 4, { timeout: 60_000, message: 'a quarter accepted' });
+    // ...and at a moment when an external effect (a welcome email) is claimed and not yet marked.
+    await waitFor(
+      async () =>
+        (
+          await pool.query<{ n: number }>(
+            `select count(*)::int as n from effect_runs where status = 'running'`,
+          )
+        ).rows[0]!.n > 0,
+      { timeout: 30_000, interval: 10, message: 'a welcome email in flight' },
+    );
+    const stopping = Date.now();
+    await server.stop();
+    server = undefined;
+    const down = Date.now();
+    // Down until the receiver has refused a good number of deliveries (a condition, not a timer).
+    await waitFor(() => attempts.filter((a) => a.start >= down && a.status === 503).length >= 100, {
+      timeout: 30_000,
+      interval: 50,
+      message: '100 deliveries refused (503) while the database is down',
+    });
+    const readyWhileDown = await getStatus(receiver.url, '/readyz');
+    const healthyWhileDown = await getStatus(receiver.url, '/healthz');
+    const upFrom = Date.now();
+    server = await startEmbeddedPostgres(options);
+    const up = Date.now();
+
+    const outcomes = await sending;
+    // The worker should still be running. If it died (the known bug above), start another, as a supervisor would.
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
+      const lines = worker.output().split('\n');
+      const at = lines.findIndex((line) => line.includes("Unhandled 'error' event"));
+      workerDeath = `exit ${worker.child.exitCode ?? worker.child.signalCode}: ${
+        at >= 0 ? lines.slice(at, at + 4).join(' | ') : lines.slice(-5).join(' | ')
+      }`;
+      processes.push(await startWorker(workerEnv(url, smtp.url)));
+    }
+    // A 2xx for a delivery that started after the server was gone and ended before it was back: impossible.
+    const allAttempts = outcomes.flatMap((o) => o.attempts);
+    const okWhileDown = allAttempts.filter((a) => a.status === 200 && a.start >= down && a.end <= upFrom);
+    const downAttempts = allAttempts.filter((a) => a.start >= down && a.end <= upFrom);
+    const acceptedKeys = keysOf(outcomes.filter((o) => o.outcome));
+    const notDurable = await waitFor(() => missingKeys(pool, acceptedKeys), { timeout: 30_000 });
+    await waitForOrExplain(
+      async () => (await processedCount(pool)) === EVENTS && queueDrained(pool),
+      { timeout: 60_000, interval: 200, message: `all ${EVENTS} events processed after the restart` },
+      () => snapshot(pool),
+      processes,
+    );
+    const after = await snapshot(pool);
+    const expected = sumEffects(events);
+    report('postgres-restart', {
+      events: EVENTS,
+      'downMs(stop..start)': upFrom - stopping,
+      restartMs: up - upFrom,
+      statusesWhileDown: statusCounts([{ delivery: events[0]!.delivery, attempts: downAttempts }]),
+      '2xxWhileDown': okWhileDown.length,
+      readyzWhileDown: readyWhileDown,
+      healthzWhileDown: healthyWhileDown,
+      statuses: statusCounts(outcomes),
+      '2xx': acceptedKeys.length,
+      workerSurvived: workerDeath === undefined,
+      rows: after.rows,
+      processed: after.byStatus.processed ?? 0,
+      effects: after.effects,
+      duplicates: duplicateEffects(after.effects, expected) + after.keysWithSeveralJobs,
+      duplicateEmails: smtp.duplicates(),
+      notDurable: notDurable.length,
+      lost: EVENTS - (after.byStatus.processed ?? 0),
+    });
+
+    expect(okWhileDown).toEqual([]);
+    expect(downAttempts.filter((a) => a.status === 503).length).toBeGreaterThan(0);
+    expect(readyWhileDown).toBe(503);
+    expect(healthyWhileDown).toBe(200);
+    expect(outcomes.filter((o) => !o.outcome).map((o) => o.delivery.key)).toEqual([]);
+    expect(notDurable).toEqual([]);
+    expect(after.rows).toBe(EVENTS);
+    expect(after.keysWithSeveralJobs).toBe(0);
+    expect(after.byStatus).toEqual({ processed: EVENTS });
+    expect(after.effects).toEqual(expected);
+    expect(after.unfinishedEffects).toBe(0);
+    expect(smtp.counts().size).toBe(accountsOf(events));
+    // A second copy (same Message-ID) only for an email claimed before the database went away and accepted by
+    // SMTP while it was down (its "sent" mark failed): at most the events one worker has in flight (2 x 20).
+    expect(smtp.duplicates()).toBeLessThanOrEqual(40);
+    // The receiver recovered by itself: the same process, still running, no crash.
+    expect(receiver.child.exitCode).toBeNull();
+    expect(crashLines(receiver.output())).toEqual([]);
+    if (workerDeath) console.log(`chaos[postgres-restart] KNOWN BUG: the worker died: ${workerDeath}`);
+  } finally {
+    await killAll(processes);
+    await smtp.close();
+    await pool.end();
+    await server?.stop();
+    await rm(options.dataDir, { recursive: true, force: true });
+  }
+});
+
+// Flip to `it` once the effect runner keeps an 'error' listener on the connections it holds checked out.
+it.fails(
+  'KNOWN BUG: the worker survives a PostgreSQL restart by itself (no unhandled pg client error)',
+  () => {
+    expect(workerDeath).toBeUndefined();
+  },
+);

@@ -1,0 +1,134 @@
+/**
+ * Scenario 3, receiver SIGKILL under load: 24 concurrent senders deliver 600 events the way Stripe does (every
+ * non-2xx answer and every connection error is retried) while the receiver process is SIGKILLed four times and
+ * restarted. Every event that got a 2xx is in the database (an answer is only given after the commit), every
+ * event is eventually accepted, and nothing is recorded or processed twice. A delivery committed by a receiver
+ * that died before answering is retried by the sender and answered `duplicate`: that count is printed.
+ */
+import { randomInt } from 'node:crypto';
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { expect, it } from 'vitest';
+import { queueDrained } from '../../apps/worker/test/support/database.ts';
+import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import {
+  chaosReceiverEnv,
+  crashLines,
+  deliverUntilAccepted,
+  killAll,
+  mapConcurrently,
+  report,
+  startReceiver,
+  startWorker,
+  statusCounts,
+  workerEnv,
+  type SpawnedReceiver,
+  type WorkerProcess,
+} from './support/cluster.ts';
+import { accountsOf, keysOf, mixedEvents, type ChaosEvent } from './support/events.ts';
+import {
+  duplicateEffects,
+  installAudit,
+  missingKeys,
+  processedCount,
+  snapshot,
+  sumEffects,
+} from './support/invariants.ts';
+
+const db = useTestDatabase();
+
+const EVENTS = 600;
+const KILLS = 4;
+const SENDERS = 24;
+
+it('receiver SIGKILLed 4 times under a retrying sender: every 2xx durable, all accepted once', async () => {
+  const pool = createPool({ connectionString: db.url, max: 4 });
+  const smtp = await startSmtpSink();
+  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
+  try {
+    await installAudit(pool);
+    const worker = await startWorker(workerEnv(db.url, smtp.url));
+    processes.push(worker);
+    const env = chaosReceiverEnv(db.url);
+    let receiver = await startReceiver(env);
+    processes.push(receiver);
+    let target = receiver.url;
+
+    const events = mixedEvents(EVENTS);
+    const acknowledged: ChaosEvent[] = [];
+    const sending = mapConcurrently(events, SENDERS, async (event) => {
+      const outcome = await deliverUntilAccepted(event.delivery, () => target, { deadlineMs: 120_000 });
+      if (outcome.outcome) acknowledged.push(event);
+      return outcome;
+    });
+
+    const started = Date.now();
+    let kills = 0;
+    const notDurableAtKill: string[] = [];
+    for (let k = 1; k <= KILLS; k++) {
+      // On progress, with jitter: the receiver dies with requests in flight.
+      const mark = Math.floor((k * EVENTS) / (KILLS + 1)) + randomInt(-20, 20);
+      await waitFor(() => acknowledged.length >= mark, {
+        timeout: 60_000,
+        message: `${mark} events acknowledged`,
+      });
+      receiver.child.kill('SIGKILL');
+      const acknowledgedBeforeKill = keysOf(acknowledged);
+      expect((await receiver.exited).signal).toBe('SIGKILL');
+      kills++;
+      // Everything acknowledged before the kill is in the database, before any sender could retry it.
+      notDurableAtKill.push(...(await missingKeys(pool, acknowledgedBeforeKill)));
+      receiver = await startReceiver(env);
+      processes.push(receiver);
+      target = receiver.url;
+    }
+    const outcomes = await sending;
+    const seconds = (Date.now() - started) / 1000;
+
+    const acceptedKeys = keysOf(outcomes.filter((o) => o.outcome));
+    const notDurable = await missingKeys(pool, acceptedKeys);
+    await waitFor(async () => (await processedCount(pool)) === EVENTS && queueDrained(pool), {
+      timeout: 60_000,
+      interval: 200,
+      message: `all ${EVENTS} events processed`,
+    });
+    const after = await snapshot(pool);
+    const expected = sumEffects(events);
+    const answered = (what: string) => outcomes.filter((o) => o.outcome === what).length;
+    report('receiver-sigkill', {
+      events: EVENTS,
+      kills,
+      seconds: seconds.toFixed(1),
+      attempts: outcomes.reduce((n, o) => n + o.attempts.length, 0),
+      statuses: statusCounts(outcomes),
+      '2xx': acceptedKeys.length,
+      accepted: answered('accepted'),
+      'duplicate(committed, answer lost)': answered('duplicate'),
+      rows: after.rows,
+      processed: after.byStatus.processed ?? 0,
+      effects: after.effects,
+      duplicates: duplicateEffects(after.effects, expected) + after.keysWithSeveralJobs + smtp.duplicates(),
+      notDurable: notDurable.length + notDurableAtKill.length,
+      lost: EVENTS - acceptedKeys.length,
+    });
+
+    expect(outcomes.filter((o) => !o.outcome).map((o) => o.delivery.key)).toEqual([]);
+    expect(notDurableAtKill).toEqual([]);
+    expect(notDurable).toEqual([]);
+    expect(after.rows).toBe(EVENTS);
+    expect(after.jobs).toBe(EVENTS);
+    expect(after.keysWithSeveralJobs).toBe(0);
+    expect(after.byStatus).toEqual({ processed: EVENTS });
+    expect(after.effects).toEqual(expected);
+    expect(after.unfinishedEffects).toBe(0);
+    expect(smtp.counts().size).toBe(accountsOf(events));
+    expect(smtp.duplicates()).toBe(0);
+    // Only 200s, the 503s of a dying receiver, and connection errors (0) were ever seen.
+    expect(Object.keys(statusCounts(outcomes)).filter((s) => !['0', '200', '503'].includes(s))).toEqual([]);
+    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+  } finally {
+    await killAll(processes);
+    await smtp.close();
+    await pool.end();
+  }
+});

@@ -1,0 +1,183 @@
+/**
+ * Scenario 5, a connection that hangs mid-job. Worker A reaches PostgreSQL through a TCP proxy, worker B
+ * directly. While A has effects in flight (a transaction open, or an email's advisory lock held), every
+ * connection A has open stops forwarding: not closed, just silent, as behind a network partition. A's jobs
+ * expire and B retries them; B waits on the locks A's hung transactions still hold rather than running an
+ * effect a second time. Then either the network heals (the same connections carry on) or the stalled
+ * connections are reset (A must reconnect). Either way every event is processed, each database effect once.
+ *
+ * KNOWN BUG (third test, `it.fails`): when the stalled connections are reset, worker A dies of an unhandled
+ * pg 'error' event on a connection its effect runner holds checked out (the same bug as scenario 4's).
+ */
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueDrained } from '../../apps/worker/test/support/database.ts';
+import { startProducer, type Producer } from '../../apps/worker/test/support/events.ts';
+import { startSmtpSink, type SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import {
+  CHAOS_QUEUE,
+  crashLines,
+  killAll,
+  mapConcurrently,
+  report,
+  startWorker,
+  waitForOrExplain,
+  workerEnv,
+  type WorkerProcess,
+} from './support/cluster.ts';
+import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
+import {
+  duplicateEffects,
+  installAudit,
+  processedCount,
+  snapshot,
+  sumEffects,
+} from './support/invariants.ts';
+import { StallProxy } from './support/stall-proxy.ts';
+
+const db = useTestDatabase();
+const EVENTS_PER_PHASE = 150;
+
+let pool: pg.Pool;
+let smtp: SmtpSink;
+let proxy: StallProxy;
+let producer: Producer;
+let workerA: WorkerProcess;
+const processes: WorkerProcess[] = [];
+const sent: ChaosEvent[] = [];
+let workerADeath: string | undefined;
+
+beforeAll(async () => {
+  pool = createPool({ connectionString: db.url, max: 4 });
+  smtp = await startSmtpSink({ delayMs: () => 5 });
+  proxy = await StallProxy.start(db.url);
+  producer = await startProducer(pool, db.url, CHAOS_QUEUE);
+  await installAudit(pool);
+  workerA = await startWorker(workerEnv(proxy.url(db.url), smtp.url));
+  const workerB = await startWorker(workerEnv(db.url, smtp.url));
+  processes.push(workerA, workerB);
+});
+
+afterAll(async () => {
+  await killAll(processes);
+  await producer?.stop();
+  await proxy?.close();
+  await smtp?.close();
+  await pool?.end();
+});
+
+/** A's sessions now: how many are inside a transaction, and how many advisory locks (email claims) they hold. */
+async function inFlightOf(ports: number[]): Promise<{ transactions: number; advisoryLocks: number }> {
+  const { rows } = await pool.query<{ transactions: number; locks: number }>(
+    `select count(*) filter (where a.xact_start is not null)::int as transactions,
+            (select count(*) from pg_locks l where l.locktype = 'advisory' and l.granted
+                and l.pid in (select pid from pg_stat_activity where client_port = any($1)))::int as locks
+       from pg_stat_activity a where a.client_port = any($1)`,
+    [ports],
+  );
+  return { transactions: rows[0]?.transactions ?? 0, advisoryLocks: rows[0]?.locks ?? 0 };
+}
+
+async function phase(mode: 'resume' | 'cut'): Promise<void> {
+  const run = `hang${mode}`;
+  const events = mixedEvents(EVENTS_PER_PHASE, { run });
+  sent.push(...events);
+  const before = await processedCount(pool);
+  const loading = mapConcurrently(events, 20, (event) => producer.send(event.raw));
+
+  // Stall A's connections at a moment it is mid-job (else let them go and try again a moment later).
+  const stall = await waitFor(
+    async () => {
+      const connections = proxy.stall();
+      const inFlight = await inFlightOf(proxy.sessionPorts());
+      if (inFlight.transactions + inFlight.advisoryLocks > 0) return { connections, ...inFlight };
+      proxy.resume();
+      return undefined;
+    },
+    { timeout: 30_000, interval: 20, message: 'worker A mid-job' },
+  );
+  const stalledAt = Date.now();
+  expect((await loading).filter((outcome) => outcome !== 'accepted')).toEqual([]);
+
+  // A's jobs expire and the other worker picks them up again: a second attempt of some event starts.
+  const retried = await waitForOrExplain(
+    async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `select count(*)::int as n from webhook_events where event_id like $1 and attempts >= 2`,
+        [`%${run}%`],
+      );
+      return rows[0]!.n > 0 ? rows[0]!.n : undefined;
+    },
+    { timeout: 30_000, interval: 100, message: "a retry of worker A's hung jobs" },
+    () => snapshot(pool),
+    processes,
+  );
+  const hungMs = Date.now() - stalledAt;
+  const cut = mode === 'resume' ? (proxy.resume(), 0) : proxy.cutStalled();
+
+  await waitForOrExplain(
+    async () => (await processedCount(pool)) === before + events.length && queueDrained(pool),
+    { timeout: 90_000, interval: 200, message: `the ${mode} phase's events processed` },
+    () => snapshot(pool),
+    processes,
+  );
+  if (workerA.child.exitCode !== null || workerA.child.signalCode !== null) {
+    const lines = workerA.output().split('\n');
+    const at = lines.findIndex((line) => line.includes("Unhandled 'error' event"));
+    workerADeath = `exit ${workerA.child.exitCode ?? workerA.child.signalCode}: ${
+      at >= 0 ? lines.slice(at, at + 4).join(' | ') : lines.slice(-5).join(' | ')
+    }`;
+    // As a supervisor would; later phases need a worker A again.
+    workerA = await startWorker(workerEnv(proxy.url(db.url), smtp.url));
+    processes.push(workerA);
+  }
+
+  const after = await snapshot(pool);
+  const expected = sumEffects(sent);
+  report('connection-hang', {
+    mode,
+    events: events.length,
+    stalledConnections: stall.connections,
+    'A transactions open at stall': stall.transactions,
+    'A email claims at stall': stall.advisoryLocks,
+    'events retried while hung': retried,
+    hungMs,
+    cutConnections: cut,
+    processed: after.byStatus.processed ?? 0,
+    effects: after.effects,
+    duplicates: duplicateEffects(after.effects, expected) + after.keysWithSeveralJobs,
+    duplicateEmails: smtp.duplicates(),
+    workerASurvived: workerADeath === undefined,
+    lost: sent.length - (after.byStatus.processed ?? 0),
+  });
+  expect(after.byStatus).toEqual({ processed: sent.length });
+  expect(after.effects).toEqual(expected);
+  expect(after.keysWithSeveralJobs).toBe(0);
+  expect(after.unfinishedEffects).toBe(0);
+  expect(smtp.counts().size).toBe(accountsOf(sent));
+}
+
+describe('a connection that hangs mid-job', () => {
+  it('the network heals: the hung jobs were retried elsewhere, every effect once, nothing crashed', async () => {
+    await phase('resume');
+    // The same connections carried on: no email was sent twice, and nothing crashed.
+    expect(smtp.duplicates()).toBe(0);
+    expect(workerADeath).toBeUndefined();
+    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+  });
+
+  it('the hung connections are reset: worker A reconnects, every event processed, database effects once', async () => {
+    const duplicatesBefore = smtp.duplicates();
+    await phase('cut');
+    // An email accepted by SMTP whose "sent" mark was on a reset connection may go again (same Message-ID).
+    expect(smtp.duplicates() - duplicatesBefore).toBeLessThanOrEqual(40);
+    if (workerADeath) console.log(`chaos[connection-hang] KNOWN BUG: worker A died: ${workerADeath}`);
+  });
+
+  // Flip to `it` once the effect runner keeps an 'error' listener on the connections it holds checked out.
+  it.fails('KNOWN BUG: worker A survives its connections being reset mid-job', () => {
+    expect(workerADeath).toBeUndefined();
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * Scenario 8, poison events among good ones: 200 good events and 30 authentic events that can never succeed
+ * (a Shopify order whose id is not a number, a checkout with a customer but no email, a subscription without a
+ * customer), interleaved, through two receivers, with two workers. The good ones are processed, each effect
+ * once; the poison ones end `dead` with a `last_error` saying why, after one attempt (the failure is permanent),
+ * without holding up the rest.
+ *
+ * Alerts: a local HTTP server is given to the workers as ALERT_WEBHOOK_URL. The worker does not read that
+ * variable yet (apps/worker/src/env.ts; `startWorker` has an `onDead` hook that server.ts leaves unset), so
+ * the last test, which expects one alert per dead event, is marked `it.fails` until it is wired.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { describe, expect, it } from 'vitest';
+import { shopifyDelivery, stripeDelivery } from '../../apps/receiver/test/helpers.ts';
+import { queueDrained } from '../../apps/worker/test/support/database.ts';
+import { checkoutEvent, fixtureText, subscriptionEvent } from '../../apps/worker/test/support/events.ts';
+import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import {
+  chaosReceiverEnv,
+  crashLines,
+  deliverUntilAccepted,
+  killAll,
+  mapConcurrently,
+  report,
+  startReceiver,
+  startWorker,
+  waitForOrExplain,
+  workerEnv,
+  type SpawnedReceiver,
+  type WorkerProcess,
+} from './support/cluster.ts';
+import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
+import { duplicateEffects, installAudit, snapshot, sumEffects } from './support/invariants.ts';
+
+const db = useTestDatabase();
+const GOOD = 200;
+const POISON = 30;
+
+interface Poison {
+  event: ChaosEvent;
+  /** What its last_error must say. */
+  error: RegExp;
+}
+
+/** An authentic event that no retry can fix, of one of three kinds. */
+function poison(i: number): Poison {
+  switch (i % 3) {
+    case 0: {
+      const body = fixtureText('shopify/orders_create.json').replace(/^\{"id":\d+/, '{"id":"not-a-number"');
+      const delivery = shopifyDelivery({ eventId: `poison-order-${i}`, body });
+      return {
+        event: {
+          delivery,
+          raw: { provider: 'shopify', eventId: delivery.key, type: 'orders/create', payloadText: body },
+          effects: {},
+        },
+        error: /payload does not match its schema/,
+      };
+    }
+    case 1: {
+      const raw = checkoutEvent({ id: `evt_poison_co_${i}`, customer: `cus_poison_${i}`, email: '' });
+      return {
+        event: { raw, delivery: stripeDelivery({ id: raw.eventId, body: raw.payloadText }), effects: {} },
+        error: /no customer email/,
+      };
+    }
+    default: {
+      const raw = subscriptionEvent('customer.subscription.updated', {
+        id: `evt_poison_su_${i}`,
+        subscription: `sub_poison_${i}`,
+        created: 1_700_000_000 + i,
+      });
+      const payload = JSON.parse(raw.payloadText) as { data: { object: { customer: unknown } } };
+      payload.data.object.customer = null;
+      const body = JSON.stringify(payload);
+      return {
+        event: {
+          raw: { ...raw, payloadText: body },
+          delivery: stripeDelivery({ id: raw.eventId, body }),
+          effects: {},
+        },
+        error: /no customer/,
+      };
+    }
+  }
+}
+
+async function startAlertSink(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      bodies.push(body);
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
+    bodies,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let alertsReceived: string[] = [];
+let deadKeys: string[] = [];
+
+describe('poison events among good ones', () => {
+  it(`${POISON} poison events among ${GOOD} good ones: good processed once, poison dead with last_error`, async () => {
+    const pool = createPool({ connectionString: db.url, max: 4 });
+    const smtp = await startSmtpSink();
+    const alerts = await startAlertSink();
+    const processes: Array<WorkerProcess | SpawnedReceiver> = [];
+    try {
+      await installAudit(pool);
+      const env = workerEnv(db.url, smtp.url, { ALERT_WEBHOOK_URL: alerts.url });
+      processes.push(...(await Promise.all([startWorker(env), startWorker(env)])));
+      const receivers = await Promise.all([
+        startReceiver(chaosReceiverEnv(db.url)),
+        startReceiver(chaosReceiverEnv(db.url)),
+      ]);
+      processes.push(...receivers);
+
+      const good = mixedEvents(GOOD);
+      const poisons = Array.from({ length: POISON }, (_, i) => poison(i));
+      // Interleaved: one poison event every ~7 good ones.
+      const all: ChaosEvent[] = [...good];
+      poisons.forEach((p, i) => all.splice(Math.floor(((i + 1) * all.length) / (POISON + 1)), 0, p.event));
+      const outcomes = await mapConcurrently(all, 16, (event, i) =>
+        deliverUntilAccepted(event.delivery, () => receivers[i % 2]!.url),
+      );
+      expect(outcomes.filter((o) => o.outcome !== 'accepted').map((o) => o.attempts)).toEqual([]);
+
+      await waitForOrExplain(
+        async () => {
+          const s = await snapshot(pool);
+          return s.byStatus.processed === GOOD && s.byStatus.dead === POISON && queueDrained(pool);
+        },
+        { timeout: 60_000, interval: 200, message: 'good events processed, poison events dead' },
+        () => snapshot(pool),
+        processes,
+      );
+      // The dead-letter handler has run too: nothing left in either queue.
+      await waitFor(
+        async () =>
+          (
+            await pool.query<{ n: number }>(
+              `select count(*)::int as n from pgboss.job where name like 'webhook-events%' and state < 'completed'`,
+            )
+          ).rows[0]!.n === 0,
+        { timeout: 30_000, message: 'both queues drained' },
+      );
+      const { rows: dead } = await pool.query<{
+        event_id: string;
+        attempts: number;
+        last_error: string | null;
+      }>(`select event_id, attempts, last_error from webhook_events where status = 'dead' order by event_id`);
+      deadKeys = dead.map((row) => row.event_id);
+      const after = await snapshot(pool);
+      const expected = sumEffects(good);
+      report('poison-events', {
+        good: GOOD,
+        poison: POISON,
+        processed: after.byStatus.processed ?? 0,
+        dead: after.byStatus.dead ?? 0,
+        'dead attempts': [...new Set(dead.map((row) => row.attempts))],
+        effects: after.effects,
+        duplicates: duplicateEffects(after.effects, expected) + after.keysWithSeveralJobs,
+        emails: smtp.messages.length,
+        alertsReceived: alerts.bodies.length,
+        lost: GOOD - (after.byStatus.processed ?? 0),
+      });
+
+      expect(after.byStatus).toEqual({ processed: GOOD, dead: POISON });
+      expect(after.effects).toEqual(expected);
+      expect(smtp.counts().size).toBe(accountsOf(good));
+      expect(smtp.duplicates()).toBe(0);
+      const byKey = new Map(dead.map((row) => [row.event_id, row]));
+      for (const { event, error } of poisons) {
+        const row = byKey.get(event.delivery.key);
+        expect(row, event.delivery.key).toBeDefined();
+        expect(row!.last_error).toMatch(error);
+        // Permanent: no retry was spent on it.
+        expect(row!.attempts).toBe(1);
+      }
+      for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+    } finally {
+      alertsReceived = alerts.bodies;
+      await killAll(processes);
+      await alerts.close();
+      await smtp.close();
+      await pool.end();
+    }
+  });
+
+  // Flip to `it` once the worker sends alerts to ALERT_WEBHOOK_URL (apps/worker/src/server.ts -> onDead).
+  it.fails('KNOWN GAP: every dead event is alerted to ALERT_WEBHOOK_URL', () => {
+    expect(deadKeys).toHaveLength(POISON);
+    const text = alertsReceived.join('\n');
+    for (const key of deadKeys) expect(text).toContain(key);
+  });
+});

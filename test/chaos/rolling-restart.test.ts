@@ -1,0 +1,120 @@
+/**
+ * Scenario 7, rolling restart: 500 checkouts queued, two workers busy with them (each sends a welcome email to a
+ * mail server taking 100-200 ms per message, so effects are in flight all along), then each worker in turn gets SIGTERM, must exit 0 after finishing what it
+ * was running, and is replaced. Afterwards nothing is left `active` in pgboss.job, every event is processed,
+ * each database effect ran once and no email went twice (a graceful stop abandons nothing).
+ */
+import { randomInt } from 'node:crypto';
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { expect, it } from 'vitest';
+import { queueDrained } from '../../apps/worker/test/support/database.ts';
+import { startProducer } from '../../apps/worker/test/support/events.ts';
+import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import {
+  CHAOS_QUEUE,
+  crashLines,
+  killAll,
+  mapConcurrently,
+  report,
+  startWorker,
+  waitForOrExplain,
+  workerEnv,
+  type WorkerProcess,
+} from './support/cluster.ts';
+import { accountsOf, checkout } from './support/events.ts';
+import {
+  duplicateEffects,
+  installAudit,
+  processedCount,
+  snapshot,
+  sumEffects,
+} from './support/invariants.ts';
+
+const db = useTestDatabase();
+const EVENTS = 500;
+
+it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left active, all processed once', async () => {
+  const pool = createPool({ connectionString: db.url, max: 4 });
+  // 100-200 ms per message: the workers stay busy for several seconds, so each SIGTERM lands mid-work.
+  const smtp = await startSmtpSink({ delayMs: () => randomInt(100, 200) });
+  const producer = await startProducer(pool, db.url, CHAOS_QUEUE);
+  const all: WorkerProcess[] = [];
+  try {
+    await installAudit(pool);
+    const env = workerEnv(db.url, smtp.url);
+    const live = await Promise.all([startWorker(env), startWorker(env)]);
+    all.push(...live);
+    // Checkouts of 500 different customers: each sends a welcome email, so every event takes a while.
+    const events = Array.from({ length: EVENTS }, (_, i) =>
+      checkout('roll', i, `cus_roll_${i}`, i % 4 === 0),
+    );
+    expect(
+      (await mapConcurrently(events, 50, (event) => producer.send(event.raw))).filter(
+        (o) => o !== 'accepted',
+      ),
+    ).toEqual([]);
+
+    const restarts: Array<{ exit: NodeJS.Signals | number; ms: number; activeJobsBefore: number }> = [];
+    await waitFor(async () => (await processedCount(pool)) >= 40, {
+      timeout: 60_000,
+      interval: 50,
+      message: '40 events processed before the first restart',
+    });
+    for (let i = 0; i < 2; i++) {
+      // One after the other, each as soon as the previous one's replacement works, with jobs running.
+      const activeJobsBefore = await waitFor(async () => (await snapshot(pool)).activeJobs || undefined, {
+        timeout: 10_000,
+        interval: 10,
+        message: `jobs in flight at restart ${i + 1}`,
+      });
+      const old = live.shift()!;
+      const t0 = Date.now();
+      old.kill('SIGTERM');
+      const exit = await old.exited;
+      restarts.push({ exit, ms: Date.now() - t0, activeJobsBefore });
+      const replacement = await startWorker(env);
+      all.push(replacement);
+      live.push(replacement);
+    }
+
+    await waitForOrExplain(
+      async () => (await processedCount(pool)) === EVENTS && queueDrained(pool),
+      { timeout: 90_000, interval: 200, message: `all ${EVENTS} events processed` },
+      () => snapshot(pool),
+      all,
+    );
+    const after = await snapshot(pool);
+    const expected = sumEffects(events);
+    const { rows } = await pool.query<{ n: number }>(
+      'select count(*)::int as n from webhook_events where attempts > 1',
+    );
+    report('rolling-restart', {
+      events: EVENTS,
+      restarts: restarts.map((r) => `exit ${r.exit} in ${r.ms} ms with ${r.activeJobsBefore} jobs active`),
+      activeAfter: after.activeJobs,
+      processed: after.byStatus.processed ?? 0,
+      'events attempted twice': rows[0]?.n,
+      effects: after.effects,
+      duplicates: duplicateEffects(after.effects, expected) + after.keysWithSeveralJobs,
+      duplicateEmails: smtp.duplicates(),
+      lost: EVENTS - (after.byStatus.processed ?? 0),
+    });
+    expect(restarts.map((r) => r.exit)).toEqual([0, 0]);
+    expect(after.activeJobs).toBe(0);
+    expect(after.pendingJobs).toBe(0);
+    expect(after.byStatus).toEqual({ processed: EVENTS });
+    expect(after.effects).toEqual(expected);
+    expect(after.unfinishedEffects).toBe(0);
+    expect(smtp.counts().size).toBe(accountsOf(events));
+    expect(smtp.duplicates()).toBe(0);
+    for (const worker of all) expect(crashLines(worker.output())).toEqual([]);
+    for (const worker of live) worker.kill('SIGTERM');
+    for (const worker of live) expect(await worker.exited).toBe(0);
+  } finally {
+    await killAll(all);
+    await producer.stop();
+    await smtp.close();
+    await pool.end();
+  }
+});

@@ -6,8 +6,9 @@
  * effect a second time. Then either the network heals (the same connections carry on) or the stalled
  * connections are reset (A must reconnect). Either way every event is processed, each database effect once.
  *
- * KNOWN BUG (third test, `it.fails`): when the stalled connections are reset, worker A dies of an unhandled
- * pg 'error' event on a connection its effect runner holds checked out (the same bug as scenario 4's).
+ * KNOWN BUG (printed, not asserted, as it depends on timing): when the stalled connections are reset, worker
+ * A can die of an unhandled pg 'error' event on a connection its effect runner holds checked out (the bug that
+ * postgres-restart.test.ts pins down with `it.fails`). A replacement is then started, as a supervisor would.
  */
 import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
@@ -174,10 +175,5 @@ describe('a connection that hangs mid-job', () => {
     // An email accepted by SMTP whose "sent" mark was on a reset connection may go again (same Message-ID).
     expect(smtp.duplicates() - duplicatesBefore).toBeLessThanOrEqual(40);
     if (workerADeath) console.log(`chaos[connection-hang] KNOWN BUG: worker A died: ${workerADeath}`);
-  });
-
-  // Flip to `it` once the effect runner keeps an 'error' listener on the connections it holds checked out.
-  it.fails('KNOWN BUG: worker A survives its connections being reset mid-job', () => {
-    expect(workerADeath).toBeUndefined();
   });
 });

@@ -75,8 +75,8 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
   let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres(options);
   const url = server.url();
   const pool = createPool({ connectionString: url, max: 2 });
-  // A mail server taking 50 ms per message: the worker has emails in flight when the database goes.
-  const smtp = await startSmtpSink({ delayMs: () => 50 });
+  // A mail server taking 150 ms per message: the worker has emails in flight when the database goes.
+  const smtp = await startSmtpSink({ delayMs: () => 150 });
   const processes: Array<WorkerProcess | SpawnedReceiver> = [];
   try {
     await migrateDatabase(url);

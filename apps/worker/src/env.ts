@@ -112,7 +112,7 @@ const schema = z.object({
   WORKER_RETRY_DELAY_MAX_SECONDS: number(1, 7 * 86_400, 900),
   WORKER_JOB_TIMEOUT_SECONDS: number(1, 86_400, 300),
   WORKER_BATCH_SIZE: number(1, 1_000, 50),
-  WORKER_CONCURRENCY: number(1, 64, 2),
+  WORKER_CONCURRENCY: number(1, 64, 4),
   WORKER_POOL_SIZE: number(1, 500, 20),
   WORKER_POLL_SECONDS: number(0.5, 3_600, 2, { integer: false }),
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),

@@ -39,7 +39,7 @@ function smtpMailer(url: string, { from, logger }: MailerOptions): Mailer {
   const transport = nodemailer.createTransport({
     url,
     pool: true,
-    maxConnections: 5,
+    maxConnections: 10,
     maxMessages: Infinity,
     // A stuck server must fail the send (and the attempt) rather than hang it past the job's timeout.
     connectionTimeout: 10_000,

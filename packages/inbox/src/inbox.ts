@@ -1,4 +1,5 @@
-import { createDb, createPool } from '@webhook-inbox/db';
+import { createDb } from '@webhook-inbox/db';
+import pg from 'pg';
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
@@ -33,7 +34,7 @@ export interface InboxStartOptions {
   queue?: Partial<QueueSettings>;
   /** Jobs fetched per batch; the events of a batch run concurrently. Default 50. */
   batchSize?: number;
-  /** Batches in flight at once (pg-boss `localConcurrency`). Default 2. */
+  /** Batches in flight at once (pg-boss `localConcurrency`). Default 4. */
   concurrency?: number;
   /** Connections for effects and the ledger. Default 20. pg-boss has its own few besides. */
   poolSize?: number;
@@ -103,15 +104,24 @@ export function createInbox(options: InboxOptions = {}): Inbox {
     async start(start) {
       const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
       const batchSize = start.batchSize ?? 50;
-      const concurrency = start.concurrency ?? 2;
+      const concurrency = start.concurrency ?? 4;
       const polling = start.pollingIntervalSeconds ?? 2;
       const applicationName = start.applicationName ?? 'webhook-inbox-worker';
-      const pool = createPool({
+      // Effects and the ledger commit without waiting for the WAL flush: the job's completion, which pg-boss commits
+      // synchronously on its own pool AFTER them, flushes them too. A worker crash loses nothing committed (the
+      // server has it); a database crash can only lose commits whose job is not completed yet, and those jobs run
+      // again: the lost effects re-run, the durable ones are skipped. See README, "Guarantees".
+      const pool = new pg.Pool({
         connectionString: start.connectionString,
         max: start.poolSize ?? 20,
-        applicationName,
-        onError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+        application_name: applicationName,
+        options: '-c synchronous_commit=off',
+        // Statements issued together (an external round's marks) share round trips instead of queueing.
+        pipeline: true,
+        connectionTimeoutMillis: 10_000,
+        idleTimeoutMillis: 30_000,
       });
+      pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
       const boss = new PgBoss({
         connectionString: start.connectionString,
         application_name: `${applicationName}-boss`,

@@ -12,7 +12,10 @@ export interface ReceivedMail {
 export interface SmtpSink {
   /** `smtp://127.0.0.1:<port>` */
   readonly url: string;
+  /** Parsed messages (empty with `parse: false`). */
   readonly messages: ReceivedMail[];
+  /** Messages accepted, parsed or not. */
+  received(): number;
   /** How many times each Message-ID arrived. */
   counts(): Map<string, number>;
   /** Messages beyond the first for each Message-ID. */
@@ -24,8 +27,11 @@ export interface SmtpSink {
  * A real SMTP server on loopback that keeps every message it accepts, parsed. A message counts as delivered once
  * the server has read it completely, as a real MTA would have it, even if the client never sees the reply.
  */
-export async function startSmtpSink(options: { delayMs?: () => number } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(
+  options: { delayMs?: () => number; parse?: boolean } = {},
+): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
+  let received = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -33,6 +39,15 @@ export async function startSmtpSink(options: { delayMs?: () => number } = {}): P
     disableReverseLookup: true,
     logger: false,
     onData(stream, _session, callback) {
+      if (options.parse === false) {
+        // Benchmarks: read the message, count it, keep nothing.
+        stream.on('end', () => {
+          received++;
+          callback();
+        });
+        stream.resume();
+        return;
+      }
       simpleParser(stream).then(
         (mail) => {
           const to = Array.isArray(mail.to) ? mail.to.map((a) => a.text).join(', ') : (mail.to?.text ?? '');
@@ -63,6 +78,7 @@ export async function startSmtpSink(options: { delayMs?: () => number } = {}): P
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    received: () => received,
     counts,
     duplicates: () => messages.length - counts().size,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

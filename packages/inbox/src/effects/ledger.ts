@@ -5,6 +5,8 @@
  */
 
 export interface Statement {
+  /** Set on fixed statements: prepared once per connection instead of parsed and planned each time. */
+  name?: string;
   text: string;
   values: unknown[];
 }
@@ -32,6 +34,7 @@ export interface LoadedEventRow {
  */
 export function startAttempts(keys: readonly EventKey[]): Statement {
   return {
+    name: 'webhook_inbox_start_attempts',
     text: `
       update webhook_events e
          set status = 'processing', attempts = e.attempts + 1
@@ -67,6 +70,7 @@ export interface SettledRow {
  */
 export function settleEvents(settlements: readonly Settlement[]): Statement {
   return {
+    name: 'webhook_inbox_settle_events',
     text: `
       update webhook_events e
          set status = v.status,
@@ -106,41 +110,65 @@ export interface EffectRef extends EventKey {
   idempotencyKey: string;
 }
 
+export interface DatabaseEffectRef extends EffectRef {
+  /** The key is a scope's (once per scope), not the event's. */
+  scoped: boolean;
+}
+
+export interface DatabaseClaimRow extends Record<string, unknown> {
+  provider: string;
+  event_id: string;
+  effect: string;
+  /** False when another event already used the scope's key: the body is skipped, the ledger row completes. */
+  fresh: boolean;
+}
+
 /**
- * Database effect, inside its transaction, BEFORE the effect runs: writes the ledger row as completed (visible
- * only if the transaction commits) and takes its row lock, so a second worker on the same event waits here and
- * then finds it completed. For a scoped effect, also takes the scope's key; `fresh` is false when another event
- * already used it (the body is then skipped but this event's ledger row still completes).
+ * Database effects, inside their transaction, BEFORE they run: writes their ledger rows as completed (visible only
+ * if the transaction commits) and takes the rows' locks, so a second worker on the same event waits here and
+ * then finds them completed. Returns the effects to run; an effect absent from the answer was already completed.
+ * Scoped effects also take their scope's key. Rows are written in key order, so two batches lock in one order.
  */
-export function recordDatabaseEffect(ref: EffectRef, scoped: boolean): Statement {
-  const key = scoped
-    ? `k as (
-         insert into idempotency_keys (key, effect, provider, event_id, status, attempts, claimed_at, completed_at)
-         values ($4, $3, $1, $2, 'completed', 1, now(), now())
-         on conflict (key) do nothing
-         returning 1
-       ),`
-    : '';
+export function claimDatabaseEffects(refs: readonly DatabaseEffectRef[]): Statement {
   return {
     text: `
-      with ${key}
+      with input as (
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
+          as t(provider, event_id, effect, key, scoped)
+      ),
+      k as (
+        insert into idempotency_keys (key, effect, provider, event_id, status, attempts, claimed_at, completed_at)
+        select distinct on (key) key, effect, provider, event_id, 'completed', 1, now(), now()
+          from input where scoped order by key
+        on conflict (key) do nothing
+        returning key
+      ),
       r as (
         insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
-        values ($1, $2, $3, 'completed', 1, $4, now(), now())
+        select provider, event_id, effect, 'completed', 1, key, now(), now()
+          from input order by provider, event_id, effect
         on conflict (provider, event_id, effect) do update
            set status = 'completed', attempts = r.attempts + 1, idempotency_key = excluded.idempotency_key,
                started_at = excluded.started_at, completed_at = excluded.completed_at, last_error = null
          where r.status <> 'completed'
-        returning 1
+        returning provider, event_id, effect
       )
-      select exists(select 1 from r) as claimed, ${scoped ? 'exists(select 1 from k)' : 'true'} as fresh`,
-    values: [ref.provider, ref.eventId, ref.effect, ref.idempotencyKey],
+      select r.provider, r.event_id, r.effect, (not i.scoped or i.key in (select key from k)) as fresh
+        from r join input i using (provider, event_id, effect)`,
+    values: [
+      refs.map((r) => r.provider),
+      refs.map((r) => r.eventId),
+      refs.map((r) => r.effect),
+      refs.map((r) => r.idempotencyKey),
+      refs.map((r) => r.scoped),
+    ],
   };
 }
 
 /** Database effect, after its transaction rolled back: one more attempt, and why it failed. */
 export function recordDatabaseFailure(ref: EffectRef, startedAt: Date, error: string): Statement {
   return {
+    name: 'webhook_inbox_effect_failed',
     text: `
       insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error)
       values ($1, $2, $3, 'failed', 1, $4, $5, $6)
@@ -155,19 +183,29 @@ export function recordDatabaseFailure(ref: EffectRef, startedAt: Date, error: st
 // Advisory locks in their own class (first argument), so they never meet another use of pg_advisory_lock.
 const LOCK_CLASS = 0x57_49_4e; // 'WIN'
 
-/** Serialises the claimants of one key (two events of one account, two workers on one event). */
-export function tryLockKey(idempotencyKey: string): Statement {
+/**
+ * Session advisory locks on the keys that are free; returns those it got. They serialise the claimants of one
+ * key (two events of one account, two workers on one event) and end with the session if the worker dies.
+ */
+export function tryLockKeys(keys: readonly string[]): Statement {
   return {
-    text: `select pg_try_advisory_lock(${LOCK_CLASS}, hashtext($1)) as locked`,
-    values: [idempotencyKey],
+    name: 'webhook_inbox_try_lock_keys',
+    text: `select k as key from unnest($1::text[]) as k where pg_try_advisory_lock(${LOCK_CLASS}, hashtext(k))`,
+    values: [keys],
   };
 }
 
-export function unlockKey(idempotencyKey: string): Statement {
-  return { text: `select pg_advisory_unlock(${LOCK_CLASS}, hashtext($1))`, values: [idempotencyKey] };
+export function unlockKeys(keys: readonly string[]): Statement {
+  return {
+    name: 'webhook_inbox_unlock_keys',
+    text: `select count(*) filter (where pg_advisory_unlock(${LOCK_CLASS}, hashtext(k)))::int as unlocked
+             from unnest($1::text[]) as k`,
+    values: [keys],
+  };
 }
 
-export interface ClaimRow {
+export interface ExternalClaimRow {
+  key: string;
   /** Null: the key was already completed, so this event's effect is completed without running. */
   key_attempts: number | null;
   /** The key's status before this claim; `claimed` means an earlier attempt never reported back. */
@@ -177,44 +215,60 @@ export interface ClaimRow {
 }
 
 /**
- * External effect, committed BEFORE it runs (under the key's advisory lock): the key is claimed and this event's
- * ledger row says `running`. If the key was completed (by this event, or under its scope by another), the ledger
- * row is completed instead and nothing runs.
+ * External effects, committed BEFORE they run, under their keys' advisory locks (keys unique in one call): each
+ * key is claimed and the event's ledger row says `running`. Where the key was completed (by this event, or under
+ * its scope by another), the ledger row is completed instead and nothing runs.
  */
-export function claimExternalEffect(ref: EffectRef): Statement {
+export function claimExternalEffects(refs: readonly EffectRef[]): Statement {
   return {
+    name: 'webhook_inbox_claim_external',
     text: `
-      with prior as (select status from idempotency_keys where key = $4),
+      with input as (
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as t(provider, event_id, effect, key)
+      ),
+      prior as (select key, status from idempotency_keys where key in (select key from input)),
       k as (
         insert into idempotency_keys as k (key, effect, provider, event_id, status, attempts, claimed_at)
-        values ($4, $3, $1, $2, 'claimed', 1, now())
+        select key, effect, provider, event_id, 'claimed', 1, now() from input order by key
         on conflict (key) do update
            set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(), provider = excluded.provider,
                event_id = excluded.event_id, last_error = null
          where k.status <> 'completed'
-        returning attempts
+        returning key, attempts
       ),
       r as (
         insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
-        select $1, $2, $3, case when c.claimed then 'running' else 'completed' end, case when c.claimed then 1 else 0 end,
-               $4, now(), case when c.claimed then null else now() end
-          from (select exists(select 1 from k) as claimed) c
+        select i.provider, i.event_id, i.effect,
+               case when k.key is null then 'completed' else 'running' end,
+               case when k.key is null then 0 else 1 end,
+               i.key, now(), case when k.key is null then now() end
+          from input i left join k using (key)
+         order by i.provider, i.event_id, i.effect
         on conflict (provider, event_id, effect) do update
            set status = excluded.status, attempts = r.attempts + excluded.attempts,
                idempotency_key = excluded.idempotency_key, started_at = excluded.started_at,
                completed_at = excluded.completed_at, last_error = null
          where r.status <> 'completed'
-        returning 1
+        returning provider, event_id, effect
       )
-      select (select attempts from k) as key_attempts, (select status from prior) as prior_status,
-             exists(select 1 from r) as run_claimed`,
-    values: [ref.provider, ref.eventId, ref.effect, ref.idempotencyKey],
+      select i.key, k.attempts as key_attempts, p.status as prior_status, (r.effect is not null) as run_claimed
+        from input i
+        left join k using (key)
+        left join prior p using (key)
+        left join r using (provider, event_id, effect)`,
+    values: [
+      refs.map((r) => r.provider),
+      refs.map((r) => r.eventId),
+      refs.map((r) => r.effect),
+      refs.map((r) => r.idempotencyKey),
+    ],
   };
 }
 
 /** External effect, right after it happened: one autocommit statement marks the key and the ledger row. */
 export function completeExternalEffect(ref: EffectRef): Statement {
   return {
+    name: 'webhook_inbox_complete_external',
     text: `
       with k as (
         update idempotency_keys set status = 'completed', completed_at = now(), last_error = null where key = $4
@@ -228,6 +282,7 @@ export function completeExternalEffect(ref: EffectRef): Statement {
 /** External effect that threw: the claim is released as `failed` (it did not happen, as far as we know). */
 export function failExternalEffect(ref: EffectRef, error: string): Statement {
   return {
+    name: 'webhook_inbox_fail_external',
     text: `
       with k as (
         update idempotency_keys set status = 'failed', last_error = $5 where key = $4 and status = 'claimed'

@@ -17,6 +17,7 @@ import {
   type InboxEventBase,
   type InboxObserver,
   type ShopifyInboxEvent,
+  type Tx,
 } from './types.ts';
 
 /** Where a step hook is called; `effect` is the effect about to run, just run, or committed. */
@@ -42,22 +43,42 @@ export interface RunnerOptions {
 }
 
 type Job = JobWithMetadata<EventJob>;
+type Outcome = 'completed' | 'skipped' | Error;
 
+/** One event of the batch. */
 interface EventRun {
   job: Job;
-  settlement?: ledger.Settlement;
   type: string;
-  /** Effects committed by this attempt, for the `after-commit-before-complete` step. */
-  committed: string[];
+  settlement?: ledger.Settlement;
+  /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
+  shadowOf?: EventRun;
   permanent: boolean;
+  tasks: Task[];
+}
+
+/** One effect of one event to run in this attempt. */
+interface Task {
+  run: EventRun;
+  event: InboxEventBase;
+  effect: RegisteredEffect;
+  ref: ledger.DatabaseEffectRef;
+  outcome?: Outcome;
+  durationMs: number;
 }
 
 const SHOP_DOMAIN_HEADER = 'x-shopify-shop-domain';
+// A batch's database effects commit in at most this many transactions, of at least this many events each.
+const TRANSACTIONS_PER_BATCH = 4;
+const EVENTS_PER_TRANSACTION = 8;
 const MARK_ATTEMPTS = 3;
 
 /**
- * Runs the effects of a batch of event jobs: every effect not yet completed, each once, each on its own. A
- * database effect commits with its ledger row; an external effect is claimed before and marked right after.
+ * Runs the effects of a batch of event jobs: every effect not yet completed, each once, each on its own.
+ *
+ * Database effects of the batch run first, in ONE transaction that also writes their ledger rows (one commit for
+ * the batch, not one per effect). If any of them fails, that transaction is rolled back and they run again one by
+ * one, each in its own transaction with its ledger row, so a failure stays with its effect. External effects run
+ * next, concurrently: claimed (committed) before, marked right after, each under its key's advisory lock.
  */
 export class EffectRunner {
   readonly #pool: pg.Pool;
@@ -89,10 +110,21 @@ export class EffectRunner {
     );
     const loaded = new Map(rows.map((row) => [keyOf(row.provider, row.event_id), row]));
 
-    const runs = await Promise.all(
-      jobs.map((job) => this.#runEvent(job, loaded.get(keyOf(job.data.provider, job.data.eventId)))),
-    );
+    const primaries = new Map<string, EventRun>();
+    const runs = jobs.map((job) => {
+      const key = keyOf(job.data.provider, job.data.eventId);
+      const primary = primaries.get(key);
+      if (primary) return { job, type: primary.type, shadowOf: primary, permanent: false, tasks: [] };
+      const run = this.#plan(job, loaded.get(key));
+      primaries.set(key, run);
+      return run;
+    });
+    const tasks = runs.flatMap((run) => run.tasks);
 
+    await this.#runDatabaseEffects(tasks.filter((task) => task.effect.kind === 'database'));
+    await this.#runExternalEffects(tasks.filter((task) => task.effect.kind === 'external'));
+
+    for (const run of runs) if (!run.settlement && !run.shadowOf) this.#conclude(run);
     const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
     if (settlements.length > 0) {
       const { rows: settled } = await this.#pool.query<ledger.SettledRow>(ledger.settleEvents(settlements));
@@ -100,22 +132,18 @@ export class EffectRunner {
     }
 
     if (this.#onStep) {
-      for (const run of runs) {
-        for (const effect of run.committed) {
-          await this.#onStep('after-commit-before-complete', { ...run.job.data, type: run.type, effect });
-        }
+      for (const task of tasks) {
+        if (task.outcome !== 'completed') continue;
+        await this.#onStep('after-commit-before-complete', stepInfo(task));
       }
     }
     this.#observer?.batch?.(jobs.length, performance.now() - started);
-    return runs.map(({ job, settlement, permanent }): JobResult => {
-      if (!settlement || settlement.status === 'processed') return { id: job.id, status: 'completed' };
-      const output = { message: settlement.lastError };
+    return runs.map((run): JobResult => {
+      const { settlement, permanent } = run.shadowOf ?? run;
+      if (!settlement || settlement.status === 'processed') return { id: run.job.id, status: 'completed' };
       // `dead` is final whatever pg-boss's retry count says: straight to the dead-letter queue.
-      return {
-        id: job.id,
-        status: settlement.status === 'dead' || permanent ? 'deadletter' : 'failed',
-        output,
-      };
+      const status = settlement.status === 'dead' || permanent ? 'deadletter' : 'failed';
+      return { id: run.job.id, status, output: { message: settlement.lastError } };
     });
   }
 
@@ -132,170 +160,305 @@ export class EffectRunner {
     }
   }
 
-  async #runEvent(job: Job, row: ledger.LoadedEventRow | undefined): Promise<EventRun> {
+  /** What this attempt of an event has to do: its effects not completed yet, or a settlement right away. */
+  #plan(job: Job, row: ledger.LoadedEventRow | undefined): EventRun {
+    const run: EventRun = { job, type: row?.type ?? '', permanent: false, tasks: [] };
     const { provider, eventId } = job.data;
-    const run: EventRun = { job, type: row?.type ?? '', committed: [], permanent: false };
     if (!row) {
       // Purged by retention, or a job sent by hand: nothing to do, and nothing to retry.
       this.#log.warn({ provider, eventId }, 'job for an event that is not recorded; completing it');
       return run;
     }
     const effects = this.#registry.get(row.provider, row.type);
-    const settle = (status: ledger.Settlement['status'], lastError: string | null) => {
-      run.settlement = { provider, eventId, status, lastError };
+    if (effects.length === 0) {
+      run.settlement = { provider, eventId, status: 'processed', lastError: null };
       return run;
-    };
-    if (effects.length === 0) return settle('processed', null);
-
+    }
     let event: InboxEventBase;
     try {
       event = decodeEvent(row);
     } catch (error) {
       run.permanent = true;
-      return settle('dead', `payload: ${describe(error)}`);
+      run.settlement = { provider, eventId, status: 'dead', lastError: `payload: ${describe(error)}` };
+      return run;
     }
-
     const completed = new Set(row.completed);
-    const failures: string[] = [];
-    const log = this.#log.child({ provider, eventId, type: row.type });
     for (const effect of effects) {
       if (completed.has(effect.name)) {
         this.#observe(effect, event, 'skipped', 0);
         continue;
       }
-      const outcome =
-        effect.kind === 'database'
-          ? await this.#runDatabaseEffect(effect, event, job, log)
-          : await this.#runExternalEffect(effect, event, job, log);
-      if (outcome === 'completed') run.committed.push(effect.name);
-      if (outcome instanceof Error) {
-        failures.push(`${effect.name}: ${describe(outcome)}`);
-        if (outcome instanceof PermanentEffectError) run.permanent = true;
-      }
+      run.tasks.push({ run, event, effect, ref: refOf(effect, event), durationMs: 0 });
     }
-
-    if (failures.length === 0) return settle('processed', null);
-    const lastAttempt = job.retryCount >= job.retryLimit;
-    return settle(run.permanent || lastAttempt ? 'dead' : 'failed', failures.join('; '));
+    return run;
   }
 
-  async #runDatabaseEffect(
-    effect: RegisteredEffect,
-    event: InboxEventBase,
-    job: Job,
-    parentLog: Logger,
-  ): Promise<'completed' | 'skipped' | Error> {
-    const ref = this.#ref(effect, event);
-    const log = parentLog.child({ effect: effect.name });
+  /** Settles an event from its tasks' outcomes. */
+  #conclude(run: EventRun): void {
+    const failures: string[] = [];
+    for (const task of run.tasks) {
+      if (!(task.outcome instanceof Error)) continue;
+      failures.push(`${task.effect.name}: ${describe(task.outcome)}`);
+      if (task.outcome instanceof PermanentEffectError) run.permanent = true;
+    }
+    const { provider, eventId } = run.job.data;
+    if (failures.length === 0) {
+      run.settlement = { provider, eventId, status: 'processed', lastError: null };
+      return;
+    }
+    const lastAttempt = run.job.retryCount >= run.job.retryLimit;
+    run.settlement = {
+      provider,
+      eventId,
+      status: run.permanent || lastAttempt ? 'dead' : 'failed',
+      lastError: failures.join('; '),
+    };
+  }
+
+  // ---- database effects -------------------------------------------------------------------------------------
+
+  async #runDatabaseEffects(tasks: Task[]): Promise<void> {
+    if (tasks.length === 0) return;
+    // A few transactions side by side rather than one long one: each is a chain of round trips.
+    const events = [...groupBy(tasks, (task) => task.run).values()];
+    const size = Math.max(EVENTS_PER_TRANSACTION, Math.ceil(events.length / TRANSACTIONS_PER_BATCH));
+    const chunks: Task[][] = [];
+    for (let i = 0; i < events.length; i += size) chunks.push(events.slice(i, i + size).flat());
+    await Promise.all(chunks.map((chunk) => this.#runDatabaseChunk(chunk)));
+  }
+
+  async #runDatabaseChunk(tasks: Task[]): Promise<void> {
+    const failure = await this.#runDatabaseBatch(tasks);
+    if (!failure) return;
+    // The transaction rolled back. The effect that failed keeps its failure (it is not run twice in one attempt);
+    // the others run again one by one: events in parallel, the effects of one event in order.
+    let rest = tasks;
+    if (failure.culprit) {
+      await this.#recordDatabaseFailure(failure.culprit, new Date(), failure.error, failure.ms);
+      rest = tasks.filter((task) => task !== failure.culprit);
+    }
+    await Promise.all(
+      [...groupBy(rest, (task) => task.run).values()].map(async (eventTasks) => {
+        for (const task of eventTasks) await this.#runDatabaseEffect(task);
+      }),
+    );
+  }
+
+  /**
+   * All database effects of the batch in one transaction, with their ledger rows. Undefined when it committed;
+   * else what failed (everything rolled back, nothing recorded) and, when an effect threw, which one.
+   */
+  async #runDatabaseBatch(
+    tasks: Task[],
+  ): Promise<{ culprit: Task | undefined; error: Error; ms: number } | undefined> {
+    const outcomes = new Map<Task, { outcome: 'completed' | 'skipped'; ms: number }>();
+    let current: Task | undefined;
+    let t0 = 0;
+    try {
+      await this.#db.transaction(async (tx) => {
+        const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
+          toSql(ledger.claimDatabaseEffects(tasks.map((task) => task.ref))),
+        );
+        const claims = new Map(rows.map((row) => [keyOf(row.provider, row.event_id, row.effect), row.fresh]));
+        const scopesUsed = new Set<string>();
+        for (const task of tasks) {
+          const fresh = claims.get(keyOf(task.ref.provider, task.ref.eventId, task.ref.effect));
+          // Two events of one scope in this batch: the first runs, the second finds it done.
+          const scopeTaken = task.ref.scoped && scopesUsed.has(task.ref.idempotencyKey);
+          if (fresh === undefined || !fresh || scopeTaken) {
+            outcomes.set(task, { outcome: 'skipped', ms: 0 });
+            continue;
+          }
+          if (task.ref.scoped) scopesUsed.add(task.ref.idempotencyKey);
+          current = task;
+          t0 = performance.now();
+          await this.#step('before-effect', task);
+          await task.effect.run(this.#databaseContext(task, tx));
+          await this.#step('after-effect-before-commit', task);
+          outcomes.set(task, { outcome: 'completed', ms: performance.now() - t0 });
+          current = undefined;
+        }
+      });
+    } catch (error) {
+      return { culprit: current, error: asError(error), ms: current ? performance.now() - t0 : 0 };
+    }
+    for (const [task, { outcome, ms }] of outcomes) this.#finish(task, outcome, ms);
+    return undefined;
+  }
+
+  /** One database effect in its own transaction with its ledger row. */
+  async #runDatabaseEffect(task: Task): Promise<void> {
     const startedAt = new Date();
     const t0 = performance.now();
     try {
-      await this.#step('before-effect', event, effect);
       const outcome = await this.#db.transaction(async (tx) => {
-        const result = await tx.execute<{ claimed: boolean; fresh: boolean }>(
-          toSql(ledger.recordDatabaseEffect(ref, ref.scoped)),
+        const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
+          toSql(ledger.claimDatabaseEffects([task.ref])),
         );
-        const claim = result.rows[0];
-        if (!claim?.claimed) return 'skipped' as const;
-        if (!claim.fresh) {
-          log.info(
-            { idempotencyKey: ref.idempotencyKey },
-            'effect already done under its scope by another event',
-          );
-          return 'skipped' as const;
-        }
-        await effect.run({
-          event,
-          effect: effect.name,
-          idempotencyKey: ref.idempotencyKey,
-          attempt: job.retryCount + 1,
-          log,
-          tx,
-        } as never);
-        await this.#step('after-effect-before-commit', event, effect);
+        if (!rows[0]?.fresh) return 'skipped' as const;
+        await this.#step('before-effect', task);
+        await task.effect.run(this.#databaseContext(task, tx));
+        await this.#step('after-effect-before-commit', task);
         return 'completed' as const;
       });
-      const ms = performance.now() - t0;
-      this.#observe(effect, event, outcome, ms);
-      if (outcome === 'completed') log.info({ ms: Math.round(ms) }, 'effect completed');
-      return outcome;
+      this.#finish(task, outcome, performance.now() - t0);
     } catch (error) {
-      const failure = asError(error);
-      this.#observe(effect, event, 'failed', performance.now() - t0, failure);
-      log.warn({ err: failure, attempt: job.retryCount + 1 }, 'effect failed');
-      await this.#pool
-        .query(ledger.recordDatabaseFailure(ref, startedAt, describe(failure)))
-        .catch((e: unknown) => log.error({ err: e }, 'could not record the failure in the ledger'));
-      return failure;
+      await this.#recordDatabaseFailure(task, startedAt, asError(error), performance.now() - t0);
     }
   }
 
-  async #runExternalEffect(
-    effect: RegisteredEffect,
-    event: InboxEventBase,
-    job: Job,
-    parentLog: Logger,
-  ): Promise<'completed' | 'skipped' | Error> {
-    const ref = this.#ref(effect, event);
-    const log = parentLog.child({ effect: effect.name });
-    const t0 = performance.now();
+  async #recordDatabaseFailure(task: Task, startedAt: Date, failure: Error, ms: number): Promise<void> {
+    this.#finish(task, failure, ms);
+    await this.#pool
+      .query(ledger.recordDatabaseFailure(task.ref, startedAt, describe(failure)))
+      .catch((e: unknown) =>
+        this.#log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
+      );
+  }
+
+  #databaseContext(task: Task, tx: Tx): never {
+    return {
+      event: task.event,
+      effect: task.effect.name,
+      idempotencyKey: task.ref.idempotencyKey,
+      attempt: task.run.job.retryCount + 1,
+      log: this.#log.child(bindings(task)),
+      tx,
+    } as never;
+  }
+
+  // ---- external effects -------------------------------------------------------------------------------------
+
+  /** Concurrently, at most one task per key at a time (two events of one account in one batch run in turn). */
+  async #runExternalEffects(tasks: Task[]): Promise<void> {
+    let pending = tasks;
+    while (pending.length > 0) {
+      const keys = new Set<string>();
+      const round: Task[] = [];
+      const later: Task[] = [];
+      for (const task of pending) {
+        if (keys.has(task.ref.idempotencyKey)) later.push(task);
+        else {
+          keys.add(task.ref.idempotencyKey);
+          round.push(task);
+        }
+      }
+      await this.#runExternalRound(round);
+      pending = later;
+    }
+  }
+
+  /**
+   * One connection holds the advisory locks of the round's keys and carries their claims and marks; a key held
+   * elsewhere (another worker on the same account) is waited for on its own.
+   */
+  async #runExternalRound(tasks: Task[]): Promise<void> {
+    const client = await this.#pool.connect();
+    let broken = false;
+    let locked: string[] = [];
+    try {
+      const keys = tasks.map((task) => task.ref.idempotencyKey);
+      locked = (await client.query<{ key: string }>(ledger.tryLockKeys(keys))).rows.map((row) => row.key);
+      const mine = new Set(locked);
+      const ours = tasks.filter((task) => mine.has(task.ref.idempotencyKey));
+      const busy = tasks.filter((task) => !mine.has(task.ref.idempotencyKey));
+      await Promise.all([
+        ...busy.map((task) => this.#runExternalAlone(task)),
+        (async () => {
+          if (ours.length === 0) return;
+          try {
+            const claims = await client.query<ledger.ExternalClaimRow>(
+              ledger.claimExternalEffects(ours.map((task) => task.ref)),
+            );
+            const byKey = new Map(claims.rows.map((row) => [row.key, row]));
+            // Marks go out as their sends finish, pipelined on this connection.
+            await Promise.all(
+              ours.map((task) => this.#runClaimed(task, byKey.get(task.ref.idempotencyKey), client)),
+            );
+          } catch (error) {
+            broken = true;
+            for (const task of ours) if (!task.outcome) this.#finish(task, asError(error), 0);
+          }
+        })(),
+      ]);
+    } catch (error) {
+      // The locks could not be taken: nothing was claimed, nothing ran.
+      broken = true;
+      for (const task of tasks) if (!task.outcome) this.#finish(task, asError(error), 0);
+    } finally {
+      if (locked.length > 0) {
+        await client.query(ledger.unlockKeys(locked)).catch(() => {
+          broken = true; // Destroying the connection ends its session, and with it the locks.
+        });
+      }
+      client.release(broken);
+    }
+  }
+
+  /** An external effect whose key another worker holds: wait for it (polling, holding no connection), then run. */
+  async #runExternalAlone(task: Task): Promise<void> {
     let client: pg.PoolClient | undefined;
     let broken = false;
     try {
-      client = await this.#lock(ref.idempotencyKey);
+      client = await this.#lock(task.ref.idempotencyKey);
       try {
-        const claim = (await client.query<ledger.ClaimRow>(ledger.claimExternalEffect(ref))).rows[0];
-        if (!claim?.run_claimed || claim.key_attempts === null) {
-          if (claim?.run_claimed)
-            log.info({ idempotencyKey: ref.idempotencyKey }, 'effect already done under its key');
-          this.#observe(effect, event, 'skipped', performance.now() - t0);
-          return 'skipped';
-        }
-        if (claim.prior_status === 'claimed') {
-          log.warn(
-            { idempotencyKey: ref.idempotencyKey, keyAttempts: claim.key_attempts },
-            'an earlier claim of this effect never reported back (its worker died): running it again, so it may happen twice',
-          );
-        }
-        await this.#step('before-effect', event, effect);
-        try {
-          await effect.run({
-            event,
-            effect: effect.name,
-            idempotencyKey: ref.idempotencyKey,
-            attempt: job.retryCount + 1,
-            log,
-            db: this.#db,
-          } as never);
-        } catch (error) {
-          const failure = asError(error);
-          this.#observe(effect, event, 'failed', performance.now() - t0, failure);
-          log.warn({ err: failure, attempt: job.retryCount + 1 }, 'effect failed');
-          await client.query(ledger.failExternalEffect(ref, describe(failure)));
-          return failure;
-        }
-        await this.#step('after-effect-before-commit', event, effect);
-        // The window in which a crash means "done but not known to be done": one statement, on a connection we
-        // already hold. A hiccup here is retried rather than turned into a second send on the next attempt.
-        await this.#markDone(client, ref, log);
+        const claim = (await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([task.ref])))
+          .rows[0];
+        await this.#runClaimed(task, claim, client);
       } finally {
-        await client.query(ledger.unlockKey(ref.idempotencyKey)).catch(() => {
-          broken = true; // Destroying the connection ends its session, and with it the lock.
+        await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
+          broken = true;
         });
       }
-      const ms = performance.now() - t0;
-      this.#observe(effect, event, 'completed', ms);
-      log.info({ ms: Math.round(ms) }, 'effect completed');
-      return 'completed';
     } catch (error) {
       broken = true;
-      const failure = asError(error);
-      this.#observe(effect, event, 'failed', performance.now() - t0, failure);
-      log.warn({ err: failure, attempt: job.retryCount + 1 }, 'effect failed');
-      return failure;
+      if (!task.outcome) this.#finish(task, asError(error), 0);
     } finally {
       client?.release(broken);
     }
+  }
+
+  /** Runs a claimed external effect and marks it, on the connection that holds its key. */
+  async #runClaimed(
+    task: Task,
+    claim: ledger.ExternalClaimRow | undefined,
+    client: pg.PoolClient,
+  ): Promise<void> {
+    if (!claim?.run_claimed || claim.key_attempts === null) {
+      if (claim?.run_claimed) this.#log.info(bindings(task), 'effect already done under its key');
+      this.#finish(task, 'skipped', 0);
+      return;
+    }
+    const log = this.#log.child(bindings(task));
+    if (claim.prior_status === 'claimed') {
+      log.warn(
+        { keyAttempts: claim.key_attempts },
+        'an earlier claim of this effect never reported back (its worker died): running it again, so it may happen twice',
+      );
+    }
+    const t0 = performance.now();
+    await this.#step('before-effect', task);
+    try {
+      await task.effect.run({
+        event: task.event,
+        effect: task.effect.name,
+        idempotencyKey: task.ref.idempotencyKey,
+        attempt: task.run.job.retryCount + 1,
+        log,
+        db: this.#db,
+      } as never);
+    } catch (error) {
+      const failure = asError(error);
+      this.#finish(task, failure, performance.now() - t0);
+      await client.query(ledger.failExternalEffect(task.ref, describe(failure)));
+      return;
+    }
+    await this.#step('after-effect-before-commit', task);
+    // The window in which a crash means "done but not known to be done": one statement, on a connection we
+    // already hold, committed without waiting for a disk flush. A hiccup here is retried rather than turned into
+    // a second send on the next attempt.
+    await this.#markDone(client, task);
+    this.#finish(task, 'completed', performance.now() - t0);
   }
 
   /**
@@ -307,21 +470,22 @@ export class EffectRunner {
     for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
       const client = await this.#pool.connect();
       try {
-        const { rows } = await client.query<{ locked: boolean }>(ledger.tryLockKey(idempotencyKey));
-        if (rows[0]?.locked) return client;
+        const { rows } = await client.query(ledger.tryLockKeys([idempotencyKey]));
+        if (rows.length > 0) return client;
         client.release();
       } catch (error) {
         client.release(true);
         throw error;
       }
-      if (Date.now() > deadline)
+      if (Date.now() > deadline) {
         throw new Error(`another worker has held this effect's key for ${this.#claimWaitMs} ms`);
+      }
       await sleep(wait);
     }
   }
 
-  async #markDone(client: pg.PoolClient, ref: ledger.EffectRef, log: Logger): Promise<void> {
-    const statement = ledger.completeExternalEffect(ref);
+  async #markDone(client: pg.PoolClient, task: Task): Promise<void> {
+    const statement = ledger.completeExternalEffect(task.ref);
     for (let attempt = 1; ; attempt++) {
       try {
         // After the first failure the held connection may be the problem: use a fresh one.
@@ -329,34 +493,37 @@ export class EffectRunner {
         return;
       } catch (error) {
         if (attempt >= MARK_ATTEMPTS) throw error;
-        log.warn({ err: error }, 'could not mark the effect done; retrying');
+        this.#log.warn({ err: error, ...bindings(task) }, 'could not mark the effect done; retrying');
         await sleep(50 * attempt);
       }
     }
   }
 
-  #ref(effect: RegisteredEffect, event: InboxEventBase): ledger.EffectRef & { scoped: boolean } {
-    const scope = effect.scope?.(event as never);
-    return {
-      provider: event.provider,
-      eventId: event.eventId,
-      effect: effect.name,
-      idempotencyKey:
-        scope === undefined
-          ? eventIdempotencyKey(event.provider, event.eventId, effect.name)
-          : scopedIdempotencyKey(effect.name, scope),
-      scoped: scope !== undefined,
-    };
+  // ---- reporting --------------------------------------------------------------------------------------------
+
+  async #step(step: EffectStep, task: Task): Promise<void> {
+    if (this.#onStep) await this.#onStep(step, stepInfo(task));
   }
 
-  async #step(step: EffectStep, event: InboxEventBase, effect: RegisteredEffect): Promise<void> {
-    if (this.#onStep) {
-      await this.#onStep(step, {
-        provider: event.provider,
-        eventId: event.eventId,
-        type: event.type,
-        effect: effect.name,
-      });
+  /** Records a task's outcome: metrics, and a log line per completed or failed effect. */
+  #finish(task: Task, outcome: Outcome, durationMs: number): void {
+    task.outcome = outcome;
+    task.durationMs = durationMs;
+    const failed = outcome instanceof Error;
+    this.#observe(
+      task.effect,
+      task.event,
+      failed ? 'failed' : outcome,
+      durationMs,
+      failed ? outcome : undefined,
+    );
+    if (failed) {
+      this.#log.warn(
+        { ...bindings(task), attempt: task.run.job.retryCount + 1, err: outcome },
+        'effect failed',
+      );
+    } else if (outcome === 'completed') {
+      this.#log.debug({ ...bindings(task), ms: Math.round(durationMs) }, 'effect completed');
     }
   }
 
@@ -410,6 +577,30 @@ export class EffectRunner {
   }
 }
 
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+function refOf(effect: RegisteredEffect, event: InboxEventBase): ledger.DatabaseEffectRef {
+  const scope = effect.scope?.(event as never);
+  return {
+    provider: event.provider,
+    eventId: event.eventId,
+    effect: effect.name,
+    idempotencyKey:
+      scope === undefined
+        ? eventIdempotencyKey(event.provider, event.eventId, effect.name)
+        : scopedIdempotencyKey(effect.name, scope),
+    scoped: scope !== undefined,
+  };
+}
+
 function decodeEvent(row: ledger.LoadedEventRow): InboxEventBase {
   if (row.payload === null) throw new PermanentEffectError('the payload was purged by retention');
   const event: InboxEventBase = {
@@ -418,7 +609,8 @@ function decodeEvent(row: ledger.LoadedEventRow): InboxEventBase {
     type: row.type,
     headers: row.headers,
     receivedAt: row.received_at,
-    payload: parseJsonLossless(row.payload),
+    // Only a run of 16+ digits can be an integer beyond 2^53; without one, plain JSON.parse is exact (and faster).
+    payload: /\d{16}/.test(row.payload) ? parseJsonLossless(row.payload) : JSON.parse(row.payload),
   };
   if (row.provider === 'shopify') {
     const shopDomain = row.headers[SHOP_DOMAIN_HEADER] ?? row.event_id.split(':')[0] ?? '';
@@ -428,8 +620,21 @@ function decodeEvent(row: ledger.LoadedEventRow): InboxEventBase {
   return event;
 }
 
-function keyOf(provider: string, eventId: string): string {
-  return `${provider}\0${eventId}`;
+function stepInfo(task: Task): StepInfo {
+  return {
+    provider: task.event.provider,
+    eventId: task.event.eventId,
+    type: task.event.type,
+    effect: task.effect.name,
+  };
+}
+
+function bindings(task: Task): Record<string, string> {
+  return { provider: task.event.provider, eventId: task.event.eventId, effect: task.effect.name };
+}
+
+function keyOf(...parts: string[]): string {
+  return parts.join('\0');
 }
 
 function asError(value: unknown): Error {

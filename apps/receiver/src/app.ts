@@ -5,6 +5,7 @@ import type { Provider } from '@webhook-inbox/inbox/providers';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { createAdminApp } from './admin.ts';
 import { readRawBody } from './body.ts';
 import { describeError, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
   /** How long `/readyz` waits for `select 1`. */
   readyTimeoutMs?: number;
+  /** Bearer token of the admin API; unset: `/admin/*` does not exist. */
+  adminToken?: string;
 }
 
 type Env = {
@@ -108,6 +111,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.get('/metrics', async (c) =>
     c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
   );
+
+  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

@@ -31,6 +31,8 @@ export interface ReceiverConfig {
   databaseTimeoutMs: number;
   /** How long a shutdown waits for in-flight requests before cutting them off. */
   shutdownTimeoutMs: number;
+  /** Bearer token for `/admin/*`; unset: the admin API does not exist. */
+  adminToken: string | undefined;
   production: boolean;
 }
 
@@ -130,6 +132,11 @@ const schema = z.object({
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   DATABASE_TIMEOUT_MS: integer(100, 60_000, 5_000),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+  // Long enough not to be guessed; the admin API can replay events.
+  ADMIN_TOKEN: z.preprocess(
+    blankToUndefined,
+    z.string().trim().min(16, { error: 'must be at least 16 characters' }).optional(),
+  ),
   NODE_ENV: z.preprocess(blankToUndefined, z.string().trim().default('development')),
 });
 
@@ -184,6 +191,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     poolSize: e.DATABASE_POOL_SIZE,
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    adminToken: e.ADMIN_TOKEN,
     production,
   };
 }
@@ -205,6 +213,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     poolSize: config.poolSize,
     databaseTimeoutMs: config.databaseTimeoutMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    adminApi: config.adminToken ? 'enabled' : 'disabled',
     production: config.production,
   };
 }

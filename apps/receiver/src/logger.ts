@@ -50,3 +50,23 @@ function stdout(): pino.DestinationStream {
   });
   return destination;
 }
+
+/**
+ * Waits (up to `timeoutMs`) until every buffered line has been written: call before `process.exit`, which
+ * would otherwise drop a write still in flight (the exit hook can only write what is not already being written).
+ */
+export function flushLogs(logger: Logger, timeoutMs = 1_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    try {
+      logger.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}

@@ -73,6 +73,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    adminToken: config.adminToken,
     isShuttingDown: () => shuttingDown,
   });
 

@@ -1,9 +1,11 @@
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { ConfigError, parseConfig } from './env.ts';
-import { createLogger } from './logger.ts';
+import { describeError } from './http-errors.ts';
+import { createLogger, flushLogs } from './logger.ts';
 import { startReceiver } from './receiver.ts';
 import { installShutdown } from './shutdown.ts';
 
+// The receiver on its own: `pnpm --filter @webhook-inbox/receiver start` (or `node apps/receiver/src/server.ts`).
 loadDotEnv();
 let config;
 try {
@@ -18,10 +20,7 @@ try {
   const receiver = await startReceiver(config, { logger });
   installShutdown(() => receiver.close(), logger);
 } catch (error) {
-  logger.fatal(
-    { err: error instanceof Error ? { message: error.message, cause: String(error.cause) } : error },
-    'receiver failed to start',
-  );
-  logger.flush();
+  logger.fatal({ err: describeError(error) }, 'receiver failed to start');
+  await flushLogs(logger);
   process.exit(1);
 }

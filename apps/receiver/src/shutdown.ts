@@ -1,4 +1,4 @@
-import type { Logger } from './logger.ts';
+import { flushLogs, type Logger } from './logger.ts';
 
 /**
  * SIGTERM/SIGINT once: run `stop` and exit 0 (1 if it failed). A second signal exits at once, for the operator
@@ -15,10 +15,13 @@ export function installShutdown(stop: () => Promise<void>, logger: Logger): void
     stopping = true;
     logger.info({ signal }, 'shutting down');
     stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
+      async () => {
+        await flushLogs(logger);
+        process.exit(0);
+      },
+      async (error: unknown) => {
         logger.error({ err: error instanceof Error ? error.message : String(error) }, 'shutdown failed');
-        logger.flush();
+        await flushLogs(logger);
         process.exit(1);
       },
     );

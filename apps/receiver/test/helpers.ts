@@ -161,7 +161,7 @@ export interface TestApp {
 /** The real app (real pool, real pg-boss sender, real providers) on a test database, for `app.request()`. */
 export async function createTestApp(
   databaseUrl: string,
-  options: { maxBodyBytes?: number; poolUrl?: string } = {},
+  options: { maxBodyBytes?: number; poolUrl?: string; adminToken?: string } = {},
 ): Promise<TestApp> {
   const { logger, lines } = memoryLogger();
   // The receiver's own pool (pipelined, with its deadline), small.
@@ -188,6 +188,7 @@ export async function createTestApp(
     logger,
     metrics,
     maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
+    adminToken: options.adminToken,
   });
   return {
     app,

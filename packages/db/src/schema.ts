@@ -13,20 +13,9 @@ import {
   timestamp,
 } from 'drizzle-orm/pg-core';
 
-/** Where an event is in its life; `webhook_events.status` always holds one of these. */
-export const EVENT_STATUSES = ['received', 'processing', 'processed', 'failed', 'dead'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
+import { EFFECT_STATUSES, EVENT_SOURCES, EVENT_STATUSES, IDEMPOTENCY_KEY_STATUSES } from './statuses.ts';
 
-/** How an event reached us: a provider's delivery, or our own reconciliation against its API. */
-export const EVENT_SOURCES = ['webhook', 'reconciled'] as const;
-export type EventSource = (typeof EVENT_SOURCES)[number];
-
-export const EFFECT_STATUSES = ['running', 'completed', 'failed'] as const;
-export type EffectStatus = (typeof EFFECT_STATUSES)[number];
-
-/** `claimed`: the effect may be happening right now, or happened and was never marked (a crash). */
-export const IDEMPOTENCY_KEY_STATUSES = ['claimed', 'completed', 'failed'] as const;
-export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];
+export * from './statuses.ts';
 
 const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 

@@ -1,4 +1,4 @@
-import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db';
+import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
 

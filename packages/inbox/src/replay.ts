@@ -24,8 +24,11 @@ export interface ReplayResult {
   type: string;
   /** The event's status before the replay. */
   previousStatus: string;
-  /** Effects that will run (or would, in a dry run): registered minus completed, plus a forced one. */
-  effects: string[];
+  /**
+   * Effects that will run (or would, in a dry run): registered minus completed, plus a forced one. Null when the
+   * caller does not know the registry (the receiver's admin API): the worker's ledger still decides.
+   */
+  effects: string[] | null;
   forced: string | null;
   /** True when a job was sent; false for a dry run or when nothing is left to run. */
   enqueued: boolean;
@@ -45,7 +48,8 @@ export interface ReplayDeps {
   pool: pg.Pool;
   /** A started pg-boss; the job is sent in the replay's transaction. */
   boss: PgBoss;
-  effectsFor: EffectLookup;
+  /** The product's effect registry; without it a replay cannot list effects and always enqueues. */
+  effectsFor?: EffectLookup;
 }
 
 // Locks the event row: a replay and a worker settling the same event take turns.
@@ -83,20 +87,24 @@ export async function replayEvent(
       .rows[0];
     if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
 
-    const registered = effectsFor(provider, event.type);
+    const registered = effectsFor?.(provider, event.type);
     const completed = new Set(
       (await client.query<{ effect: string }>(COMPLETED_EFFECTS, [provider, eventId])).rows.map(
         (r) => r.effect,
       ),
     );
     const forced = options.forceEffect ?? null;
-    if (forced !== null && !registered.includes(forced)) {
+    // Without the registry, only an effect that completed for this event can be forced (nothing else to re-run).
+    const known = registered ?? [...completed];
+    if (forced !== null && !known.includes(forced)) {
       throw new ReplayError(
         'unknown_effect',
-        `effect "${forced}" is not registered for ${provider} ${event.type}; registered: ${registered.join(', ') || 'none'}`,
+        registered
+          ? `effect "${forced}" is not registered for ${provider} ${event.type}; registered: ${registered.join(', ') || 'none'}`
+          : `effect "${forced}" has not completed for this event; completed: ${[...completed].join(', ') || 'none'}`,
       );
     }
-    const effects = registered.filter((name) => !completed.has(name) || name === forced);
+    const effects = registered ? registered.filter((name) => !completed.has(name) || name === forced) : null;
     const result: ReplayResult = {
       provider,
       eventId,
@@ -107,7 +115,7 @@ export async function replayEvent(
       enqueued: false,
       dryRun: options.dryRun ?? false,
     };
-    if (options.dryRun || effects.length === 0) {
+    if (options.dryRun || effects?.length === 0) {
       await client.query('rollback');
       return result;
     }

@@ -1,0 +1,17 @@
+// The status vocabularies, apart from the schema so code on the receiver's hot path can use them without
+// loading Drizzle.
+
+/** Where an event is in its life; `webhook_events.status` always holds one of these. */
+export const EVENT_STATUSES = ['received', 'processing', 'processed', 'failed', 'dead'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** How an event reached us: a provider's delivery, or our own reconciliation against its API. */
+export const EVENT_SOURCES = ['webhook', 'reconciled'] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
+
+export const EFFECT_STATUSES = ['running', 'completed', 'failed'] as const;
+export type EffectStatus = (typeof EFFECT_STATUSES)[number];
+
+/** `claimed`: the effect may be happening right now, or happened and was never marked (a crash). */
+export const IDEMPOTENCY_KEY_STATUSES = ['claimed', 'completed', 'failed'] as const;
+export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];

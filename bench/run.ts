@@ -45,6 +45,13 @@ process.stdout.write(`# pnpm bench: ${os.cpus().length} CPUs, load average ${loa
 const durable = process.env.BENCH_DURABLE !== '0';
 log(`starting embedded PostgreSQL (${durable ? 'durable' : 'fsync off'})`);
 const postgres = await startBenchPostgres({ durable });
+// Ctrl-C: stop PostgreSQL (and delete its directory) rather than leave it running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping`);
+    void postgres.stop().finally(() => process.exit(130));
+  });
+}
 let failed = false;
 try {
   for (const name of selected) {

@@ -29,6 +29,8 @@ export interface AppDeps {
   readyTimeoutMs?: number;
   /** Bearer token of the admin API; unset: `/admin/*` does not exist. */
   adminToken?: string;
+  /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
+  onSignatureRefused?: (provider: string) => void;
 }
 
 type Env = {
@@ -38,6 +40,7 @@ type Env = {
 };
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const SIGNATURE_REFUSALS = new Set(['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance']);
 
 /**
  * The receiver as a Hono app, with every dependency passed in (nothing connects at import time).
@@ -122,6 +125,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const provider = c.get('provider') as string | undefined;
     const startedAt = c.get('startedAt') as number | undefined;
     const ms = startedAt === undefined ? undefined : round(performance.now() - startedAt);
+    if (provider !== undefined && SIGNATURE_REFUSALS.has(mapped.body.error.code)) {
+      deps.onSignatureRefused?.(provider);
+    }
     if (provider !== undefined) {
       metrics.requests.inc({ provider, outcome: mapped.body.error.code });
       if (startedAt !== undefined) {

@@ -33,6 +33,10 @@ export interface ReceiverConfig {
   shutdownTimeoutMs: number;
   /** Bearer token for `/admin/*`; unset: the admin API does not exist. */
   adminToken: string | undefined;
+  /** Slack-compatible webhook for alerts; unset: alerts are only logged. */
+  alertWebhookUrl: string | undefined;
+  /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
+  signatureFailureThreshold: number;
   production: boolean;
 }
 
@@ -137,6 +141,15 @@ const schema = z.object({
     blankToUndefined,
     z.string().trim().min(16, { error: 'must be at least 16 characters' }).optional(),
   ),
+  ALERT_WEBHOOK_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine((value) => /^https?:\/\/./.test(value), { error: 'must be an http(s):// URL' })
+      .optional(),
+  ),
+  ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
   NODE_ENV: z.preprocess(blankToUndefined, z.string().trim().default('development')),
 });
 
@@ -192,6 +205,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
+    alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
     production,
   };
 }
@@ -214,6 +229,8 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     databaseTimeoutMs: config.databaseTimeoutMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     adminApi: config.adminToken ? 'enabled' : 'disabled',
+    alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
+    signatureFailureThreshold: config.signatureFailureThreshold,
     production: config.production,
   };
 }

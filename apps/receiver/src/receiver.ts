@@ -4,6 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import pg from 'pg';
+import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createSender } from './boss.ts';
 import { describeConfig, type ReceiverConfig } from './env.ts';
@@ -66,6 +67,9 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
   const metrics = createMetrics(pool, { inFlight: () => inFlight });
+  // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
+  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
+  const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
   const app = createApp({
     pool,
     boss,
@@ -74,6 +78,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     metrics,
     maxBodyBytes: config.maxBodyBytes,
     adminToken: config.adminToken,
+    onSignatureRefused: (provider) => refusals.record(provider),
     isShuttingDown: () => shuttingDown,
   });
 
@@ -113,6 +118,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
         logger.warn({ err: describeError(error) }, 'pg-boss did not stop cleanly');
       });
+      await alerter.close();
       await pool.end().catch((error: unknown) => {
         logger.warn({ err: describeError(error) }, 'pool did not close cleanly');
       });

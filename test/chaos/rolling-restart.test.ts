@@ -1,8 +1,7 @@
 /**
  * Scenario 7, rolling restart: 500 checkouts (half queued before each restart), two workers busy with them (each
  * sends a welcome email to a mail server taking 100-200 ms per message, so effects are in flight all along); each
- * worker in turn gets SIGTERM, must exit 0 after finishing what it
- * was running, and is replaced. Afterwards nothing is left `active` in pgboss.job, every event is processed,
+ * worker in turn gets SIGTERM, must exit 0 after finishing what it was running, and is replaced. Afterwards nothing is left `active` in pgboss.job, every event is processed,
  * each database effect ran once and no email went twice (a graceful stop abandons nothing).
  */
 import { randomInt } from 'node:crypto';

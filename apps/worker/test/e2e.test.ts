@@ -1,0 +1,126 @@
+/**
+ * End to end over HTTP: the real receiver (in this process) verifies and records signed deliveries, the real
+ * worker runs the example effects, a real SMTP server receives the email.
+ */
+import { createPool } from '@webhook-inbox/db';
+import { messageIdFor, scopedIdempotencyKey, signShopify, signStripe } from '@webhook-inbox/inbox';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import type pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+// The receiver is another app of this repository; the worker does not depend on it, its end-to-end test does.
+import {
+  parseConfig as parseReceiverConfig,
+  startReceiver,
+  type Receiver,
+} from '../../receiver/src/index.ts';
+import { parseConfig, startWorker, type Worker } from '../src/index.ts';
+import { count, eventStatus } from './support/database.ts';
+import { checkoutEvent, fixtureText, queueEnv, randomId } from './support/events.ts';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+
+const STRIPE_SECRET = 'whsec_e2e_worker_test_secret';
+const SHOPIFY_SECRET = 'shpss_e2e_worker_test_secret';
+
+const db = useTestDatabase();
+let pool: pg.Pool;
+let smtp: SmtpSink;
+let receiver: Receiver;
+let worker: Worker;
+
+beforeAll(async () => {
+  pool = createPool({ connectionString: db.url, max: 2 });
+  smtp = await startSmtpSink();
+  const silent = pino({ level: 'silent' });
+  receiver = await startReceiver(
+    parseReceiverConfig({
+      DATABASE_URL: db.url,
+      PORT: '0',
+      STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
+      SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
+    }),
+    { logger: silent },
+  );
+  worker = await startWorker(
+    parseConfig({
+      DATABASE_URL: db.url,
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'welcome@e2e.test',
+      WORKER_PORT: '0',
+      WORKER_POLL_SECONDS: '0.5',
+      ...queueEnv(),
+    }),
+    { logger: silent },
+  );
+});
+afterAll(async () => {
+  await worker?.close();
+  await receiver?.close();
+  await smtp?.close();
+  await pool?.end();
+});
+
+async function post(path: string, body: string, headers: Record<string, string>) {
+  const response = await fetch(`${receiver.url}${path}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  return { status: response.status, body: (await response.json()) as { status?: string; id?: string } };
+}
+
+it('a signed Stripe checkout: accepted, account and subscription rows, exactly one email; a redelivery changes nothing', async () => {
+  const customer = randomId('cus');
+  const subscription = randomId('sub');
+  const event = checkoutEvent({ customer, subscription, email: 'e2e@example.test', name: 'Eve' });
+  const deliver = () =>
+    post('/webhooks/stripe', event.payloadText, {
+      'Stripe-Signature': signStripe({ payload: event.payloadText, secret: STRIPE_SECRET }),
+    });
+
+  expect(await deliver()).toEqual({ status: 200, body: { status: 'accepted', id: event.eventId } });
+  await waitFor(async () => (await eventStatus(pool, event.eventId)) === 'processed', { timeout: 15_000 });
+
+  const { rows: account } = await pool.query(
+    'select email, name from accounts where stripe_customer_id = $1',
+    [customer],
+  );
+  expect(account).toEqual([{ email: 'e2e@example.test', name: 'Eve' }]);
+  expect(
+    await count(pool, 'select count(*)::int as n from subscriptions where stripe_subscription_id = $1', [
+      subscription,
+    ]),
+  ).toBe(1);
+  const messageId = messageIdFor(scopedIdempotencyKey('sendWelcomeEmail', `account:${customer}`), 'e2e.test');
+  await waitFor(() => smtp.messages.some((m) => m.messageId === messageId));
+
+  // Stripe retries the delivery: recorded once, nothing enqueued, no second email.
+  expect(await deliver()).toEqual({ status: 200, body: { status: 'duplicate', id: event.eventId } });
+  const { rows } = await pool.query<{ attempts: number }>(
+    'select attempts from webhook_events where event_id = $1',
+    [event.eventId],
+  );
+  expect(rows[0]?.attempts).toBe(1);
+  expect(smtp.messages.filter((m) => m.to === 'e2e@example.test')).toHaveLength(1);
+});
+
+it('a signed Shopify orders/create keeps its 19-digit id exact from the wire to the row', async () => {
+  const big = '9007199254740993777';
+  const body = fixtureText('shopify/orders_create.json').replace('"id":820982911946154508', `"id":${big}`);
+  const shop = 'e2e-shop.myshopify.com';
+  const deliveryId = randomId('evt');
+  const response = await post('/webhooks/shopify', body, {
+    'X-Shopify-Hmac-Sha256': signShopify({ payload: body, secret: SHOPIFY_SECRET }),
+    'X-Shopify-Topic': 'orders/create',
+    'X-Shopify-Shop-Domain': shop,
+    'X-Shopify-Event-Id': deliveryId,
+  });
+  const key = `${shop}:orders/create:${deliveryId}`;
+  expect(response).toEqual({ status: 200, body: { status: 'accepted', id: key } });
+  await waitFor(async () => (await eventStatus(pool, key)) === 'processed', { timeout: 15_000 });
+  const { rows } = await pool.query<{ order_id: string }>(
+    'select order_id::text from shopify_orders where shop_domain = $1',
+    [shop],
+  );
+  expect(rows).toEqual([{ order_id: big }]);
+});

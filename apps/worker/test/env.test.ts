@@ -1,0 +1,72 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, parseConfig } from '../src/env.ts';
+
+const URL = 'postgres://user:secret@db.internal:5432/inbox';
+
+describe('worker configuration', () => {
+  it('has defaults for everything but DATABASE_URL', () => {
+    const config = parseConfig({ DATABASE_URL: URL, INIT_CWD: '/srv/app' });
+    expect(config).toMatchObject({
+      port: 3001,
+      host: '127.0.0.1',
+      smtpUrl: undefined,
+      mailFrom: 'welcome@localhost',
+      mailDir: path.resolve('/srv/app/.data/mail'),
+      queue: { retryLimit: 8, retryDelay: 5, retryBackoff: true, retryDelayMax: 900, expireInSeconds: 300 },
+      batchSize: 50,
+      concurrency: 4,
+      fault: undefined,
+    });
+  });
+
+  it('reads the retry policy, SMTP and the fault switch', () => {
+    const config = parseConfig({
+      DATABASE_URL: URL,
+      SMTP_URL: 'smtp://mail:1025',
+      WORKER_RETRY_LIMIT: '3',
+      WORKER_RETRY_DELAY_SECONDS: '2',
+      WORKER_RETRY_BACKOFF: 'false',
+      WORKER_JOB_TIMEOUT_SECONDS: '60',
+      WORKER_POLL_SECONDS: '0.5',
+      WORKER_FAULT: 'after-effect-before-commit:sendWelcomeEmail',
+    });
+    expect(config.queue).toMatchObject({
+      retryLimit: 3,
+      retryDelay: 2,
+      retryBackoff: false,
+      expireInSeconds: 60,
+    });
+    expect(config.pollingIntervalSeconds).toBe(0.5);
+    expect(config.smtpUrl).toBe('smtp://mail:1025');
+    expect(config.fault).toEqual({ step: 'after-effect-before-commit', effect: 'sendWelcomeEmail' });
+  });
+
+  it('lists every wrong variable at once', () => {
+    let error: unknown;
+    try {
+      parseConfig({ WORKER_PORT: 'http', SMTP_URL: 'mail.internal', WORKER_FAULT: 'sometimes' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const issues = (error as ConfigError).issues.join('\n');
+    expect(issues).toContain('DATABASE_URL is required');
+    expect(issues).toContain('WORKER_PORT must be a number');
+    expect(issues).toContain('SMTP_URL must be an smtp://');
+    expect(issues).toContain(
+      'WORKER_FAULT must be <before-effect|after-effect-before-commit|after-commit-before-complete>:<effect name>',
+    );
+  });
+
+  it('refuses the fault switch in production, and never logs credentials', () => {
+    expect(() =>
+      parseConfig({ DATABASE_URL: URL, NODE_ENV: 'production', WORKER_FAULT: 'before-effect:x' }),
+    ).toThrow(/WORKER_FAULT is a test switch/);
+    const described = JSON.stringify(
+      describeConfig(parseConfig({ DATABASE_URL: URL, SMTP_URL: 'smtps://apikey:hunter2@smtp.example:465' })),
+    );
+    expect(described).not.toContain('secret');
+    expect(described).not.toContain('hunter2');
+  });
+});

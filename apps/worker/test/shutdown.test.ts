@@ -1,0 +1,115 @@
+/**
+ * Graceful shutdown of the real worker process: SIGTERM stops fetching and lets the running effect finish (a slow
+ * SMTP server holds it mid-send); a second signal exits at once.
+ */
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { count, eventStatus, queueDrained } from './support/database.ts';
+import { checkoutEvent, queueEnv, randomId, startProducer, type Producer } from './support/events.ts';
+import { spawnWorker, type WorkerProcess } from './support/process.ts';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+
+const db = useTestDatabase();
+let pool: pg.Pool;
+let producer: Producer;
+let smtp: SmtpSink;
+const spawned: WorkerProcess[] = [];
+// Every message takes the server 1.5 s to acknowledge: long enough to signal the worker in the middle of it.
+const SLOW_MS = 1_500;
+
+beforeAll(async () => {
+  pool = createPool({ connectionString: db.url, max: 2 });
+  producer = await startProducer(pool, db.url);
+  smtp = await startSmtpSink({ delayMs: () => SLOW_MS });
+});
+afterAll(async () => {
+  for (const worker of spawned) worker.kill('SIGKILL');
+  await Promise.all(spawned.map((worker) => worker.exited));
+  await smtp.close();
+  await producer.stop();
+  await pool.end();
+});
+
+function start(): WorkerProcess {
+  const worker = spawnWorker({
+    DATABASE_URL: db.url,
+    SMTP_URL: smtp.url,
+    WORKER_POLL_SECONDS: '0.5',
+    WORKER_SUPERVISE_SECONDS: '1',
+    SHUTDOWN_TIMEOUT_MS: '10000',
+    ...queueEnv(),
+  });
+  spawned.push(worker);
+  return worker;
+}
+
+/** Waits until the event's email is being sent (claimed, not marked). */
+async function sending(eventId: string): Promise<void> {
+  await waitFor(
+    async () =>
+      (await count(
+        pool,
+        `select count(*)::int as n from effect_runs where event_id = $1 and effect = 'sendWelcomeEmail' and status = 'running'`,
+        [eventId],
+      )) === 1,
+    { timeout: 30_000, message: 'the welcome email in flight' },
+  );
+}
+
+describe('shutdown', () => {
+  it('SIGTERM waits for the running effect, reports not healthy meanwhile, completes the event and exits 0', async () => {
+    const event = checkoutEvent({ customer: randomId('cus'), subscription: null });
+    await producer.send(event);
+    const worker = start();
+    await sending(event.eventId);
+    const url = /"url":"(http:\/\/[^"]+)","msg":"worker listening/.exec(worker.output())?.[1];
+    expect(url).toBeDefined();
+
+    worker.kill('SIGTERM');
+    await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 503, {
+      timeout: 5_000,
+      interval: 50,
+    });
+    expect(await worker.exited, worker.output()).toBe(0);
+    // It finished what it had started: processed, one email, nothing left for a retry.
+    expect(await eventStatus(pool, event.eventId)).toBe('processed');
+    expect(await queueDrained(pool)).toBe(true);
+    expect(smtp.messages.filter((m) => m.to === 'billz@supabase.io')).toHaveLength(1);
+    expect(worker.output()).toContain('"msg":"worker stopped"');
+  }, 60_000);
+
+  it('a second signal exits at once; the unfinished event is completed by the next worker', async () => {
+    const event = checkoutEvent({
+      customer: randomId('cus'),
+      subscription: null,
+      email: 'second@example.test',
+    });
+    await producer.send(event);
+    const impatient = start();
+    await sending(event.eventId);
+    impatient.kill('SIGTERM');
+    await waitFor(() => impatient.output().includes('"msg":"shutting down"'), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    impatient.kill('SIGINT');
+    expect(await impatient.exited).toBe(1);
+    expect(impatient.output()).toContain('second signal: exiting now');
+
+    const next = start();
+    await waitFor(
+      async () => (await eventStatus(pool, event.eventId)) === 'processed' && queueDrained(pool),
+      {
+        timeout: 30_000,
+      },
+    );
+    next.kill('SIGTERM');
+    expect(await next.exited).toBe(0);
+    // Cut off mid-send, the email may have been delivered already: then it went twice (the documented window).
+    const copies = smtp.messages.filter((m) => m.to === 'second@example.test').length;
+    expect(copies).toBeGreaterThanOrEqual(1);
+    expect(copies).toBeLessThanOrEqual(2);
+  }, 60_000);
+});

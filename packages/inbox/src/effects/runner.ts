@@ -523,7 +523,7 @@ export class EffectRunner {
         'effect failed',
       );
     } else if (outcome === 'completed') {
-      this.#log.debug({ ...bindings(task), ms: Math.round(durationMs) }, 'effect completed');
+      this.#log.info({ ...bindings(task), ms: Math.round(durationMs) }, 'effect completed');
     }
   }
 

@@ -6,10 +6,9 @@
  * delivery that ran entirely while the database was down got a 2xx; every 2xx is in the database; the receiver,
  * never restarted, recovers by itself; every event ends accepted and processed once.
  *
- * KNOWN BUG (second test, `it.fails`): the worker process dies when PostgreSQL shuts down under it, with
- * "Unhandled 'error' event ... terminating connection due to administrator command" (57P01): connections the
- * effect runner holds checked out (the advisory-lock connection of an external effect, a Drizzle transaction)
- * have no 'error' listener (pg-pool removes its idle listener on checkout). The first test then starts a
+ * The second test checks that the worker itself survived (it once died on "Unhandled 'error' event ...
+ * terminating connection due to administrator command", 57P01, from connections held checked out without an
+ * 'error' listener; createPool now adds one to every connection). Should it die anyway, the first test starts a
  * replacement worker, as a supervisor would, so that the rest is still checked.
  */
 import { randomBytes } from 'node:crypto';
@@ -199,10 +198,7 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
   }
 });
 
-// Flip to `it` once the effect runner keeps an 'error' listener on the connections it holds checked out.
-it.fails(
-  'KNOWN BUG: the worker survives a PostgreSQL restart by itself (no unhandled pg client error)',
-  () => {
-    expect(workerDeath).toBeUndefined();
-  },
-);
+// Fixed in createPool (an 'error' listener on every connection, checked out or not).
+it('the worker survives a PostgreSQL restart by itself (no unhandled pg client error)', () => {
+  expect(workerDeath).toBeUndefined();
+});

@@ -25,7 +25,12 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
     idleTimeoutMillis: 30_000,
   });
-  pool.on('error', options.onError ?? (() => {}));
+  const onError = options.onError ?? (() => {});
+  pool.on('error', onError);
+  // pg listens for errors only on idle clients: a connection that dies while checked out (a server restart
+  // mid-transaction) would emit an unhandled 'error' and crash the process. The query in flight rejects
+  // anyway and the pool discards the client on release; this listener only keeps the process alive.
+  pool.on('connect', (client) => client.on('error', onError));
   return pool;
 }
 

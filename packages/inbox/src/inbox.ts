@@ -122,6 +122,12 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         idleTimeoutMillis: 30_000,
       });
       pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+      // pg listens for errors only on idle connections: one that dies while checked out (the server restarts
+      // mid-transaction) would emit an unhandled 'error' and kill the worker. The query in flight rejects anyway
+      // and the connection is discarded on release; this only keeps the process alive.
+      pool.on('connect', (client) =>
+        client.on('error', (error) => logger.warn({ err: error }, 'database connection failed while in use')),
+      );
       const boss = new PgBoss({
         connectionString: start.connectionString,
         application_name: `${applicationName}-boss`,

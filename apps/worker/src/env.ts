@@ -25,6 +25,13 @@ export interface WorkerConfig {
   superviseIntervalSeconds: number;
   /** How long a shutdown waits for running effects before abandoning them (they are retried elsewhere). */
   shutdownTimeoutMs: number;
+  /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
+  alertWebhookUrl: string | undefined;
+  /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
+  retention: { cron: string; payloadDays: number; keyDays: number };
+  /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
+  stripeApiKey: string | undefined;
+  reconcile: { cron: string; since: string };
   /** Test-only: SIGKILL this process at one step of one effect. Refused when NODE_ENV=production. */
   fault: Fault | undefined;
   production: boolean;
@@ -132,6 +139,22 @@ const schema = z.object({
       })
       .optional(),
   ),
+  ALERT_WEBHOOK_URL: z.preprocess(
+    blank,
+    z
+      .string()
+      .trim()
+      .refine((value) => /^https?:\/\/./.test(value), { error: 'must be an http(s):// URL' })
+      .optional(),
+  ),
+  RETENTION_PAYLOAD_DAYS: number(1, 36_500, 30),
+  // Never below 7: Stripe retries for 3 days and a Dashboard resend reaches back 15; a key purged while its
+  // provider may still deliver it lets that delivery in as a new event.
+  RETENTION_KEY_DAYS: number(7, 36_500, 90),
+  RETENTION_CRON: z.preprocess(blank, z.string().trim().default('17 3 * * *')),
+  STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
+  RECONCILE_CRON: z.preprocess(blank, z.string().trim().default('*/30 * * * *')),
+  RECONCILE_SINCE: z.preprocess(blank, z.string().trim().default('3d')),
   NODE_ENV: z.preprocess(blank, z.string().trim().default('development')),
   INIT_CWD: z.string().optional(),
 });
@@ -181,6 +204,14 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     pollingIntervalSeconds: e.WORKER_POLL_SECONDS,
     superviseIntervalSeconds: e.WORKER_SUPERVISE_SECONDS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    retention: {
+      cron: e.RETENTION_CRON,
+      payloadDays: e.RETENTION_PAYLOAD_DAYS,
+      keyDays: e.RETENTION_KEY_DAYS,
+    },
+    stripeApiKey: e.STRIPE_API_KEY,
+    reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
     fault: e.WORKER_FAULT,
     production,
   };
@@ -198,6 +229,9 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     batchSize: config.batchSize,
     concurrency: config.concurrency,
     poolSize: config.poolSize,
+    alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
+    retention: config.retention,
+    reconciliation: config.stripeApiKey ? config.reconcile : 'off',
     fault: config.fault,
   };
 }

@@ -5,6 +5,7 @@ import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
 import { describeConfig, type WorkerConfig } from './env.ts';
 import { faultHook } from './faults.ts';
+import { startOperations, type Operations } from './operations.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMailer } from './mail.ts';
 import { createMetrics } from './metrics.ts';
@@ -43,12 +44,22 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     logger,
   });
   const metrics = createMetrics();
+  let operations: Operations;
+  try {
+    operations = await startOperations(config, logger);
+  } catch (error) {
+    mailer.close();
+    throw error;
+  }
   const inbox = createExampleInbox({
     mailer,
     messageIdDomain: config.mailFrom.split('@')[1] || 'localhost',
     logger,
     observer: metrics.observer,
-    onDead: options.onDead,
+    onDead: (event) => {
+      operations.onDead(event);
+      return options.onDead?.(event);
+    },
   });
 
   let inboxWorker;
@@ -64,6 +75,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       onStep: faultHook(config.fault, logger),
     });
   } catch (error) {
+    await operations.stop();
     mailer.close();
     throw error;
   }
@@ -78,6 +90,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     server.once('error', reject);
   }).catch(async (error: unknown) => {
     await inboxWorker.stop({ graceful: false });
+    await operations.stop();
     mailer.close();
     throw error;
   });
@@ -97,6 +110,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
           .catch((error: unknown) => {
             logger.warn({ err: error }, 'the queue worker did not stop cleanly');
           });
+        await operations.stop();
         mailer.close();
         await new Promise<void>((resolve) => {
           server?.close(() => resolve());

@@ -3,6 +3,8 @@ import { PgBoss } from 'pg-boss';
 export interface SenderBossOptions {
   applicationName: string;
   onError?: (error: Error) => void;
+  /** Run pg-boss's cron scheduler in this instance (the worker's operations do). Default false. */
+  schedule?: boolean;
 }
 
 /**
@@ -16,7 +18,7 @@ export function createSenderBoss(connectionString: string, options: SenderBossOp
     max: 2,
     application_name: options.applicationName,
     supervise: false,
-    schedule: false,
+    schedule: options.schedule ?? false,
     migrate: false,
     createSchema: false,
     registerInstance: false,

@@ -1,0 +1,140 @@
+import { createPool } from '@webhook-inbox/db';
+import {
+  createAlerter,
+  createPurgeHandler,
+  createSenderBoss,
+  ensureQueues,
+  parseJsonLossless,
+  PURGE_QUEUE,
+  reconcileStripe,
+  schedulePurge,
+  sinceDuration,
+  type Alerter,
+  type DeadEvent,
+} from '@webhook-inbox/inbox';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { WorkerConfig } from './env.ts';
+import type { Logger } from './logger.ts';
+
+/** The queue the reconciliation schedule feeds. */
+export const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
+
+/**
+ * What the worker does besides effects: alerts on dead events, the retention purge and the Stripe
+ * reconciliation on pg-boss schedules. Kept apart from the effect runner so none of it can slow an effect.
+ */
+export interface Operations {
+  /** For `startWorker`'s onDead: alerts per failed effect (or for the event), never throws, never blocks. */
+  onDead(event: DeadEvent): void;
+  stop(): Promise<void>;
+}
+
+export async function startOperations(config: WorkerConfig, logger: Logger): Promise<Operations> {
+  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox worker' });
+  const pool = createPool({
+    connectionString: config.databaseUrl,
+    max: 3,
+    applicationName: 'webhook-inbox-worker-ops',
+    onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
+  });
+  // Its own pg-boss with the scheduler on: whichever worker holds pg-boss's schedule lock sends the jobs.
+  const boss = createSenderBoss(config.databaseUrl, {
+    applicationName: 'webhook-inbox-worker-ops',
+    onError: (error) => logger.warn({ err: error }, 'operations pg-boss error'),
+    schedule: true,
+  });
+  try {
+    await boss.start();
+    await ensureQueues(boss);
+    await schedulePurge(boss, {
+      cron: config.retention.cron,
+      payloadDays: config.retention.payloadDays,
+      keyDays: config.retention.keyDays,
+    });
+    await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger }));
+    if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
+  } catch (error) {
+    await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await pool.end().catch(() => {});
+    await alerter.close();
+    throw error;
+  }
+
+  return {
+    onDead: (event) => void alertDead(alerter, pool, event, logger),
+    async stop() {
+      await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
+        logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');
+      });
+      await alerter.close();
+      await pool.end().catch(() => {});
+    },
+  };
+}
+
+async function scheduleReconciliation(
+  boss: PgBoss,
+  pool: pg.Pool,
+  config: WorkerConfig,
+  logger: Logger,
+): Promise<void> {
+  const { default: Stripe } = await import('stripe');
+  const stripe = new Stripe(config.stripeApiKey ?? '');
+  // Exclusive: a slow reconciliation is never joined by the next occurrence.
+  await boss.createQueue(RECONCILE_QUEUE, { policy: 'exclusive', retryLimit: 1, expireInSeconds: 1800 });
+  await boss.schedule(RECONCILE_QUEUE, config.reconcile.cron, {}, { tz: 'UTC' });
+  await boss.work(RECONCILE_QUEUE, async () => {
+    const report = await reconcileStripe({
+      stripe,
+      pool,
+      boss,
+      since: sinceDuration(config.reconcile.since),
+      logger,
+    });
+    logger.info({ ...report, byType: undefined }, 'stripe reconciliation');
+    return report;
+  });
+}
+
+const FAILED_EFFECTS = `
+  select effect, last_error from effect_runs where provider = $1 and event_id = $2 and status = 'failed'`;
+const PAYLOAD = `select payload::text as payload from webhook_events where provider = $1 and event_id = $2`;
+
+/** One alert per effect that failed its last retry, or one for the event; the alerter groups repeats. */
+async function alertDead(alerter: Alerter, pool: pg.Pool, event: DeadEvent, logger: Logger): Promise<void> {
+  const base = {
+    provider: event.provider,
+    eventId: event.eventId,
+    type: event.type,
+    attempts: event.attempts,
+  };
+  try {
+    const [failed, row] = await Promise.all([
+      pool.query<{ effect: string; last_error: string | null }>(FAILED_EFFECTS, [
+        event.provider,
+        event.eventId,
+      ]),
+      pool.query<{ payload: string | null }>(PAYLOAD, [event.provider, event.eventId]),
+    ]);
+    const text = row.rows[0]?.payload;
+    const payload = text ? parseJsonLossless(text) : undefined;
+    if (failed.rows.length === 0) {
+      alerter.notify({ kind: 'event_dead', ...base, error: event.lastError ?? 'unknown error', payload });
+      return;
+    }
+    for (const { effect, last_error } of failed.rows) {
+      alerter.notify({
+        kind: 'effect_failed',
+        ...base,
+        effect,
+        error: last_error ?? event.lastError,
+        payload,
+      });
+    }
+  } catch (error) {
+    // The database is what failed: alert with what we have rather than not at all.
+    logger.warn({ err: error }, 'could not read the dead event for its alert');
+    alerter.notify({ kind: 'event_dead', ...base, error: event.lastError ?? 'unknown error' });
+  }
+}

@@ -24,7 +24,7 @@ import {
   startReceiver,
   type SpawnedReceiver,
 } from './support/cluster.ts';
-import { fc } from './support/fast-check.ts';
+import fc from 'fast-check';
 
 const db = useTestDatabase();
 const RUNS = 1_000;

@@ -48,7 +48,6 @@ type Outcome = 'completed' | 'skipped' | Error;
 /** One event of the batch. */
 interface EventRun {
   job: Job;
-  type: string;
   settlement?: ledger.Settlement;
   /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
   shadowOf?: EventRun;
@@ -63,7 +62,6 @@ interface Task {
   effect: RegisteredEffect;
   ref: ledger.DatabaseEffectRef;
   outcome?: Outcome;
-  durationMs: number;
 }
 
 const SHOP_DOMAIN_HEADER = 'x-shopify-shop-domain';
@@ -114,7 +112,7 @@ export class EffectRunner {
     const runs = jobs.map((job) => {
       const key = keyOf(job.data.provider, job.data.eventId);
       const primary = primaries.get(key);
-      if (primary) return { job, type: primary.type, shadowOf: primary, permanent: false, tasks: [] };
+      if (primary) return { job, shadowOf: primary, permanent: false, tasks: [] };
       const run = this.#plan(job, loaded.get(key));
       primaries.set(key, run);
       return run;
@@ -162,7 +160,7 @@ export class EffectRunner {
 
   /** What this attempt of an event has to do: its effects not completed yet, or a settlement right away. */
   #plan(job: Job, row: ledger.LoadedEventRow | undefined): EventRun {
-    const run: EventRun = { job, type: row?.type ?? '', permanent: false, tasks: [] };
+    const run: EventRun = { job, permanent: false, tasks: [] };
     const { provider, eventId } = job.data;
     if (!row) {
       // Purged by retention, or a job sent by hand: nothing to do, and nothing to retry.
@@ -188,7 +186,7 @@ export class EffectRunner {
         this.#observe(effect, event, 'skipped', 0);
         continue;
       }
-      run.tasks.push({ run, event, effect, ref: refOf(effect, event), durationMs: 0 });
+      run.tasks.push({ run, event, effect, ref: refOf(effect, event) });
     }
     return run;
   }
@@ -508,7 +506,6 @@ export class EffectRunner {
   /** Records a task's outcome: metrics, and a log line per completed or failed effect. */
   #finish(task: Task, outcome: Outcome, durationMs: number): void {
     task.outcome = outcome;
-    task.durationMs = durationMs;
     const failed = outcome instanceof Error;
     this.#observe(
       task.effect,

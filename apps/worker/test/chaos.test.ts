@@ -27,7 +27,7 @@ const KILLS = 12;
 it('500 events, random SIGKILLs: every event processed, no duplicate database effect, duplicate emails counted', async () => {
   const pool = createPool({ connectionString: db.url, max: 4 });
   // A slightly slow mail server, so that kills land in the middle of sends too.
-  const smtp = await startSmtpSink({ delayMs: () => randomInt(1, 8) });
+  const smtp = await startSmtpSink({ delayMs: () => randomInt(5, 25) });
   const producer = await startProducer(pool, db.url);
   const workers: WorkerProcess[] = [];
   try {
@@ -86,7 +86,7 @@ it('500 events, random SIGKILLs: every event processed, no duplicate database ef
       await waitFor(async () => (await processed()) > before || (await processed()) === events.length, {
         timeout: 30_000,
       });
-      await new Promise((resolve) => setTimeout(resolve, randomInt(0, 700)));
+      await new Promise((resolve) => setTimeout(resolve, randomInt(0, 400)));
       worker.kill('SIGKILL');
       expect(await worker.exited).toBe('SIGKILL');
       kills++;

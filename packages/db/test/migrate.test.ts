@@ -115,6 +115,8 @@ describe('db:check', () => {
     const schema = path.join(dir, 'schema.ts');
     const out = path.join(dir, 'drizzle');
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
+    // The schema's own imports come along.
+    await cp(path.join(packageDir, 'src/statuses.ts'), path.join(dir, 'statuses.ts'));
     await cp(path.join(packageDir, '../../drizzle'), out, { recursive: true });
     return { dir, schema, out };
   }

@@ -95,7 +95,8 @@ function report(results: ReplayResult[], options: ReplayCliOptions): void {
       eventId: r.eventId,
       type: r.type,
       was: r.previousStatus,
-      [verb]: r.effects === null ? '(decided by the worker)' : r.effects.join(', ') || '(nothing left to run)',
+      [verb]:
+        r.effects === null ? '(decided by the worker)' : r.effects.join(', ') || '(nothing left to run)',
       forced: r.forced ?? '',
       queued: r.enqueued ? 'yes' : 'no',
     })),

@@ -150,6 +150,29 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     const maxRss = rss.stop();
     const { peakMiB } = memory(pid);
 
+    // (c) scale-out: a second receiver process on the same database, the same 16 clients split between the two.
+    ctx.log(`receiver: two processes (autocannon x${CONCURRENCY / 2} each), ${seconds}s`);
+    const second = await spawnReceiver(databaseUrl, poolSize, logLevel);
+    let httpTwo: HttpResult;
+    try {
+      const halves = await Promise.all(
+        [receiver.url, second.url].map((url) =>
+          cannon(
+            url,
+            { duration: seconds, connections: CONCURRENCY / 2, setupRequest: newEvents('two') },
+            'accepted',
+          ),
+        ),
+      );
+      httpTwo = {
+        rps: halves.reduce((sum, h) => sum + h.rps, 0),
+        p50Ms: Math.max(...halves.map((h) => h.p50Ms)),
+        p99Ms: Math.max(...halves.map((h) => h.p99Ms)),
+      };
+    } finally {
+      await second.stop();
+    }
+
     const row = (name: string, r: { rps: number; p50Ms: number; p99Ms: number }, extra = {}) => ({
       measurement: name,
       'req/s': fixed(r.rps, 0),
@@ -178,6 +201,11 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         row(`(b) receiver HTTP: new event at half max rate (${halfRate}/s)`, httpHalf, {
           target: 'p99 <= 25 ms',
           result: verdict(httpHalf.p99Ms <= 25),
+        }),
+        row('(c) 2 receiver processes: new event (8 + 8 clients)', httpTwo, {
+          'vs ceiling': ratio(httpTwo.rps, ceilingNew.rps),
+          target: 'vs 1 process',
+          result: ratio(httpTwo.rps, httpNew.rps),
         }),
         {
           measurement: 'receiver RSS (MiB): idle / max sampled / peak (VmHWM)',
@@ -220,6 +248,8 @@ async function cannon(
   url: string,
   options: {
     duration: number;
+    /** Concurrent clients; default CONCURRENCY. */
+    connections?: number;
     overallRate?: number;
     setupRequest: (request: autocannon.Request) => autocannon.Request;
   },
@@ -231,7 +261,7 @@ async function cannon(
     void autocannon(
       {
         url: `${url}/webhooks/stripe`,
-        connections: CONCURRENCY,
+        connections: options.connections ?? CONCURRENCY,
         duration: options.duration,
         ...(options.overallRate ? { overallRate: options.overallRate } : {}),
         requests: [

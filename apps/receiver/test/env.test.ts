@@ -32,8 +32,21 @@ describe('parseConfig', () => {
       poolSize: 16,
       databaseTimeoutMs: 5_000,
       shutdownTimeoutMs: 10_000,
+      adminToken: undefined,
+      alertWebhookUrl: undefined,
+      signatureFailureThreshold: 20,
       production: false,
     });
+  });
+
+  it('takes an admin token of 16+ characters and an http(s) alert URL', () => {
+    expect(parseConfig({ DATABASE_URL: DB, ADMIN_TOKEN: 'a-long-enough-token' }).adminToken).toBe(
+      'a-long-enough-token',
+    );
+    expect(() => parseConfig({ DATABASE_URL: DB, ADMIN_TOKEN: 'short' })).toThrow(/ADMIN_TOKEN/);
+    expect(() => parseConfig({ DATABASE_URL: DB, ALERT_WEBHOOK_URL: 'ftp://x' })).toThrow(
+      /ALERT_WEBHOOK_URL/,
+    );
   });
 
   it('parses comma-separated secrets (trimmed), Standard Webhooks senders and numbers', () => {

@@ -71,10 +71,13 @@ afterAll(async () => {
 /** A's sessions now: how many are inside a transaction, and how many advisory locks (email claims) they hold. */
 async function inFlightOf(ports: number[]): Promise<{ transactions: number; advisoryLocks: number }> {
   const { rows } = await pool.query<{ transactions: number; locks: number }>(
+    // Only the effect runner's own connections: pg-boss's and the scheduled operations' transactions (maintenance,
+    // the cron) are not jobs being worked, and stalling one of them leaves no job to retry.
     `select count(*) filter (where a.xact_start is not null)::int as transactions,
             (select count(*) from pg_locks l where l.locktype = 'advisory' and l.granted
-                and l.pid in (select pid from pg_stat_activity where client_port = any($1)))::int as locks
-       from pg_stat_activity a where a.client_port = any($1)`,
+                and l.pid in (select pid from pg_stat_activity
+                               where client_port = any($1) and application_name = 'webhook-inbox-worker'))::int as locks
+       from pg_stat_activity a where a.client_port = any($1) and a.application_name = 'webhook-inbox-worker'`,
     [ports],
   );
   return { transactions: rows[0]?.transactions ?? 0, advisoryLocks: rows[0]?.locks ?? 0 };

@@ -56,12 +56,22 @@ async function ensureDatabase(server: EmbeddedPostgres, name: string): Promise<s
   return server.url(name);
 }
 
-function run(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+function run(name: string, entry: string, env: NodeJS.ProcessEnv, nodeFlags: string[]): ChildProcess {
   // Own process group: a terminal's Ctrl-C reaches only this script, which then sends exactly one SIGTERM,
   // so each app gets one graceful shutdown instead of a SIGINT and a SIGTERM ("second signal: exit now").
-  const child = spawn(process.execPath, [path.join(root, entry)], { env, stdio: 'inherit', detached: true });
+  const child = spawn(process.execPath, [...nodeFlags, path.join(root, entry)], {
+    env,
+    stdio: 'inherit',
+    detached: true,
+  });
   child.on('error', (error) => log(`${name} failed to start: ${error.message}`));
   return child;
+}
+
+/** The `--flags` of `node ... src/server.ts` in a package's `start` script. */
+async function startFlags(packageJson: string): Promise<string[]> {
+  const { scripts } = JSON.parse(await readFile(packageJson, 'utf8')) as { scripts?: { start?: string } };
+  return (scripts?.start ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -130,11 +140,13 @@ async function main(): Promise<void> {
     ['receiver', 'apps/receiver/src/server.ts'],
     ['worker', 'apps/worker/src/server.ts'],
   ] as const) {
+    // The same Node flags as the app's own `start` script (the receiver's caps V8's heap: less RSS).
+    const nodeFlags = await startFlags(path.join(root, entry, '../../package.json'));
     if (!existsSync(path.join(root, entry))) {
       log(`${name}: ${entry} not found, not started`);
       continue;
     }
-    const child = run(name, entry, env);
+    const child = run(name, entry, env, nodeFlags);
     children.push(child);
     child.once('exit', (code, signal) => {
       if (stopping) return;

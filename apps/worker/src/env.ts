@@ -1,6 +1,19 @@
 import path from 'node:path';
 import type { EffectStep, QueueSettings } from '@webhook-inbox/inbox';
+import {
+  blankToUndefined as blank,
+  boundedNumber,
+  databaseUrl,
+  hideCredentials,
+  logLevel,
+  optionalHttpUrl,
+  parseEnv,
+  textOr,
+  type LogLevel,
+} from '@webhook-inbox/inbox/config';
 import { z } from 'zod';
+
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
 
 /**
  * The worker's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -42,42 +55,11 @@ export interface Fault {
   effect: string;
 }
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
 const FAULT_STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit-before-complete'] as const;
 
-/** One line per wrong variable, naming it, never echoing a secret. */
-export class ConfigError extends Error {
-  readonly issues: string[];
-
-  constructor(issues: string[]) {
-    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`);
-    this.name = 'ConfigError';
-    this.issues = issues;
-  }
-}
-
-// `FOO=` in a .env file means "not set".
-const blank = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-
-function number(min: number, max: number, fallback: number, { integer = true } = {}) {
-  return z.preprocess(
-    blank,
-    z
-      .string()
-      .trim()
-      .regex(integer ? /^\d+$/ : /^\d+(\.\d+)?$/, { error: `must be a number between ${min} and ${max}` })
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .min(min, { error: `must be at least ${min}` })
-          .max(max, { error: `must be at most ${max}` }),
-      )
-      .default(fallback),
-  );
-}
+// The worker's numbers say "must be a number between <min> and <max>", whole or not.
+const number = (min: number, max: number, fallback: number, { integer = true } = {}) =>
+  boundedNumber(min, max, fallback, { integer, noun: 'a number' });
 
 const bool = (fallback: boolean) =>
   z.preprocess(
@@ -89,15 +71,8 @@ const bool = (fallback: boolean) =>
   );
 
 const schema = z.object({
-  DATABASE_URL: z.preprocess(
-    blank,
-    z
-      .string({ error: 'is required (a postgres:// connection string)' })
-      .refine((value) => /^postgres(?:ql)?:\/\/./.test(value), {
-        error: 'must be a postgres:// or postgresql:// connection string',
-      }),
-  ),
-  WORKER_HOST: z.preprocess(blank, z.string().trim().default('127.0.0.1')),
+  DATABASE_URL: databaseUrl,
+  WORKER_HOST: textOr('127.0.0.1'),
   WORKER_PORT: number(0, 65_535, 3001),
   SMTP_URL: z.preprocess(
     blank,
@@ -107,12 +82,9 @@ const schema = z.object({
       .refine((value) => /^smtps?:\/\/./.test(value), { error: 'must be an smtp:// or smtps:// URL' })
       .optional(),
   ),
-  MAIL_FROM: z.preprocess(blank, z.string().trim().default('welcome@localhost')),
-  MAIL_DIR: z.preprocess(blank, z.string().trim().default('.data/mail')),
-  LOG_LEVEL: z.preprocess(
-    (value) => (typeof value === 'string' ? blank(value.trim().toLowerCase()) : value),
-    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
-  ),
+  MAIL_FROM: textOr('welcome@localhost'),
+  MAIL_DIR: textOr('.data/mail'),
+  LOG_LEVEL: logLevel,
   WORKER_RETRY_LIMIT: number(0, 1_000, 8),
   WORKER_RETRY_DELAY_SECONDS: number(0, 86_400, 5),
   WORKER_RETRY_BACKOFF: bool(true),
@@ -121,7 +93,7 @@ const schema = z.object({
   WORKER_BATCH_SIZE: number(1, 1_000, 50),
   WORKER_CONCURRENCY: number(1, 64, 4),
   WORKER_POOL_SIZE: number(1, 500, 20),
-  WORKER_POLL_SECONDS: number(0.5, 3_600, 2, { integer: false }),
+  WORKER_POLL_SECONDS: number(0.5, 3_600, 0.5, { integer: false }),
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   WORKER_FAULT: z.preprocess(
@@ -139,23 +111,16 @@ const schema = z.object({
       })
       .optional(),
   ),
-  ALERT_WEBHOOK_URL: z.preprocess(
-    blank,
-    z
-      .string()
-      .trim()
-      .refine((value) => /^https?:\/\/./.test(value), { error: 'must be an http(s):// URL' })
-      .optional(),
-  ),
+  ALERT_WEBHOOK_URL: optionalHttpUrl,
   RETENTION_PAYLOAD_DAYS: number(1, 36_500, 30),
   // Never below 7: Stripe retries for 3 days and a Dashboard resend reaches back 15; a key purged while its
   // provider may still deliver it lets that delivery in as a new event.
   RETENTION_KEY_DAYS: number(7, 36_500, 90),
-  RETENTION_CRON: z.preprocess(blank, z.string().trim().default('17 3 * * *')),
+  RETENTION_CRON: textOr('17 3 * * *'),
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
-  RECONCILE_CRON: z.preprocess(blank, z.string().trim().default('*/30 * * * *')),
-  RECONCILE_SINCE: z.preprocess(blank, z.string().trim().default('3d')),
-  NODE_ENV: z.preprocess(blank, z.string().trim().default('development')),
+  RECONCILE_CRON: textOr('*/30 * * * *'),
+  RECONCILE_SINCE: textOr('3d'),
+  NODE_ENV: textOr('development'),
   INIT_CWD: z.string().optional(),
 });
 
@@ -164,15 +129,7 @@ const schema = z.object({
  * `process.env` after reading `.env`; tests and the benchmark pass their own.
  */
 export function parseConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
-  const result = schema.safeParse(env);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map(
-        (issue) => `${issue.path.map(String).join('.') || 'environment'} ${issue.message}`,
-      ),
-    );
-  }
-  const e = result.data;
+  const e = parseEnv(schema, env);
   const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
   if (production && e.WORKER_FAULT)
@@ -219,7 +176,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
 /** The configuration as it is safe to log: no credentials. */
 export function describeConfig(config: WorkerConfig): Record<string, unknown> {
-  const hideCredentials = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
   return {
     host: config.host,
     port: config.port,

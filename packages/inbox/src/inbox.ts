@@ -39,8 +39,10 @@ export interface InboxStartOptions {
   /** Connections for effects and the ledger. Default 20. pg-boss has its own few besides. */
   poolSize?: number;
   /**
-   * Idle poll, seconds. NOTIFY wakes the worker the moment an event is recorded, but not when a retry or a dead
-   * letter comes due, so this bounds how late those start. Default 2 (minimum 0.5).
+   * How often an idle worker looks for jobs, seconds: the longest a new event, a retry that came due or a dead
+   * letter waits before it starts. No NOTIFY wakes the worker (it would serialise the receiver's commits: see
+   * queue.ts), and a batch that comes back full is followed by the next fetch at once. Default 0.5 (the
+   * minimum pg-boss accepts).
    */
   pollingIntervalSeconds?: number;
   /** How often pg-boss looks for jobs whose worker died (expired) to retry them. Default 60. */
@@ -105,7 +107,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
       const batchSize = start.batchSize ?? 50;
       const concurrency = start.concurrency ?? 4;
-      const polling = start.pollingIntervalSeconds ?? 2;
+      const polling = start.pollingIntervalSeconds ?? 0.5;
       const applicationName = start.applicationName ?? 'webhook-inbox-worker';
       // Effects and the ledger commit without waiting for the WAL flush: the job's completion, which pg-boss commits
       // synchronously on its own pool AFTER them, flushes them too. A worker crash loses nothing committed (the
@@ -133,7 +135,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         application_name: `${applicationName}-boss`,
         // Fetches, settles, LISTEN, maintenance: a few connections are plenty.
         max: Math.max(4, concurrency + 3),
-        useListenNotify: true,
+        // The queues send no NOTIFY (queue.ts): nothing to listen for.
+        useListenNotify: false,
         schedule: false,
         migrate: false,
         superviseIntervalSeconds: start.superviseIntervalSeconds ?? 60,

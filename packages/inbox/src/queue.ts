@@ -31,9 +31,16 @@ export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
   expireInSeconds: 5 * 60,
 };
 
+// No NOTIFY on send. PostgreSQL serialises every committing transaction that has sent a NOTIFY behind one
+// global lock held through its WAL flush, so with `notify` on, the receiver's commits queue one at a time
+// (measured: the same insert + job transaction at 431-498/s with it, 1,120-1,320/s without, durable, 16 at a
+// time). The worker polls instead (every 0.5 s by default, and at once again while batches come back full),
+// which costs a job at most that much pickup latency.
+const NOTIFY = false;
+
 /**
  * Creates the queues if they do not exist (pg-boss's create_queue is `ON CONFLICT DO NOTHING`, so racing
- * processes are fine). `notify` lets a worker using LISTEN/NOTIFY pick a job up the moment it commits.
+ * processes are fine).
  */
 export async function ensureQueues(
   boss: PgBoss,
@@ -46,7 +53,7 @@ export async function ensureQueues(
     ...rest,
     ...(settings.retryBackoff ? { retryDelayMax } : {}),
     deadLetter: DEAD_LETTER_QUEUE,
-    notify: true,
+    notify: NOTIFY,
   });
 }
 
@@ -55,7 +62,7 @@ export async function ensureQueues(
 const DEAD_LETTER_OPTIONS = {
   retentionSeconds: 30 * 24 * 3600,
   deleteAfterSeconds: 30 * 24 * 3600,
-  notify: true,
+  notify: NOTIFY,
 } as const;
 
 /**
@@ -70,7 +77,7 @@ export async function configureQueues(boss: PgBoss, settings: QueueSettings): Pr
     ...settings,
     retryDelayMax: settings.retryBackoff ? settings.retryDelayMax : null,
     deadLetter: DEAD_LETTER_QUEUE,
-    notify: true,
+    notify: NOTIFY,
   });
 }
 

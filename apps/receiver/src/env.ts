@@ -3,7 +3,21 @@ import {
   parseStandardWebhooksEnv,
   type StandardWebhooksSender,
 } from '@webhook-inbox/inbox/providers';
+import {
+  blankToUndefined,
+  boundedNumber,
+  ConfigError,
+  databaseUrl,
+  hideCredentials,
+  logLevel,
+  optionalHttpUrl,
+  parseEnv,
+  textOr,
+  type LogLevel,
+} from '@webhook-inbox/inbox/config';
 import { z } from 'zod';
+
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
 
 /**
  * The receiver's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -40,42 +54,8 @@ export interface ReceiverConfig {
   production: boolean;
 }
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** What a wrong environment produces: one line per variable, naming it, never echoing a secret. */
-export class ConfigError extends Error {
-  readonly issues: string[];
-
-  constructor(issues: string[]) {
-    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`);
-    this.name = 'ConfigError';
-    this.issues = issues;
-  }
-}
-
-// `FOO=` in a .env file means "not set", as it does for most tools.
-const blankToUndefined = (value: unknown) =>
-  typeof value === 'string' && value.trim() === '' ? undefined : value;
-
-function integer(min: number, max: number, fallback: number) {
-  return z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .regex(/^\d+$/, { error: `must be a whole number between ${min} and ${max}` })
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .int()
-          .min(min, { error: `must be at least ${min}` })
-          .max(max, { error: `must be at most ${max}` }),
-      )
-      .default(fallback),
-  );
-}
+// Whole numbers only: "must be a whole number between <min> and <max>".
+const integer = (min: number, max: number, fallback: number) => boundedNumber(min, max, fallback);
 
 // Secrets are split on commas and trimmed (a pasted trailing newline is not part of a secret); an empty entry
 // is an error rather than a secret that silently never matches. Messages never include the value.
@@ -114,25 +94,15 @@ const standardWebhooks = z.preprocess(
 );
 
 const schema = z.object({
-  DATABASE_URL: z.preprocess(
-    blankToUndefined,
-    z
-      .string({ error: 'is required (a postgres:// connection string)' })
-      .refine((value) => /^postgres(?:ql)?:\/\/./.test(value), {
-        error: 'must be a postgres:// or postgresql:// connection string',
-      }),
-  ),
-  HOST: z.preprocess(blankToUndefined, z.string().trim().default('127.0.0.1')),
+  DATABASE_URL: databaseUrl,
+  HOST: textOr('127.0.0.1'),
   PORT: integer(0, 65_535, 3000),
   STRIPE_WEBHOOK_SECRET: secretList,
   SHOPIFY_WEBHOOK_SECRET: secretList,
   STANDARD_WEBHOOKS: standardWebhooks,
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
-  LOG_LEVEL: z.preprocess(
-    (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
-    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
-  ),
+  LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   DATABASE_TIMEOUT_MS: integer(100, 60_000, 5_000),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
@@ -141,16 +111,9 @@ const schema = z.object({
     blankToUndefined,
     z.string().trim().min(16, { error: 'must be at least 16 characters' }).optional(),
   ),
-  ALERT_WEBHOOK_URL: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .refine((value) => /^https?:\/\/./.test(value), { error: 'must be an http(s):// URL' })
-      .optional(),
-  ),
+  ALERT_WEBHOOK_URL: optionalHttpUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
-  NODE_ENV: z.preprocess(blankToUndefined, z.string().trim().default('development')),
+  NODE_ENV: textOr('development'),
 });
 
 /**
@@ -158,15 +121,7 @@ const schema = z.object({
  * explicitly (tests, `startReceiver`); `server.ts` passes `process.env` after reading `.env`.
  */
 export function parseConfig(env: Record<string, string | undefined> = process.env): ReceiverConfig {
-  const result = schema.safeParse(env);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map(
-        (issue) => `${issue.path.map(String).join('.') || 'environment'} ${issue.message}`,
-      ),
-    );
-  }
-  const e = result.data;
+  const e = parseEnv(schema, env);
   const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
   if (production) {
@@ -216,7 +171,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
   return {
     host: config.host,
     port: config.port,
-    database: config.databaseUrl.replace(/\/\/[^@/]*@/, '//***@'),
+    database: hideCredentials(config.databaseUrl),
     stripeSecrets: config.stripeSecrets.length,
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(

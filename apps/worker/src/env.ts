@@ -3,6 +3,7 @@ import type { EffectStep, QueueSettings } from '@webhook-inbox/inbox';
 import {
   blankToUndefined as blank,
   boundedNumber,
+  ConfigError,
   databaseUrl,
   hideCredentials,
   logLevel,

@@ -1,0 +1,114 @@
+/**
+ * The pieces of environment parsing the apps share (apps/receiver and apps/worker `env.ts`): how a blank
+ * variable, a bounded number, a log level or a database URL is read, and how a failed parse is reported. Each
+ * app keeps its own schema (its variables, defaults and bounds) and is still the only place that reads
+ * `process.env`; this module never does.
+ */
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What a wrong environment produces: one line per variable, naming it, never echoing a secret. */
+export class ConfigError extends Error {
+  readonly issues: string[];
+
+  constructor(issues: string[]) {
+    super(`invalid configuration:\n${issues.map((issue) => `  - ${issue}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+/** `FOO=` in a .env file means "not set", as it does for most tools. */
+export const blankToUndefined = (value: unknown): unknown =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+export interface BoundedNumberOptions {
+  /** Whole numbers only (default), or decimals such as `0.5`. */
+  integer?: boolean;
+  /**
+   * What the format error calls the expected value: "must be <noun> between <min> and <max>". Default
+   * `a whole number` for integers, `a number` for decimals.
+   */
+  noun?: string;
+}
+
+/**
+ * A number in [min, max], `fallback` when unset or blank. Only plain digits are accepted (no sign, exponent or
+ * hex), so `1e3` or `0x10` is an error rather than a surprise.
+ */
+export function boundedNumber(
+  min: number,
+  max: number,
+  fallback: number,
+  { integer = true, noun = integer ? 'a whole number' : 'a number' }: BoundedNumberOptions = {},
+) {
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(integer ? /^\d+$/ : /^\d+(\.\d+)?$/, { error: `must be ${noun} between ${min} and ${max}` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .min(min, { error: `must be at least ${min}` })
+          .max(max, { error: `must be at most ${max}` }),
+      )
+      .default(fallback),
+  );
+}
+
+/** Trimmed text, `fallback` when unset or blank. */
+export const textOr = (fallback: string) =>
+  z.preprocess(blankToUndefined, z.string().trim().default(fallback));
+
+/** `LOG_LEVEL`: case-insensitive, `info` by default. */
+export const logLevel = z.preprocess(
+  (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
+  z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+);
+
+/** `DATABASE_URL`: required, postgres:// or postgresql://. */
+export const databaseUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .string({ error: 'is required (a postgres:// connection string)' })
+    .refine((value) => /^postgres(?:ql)?:\/\/./.test(value), {
+      error: 'must be a postgres:// or postgresql:// connection string',
+    }),
+);
+
+/** An optional http(s) URL (`ALERT_WEBHOOK_URL`). */
+export const optionalHttpUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .refine((value) => /^https?:\/\/./.test(value), { error: 'must be an http(s):// URL' })
+    .optional(),
+);
+
+/**
+ * Parses an environment against an app's schema; throws `ConfigError` listing every wrong variable at once
+ * (`NAME message`). Messages come from the schema and never include the value.
+ */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.output<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map(
+        (issue) => `${issue.path.map(String).join('.') || 'environment'} ${issue.message}`,
+      ),
+    );
+  }
+  return result.data;
+}
+
+/** A URL as it is safe to log: `scheme://***@host...` instead of its user and password. */
+export const hideCredentials = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');

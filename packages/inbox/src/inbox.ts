@@ -196,7 +196,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
           (stopping ??= (async () => {
             await boss.stop({ graceful, timeout: timeoutMs, close: true });
             await pool.end();
-            logger.info('worker stopped');
+            // The app around the runner logs "worker stopped", with how long the shutdown took.
+            logger.debug('inbox runner stopped');
           })()),
       };
     },

@@ -1,6 +1,6 @@
 /**
- * The benchmark's baseline: pg-boss alone, no-op jobs, fetched exactly as the inbox worker fetches (batches of 50,
- * burst while batches come back full, LISTEN/NOTIFY). `startRawSender` sends; run this file as a process to work.
+ * The benchmark's baseline: pg-boss alone, no-op jobs, sent and fetched exactly as the inbox's queue and worker
+ * are configured (no NOTIFY, a 0.5 s poll, batches of 50, burst while batches come back full). `startRawSender` sends; run this file as a process to work.
  *
  *   node raw-boss.ts <database url>    prints "ready" once working; SIGTERM stops it
  */
@@ -24,7 +24,7 @@ export async function startRawSender(url: string, connections: number): Promise<
   });
   boss.on('error', () => {});
   await boss.start();
-  await boss.createQueue(RAW_QUEUE, { notify: true });
+  await boss.createQueue(RAW_QUEUE, { notify: false });
   return {
     send: async (i) => {
       await boss.send(RAW_QUEUE, { i });
@@ -37,14 +37,14 @@ async function work(url: string): Promise<void> {
   const boss = new PgBoss({
     connectionString: url,
     max: 5,
-    useListenNotify: true,
+    useListenNotify: false,
     schedule: false,
     migrate: false,
     supervise: false,
   });
   boss.on('error', (error) => process.stderr.write(`${error.message}\n`));
   await boss.start();
-  await boss.createQueue(RAW_QUEUE, { notify: true });
+  await boss.createQueue(RAW_QUEUE, { notify: false });
   await boss.work(
     RAW_QUEUE,
     {
@@ -52,7 +52,6 @@ async function work(url: string): Promise<void> {
       localConcurrency: 2,
       burstWhenBatchFull: true,
       pollingIntervalSeconds: 0.5,
-      notifyPollingIntervalSeconds: 0.5,
     },
     async () => {},
   );

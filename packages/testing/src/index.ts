@@ -1,3 +1,4 @@
 export { createTestDatabase, useTestDatabase, type TestDatabase } from './database.ts';
 export { databaseUrl } from './database-url.ts';
+export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';

@@ -6,6 +6,7 @@ import type { JobResult, JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import { parseJsonLossless } from '../json.ts';
 import type { EventJob } from '../queue.ts';
+import { isConnectionError } from './connection-errors.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import * as ledger from './ledger.ts';
 import type { EffectRegistry, RegisteredEffect } from './registry.ts';
@@ -40,6 +41,13 @@ export interface RunnerOptions {
   onStep?: ((step: EffectStep, info: StepInfo) => void | Promise<void>) | undefined;
   /** How long an external effect waits for another holder of its key (same account, same event). */
   claimWaitMs?: number | undefined;
+  /**
+   * How long marking an external effect done is retried while the database connection fails (a restart, a
+   * network cut), so that an email already sent is not sent again on the job's next attempt. Never past the
+   * job's expiry (another worker may be running it by then), and not once the pool is being ended (shutdown).
+   * Default 30 000 ms.
+   */
+  markRetryMs?: number | undefined;
 }
 
 type Job = JobWithMetadata<EventJob>;
@@ -48,6 +56,8 @@ type Outcome = 'completed' | 'skipped' | Error;
 /** One event of the batch. */
 interface EventRun {
   job: Job;
+  /** When pg-boss will consider this attempt's worker gone and let another worker retry the job (ms epoch). */
+  expiresAt: number;
   settlement?: ledger.Settlement;
   /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
   shadowOf?: EventRun;
@@ -68,7 +78,11 @@ const SHOP_DOMAIN_HEADER = 'x-shopify-shop-domain';
 // A batch's database effects commit in at most this many transactions, of at least this many events each.
 const TRANSACTIONS_PER_BATCH = 4;
 const EVENTS_PER_TRANSACTION = 8;
-const MARK_ATTEMPTS = 3;
+// Marking an external effect done, through a connection failure: waits of 100 ms doubling up to 2 s between
+// attempts; the last attempt starts no later than this margin before the job expires.
+const MARK_FIRST_DELAY_MS = 100;
+const MARK_MAX_DELAY_MS = 2_000;
+const MARK_EXPIRY_MARGIN_MS = 1_000;
 
 /**
  * Runs the effects of a batch of event jobs: every effect not yet completed, each once, each on its own.
@@ -87,6 +101,7 @@ export class EffectRunner {
   readonly #onDead: RunnerOptions['onDead'];
   readonly #onStep: RunnerOptions['onStep'];
   readonly #claimWaitMs: number;
+  readonly #markRetryMs: number;
 
   constructor(options: RunnerOptions) {
     this.#pool = options.pool;
@@ -97,11 +112,13 @@ export class EffectRunner {
     this.#onDead = options.onDead;
     this.#onStep = options.onStep;
     this.#claimWaitMs = options.claimWaitMs ?? 30_000;
+    this.#markRetryMs = options.markRetryMs ?? 30_000;
   }
 
   /** The pg-boss handler (`perJobResults`): one result per job. Throws only when the database is unreachable. */
   async runBatch(jobs: readonly Job[]): Promise<JobResult[]> {
     const started = performance.now();
+    const fetchedAt = Date.now();
     const unique = new Map(jobs.map((job) => [keyOf(job.data.provider, job.data.eventId), job.data]));
     const { rows } = await this.#pool.query<ledger.LoadedEventRow>(
       ledger.startAttempts([...unique.values()]),
@@ -112,8 +129,9 @@ export class EffectRunner {
     const runs = jobs.map((job) => {
       const key = keyOf(job.data.provider, job.data.eventId);
       const primary = primaries.get(key);
-      if (primary) return { job, shadowOf: primary, permanent: false, tasks: [] };
-      const run = this.#plan(job, loaded.get(key));
+      if (primary)
+        return { job, expiresAt: primary.expiresAt, shadowOf: primary, permanent: false, tasks: [] };
+      const run = this.#plan(job, loaded.get(key), expiryOf(job, fetchedAt));
       primaries.set(key, run);
       return run;
     });
@@ -159,8 +177,8 @@ export class EffectRunner {
   }
 
   /** What this attempt of an event has to do: its effects not completed yet, or a settlement right away. */
-  #plan(job: Job, row: ledger.LoadedEventRow | undefined): EventRun {
-    const run: EventRun = { job, permanent: false, tasks: [] };
+  #plan(job: Job, row: ledger.LoadedEventRow | undefined, expiresAt: number): EventRun {
+    const run: EventRun = { job, expiresAt, permanent: false, tasks: [] };
     const { provider, eventId } = job.data;
     if (!row) {
       // Purged by retention, or a job sent by hand: nothing to do, and nothing to retry.
@@ -453,8 +471,8 @@ export class EffectRunner {
     }
     await this.#step('after-effect-before-commit', task);
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
-    // already hold, committed without waiting for a disk flush. A hiccup here is retried rather than turned into
-    // a second send on the next attempt.
+    // already hold, committed without waiting for a disk flush. A connection failure here is retried (for up to
+    // `markRetryMs`) rather than turned into a second send on the next attempt.
     await this.#markDone(client, task);
     this.#finish(task, 'completed', performance.now() - t0);
   }
@@ -482,19 +500,53 @@ export class EffectRunner {
     }
   }
 
+  /**
+   * Marks an external effect done. The first attempt uses the connection that holds the key's lock; when the
+   * connection fails, the mark is retried on fresh connections with backoff until it lands, `markRetryMs` has
+   * passed, the job is about to expire, or the pool is being ended. Any other error is not retried.
+   */
   async #markDone(client: pg.PoolClient, task: Task): Promise<void> {
     const statement = ledger.completeExternalEffect(task.ref);
+    const started = Date.now();
+    const deadline = Math.min(started + this.#markRetryMs, task.run.expiresAt - MARK_EXPIRY_MARGIN_MS);
     for (let attempt = 1; ; attempt++) {
       try {
-        // After the first failure the held connection may be the problem: use a fresh one.
+        // After the first failure the held connection is the problem: use a fresh one.
         await (attempt === 1 ? client.query(statement) : this.#pool.query(statement));
+        if (attempt > 1) {
+          this.#log.info(
+            { ...bindings(task), attempts: attempt, ms: Date.now() - started },
+            'effect marked done after the database came back',
+          );
+        }
         return;
       } catch (error) {
-        if (attempt >= MARK_ATTEMPTS) throw error;
-        this.#log.warn({ err: error, ...bindings(task) }, 'could not mark the effect done; retrying');
-        await sleep(50 * attempt);
+        const wait = Math.min(MARK_FIRST_DELAY_MS * 2 ** (attempt - 1), MARK_MAX_DELAY_MS);
+        const left = deadline - Date.now();
+        if (!isConnectionError(error) || this.#pool.ending || left <= 0) throw error;
+        // Never the statement's values: the error's message and code only.
+        this.#log.warn(
+          {
+            ...bindings(task),
+            attempt,
+            retryInMs: Math.min(wait, left),
+            err: { message: errorText(error), code: (error as { code?: unknown }).code },
+          },
+          'could not mark the effect done (database connection); retrying',
+        );
+        if (!(await this.#pause(Math.min(wait, left)))) throw error;
       }
     }
+  }
+
+  /** Sleeps, waking early when the pool is being ended (shutdown). False then. */
+  async #pause(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    for (let left = ms; left > 0; left = until - Date.now()) {
+      if (this.#pool.ending) return false;
+      await sleep(Math.min(left, 100));
+    }
+    return !this.#pool.ending;
   }
 
   // ---- reporting --------------------------------------------------------------------------------------------
@@ -628,6 +680,17 @@ function stepInfo(task: Task): StepInfo {
 
 function bindings(task: Task): Record<string, string> {
   return { provider: task.event.provider, eventId: task.event.eventId, effect: task.effect.name };
+}
+
+/**
+ * When the job expires: `expireInSeconds` after it started. `startedOn` is the database's clock and `fetchedAt`
+ * (after the start, by a round trip) this host's; the earlier of the two, so a skewed clock cannot push it later.
+ */
+function expiryOf(job: Job, fetchedAt: number): number {
+  const startedOn = job.startedOn instanceof Date ? job.startedOn.getTime() : Number.NaN;
+  const start = Number.isFinite(startedOn) ? Math.min(startedOn, fetchedAt) : fetchedAt;
+  const expireMs = job.expireInSeconds * 1000;
+  return Number.isFinite(expireMs) ? start + expireMs : Number.POSITIVE_INFINITY;
 }
 
 function keyOf(...parts: string[]): string {

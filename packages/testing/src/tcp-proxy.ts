@@ -1,0 +1,80 @@
+import net from 'node:net';
+import { findFreePort } from '@webhook-inbox/db/embedded';
+
+/**
+ * A TCP proxy in front of PostgreSQL for fault tests: `cut()` resets every connection and refuses new ones
+ * (the database is gone), `blackhole()` keeps connections open but forwards nothing either way (a network
+ * partition: queries hang, nothing is closed), `restore()` undoes both for new connections.
+ */
+export class TcpProxy {
+  readonly port: number;
+  readonly #targetPort: number;
+  readonly #sockets = new Set<net.Socket>();
+  #server: net.Server | undefined;
+  #blackholed = false;
+  /** Connections accepted so far. */
+  accepted = 0;
+
+  private constructor(port: number, targetPort: number) {
+    this.port = port;
+    this.#targetPort = targetPort;
+  }
+
+  static async start(target: string): Promise<TcpProxy> {
+    const proxy = new TcpProxy(await findFreePort(), Number(new URL(target).port));
+    await proxy.restore();
+    return proxy;
+  }
+
+  /** The same connection string, through the proxy. */
+  url(target: string): string {
+    const url = new URL(target);
+    url.port = String(this.port);
+    return url.toString();
+  }
+
+  /** Accepts and forwards again. A connection black-holed before lost bytes: it is of no use any more. */
+  async restore(): Promise<void> {
+    this.#blackholed = false;
+    if (this.#server) return;
+    const server = net.createServer((client) => {
+      this.accepted++;
+      const upstream = net.connect(this.#targetPort, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.on('close', () => this.#sockets.delete(socket));
+        socket.on('error', () => {});
+      }
+      const forward = (from: net.Socket, to: net.Socket) =>
+        from.on('data', (data: Buffer) => {
+          if (!this.#blackholed) to.write(data);
+        });
+      forward(client, upstream);
+      forward(upstream, client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.#server = server;
+  }
+
+  /** Every connection reset, new ones refused. */
+  async cut(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    for (const socket of this.#sockets) socket.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Connections stay open (new ones too) but no byte gets through, either way. */
+  blackhole(): void {
+    this.#blackholed = true;
+  }
+
+  async close(): Promise<void> {
+    await this.cut();
+  }
+}

@@ -1,11 +1,13 @@
 /**
  * Packaging checks that need no container engine: docker/Dockerfile, .dockerignore and docker-compose.yml
  * against the code they package (entry points, workspace dependencies, env.ts, ports, shutdown budgets,
- * pinned tool versions). `docker compose config` runs too when the compose plugin is installed.
+ * pinned tool versions). `config` of a real compose implementation runs too when one is installed (the v2
+ * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MIGRATIONS_FOLDER } from '@webhook-inbox/db';
@@ -788,20 +790,171 @@ describe('docker-compose.yml', () => {
     expect(worker.ports).toBeUndefined();
     expect(mappingAt(worker.deploy, 'worker.deploy').replicas).toEqual(expect.any(Number));
   });
+});
 
-  const composePlugin = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
-  const hasCompose = composePlugin.status === 0;
-  it.skipIf(!hasCompose)(
-    `is accepted by \`docker compose config\`${hasCompose ? '' : ' (skipped: the docker compose plugin is not installed here)'}`,
-    () => {
-      const { DATABASE_URL: _, ...env } = process.env;
-      const result = spawnSync('docker', ['compose', '-f', 'docker-compose.yml', 'config', '--quiet'], {
-        cwd: root,
-        env: { ...env, ...secrets },
-        encoding: 'utf8',
-      });
+// ---- a real compose implementation: Compose v2 (`docker compose`) or the standalone `docker-compose` ------
+
+interface ComposeTool {
+  command: string;
+  prefix: string[];
+  label: string;
+  /** v2 prints `config --format json`; v1 (1.29) prints YAML only. */
+  json: boolean;
+}
+
+function findCompose(): ComposeTool | undefined {
+  const plugin = spawnSync('docker', ['compose', 'version', '--short'], { encoding: 'utf8' });
+  if (plugin.status === 0) {
+    return {
+      command: 'docker',
+      prefix: ['compose'],
+      label: `docker compose ${plugin.stdout.trim()}`,
+      json: true,
+    };
+  }
+  const standalone = spawnSync('docker-compose', ['version', '--short'], { encoding: 'utf8' });
+  if (standalone.status === 0) {
+    const version = standalone.stdout.trim();
+    return {
+      command: 'docker-compose',
+      prefix: [],
+      label: `docker-compose ${version}`,
+      json: Number(version.replace(/^v/, '').split('.')[0]) >= 2,
+    };
+  }
+  return undefined;
+}
+
+const composeTool = findCompose();
+
+describe.skipIf(!composeTool)(
+  composeTool
+    ? `docker-compose.yml through ${composeTool.label}`
+    : "docker-compose.yml through a compose implementation (skipped: neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian's docker-compose when it can)",
+  () => {
+    const tool = composeTool!;
+    // Only what the test sets: no variable the file interpolates (nor COMPOSE_*) comes from the developer's
+    // shell, and an empty env file stands in for a local .env.
+    const referenced = new Set([...composeText.matchAll(/\$\{(\w+)/g)].map((match) => match[1]!));
+    const baseEnv = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([key]) => !referenced.has(key) && !key.startsWith('COMPOSE_') && key !== 'DATABASE_URL',
+      ),
+    );
+    const envFile = path.join(mkdtempSync(path.join(tmpdir(), 'compose-env-')), 'empty.env');
+    writeFileSync(envFile, '');
+
+    function compose(args: string[], variables: Record<string, string> = secrets) {
+      return spawnSync(
+        tool.command,
+        [...tool.prefix, '--env-file', envFile, '-f', 'docker-compose.yml', ...args],
+        { cwd: root, env: { ...baseEnv, ...variables }, encoding: 'utf8', timeout: 60_000 },
+      );
+    }
+
+    let resolved: Mapping | undefined;
+    /** `config`: the file as compose resolves it (interpolated, normalised). */
+    function resolvedConfig(): Mapping {
+      if (resolved) return resolved;
+      const result = compose(tool.json ? ['config', '--format', 'json'] : ['config']);
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
-    },
-  );
-});
+      let json = result.stdout;
+      if (!tool.json) {
+        // docker-compose 1.x is Python and needs PyYAML: the same interpreter turns its YAML into JSON.
+        const python = spawnSync(
+          'python3',
+          ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'],
+          { input: result.stdout, encoding: 'utf8' },
+        );
+        expect(python.stderr).toBe('');
+        json = python.stdout;
+      }
+      resolved = mappingAt(JSON.parse(json) as Yaml, 'config');
+      return resolved;
+    }
+    const resolvedService = (name: string) =>
+      mappingAt(mappingAt(resolvedConfig().services, 'services')[name], `services.${name}`);
+    const condition = (name: string, dependency: string) =>
+      mappingAt(mappingAt(resolvedService(name).depends_on, `${name}.depends_on`)[dependency], dependency)
+        .condition;
+
+    it('accepts the file (`config --quiet`) without a warning', () => {
+      const result = compose(['config', '--quiet']);
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+    });
+
+    it('lists the four services (`config --services`)', () => {
+      const result = compose(['config', '--services']);
+      expect(result.status, result.stderr).toBe(0);
+      expect(result.stdout.trim().split('\n').sort()).toEqual(['migrate', 'postgres', 'receiver', 'worker']);
+    });
+
+    it('refuses to resolve the file while a secret is unset, and names it', () => {
+      for (const name of ['POSTGRES_PASSWORD', 'STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET']) {
+        const { [name]: _, ...without } = secrets;
+        const result = compose(['config', '--quiet'], without);
+        expect(result.status, name).not.toBe(0);
+        expect(result.stderr, name).toContain(name);
+      }
+    });
+
+    it('resolves the start order: postgres healthy, then migrate completed, then the apps', () => {
+      expect(Object.keys(mappingAt(resolvedConfig().services, 'services')).sort()).toEqual([
+        'migrate',
+        'postgres',
+        'receiver',
+        'worker',
+      ]);
+      expect(resolvedService('postgres').depends_on).toBeUndefined();
+      expect(condition('migrate', 'postgres')).toBe('service_healthy');
+      expect(resolvedService('migrate').restart).toBe('no');
+      for (const app of apps) {
+        expect(condition(app.service, 'postgres'), app.service).toBe('service_healthy');
+        expect(condition(app.service, 'migrate'), app.service).toBe('service_completed_successfully');
+      }
+    });
+
+    it('resolves the health checks, builds, secrets and ports', () => {
+      const postgres = resolvedService('postgres');
+      expect(JSON.stringify(mappingAt(postgres.healthcheck, 'postgres.healthcheck').test)).toContain(
+        'pg_isready',
+      );
+      expect(mappingAt(postgres.environment, 'postgres.environment').POSTGRES_PASSWORD).toBe(
+        secrets.POSTGRES_PASSWORD,
+      );
+      for (const name of ['migrate', 'receiver', 'worker']) {
+        const definition = resolvedService(name);
+        const build = mappingAt(definition.build, `${name}.build`);
+        expect(path.resolve(text(build.context, 'context')), name).toBe(path.resolve(root));
+        expect(build.dockerfile, name).toBe('docker/Dockerfile');
+        expect(build.target, name).toBe(name);
+        const url = new URL(text(mappingAt(definition.environment, name).DATABASE_URL, 'DATABASE_URL'));
+        expect(url.password, name).toBe(secrets.POSTGRES_PASSWORD);
+      }
+      for (const app of apps) {
+        const definition = resolvedService(app.service);
+        const healthcheck = mappingAt(definition.healthcheck, `${app.service}.healthcheck`);
+        expect(JSON.stringify(healthcheck.test)).toContain(`127.0.0.1:${app.defaults.port}/healthz`);
+        expect(healthcheck.disable ?? false).toBe(false);
+        for (const key of ['interval', 'timeout', 'start_period']) {
+          expect(durationMs(healthcheck[key]), `${app.service} healthcheck.${key}`).toBeGreaterThan(0);
+        }
+        expect(definition.init, `${app.service} init`).toBe(true);
+      }
+      const receiver = resolvedService('receiver');
+      const receiverEnv = mappingAt(receiver.environment, 'receiver.environment');
+      expect(receiverEnv.STRIPE_WEBHOOK_SECRET).toBe(secrets.STRIPE_WEBHOOK_SECRET);
+      expect(receiverEnv.SHOPIFY_WEBHOOK_SECRET).toBe(secrets.SHOPIFY_WEBHOOK_SECRET);
+      // v1 prints `published: 3000`, v2 `published: "3000"` (with mode and protocol).
+      const ports = (receiver.ports as Mapping[]).map(
+        (port) => `${text(port.published, 'published')}:${text(port.target, 'target')}`,
+      );
+      expect(ports).toEqual(['3000:3000']);
+      expect(resolvedService('worker').ports).toBeUndefined();
+      expect(mappingAt(resolvedService('worker').deploy, 'worker.deploy').replicas).toBe(2);
+      expect(Object.keys(mappingAt(resolvedConfig().volumes, 'volumes')).sort()).toEqual(['mail', 'pgdata']);
+    });
+  },
+);

@@ -37,6 +37,11 @@ export interface WorkerConfig {
   poolSize: number;
   pollingIntervalSeconds: number;
   superviseIntervalSeconds: number;
+  /**
+   * Deadline for one statement of an effect or the ledger (PostgreSQL's statement_timeout; the connection is
+   * given up 2 s later if it stops answering).
+   */
+  statementTimeoutMs: number;
   /** How long a shutdown waits for running effects before abandoning them (they are retried elsewhere). */
   shutdownTimeoutMs: number;
   /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
@@ -96,6 +101,7 @@ const schema = z.object({
   WORKER_POOL_SIZE: number(1, 500, 20),
   WORKER_POLL_SECONDS: number(0.5, 3_600, 0.5, { integer: false }),
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
+  WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   WORKER_FAULT: z.preprocess(
     blank,
@@ -161,6 +167,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     poolSize: e.WORKER_POOL_SIZE,
     pollingIntervalSeconds: e.WORKER_POLL_SECONDS,
     superviseIntervalSeconds: e.WORKER_SUPERVISE_SECONDS,
+    statementTimeoutMs: e.WORKER_STATEMENT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     retention: {
@@ -186,6 +193,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     batchSize: config.batchSize,
     concurrency: config.concurrency,
     poolSize: config.poolSize,
+    statementTimeoutMs: config.statementTimeoutMs,
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',

@@ -72,6 +72,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       poolSize: config.poolSize,
       pollingIntervalSeconds: config.pollingIntervalSeconds,
       superviseIntervalSeconds: config.superviseIntervalSeconds,
+      statementTimeoutMs: config.statementTimeoutMs,
       onStep: faultHook(config.fault, logger),
     });
   } catch (error) {

@@ -42,6 +42,19 @@ describe('worker configuration', () => {
     expect(config.fault).toEqual({ step: 'after-effect-before-commit', effect: 'sendWelcomeEmail' });
   });
 
+  it('bounds a statement of an effect: 60 s by default, 1 s to 1 h', () => {
+    expect(parseConfig({ DATABASE_URL: URL }).statementTimeoutMs).toBe(60_000);
+    expect(
+      parseConfig({ DATABASE_URL: URL, WORKER_STATEMENT_TIMEOUT_MS: ' 120000 ' }).statementTimeoutMs,
+    ).toBe(120_000);
+    expect(() => parseConfig({ DATABASE_URL: URL, WORKER_STATEMENT_TIMEOUT_MS: '500' })).toThrow(
+      'WORKER_STATEMENT_TIMEOUT_MS must be at least 1000',
+    );
+    expect(() => parseConfig({ DATABASE_URL: URL, WORKER_STATEMENT_TIMEOUT_MS: '1.5s' })).toThrow(
+      'WORKER_STATEMENT_TIMEOUT_MS must be a number between 1000 and 3600000',
+    );
+  });
+
   it('lists every wrong variable at once', () => {
     let error: unknown;
     try {

@@ -47,6 +47,15 @@ export interface InboxStartOptions {
   pollingIntervalSeconds?: number;
   /** How often pg-boss looks for jobs whose worker died (expired) to retry them. Default 60. */
   superviseIntervalSeconds?: number;
+  /**
+   * Deadline for one statement on the effects' connections (database effects' own statements, the ledger's),
+   * ms. PostgreSQL cancels a statement that runs longer (`statement_timeout`, error 57014), and the worker gives
+   * up on a connection that has not answered 2 s after that (`query_timeout`: a network that stopped
+   * forwarding, which no error would ever report) and closes it. Per statement, not per effect: set it above
+   * the slowest statement an effect runs, locks waited for included (a claim waits for another worker's
+   * transaction on the same event). The effect fails and is retried. Default 60 000.
+   */
+  statementTimeoutMs?: number;
   applicationName?: string;
   /** Test-only: called at each step boundary of each effect (fault injection). */
   onStep?: (step: EffectStep, info: StepInfo) => void | Promise<void>;
@@ -109,6 +118,10 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       const concurrency = start.concurrency ?? 4;
       const polling = start.pollingIntervalSeconds ?? 0.5;
       const applicationName = start.applicationName ?? 'webhook-inbox-worker';
+      const statementTimeoutMs = start.statementTimeoutMs ?? 60_000;
+      if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 1) {
+        throw new RangeError('statementTimeoutMs must be a positive whole number of milliseconds');
+      }
       // Effects and the ledger commit without waiting for the WAL flush: the job's completion, which pg-boss commits
       // synchronously on its own pool AFTER them, flushes them too. A worker crash loses nothing committed (the
       // server has it); a database crash can only lose commits whose job is not completed yet, and those jobs run
@@ -122,6 +135,12 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         pipeline: true,
         connectionTimeoutMillis: 10_000,
         idleTimeoutMillis: 30_000,
+        statement_timeout: statementTimeoutMs,
+        query_timeout: statementTimeoutMs + 2_000,
+        // Keeps idle connections alive through NATs and firewalls and lets the OS notice a peer that vanished;
+        // the probes' interval and count are the OS's (query_timeout bounds a statement on a dead connection).
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
       });
       pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
       // pg listens for errors only on idle connections: one that dies while checked out (the server restarts

@@ -4,16 +4,19 @@ import { findFreePort } from '@webhook-inbox/db/embedded';
 /**
  * A TCP proxy in front of PostgreSQL for fault tests: `cut()` resets every connection and refuses new ones
  * (the database is gone), `blackhole()` keeps connections open but forwards nothing either way (a network
- * partition: queries hang, nothing is closed), `restore()` undoes both for new connections.
+ * partition: queries hang, nothing is closed), `restore()` undoes both for new connections. `hang()` stalls
+ * one session's connection only.
  */
 export class TcpProxy {
   readonly port: number;
   readonly #targetPort: number;
   readonly #sockets = new Set<net.Socket>();
+  /** Upstream socket -> the client socket it serves. */
+  readonly #clientOf = new Map<net.Socket, net.Socket>();
+  /** Sockets whose connection forwards nothing any more (`hang`). */
+  readonly #hung = new WeakSet<net.Socket>();
   #server: net.Server | undefined;
   #blackholed = false;
-  /** Connections accepted so far. */
-  accepted = 0;
 
   private constructor(port: number, targetPort: number) {
     this.port = port;
@@ -38,8 +41,9 @@ export class TcpProxy {
     this.#blackholed = false;
     if (this.#server) return;
     const server = net.createServer((client) => {
-      this.accepted++;
       const upstream = net.connect(this.#targetPort, '127.0.0.1');
+      this.#clientOf.set(upstream, client);
+      upstream.on('close', () => this.#clientOf.delete(upstream));
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
         socket.on('close', () => this.#sockets.delete(socket));
@@ -47,7 +51,7 @@ export class TcpProxy {
       }
       const forward = (from: net.Socket, to: net.Socket) =>
         from.on('data', (data: Buffer) => {
-          if (!this.#blackholed) to.write(data);
+          if (!this.#blackholed && !this.#hung.has(from)) to.write(data);
         });
       forward(client, upstream);
       forward(upstream, client);
@@ -72,6 +76,22 @@ export class TcpProxy {
   /** Connections stay open (new ones too) but no byte gets through, either way. */
   blackhole(): void {
     this.#blackholed = true;
+  }
+
+  /**
+   * The connection of one PostgreSQL session stops forwarding, both ways, for good: nothing is closed, queries
+   * on it get no answer, as behind a network partition; other connections carry on. When the client gives up
+   * and closes it, the session ends too (its transaction rolls back, its locks go). `sessionPort` is the
+   * session's `inet_client_port()` (the proxy's side of it). False if no such connection is open.
+   */
+  hang(sessionPort: number): boolean {
+    for (const [upstream, client] of this.#clientOf) {
+      if (upstream.localPort !== sessionPort) continue;
+      this.#hung.add(upstream);
+      this.#hung.add(client);
+      return true;
+    }
+    return false;
   }
 
   async close(): Promise<void> {

@@ -170,8 +170,11 @@ export function createRequestPool(config: ReceiverConfig, logger: Logger): pg.Po
     query_timeout: config.databaseTimeoutMs,
     idleTimeoutMillis: 30_000,
     // pg's pipeline mode: ingest() sends `begin` and the insert together, and ends a duplicate's empty
-    // transaction without waiting for it (one round trip for a redelivery, three for a new event).
+    // transaction without waiting for it (one round trip for a redelivery, two for a new event).
     pipeline: true,
+    // Keeps idle connections alive through NATs and firewalls, and lets the OS notice a peer that vanished.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   pool.on('error', (error) => logger.warn({ err: describeError(error) }, 'idle database connection lost'));
   return pool;

@@ -1,4 +1,15 @@
-import { PgBoss } from 'pg-boss';
+import type pg from 'pg';
+import { PgBoss, type ConstructorOptions } from 'pg-boss';
+
+/**
+ * Options every pg-boss instance of ours passes through to its `pg.Pool` (pg-boss hands its options to pg):
+ * TCP keepalive on its connections, as on our own pools, so a connection through a NAT or to a vanished peer
+ * fails instead of hanging a fetch or a completion.
+ */
+export const BOSS_POOL_OPTIONS: Pick<pg.PoolConfig, 'keepAlive' | 'keepAliveInitialDelayMillis'> = {
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+};
 
 export interface SenderBossOptions {
   applicationName: string;
@@ -13,7 +24,8 @@ export interface SenderBossOptions {
  * through that pool: it passes its own transaction's connection.
  */
 export function createSenderBoss(connectionString: string, options: SenderBossOptions): PgBoss {
-  const boss = new PgBoss({
+  const config: ConstructorOptions = {
+    ...BOSS_POOL_OPTIONS,
     connectionString,
     max: 2,
     application_name: options.applicationName,
@@ -24,7 +36,8 @@ export function createSenderBoss(connectionString: string, options: SenderBossOp
     registerInstance: false,
     persistWarnings: false,
     openTelemetry: { enabled: false },
-  });
+  };
+  const boss = new PgBoss(config);
   boss.on('error', options.onError ?? (() => {}));
   return boss;
 }

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
+import { BOSS_POOL_OPTIONS } from './boss.ts';
 import { EffectRegistry } from './effects/registry.ts';
 import { EffectRunner, type StepInfo } from './effects/runner.ts';
 import type { DeadEvent, EffectMap, EffectStep, InboxEventFor, InboxObserver } from './effects/types.ts';
@@ -150,9 +151,10 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         client.on('error', (error) => logger.warn({ err: error }, 'database connection failed while in use')),
       );
       const boss = new PgBoss({
+        ...BOSS_POOL_OPTIONS,
         connectionString: start.connectionString,
         application_name: `${applicationName}-boss`,
-        // Fetches, settles, LISTEN, maintenance: a few connections are plenty.
+        // Fetches, settles, maintenance: a few connections are plenty.
         max: Math.max(4, concurrency + 3),
         // The queues send no NOTIFY (queue.ts): nothing to listen for.
         useListenNotify: false,

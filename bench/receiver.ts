@@ -14,7 +14,7 @@ import { ensureQueues } from '../packages/inbox/src/queue.ts';
 import { httpLoad, httpRequest } from './lib/http-load.ts';
 import { closedLoop, type LoadResult } from './lib/load.ts';
 import type { BenchPostgres } from './lib/postgres.ts';
-import { memory, sampleRss } from './lib/process.ts';
+import { cpuMs, memory, ownCpuMs, sampleRss } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
 export interface BenchContext {
@@ -85,19 +85,43 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   await closedLoop(CONCURRENCY, Math.min(2_000, ctx.durationMs), (w, i) =>
     ingest(deps, verified(`evt_${runId}_warm_${w}_${i}`)),
   );
-  const ceilingNew = expectAll(
-    await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
-      if ((await ingest(deps, verified(`evt_${runId}_db_${w}_${i}`))) !== 'accepted')
-        throw new Error('not new');
-    }),
-    'DB ceiling, new',
+  const postmaster = ctx.postgres.postmasterPid();
+  // CPU time per request of each party: where a request's cost goes (this process is the ceiling's driver,
+  // then the HTTP load generator).
+  let receiverPid: number | undefined;
+  const cpuNow = () => ({
+    here: ownCpuMs(),
+    receiver: receiverPid === undefined ? 0 : cpuMs(receiverPid),
+    postgres: cpuMs(postmaster, { children: true }),
+  });
+  const measured = async <T extends { rps: number }>(
+    run: () => Promise<T>,
+  ): Promise<T & { cpu: CpuPerRequest }> => {
+    const before = cpuNow();
+    const wall = performance.now();
+    const result = await run();
+    const after = cpuNow();
+    const requests = (result.rps * (performance.now() - wall)) / 1000;
+    const per = (key: keyof typeof before) => ((after[key] - before[key]) * 1000) / requests;
+    return { ...result, cpu: { here: per('here'), receiver: per('receiver'), postgres: per('postgres') } };
+  };
+  const ceilingNew = await measured(async () =>
+    expectAll(
+      await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
+        if ((await ingest(deps, verified(`evt_${runId}_db_${w}_${i}`))) !== 'accepted')
+          throw new Error('not new');
+      }),
+      'DB ceiling, new',
+    ),
   );
-  const ceilingDuplicate = expectAll(
-    await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
-      if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
-        throw new Error('not dup');
-    }),
-    'DB ceiling, duplicate',
+  const ceilingDuplicate = await measured(async () =>
+    expectAll(
+      await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
+        if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
+          throw new Error('not dup');
+      }),
+      'DB ceiling, duplicate',
+    ),
   );
   await boss.stop({ graceful: false, close: true });
   await pool.end();
@@ -107,6 +131,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   const receiver = await spawnReceiver(databaseUrl, poolSize, logLevel);
   try {
     const pid = receiver.child.pid!;
+    receiverPid = pid;
     const idleRss = memory(pid).rssMiB;
     let n = 0;
     // Distinct new events, signed ahead of the run; enough for the DB ceiling's rate with room to spare (a run
@@ -126,18 +151,20 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     );
 
     const rss = sampleRss(pid);
-    const httpNew = await load(
-      receiver.url,
-      { durationMs: ctx.durationMs, next: newEvents('http', ceilingRate) },
-      'accepted',
+    // Signed before the clock (and the CPU accounting) starts.
+    const httpNewEvents = newEvents('http', ceilingRate);
+    const httpNew = await measured(() =>
+      load(receiver.url, { durationMs: ctx.durationMs, next: httpNewEvents }, 'accepted'),
     );
     // Redeliveries of the events recorded above, pre-signed, cycling through them like the ceiling does.
     const redeliveries = known.map((event) => signedRequest(event.payloadText));
     let d = 0;
-    const httpDuplicate = await load(
-      receiver.url,
-      { durationMs: ctx.durationMs, next: () => redeliveries[d++ % redeliveries.length]! },
-      'duplicate',
+    const httpDuplicate = await measured(() =>
+      load(
+        receiver.url,
+        { durationMs: ctx.durationMs, next: () => redeliveries[d++ % redeliveries.length]! },
+        'duplicate',
+      ),
     );
     const halfRate = Math.max(1, Math.floor(httpNew.rps / 2));
     const httpHalf = await load(
@@ -175,18 +202,23 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
       await second.stop();
     }
 
-    const row = (name: string, r: { rps: number; p50Ms: number; p99Ms: number }, extra = {}) => ({
+    const row = (
+      name: string,
+      r: { rps: number; p50Ms: number; p99Ms: number; cpu?: CpuPerRequest },
+      extra = {},
+    ) => ({
       measurement: name,
       'req/s': fixed(r.rps, 0),
       'p50 ms': fixed(r.p50Ms, 2),
       'p99 ms': fixed(r.p99Ms, 2),
+      [CPU_COLUMN]: r.cpu ? formatCpu(r.cpu) : '',
       ...extra,
     });
     const ratio = (a: number, b: number) => `${fixed(a / b, 2)}x`;
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     return {
       title: 'Receiver: HTTP vs the database ceiling (same run)',
-      columns: ['measurement', 'req/s', 'p50 ms', 'p99 ms', 'vs ceiling', 'target', 'result'],
+      columns: ['measurement', 'req/s', 'p50 ms', 'p99 ms', CPU_COLUMN, 'vs ceiling', 'target', 'result'],
       rows: [
         row('(a) DB ceiling: new event (ingest(), insert + job, 1 commit)', ceilingNew),
         row('(a) DB ceiling: duplicate (insert hits the conflict)', ceilingDuplicate),
@@ -223,6 +255,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run; latency from the scheduled start at a fixed rate (no coordinated omission)',
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',
+        `${CPU_COLUMN}: CPU time (user + system, /proc) per request of this process (the ceiling's driver, then the HTTP load generator), the receiver, and PostgreSQL (postmaster and backends)`,
       ],
     };
   } finally {
@@ -237,6 +270,19 @@ function expectAll(result: LoadResult, what: string): LoadResult {
     });
   }
   return result;
+}
+
+interface CpuPerRequest {
+  here: number;
+  receiver: number;
+  postgres: number;
+}
+
+const CPU_COLUMN = 'CPU µs/req: bench / receiver / pg';
+
+function formatCpu(cpu: CpuPerRequest): string {
+  const µs = (n: number) => (Number.isFinite(n) && n > 0 ? fixed(n, 0) : '-');
+  return `${µs(cpu.here)} / ${µs(cpu.receiver)} / ${µs(cpu.postgres)}`;
 }
 
 interface HttpResult {

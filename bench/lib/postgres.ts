@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,8 @@ export interface BenchPostgres {
   /** A new, migrated database on the benchmark server; each benchmark takes its own. */
   database(name: string): Promise<string>;
   readonly durable: boolean;
+  /** The postmaster's process id (its backends are its children), to account PostgreSQL's CPU time. */
+  postmasterPid(): number;
   stop(): Promise<void>;
 }
 
@@ -30,6 +33,7 @@ export async function startBenchPostgres(options: { durable: boolean }): Promise
   });
   return {
     durable: options.durable,
+    postmasterPid: () => Number.parseInt(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8'), 10),
     async database(name: string) {
       const admin = createPool({ connectionString: server.url(), max: 1 });
       try {

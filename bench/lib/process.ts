@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const MiB = 1024 * 1024;
 
@@ -26,4 +26,43 @@ export function sampleRss(pid: number, intervalMs = 200): { stop(): number } {
       return Math.max(max, memory(pid).rssMiB);
     },
   };
+}
+
+// /proc/<pid>/stat counts CPU time in clock ticks: 100 per second on every Linux this runs on (USER_HZ).
+const TICK_MS = 10;
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses: split after its closing parenthesis.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time used so far (user + system, ms) by a process, plus, with `children`, by its live child processes
+ * and those it has already reaped (PostgreSQL: the postmaster and its backends). Linux only; NaN elsewhere.
+ */
+export function cpuMs(pid: number, options: { children?: boolean } = {}): number {
+  const own = statFields(pid);
+  if (!own) return Number.NaN;
+  // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+  let ticks = Number(own[11]) + Number(own[12]);
+  if (options.children) {
+    ticks += Number(own[13]) + Number(own[14]);
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const fields = statFields(Number(entry));
+      if (fields && Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  }
+  return ticks * TICK_MS;
+}
+
+/** This process's CPU time so far (user + system, ms). */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }

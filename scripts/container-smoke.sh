@@ -6,9 +6,10 @@
 #   bash scripts/container-smoke.sh                 # builds what is committed (git archive HEAD)
 #   SMOKE_CONTEXT=worktree bash scripts/container-smoke.sh   # builds the working tree (.dockerignore applies)
 #
-# NOT run by CI (it installs packages, takes 10-15 minutes and a few GB under /var/lib/containers). Safe to run
-# again: the stand-in base image is made once; containers, the database and the PostgreSQL it starts are
-# removed on exit. It checks: the three builds (each imports its entry module's graph at build time), the
+# NOT run by CI: it installs packages and takes 10-15 minutes, and vfs stores every layer as a full copy, so
+# /var/lib/containers grows by up to ~30 GB (`buildah rm --all && podman image prune -f` afterwards leaves the
+# four tagged images, ~5 GB). Safe to run again: the stand-in base image is made once; containers, the
+# database and the PostgreSQL it starts are removed on exit. It checks: the three builds (each imports its entry module's graph at build time), the
 # image sizes, that the processes run as uid 1000, migrations (twice: idempotent), the receiver's /healthz and
 # /readyz, a signed Stripe event (accepted, then a duplicate), the worker processing it (the welcome .eml in
 # MAIL_DIR), and that SIGTERM stops the receiver and the worker with exit code 0.

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
@@ -11,6 +12,7 @@ import { memory, sampleRss } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
 const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
+const WORKER_PACKAGE = fileURLToPath(new URL('../apps/worker/package.json', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('../apps/worker/test/support/raw-boss.ts', import.meta.url));
 const SENDERS = 16;
 
@@ -73,7 +75,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
         },
       ],
       notes: [
-        `worker: batches of 50, 4 in flight, pool 20, LOG_LEVEL=${logLevel} (stdout to /dev/null); emails accepted by a local SMTP server: ${smtp.received()}`,
+        `worker: node ${[...workerStartFlags(), 'server.ts'].join(' ')}, batches of 50, 4 in flight, pool 20, LOG_LEVEL=${logLevel} (stdout to /dev/null); emails accepted by a local SMTP server: ${smtp.received()}`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'same machine: senders, the SMTP sink, the worker and PostgreSQL share its CPUs',
         '(a) is the harder comparison: a no-op job costs pg-boss 2 statements per 50 jobs; an event here costs ~3 statements, 2 upserts and an SMTP conversation of its own',
@@ -129,14 +131,14 @@ async function inboxPipeline(url: string, events: number, smtp: SmtpSink, logLev
     );
   try {
     await sendAll(events, send);
-    let worker = await spawnReady(process.execPath, [WORKER], env, '"worker started"');
+    let worker = await spawnReady(process.execPath, [...workerStartFlags(), WORKER], env, '"worker started"');
     const idleRss = memory(worker.pid!).rssMiB;
     let rss = sampleRss(worker.pid!);
     const drain = await timeUntil(events, done);
     let maxRss = rss.stop();
     let peakRss = memory(worker.pid!).peakMiB;
     await stop(worker);
-    worker = await spawnReady(process.execPath, [WORKER], env, '"worker started"');
+    worker = await spawnReady(process.execPath, [...workerStartFlags(), WORKER], env, '"worker started"');
     rss = sampleRss(worker.pid!);
     const sendWork = await timeWhile(
       () => sendAll(events, (i) => send(events + i)),
@@ -157,6 +159,16 @@ async function inboxPipeline(url: string, events: number, smtp: SmtpSink, logLev
     await producer.stop();
     await pool.end();
   }
+}
+
+/** The Node flags of `pnpm --filter @webhook-inbox/worker start` (`node <flags> src/server.ts`). */
+function workerStartFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(WORKER_PACKAGE, 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
+    throw new Error(`unexpected worker start script: ${scripts.start}`);
+  }
+  return words.slice(1, -1);
 }
 
 /** `events` sends, `SENDERS` at a time. */

@@ -30,14 +30,18 @@ export interface LoadedEventRow {
 
 /**
  * Starts an attempt for a batch of events: `processing`, one more attempt, and what the runner needs, including
- * the effects already completed (those are never run again).
+ * the effects already completed (those are never run again). A `processed` event stays `processed`: a late
+ * attempt of a job another worker already finished (its worker was cut off, the job expired and was completed
+ * elsewhere) would otherwise leave it `processing` for good, with no job left to settle it. A replay sets the
+ * event back to `received` before it enqueues, so it still shows `processing` while it runs.
  */
 export function startAttempts(keys: readonly EventKey[]): Statement {
   return {
     name: 'webhook_inbox_start_attempts',
     text: `
       update webhook_events e
-         set status = 'processing', attempts = e.attempts + 1
+         set status = case when e.status = 'processed' then e.status else 'processing' end,
+             attempts = e.attempts + 1
         from unnest($1::text[], $2::text[]) as k(provider, event_id)
        where e.provider = k.provider and e.event_id = k.event_id
       returning e.provider, e.event_id, e.type, e.payload::text as payload, e.headers, e.received_at, e.attempts,

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { findFreePort } from '@webhook-inbox/db/embedded';
 import {
@@ -344,75 +343,5 @@ export async function spawnReceiver(env: Record<string, string>): Promise<Spawne
   };
 }
 
-/**
- * A TCP proxy in front of Postgres that a test can cut (close every connection and refuse new ones), black-hole
- * (keep connections open but forward nothing, like a network partition) and restore.
- */
-export class TcpProxy {
-  readonly port: number;
-  private readonly targetPort: number;
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  private blackholed = false;
-
-  private constructor(port: number, targetPort: number) {
-    this.port = port;
-    this.targetPort = targetPort;
-  }
-
-  static async start(target: string): Promise<TcpProxy> {
-    const proxy = new TcpProxy(await findFreePort(), Number(new URL(target).port));
-    await proxy.restore();
-    return proxy;
-  }
-
-  /** The same connection string, through the proxy. */
-  url(target: string): string {
-    const url = new URL(target);
-    url.port = String(this.port);
-    return url.toString();
-  }
-
-  async restore(): Promise<void> {
-    this.blackholed = false;
-    if (this.server) return;
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.targetPort, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {});
-      }
-      const forward = (from: net.Socket, to: net.Socket) =>
-        from.on('data', (data: Buffer) => {
-          if (!this.blackholed) to.write(data);
-        });
-      forward(client, upstream);
-      forward(upstream, client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.server = server;
-  }
-
-  /** Every connection reset, new ones refused: the database is gone. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  /** Connections stay open but nothing gets through, either way. */
-  blackhole(): void {
-    this.blackholed = true;
-  }
-
-  async close(): Promise<void> {
-    await this.cut();
-  }
-}
+/** The fault-injection proxy in front of Postgres (cut, black-hole, restore), shared with the worker's tests. */
+export { TcpProxy } from '@webhook-inbox/testing';

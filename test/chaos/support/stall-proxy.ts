@@ -13,7 +13,7 @@ interface Pair {
  * nothing is dropped and nothing is closed), while new connections go through. `resume()` lets the held bytes
  * flow again; `cutStalled()` resets the stalled connections instead, so the client has to reconnect.
  *
- * Unlike the receiver tests' TcpProxy, whose black hole discards bytes (a connection that can never recover),
+ * Unlike @webhook-inbox/testing's TcpProxy, whose black hole discards bytes (a connection that can never recover),
  * this one holds them, so the same connection can come back to life mid-transaction.
  */
 export class StallProxy {

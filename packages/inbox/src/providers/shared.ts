@@ -5,7 +5,9 @@ import { InvalidPayloadError, TimestampOutOfToleranceError } from '../errors.ts'
 
 /** A SHA-256 HMAC is 32 bytes, so its hex form is 64 characters and its base64 form 44 (one `=` of padding). */
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
-const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+// The 43rd character carries 4 bits of the 32nd byte and 2 padding bits that must be zero: base64 decoders ignore
+// those bits, so without this check 4 different strings would decode to the same signature.
+const BASE64_SHA256 = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 /** Canonical unix seconds: no sign, no leading zero, no fraction, at most 15 digits (a safe integer). */
 const UNIX_SECONDS = /^(?:0|[1-9][0-9]{0,14})$/;
 

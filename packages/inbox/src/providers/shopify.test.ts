@@ -142,6 +142,21 @@ describe('shopifyProvider.verify', () => {
     expect(JSON.stringify(event.headers)).not.toContain(signShopify({ payload: body, secret: SECRET }));
   });
 
+  it('refuses a non-canonical base64 HMAC that decodes to the right bytes (padding bits set)', () => {
+    const body = fixture('app_uninstalled.json');
+    const hmac = signShopify({ payload: body, secret: SECRET });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const last = alphabet.indexOf(hmac[42]!);
+    for (const padding of [1, 2, 3]) {
+      const variant = `${hmac.slice(0, 42)}${alphabet[last + padding]}=`;
+      // The same 32 bytes once decoded: only the string differs.
+      expect(Buffer.from(variant, 'base64')).toEqual(Buffer.from(hmac, 'base64'));
+      const delivery = request(body, { 'X-Shopify-Hmac-Sha256': variant, ...deliveryHeaders() });
+      expect(codeOf(() => provider.verify(delivery, NOW))).toBe('invalid_signature');
+    }
+    expect(codeOf(() => provider.verify(signed(body), NOW))).toBe('no error');
+  });
+
   it('falls back to the webhook id when the event id header is absent (or empty)', () => {
     for (const eventId of [undefined, '']) {
       const event = provider.verify(signed(VECTOR_BODY, { 'X-Shopify-Event-Id': eventId }), NOW);

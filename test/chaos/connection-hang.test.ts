@@ -73,7 +73,9 @@ async function inFlightOf(ports: number[]): Promise<{ transactions: number; advi
   const { rows } = await pool.query<{ transactions: number; locks: number }>(
     // Only the effect runner's own connections: pg-boss's and the scheduled operations' transactions (maintenance,
     // the cron) are not jobs being worked, and stalling one of them leaves no job to retry.
-    `select count(*) filter (where a.xact_start is not null)::int as transactions,
+    // A transaction counts only if it started in the last 2 s: one left open from an earlier phase is not a job
+    // being worked, and stalling it leaves no job to retry.
+    `select count(*) filter (where a.xact_start > now() - interval '2 seconds')::int as transactions,
             (select count(*) from pg_locks l where l.locktype = 'advisory' and l.granted
                 and l.pid in (select pid from pg_stat_activity
                                where client_port = any($1) and application_name = 'webhook-inbox-worker'))::int as locks

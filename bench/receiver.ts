@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createSender } from '../apps/receiver/src/boss.ts';
 import { parseConfig } from '../apps/receiver/src/env.ts';
@@ -11,7 +12,7 @@ import { ingest } from '../packages/inbox/src/ingest.ts';
 import { signStripe } from '../packages/inbox/src/providers/stripe.ts';
 import type { VerifiedEvent } from '../packages/inbox/src/providers/types.ts';
 import { ensureQueues } from '../packages/inbox/src/queue.ts';
-import { httpLoad, httpRequest } from './lib/http-load.ts';
+import { httpLoad, httpRequest, type HttpLoadResult } from './lib/http-load.ts';
 import { closedLoop, type LoadResult } from './lib/load.ts';
 import type { BenchPostgres } from './lib/postgres.ts';
 import { cpuMs, memory, ownCpuMs, sampleRss } from './lib/process.ts';
@@ -24,6 +25,7 @@ export interface BenchContext {
 }
 
 const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
+const BARE_SERVER = fileURLToPath(new URL('./lib/bare-receiver.ts', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../apps/receiver/package.json', import.meta.url));
 
 /** The Node flags of `pnpm --filter @webhook-inbox/receiver start` (`node <flags> src/server.ts`). */
@@ -40,6 +42,8 @@ const FIXTURE = fileURLToPath(
 );
 const SECRET = `whsec_bench_${randomBytes(16).toString('hex')}`;
 const CONCURRENCY = 16;
+/** Turns each of (a), (b) and (r) is measured in. */
+const ROUNDS = 3;
 
 // A real Stripe event (3.8 kB, as Stripe sends it), with its id swapped for each new event.
 const TEMPLATE = readFileSync(FIXTURE, 'utf8');
@@ -57,10 +61,16 @@ const verified = (id: string): VerifiedEvent => ({
  * The receiver against its ceiling. (a) The database alone: `ingest()` called directly, through the same pool
  * the receiver builds, 16 at a time, for a new event (insert + job, one commit) and for a duplicate (the insert
  * hitting the conflict). (b) The receiver as its own process over HTTP (16 keep-alive connections): signed
- * Stripe deliveries, every one a distinct new event, then duplicates; then new events at half the measured
- * maximum rate for the latency at a sustainable load.
+ * Stripe deliveries, every one a distinct new event, then duplicates. (r) For reference, the same verify +
+ * `ingest()` behind a bare `node:http` server (bench/lib/bare-receiver.ts): what Node's HTTP stack alone costs
+ * here. Then new events at half the measured maximum rate, for the latency at a sustainable load, and two
+ * receiver processes.
  *
- * Every request is signed and serialised before its run starts: signing is the provider's work, not the
+ * (a), (b) and (r) are measured in turns, ROUNDS slices each, and every figure sums its slices: on a shared
+ * virtual machine the speed of everything drifts by tens of percent within a minute, and a ratio of two figures
+ * taken a minute apart measures the drift as much as the receiver.
+ *
+ * Every request is signed and serialised before its slice starts: signing is the provider's work, not the
  * receiver's, and on two shared cores whatever the load generator spends per request is taken from the system
  * under test.
  */
@@ -68,11 +78,10 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   const databaseUrl = await ctx.postgres.database('bench_receiver');
   const runId = randomBytes(4).toString('hex');
   const seconds = ctx.durationMs / 1000;
+  const sliceMs = Math.max(1_000, ctx.durationMs / ROUNDS);
   const poolSize = Number(process.env.BENCH_POOL_SIZE ?? parseConfig({ DATABASE_URL: databaseUrl }).poolSize);
   const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
 
-  // (a) the database ceiling, in this process.
-  ctx.log(`receiver: DB ceiling (ingest() x${CONCURRENCY}, pool ${poolSize}), ${seconds}s each`);
   const config = parseConfig({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize) });
   const logger = createLogger('silent');
   const pool = createRequestPool(config, logger);
@@ -82,94 +91,101 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   const deps = { pool, boss };
   const known = Array.from({ length: 1000 }, (_, i) => verified(`evt_${runId}_known_${i}`));
   for (const event of known) await ingest(deps, event);
-  await closedLoop(CONCURRENCY, Math.min(2_000, ctx.durationMs), (w, i) =>
-    ingest(deps, verified(`evt_${runId}_warm_${w}_${i}`)),
-  );
-  const postmaster = ctx.postgres.postmasterPid();
-  // CPU time per request of each party: where a request's cost goes (this process is the ceiling's driver,
-  // then the HTTP load generator).
-  let receiverPid: number | undefined;
-  const cpuNow = () => ({
-    here: ownCpuMs(),
-    receiver: receiverPid === undefined ? 0 : cpuMs(receiverPid),
-    postgres: cpuMs(postmaster, { children: true }),
-  });
-  const measured = async <T extends { rps: number }>(
-    run: () => Promise<T>,
-  ): Promise<T & { cpu: CpuPerRequest }> => {
-    const before = cpuNow();
-    const wall = performance.now();
-    const result = await run();
-    const after = cpuNow();
-    const requests = (result.rps * (performance.now() - wall)) / 1000;
-    const per = (key: keyof typeof before) => ((after[key] - before[key]) * 1000) / requests;
-    return { ...result, cpu: { here: per('here'), receiver: per('receiver'), postgres: per('postgres') } };
-  };
-  const ceilingNew = await measured(async () =>
-    expectAll(
-      await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
-        if ((await ingest(deps, verified(`evt_${runId}_db_${w}_${i}`))) !== 'accepted')
-          throw new Error('not new');
-      }),
-      'DB ceiling, new',
-    ),
-  );
-  const ceilingDuplicate = await measured(async () =>
-    expectAll(
-      await closedLoop(CONCURRENCY, ctx.durationMs, async (w, i) => {
-        if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
-          throw new Error('not dup');
-      }),
-      'DB ceiling, duplicate',
-    ),
-  );
-  await boss.stop({ graceful: false, close: true });
-  await pool.end();
-
-  // (b) the receiver, as its own process, over HTTP.
-  ctx.log(`receiver: HTTP (${CONCURRENCY} keep-alive connections), ${seconds}s each`);
-  const receiver = await spawnReceiver(databaseUrl, poolSize, logLevel);
+  const receiver = await spawnReceiver(SERVER, databaseUrl, poolSize, logLevel);
+  let bare: SpawnedReceiver | undefined;
   try {
+    bare = await spawnReceiver(BARE_SERVER, databaseUrl, poolSize, logLevel);
     const pid = receiver.child.pid!;
-    receiverPid = pid;
     const idleRss = memory(pid).rssMiB;
+    const postmaster = ctx.postgres.postmasterPid();
+
     let n = 0;
-    // Distinct new events, signed ahead of the run; enough for the DB ceiling's rate with room to spare (a run
-    // that outpaces them signs the rest as it goes, which only slows the generator).
-    const newEvents = (label: string, rate: number) => {
-      const prepared = Array.from({ length: Math.ceil(rate * seconds * 1.5) + 1_000 }, () =>
+    // Distinct new events, signed ahead of each slice; enough for the DB ceiling's rate with room to spare (a
+    // slice that outpaces them signs the rest as it goes, which only slows the generator).
+    const newEvents = (label: string, rate: number, ms: number) => {
+      const prepared = Array.from({ length: Math.ceil((rate * ms * 1.5) / 1000) + 1_000 }, () =>
         signedRequest(eventBody(`evt_${runId}_${label}_${n++}`)),
       );
       let i = 0;
       return () => prepared[i++] ?? signedRequest(eventBody(`evt_${runId}_${label}_${n++}`));
     };
-    const ceilingRate = ceilingNew.rps;
-    await load(
-      receiver.url,
-      { durationMs: Math.min(2_000, ctx.durationMs), next: newEvents('warm', ceilingRate) },
-      'accepted',
-    );
-
-    const rss = sampleRss(pid);
-    // Signed before the clock (and the CPU accounting) starts.
-    const httpNewEvents = newEvents('http', ceilingRate);
-    const httpNew = await measured(() =>
-      load(receiver.url, { durationMs: ctx.durationMs, next: httpNewEvents }, 'accepted'),
-    );
     // Redeliveries of the events recorded above, pre-signed, cycling through them like the ceiling does.
     const redeliveries = known.map((event) => signedRequest(event.payloadText));
     let d = 0;
-    const httpDuplicate = await measured(() =>
-      load(
-        receiver.url,
-        { durationMs: ctx.durationMs, next: () => redeliveries[d++ % redeliveries.length]! },
-        'duplicate',
-      ),
+    const nextRedelivery = () => redeliveries[d++ % redeliveries.length]!;
+
+    ctx.log(`receiver: warm-up (ceiling, receiver, bare node:http), 2s each`);
+    const warmMs = Math.min(2_000, ctx.durationMs);
+    await closedLoop(CONCURRENCY, warmMs, (w, i) => ingest(deps, verified(`evt_${runId}_warm_${w}_${i}`)));
+    for (const server of [receiver, bare]) {
+      await load(server.url, { durationMs: warmMs, next: newEvents('warm', 1_500, warmMs) }, 'accepted');
+      await load(server.url, { durationMs: warmMs / 2, next: nextRedelivery }, 'duplicate');
+    }
+
+    ctx.log(
+      `receiver: DB ceiling (ingest() x${CONCURRENCY}, pool ${poolSize}), receiver and bare node:http over HTTP ` +
+        `(${CONCURRENCY} keep-alive connections), in ${ROUNDS} turns of ${sliceMs / 1000}s, ${seconds}s each`,
     );
-    const halfRate = Math.max(1, Math.floor(httpNew.rps / 2));
+    const tally = {
+      ceilingNew: new Tally(),
+      ceilingDuplicate: new Tally(),
+      httpNew: new Tally(),
+      httpDuplicate: new Tally(),
+      bareNew: new Tally(),
+      bareDuplicate: new Tally(),
+    };
+    const rss = sampleRss(pid);
+    for (let round = 0; round < ROUNDS; round++) {
+      await tally.ceilingNew.measure(postmaster, undefined, async () =>
+        expectAll(
+          await closedLoop(CONCURRENCY, sliceMs, async (w, i) => {
+            if ((await ingest(deps, verified(`evt_${runId}_db_${round}_${w}_${i}`))) !== 'accepted')
+              throw new Error('not new');
+          }),
+          'DB ceiling, new',
+        ),
+      );
+      const rate = tally.ceilingNew.rps;
+      for (const [server, into] of [
+        [receiver, tally.httpNew],
+        [bare, tally.bareNew],
+      ] as const) {
+        const next = newEvents(`http_${round}`, rate, sliceMs); // signed before the clock starts
+        await into.measure(postmaster, server.child.pid, () =>
+          load(server.url, { durationMs: sliceMs, next }, 'accepted'),
+        );
+      }
+      await tally.ceilingDuplicate.measure(postmaster, undefined, async () =>
+        expectAll(
+          await closedLoop(CONCURRENCY, sliceMs, async (w, i) => {
+            if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
+              throw new Error('not dup');
+          }),
+          'DB ceiling, duplicate',
+        ),
+      );
+      for (const [server, into] of [
+        [receiver, tally.httpDuplicate],
+        [bare, tally.bareDuplicate],
+      ] as const) {
+        await into.measure(postmaster, server.child.pid, () =>
+          load(server.url, { durationMs: sliceMs, next: nextRedelivery }, 'duplicate'),
+        );
+      }
+    }
+    await bare.stop();
+    bare = undefined;
+    await boss.stop({ graceful: false, close: true });
+    await pool.end();
+
+    const halfRate = Math.max(1, Math.floor(tally.httpNew.rps / 2));
     const httpHalf = await load(
       receiver.url,
-      { durationMs: ctx.durationMs, ratePerSecond: halfRate, next: newEvents('half', halfRate) },
+      {
+        durationMs: ctx.durationMs,
+        ratePerSecond: halfRate,
+        next: newEvents('half', halfRate, ctx.durationMs),
+      },
       'accepted',
     );
     const maxRss = rss.stop();
@@ -177,8 +193,8 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
 
     // (c) scale-out: a second receiver process on the same database, the same 16 clients split between the two.
     ctx.log(`receiver: two processes (${CONCURRENCY / 2} connections each), ${seconds}s`);
-    const second = await spawnReceiver(databaseUrl, poolSize, logLevel);
-    let httpTwo: HttpResult;
+    const second = await spawnReceiver(SERVER, databaseUrl, poolSize, logLevel);
+    let httpTwo: { rps: number; p50Ms: number; p99Ms: number };
     try {
       const halves = await Promise.all(
         [receiver.url, second.url].map((url) =>
@@ -187,7 +203,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
             {
               durationMs: ctx.durationMs,
               connections: CONCURRENCY / 2,
-              next: newEvents('two', ceilingRate / 2),
+              next: newEvents('two', tally.ceilingNew.rps / 2, ctx.durationMs),
             },
             'accepted',
           ),
@@ -216,6 +232,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     });
     const ratio = (a: number, b: number) => `${fixed(a / b, 2)}x`;
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+    const { ceilingNew, ceilingDuplicate, httpNew, httpDuplicate, bareNew, bareDuplicate } = tally;
     return {
       title: 'Receiver: HTTP vs the database ceiling (same run)',
       columns: ['measurement', 'req/s', 'p50 ms', 'p99 ms', CPU_COLUMN, 'vs ceiling', 'target', 'result'],
@@ -231,6 +248,16 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
           'vs ceiling': ratio(httpDuplicate.rps, ceilingDuplicate.rps),
           target: '>= 0.6x',
           result: verdict(httpDuplicate.rps >= 0.6 * ceilingDuplicate.rps),
+        }),
+        row('(r) bare node:http + same verify/ingest: new event', bareNew, {
+          'vs ceiling': ratio(bareNew.rps, ceilingNew.rps),
+          target: 'receiver vs it',
+          result: ratio(httpNew.rps, bareNew.rps),
+        }),
+        row('(r) bare node:http + same verify/ingest: duplicate', bareDuplicate, {
+          'vs ceiling': ratio(bareDuplicate.rps, ceilingDuplicate.rps),
+          target: 'receiver vs it',
+          result: ratio(httpDuplicate.rps, bareDuplicate.rps),
         }),
         row(`(b) receiver HTTP: new event at half max rate (${halfRate}/s)`, httpHalf, {
           target: 'p99 <= 25 ms',
@@ -251,15 +278,66 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         },
       ],
       notes: [
-        `${CONCURRENCY} concurrent clients, ${seconds}s per measurement; pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
+        `${CONCURRENCY} concurrent clients; (a), (b) and (r) in ${ROUNDS} alternating turns of ${sliceMs / 1000}s (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run; latency from the scheduled start at a fixed rate (no coordinated omission)',
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',
-        `${CPU_COLUMN}: CPU time (user + system, /proc) per request of this process (the ceiling's driver, then the HTTP load generator), the receiver, and PostgreSQL (postmaster and backends)`,
+        '(r) is a reference, not a product: bench/lib/bare-receiver.ts, the same verify + ingest() on node:http without Hono, logging or metrics; "receiver vs it" is what those layers leave of it',
+        `${CPU_COLUMN}: CPU time (user + system, /proc) per request of this process (the ceiling's driver, then the HTTP load generator), the server (receiver or bare), and PostgreSQL (postmaster and backends)`,
       ],
     };
   } finally {
+    await bare?.stop();
     await receiver.stop();
+  }
+}
+
+/**
+ * One measurement taken in slices, in turns with others: requests and seconds add up, latencies merge, and the
+ * CPU time of each party is summed over the slices only.
+ */
+class Tally {
+  private completed = 0;
+  private seconds = 0;
+  private readonly histogram = createHistogram();
+  private readonly cpuMs = { here: 0, server: 0, postgres: 0 };
+
+  async measure(
+    postmaster: number,
+    serverPid: number | undefined,
+    slice: () => Promise<{ completed: number; histogram: RecordableHistogram }>,
+  ): Promise<void> {
+    const cpuNow = () => ({
+      here: ownCpuMs(),
+      server: serverPid === undefined ? 0 : cpuMs(serverPid),
+      postgres: cpuMs(postmaster, { children: true }),
+    });
+    const before = cpuNow();
+    const started = performance.now();
+    const result = await slice();
+    this.seconds += (performance.now() - started) / 1000;
+    const after = cpuNow();
+    this.completed += result.completed;
+    this.histogram.add(result.histogram);
+    for (const key of ['here', 'server', 'postgres'] as const) this.cpuMs[key] += after[key] - before[key];
+  }
+
+  get rps(): number {
+    return this.completed / this.seconds;
+  }
+  get p50Ms(): number {
+    return this.completed ? this.histogram.percentile(50) / 1e6 : 0;
+  }
+  get p99Ms(): number {
+    return this.completed ? this.histogram.percentile(99) / 1e6 : 0;
+  }
+  get cpu(): CpuPerRequest {
+    const per = (ms: number) => (ms * 1000) / this.completed;
+    return {
+      here: per(this.cpuMs.here),
+      receiver: per(this.cpuMs.server),
+      postgres: per(this.cpuMs.postgres),
+    };
   }
 }
 
@@ -278,17 +356,11 @@ interface CpuPerRequest {
   postgres: number;
 }
 
-const CPU_COLUMN = 'CPU µs/req: bench / receiver / pg';
+const CPU_COLUMN = 'CPU µs/req: bench / server / pg';
 
 function formatCpu(cpu: CpuPerRequest): string {
   const µs = (n: number) => (Number.isFinite(n) && n > 0 ? fixed(n, 0) : '-');
   return `${µs(cpu.here)} / ${µs(cpu.receiver)} / ${µs(cpu.postgres)}`;
-}
-
-interface HttpResult {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
 }
 
 const signedRequest = (body: string): Buffer =>
@@ -309,7 +381,7 @@ async function load(
     next: () => Buffer;
   },
   outcome: 'accepted' | 'duplicate',
-): Promise<HttpResult> {
+): Promise<HttpLoadResult> {
   const { hostname, port } = new URL(url);
   const expected = Buffer.from(`"status":"${outcome}"`);
   const result = await httpLoad({
@@ -326,7 +398,7 @@ async function load(
       `${outcome}: ${result.unexpected} unexpected responses, ${result.errors} errors of ${result.completed} (e.g. ${result.sample})`,
     );
   }
-  return { rps: result.rps, p50Ms: result.p50Ms, p99Ms: result.p99Ms };
+  return result;
 }
 
 interface SpawnedReceiver {
@@ -335,14 +407,18 @@ interface SpawnedReceiver {
   stop(): Promise<void>;
 }
 
-/** The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it, in its own process (its RSS is its own). */
+/**
+ * The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it (or the bare reference server, with the
+ * same flags and environment), in its own process (its RSS is its own).
+ */
 async function spawnReceiver(
+  script: string,
   databaseUrl: string,
   poolSize: number,
   logLevel: string,
 ): Promise<SpawnedReceiver> {
   const port = await findFreePort();
-  const child = spawn(process.execPath, [...startFlags(), SERVER], {
+  const child = spawn(process.execPath, [...startFlags(), script], {
     env: {
       ...process.env,
       NODE_ENV: 'production',

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { createHistogram } from 'node:perf_hooks';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
 /**
  * A minimal HTTP/1.1 load generator for the receiver benchmark: keep-alive connections over raw sockets, each
@@ -36,6 +36,8 @@ export interface HttpLoadResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** Every response's latency (ns), to merge with other slices of the same measurement. */
+  histogram: RecordableHistogram;
   /** One unexpected response or error, to show what went wrong. */
   sample?: string;
 }
@@ -148,6 +150,7 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
     rps: completed / seconds,
     p50Ms: completed ? histogram.percentile(50) / 1e6 : 0,
     p99Ms: completed ? histogram.percentile(99) / 1e6 : 0,
+    histogram,
     sample,
   };
 }

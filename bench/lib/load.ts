@@ -1,4 +1,4 @@
-import { createHistogram } from 'node:perf_hooks';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
 export interface LoadResult {
   completed: number;
@@ -7,6 +7,8 @@ export interface LoadResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** Every task's latency (ns), to merge with other slices of the same measurement. */
+  histogram: RecordableHistogram;
   /** The first failure, to show what went wrong. */
   firstError?: unknown;
 }
@@ -49,6 +51,7 @@ export async function closedLoop(
     rps: completed / seconds,
     p50Ms: histogram.percentile(50) / 1e6,
     p99Ms: histogram.percentile(99) / 1e6,
+    histogram,
     firstError,
   };
 }

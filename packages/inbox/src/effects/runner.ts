@@ -366,39 +366,46 @@ export class EffectRunner {
 
   /**
    * One connection holds the advisory locks of the round's keys and carries their claims and marks; a key held
-   * elsewhere (another worker on the same account) is waited for on its own.
+   * elsewhere (another worker on the same account) is waited for on its own. The round's keys are unlocked as soon
+   * as their own effects are done, not once the waits are over: a connection that kept them while this round
+   * waited for another key could be what the holder of that key is waiting for (two rounds each holding a key the
+   * other wants), and both would wait until `claimWaitMs` gave out.
    */
   async #runExternalRound(tasks: Task[]): Promise<void> {
     const client = await this.#pool.connect();
-    let broken = false;
-    let locked: string[] = [];
+    let locked: string[];
     try {
       const keys = tasks.map((task) => task.ref.idempotencyKey);
       locked = (await client.query<{ key: string }>(ledger.tryLockKeys(keys))).rows.map((row) => row.key);
-      const mine = new Set(locked);
-      const ours = tasks.filter((task) => mine.has(task.ref.idempotencyKey));
-      const busy = tasks.filter((task) => !mine.has(task.ref.idempotencyKey));
-      await Promise.all([
-        ...busy.map((task) => this.#runExternalAlone(task)),
-        (async () => {
-          if (ours.length === 0) return;
-          try {
-            const claims = await client.query<ledger.ExternalClaimRow>(
-              ledger.claimExternalEffects(ours.map((task) => task.ref)),
-            );
-            const byKey = new Map(claims.rows.map((row) => [row.key, row]));
-            // Marks go out as their sends finish, pipelined on this connection.
-            await Promise.all(
-              ours.map((task) => this.#runClaimed(task, byKey.get(task.ref.idempotencyKey), client)),
-            );
-          } catch (error) {
-            broken = true;
-            for (const task of ours) if (!task.outcome) this.#finish(task, asError(error), 0);
-          }
-        })(),
-      ]);
     } catch (error) {
       // The locks could not be taken: nothing was claimed, nothing ran.
+      client.release(true);
+      for (const task of tasks) this.#finish(task, asError(error), 0);
+      return;
+    }
+    const mine = new Set(locked);
+    const ours = tasks.filter((task) => mine.has(task.ref.idempotencyKey));
+    const busy = tasks.filter((task) => !mine.has(task.ref.idempotencyKey));
+    await Promise.all([
+      this.#runLocked(client, locked, ours),
+      ...busy.map((task) => this.#runExternalAlone(task)),
+    ]);
+  }
+
+  /** Claims, runs and marks the tasks whose keys `client` has locked, then unlocks them and releases it. */
+  async #runLocked(client: pg.PoolClient, locked: string[], tasks: Task[]): Promise<void> {
+    let broken = false;
+    try {
+      if (tasks.length === 0) return;
+      const claims = await client.query<ledger.ExternalClaimRow>(
+        ledger.claimExternalEffects(tasks.map((task) => task.ref)),
+      );
+      const byKey = new Map(claims.rows.map((row) => [row.key, row]));
+      // Marks go out as their sends finish, pipelined on this connection.
+      await Promise.all(
+        tasks.map((task) => this.#runClaimed(task, byKey.get(task.ref.idempotencyKey), client)),
+      );
+    } catch (error) {
       broken = true;
       for (const task of tasks) if (!task.outcome) this.#finish(task, asError(error), 0);
     } finally {

@@ -1,0 +1,117 @@
+/**
+ * An external effect whose key another worker holds is waited for (polling). Meanwhile the round it came in must
+ * not keep the keys of its own effects locked: they are done, and a worker waiting for one of them may be the
+ * holder of the key this round waits for. Two such rounds wait for each other until `claimWaitMs` gives out (30 s
+ * by default), and both attempts fail. The chaos scenario connection-hang ran into it: worker A's connection sat
+ * idle holding welcome-email locks between its phases while both workers logged "another worker has held this
+ * effect's key for 30000 ms".
+ */
+import { createDb, createPool } from '@webhook-inbox/db';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import type pg from 'pg';
+import type { JobWithMetadata } from 'pg-boss';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventJob } from '../queue.ts';
+import { effectRuns, startProducer, type Producer } from './harness.test-support.ts';
+import { scopedIdempotencyKey } from './keys.ts';
+import * as ledger from './ledger.ts';
+import { EffectRegistry } from './registry.ts';
+import { EffectRunner } from './runner.ts';
+import { external } from './types.ts';
+
+const db = useTestDatabase();
+let pool: pg.Pool;
+let producer: Producer;
+
+beforeAll(async () => {
+  pool = createPool({ connectionString: db.url, max: 6 });
+  producer = await startProducer(pool, db.url);
+});
+afterAll(async () => {
+  await producer.stop();
+  await pool.end();
+});
+
+const keyOf = (account: string) => scopedIdempotencyKey('welcome', `account:${account}`);
+
+/** A worker's effect runner: one welcome email per account. */
+function runner(sends: string[], claimWaitMs: number): EffectRunner {
+  const registry = new EffectRegistry();
+  registry.add('test', ['signup'], {
+    welcome: external<{ eventId: string; payload: unknown }>({
+      scope: ({ payload }) => `account:${(payload as { account: string }).account}`,
+      run: ({ event }) => void sends.push(event.eventId),
+    }),
+  });
+  return new EffectRunner({
+    pool,
+    db: createDb(pool),
+    registry,
+    logger: pino({ level: 'silent' }),
+    claimWaitMs,
+  });
+}
+
+/** A job as pg-boss hands it to the handler, for an event already recorded. */
+function job(eventId: string): JobWithMetadata<EventJob> {
+  return {
+    id: `job-${eventId}`,
+    data: { provider: 'test', eventId },
+    retryCount: 0,
+    retryLimit: 2,
+    expireInSeconds: 60,
+    startedOn: new Date(),
+  } as unknown as JobWithMetadata<EventJob>;
+}
+
+describe('waiting for an external effect key held elsewhere', () => {
+  it("keeps none of the round's own keys locked while it waits", async () => {
+    for (const [eventId, account] of [
+      ['evt_wait_x1', 'x'],
+      ['evt_wait_y1', 'y'],
+      ['evt_wait_x2', 'x'],
+    ] as const) {
+      await producer.send({ eventId, type: 'signup', payload: { account } });
+    }
+    // Another worker is sending account y's email: it holds y's key.
+    const holder = await pool.connect();
+    const other = await pool.connect();
+    let batch: Promise<unknown> | undefined;
+    try {
+      expect((await holder.query(ledger.tryLockKeys([keyOf('y')]))).rows).toHaveLength(1);
+      const sendsA: string[] = [];
+      batch = runner(sendsA, 10_000).runBatch([job('evt_wait_x1'), job('evt_wait_y1')]);
+      // x's email is sent and marked; y's waits for its key.
+      await waitFor(async () => (await effectRuns(pool, 'evt_wait_x1')).welcome?.status === 'completed', {
+        timeout: 5_000,
+        message: "x's welcome email marked done",
+      });
+      expect(sendsA).toEqual(['evt_wait_x1']);
+
+      // x's key is free: no connection holds it while the batch waits for y's.
+      const x = await other.query(ledger.tryLockKeys([keyOf('x')]));
+      expect(x.rows).toHaveLength(1);
+      await other.query(ledger.unlockKeys([keyOf('x')]));
+      // So another worker with an event of account x gets through at once (its email was sent already).
+      const sendsB: string[] = [];
+      const results = await runner(sendsB, 1_000).runBatch([job('evt_wait_x2')]);
+      expect(results).toEqual([{ id: 'job-evt_wait_x2', status: 'completed' }]);
+      expect(sendsB).toEqual([]);
+      expect((await effectRuns(pool, 'evt_wait_x2')).welcome).toMatchObject({ status: 'completed' });
+
+      // The holder is done: the waiting email goes out, once.
+      await holder.query(ledger.unlockKeys([keyOf('y')]));
+      expect(await batch).toEqual([
+        { id: 'job-evt_wait_x1', status: 'completed' },
+        { id: 'job-evt_wait_y1', status: 'completed' },
+      ]);
+      expect(sendsA).toEqual(['evt_wait_x1', 'evt_wait_y1']);
+    } finally {
+      await holder.query(ledger.unlockKeys([keyOf('y')])).catch(() => {});
+      await batch?.catch(() => {});
+      holder.release();
+      other.release();
+    }
+  });
+});

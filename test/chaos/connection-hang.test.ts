@@ -9,63 +9,58 @@
  * When the stalled connections are reset, worker A must survive: it once died of an unhandled pg 'error' event
  * on a connection its effect runner held checked out (fixed: every pool connection has an error listener).
  */
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startProducer, type Producer } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink, type SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import type { Producer } from '../../apps/worker/test/support/events.ts';
+import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import {
   CHAOS_QUEUE,
-  crashLines,
-  killAll,
   mapConcurrently,
   report,
-  startWorker,
   waitForOrExplain,
-  workerEnv,
   type WorkerProcess,
 } from './support/cluster.ts';
-import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
+import { mixedEvents, type ChaosEvent } from './support/events.ts';
+import { duplicateEffects, processedCount, snapshot, sumEffects } from './support/invariants.ts';
 import {
-  duplicateEffects,
-  installAudit,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+  expectEachEventProcessedOnce,
+  expectNoCrashLines,
+  startScenario,
+  type Scenario,
+} from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
 
 const db = useTestDatabase();
 const EVENTS_PER_PHASE = 150;
 
+let scenario: Scenario;
 let pool: pg.Pool;
 let smtp: SmtpSink;
 let proxy: StallProxy;
 let producer: Producer;
 let workerA: WorkerProcess;
-const processes: WorkerProcess[] = [];
 const sent: ChaosEvent[] = [];
 let workerADeath: string | undefined;
 
+/** Worker A reaches PostgreSQL through the proxy. */
+const workerAEnv = () => scenario.workerEnv({ DATABASE_URL: proxy.url(db.url) });
+
 beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 4 });
-  smtp = await startSmtpSink({ delayMs: () => 5 });
   proxy = await StallProxy.start(db.url);
-  producer = await startProducer(pool, db.url, CHAOS_QUEUE);
-  await installAudit(pool);
-  workerA = await startWorker(workerEnv(proxy.url(db.url), smtp.url));
-  const workerB = await startWorker(workerEnv(db.url, smtp.url));
-  processes.push(workerA, workerB);
+  scenario = await startScenario({
+    databaseUrl: db.url,
+    smtpDelayMs: () => 5,
+    producerQueue: CHAOS_QUEUE,
+    afterStop: () => proxy.close(),
+  });
+  ({ pool, smtp, producer } = scenario);
+  workerA = await scenario.startWorker(workerAEnv());
+  await scenario.startWorker();
 });
 
 afterAll(async () => {
-  await killAll(processes);
-  await producer?.stop();
-  await proxy?.close();
-  await smtp?.close();
-  await pool?.end();
+  await scenario?.stop();
 });
 
 /** A's sessions now: how many are inside a transaction, and how many advisory locks (email claims) they hold. */
@@ -122,17 +117,15 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
     },
     { timeout: 30_000, interval: 100, message: "a retry of worker A's hung jobs" },
     () => snapshot(pool),
-    processes,
+    scenario.processes,
   );
   const hungMs = Date.now() - stalledAt;
   const cut = mode === 'resume' ? (proxy.resume(), 0) : proxy.cutStalled();
 
-  await waitForOrExplain(
-    async () => (await processedCount(pool)) === before + events.length && queueDrained(pool),
-    { timeout: 90_000, interval: 200, message: `the ${mode} phase's events processed` },
-    () => snapshot(pool),
-    processes,
-  );
+  await scenario.waitForProcessed(before + events.length, {
+    timeout: 90_000,
+    message: `the ${mode} phase's events processed`,
+  });
   if (workerA.child.exitCode !== null || workerA.child.signalCode !== null) {
     const lines = workerA.output().split('\n');
     const at = lines.findIndex((line) => line.includes("Unhandled 'error' event"));
@@ -140,8 +133,7 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
       at >= 0 ? lines.slice(at, at + 4).join(' | ') : lines.slice(-5).join(' | ')
     }`;
     // As a supervisor would; later phases need a worker A again.
-    workerA = await startWorker(workerEnv(proxy.url(db.url), smtp.url));
-    processes.push(workerA);
+    workerA = await scenario.startWorker(workerAEnv());
   }
 
   const after = await snapshot(pool);
@@ -162,11 +154,7 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
     workerASurvived: workerADeath === undefined,
     lost: sent.length - (after.byStatus.processed ?? 0),
   });
-  expect(after.byStatus).toEqual({ processed: sent.length });
-  expect(after.effects).toEqual(expected);
-  expect(after.keysWithSeveralJobs).toBe(0);
-  expect(after.unfinishedEffects).toBe(0);
-  expect(smtp.counts().size).toBe(accountsOf(sent));
+  expectEachEventProcessedOnce(after, sent, smtp);
 }
 
 describe('a connection that hangs mid-job', () => {
@@ -175,7 +163,7 @@ describe('a connection that hangs mid-job', () => {
     // The same connections carried on: no email was sent twice, and nothing crashed.
     expect(smtp.duplicates()).toBe(0);
     expect(workerADeath).toBeUndefined();
-    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+    expectNoCrashLines(scenario.processes);
   });
 
   it('the hung connections are reset: worker A reconnects, every event processed, database effects once', async () => {

@@ -3,42 +3,25 @@
  * delivery on its own TCP connection, with a worker running. Exactly one delivery is `accepted` (the other 99
  * `duplicate`), one row, one job, and its effects happen once: one account, one subscription, one email.
  */
-import { createPool } from '@webhook-inbox/db';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
 import { post } from '../../apps/receiver/test/helpers.ts';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
-import {
-  chaosReceiverEnv,
-  crashLines,
-  killAll,
-  report,
-  startReceiver,
-  startWorker,
-  workerEnv,
-  type SpawnedReceiver,
-  type WorkerProcess,
-} from './support/cluster.ts';
+import { chaosReceiverEnv, report } from './support/cluster.ts';
 import { checkout, order, type ChaosEvent } from './support/events.ts';
-import { duplicateEffects, installAudit, snapshot, sumEffects } from './support/invariants.ts';
+import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
+import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
 
 const db = useTestDatabase();
 const COPIES = 100;
 
 it('100 simultaneous copies of one event over 2 receivers: one accepted, one row, one job, effects once', async () => {
-  const pool = createPool({ connectionString: db.url, max: 4 });
-  const smtp = await startSmtpSink();
-  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
-  try {
-    await installAudit(pool);
-    const worker = await startWorker(workerEnv(db.url, smtp.url));
-    processes.push(worker);
+  await withScenario({ databaseUrl: db.url }, async (scenario) => {
+    const { pool, smtp } = scenario;
+    await scenario.startWorker();
     const receivers = await Promise.all([
-      startReceiver(chaosReceiverEnv(db.url)),
-      startReceiver(chaosReceiverEnv(db.url)),
+      scenario.startReceiver(chaosReceiverEnv(db.url)),
+      scenario.startReceiver(chaosReceiverEnv(db.url)),
     ]);
-    processes.push(...receivers);
 
     const events: ChaosEvent[] = [checkout('storm', 0, 'cus_storm', true), order('storm', 1)];
     for (const event of events) {
@@ -61,10 +44,7 @@ it('100 simultaneous copies of one event over 2 receivers: one accepted, one row
       expect(duplicates).toBe(COPIES - 1);
     }
 
-    await waitFor(
-      async () => (await snapshot(pool)).byStatus.processed === events.length && queueDrained(pool),
-      { timeout: 60_000, message: 'both events processed' },
-    );
+    await scenario.waitForProcessed(events.length, { timeout: 60_000, message: 'both events processed' });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     report('duplicate-storm', {
@@ -78,14 +58,8 @@ it('100 simultaneous copies of one event over 2 receivers: one accepted, one row
     });
     expect(after.rows).toBe(events.length);
     expect(after.jobs).toBe(events.length);
-    expect(after.keysWithSeveralJobs).toBe(0);
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
+    expectEachEventProcessedOnce(after, events, smtp);
     expect(smtp.messages).toHaveLength(1);
-    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
-  } finally {
-    await killAll(processes);
-    await smtp.close();
-    await pool.end();
-  }
+    expectNoCrashLines(scenario.processes);
+  });
 });

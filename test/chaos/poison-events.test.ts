@@ -9,29 +9,21 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { shopifyDelivery, stripeDelivery } from '../../apps/receiver/test/helpers.ts';
 import { queueDrained } from '../../apps/worker/test/support/database.ts';
 import { checkoutEvent, fixtureText, subscriptionEvent } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import {
   chaosReceiverEnv,
-  crashLines,
   deliverUntilAccepted,
-  killAll,
   mapConcurrently,
   report,
-  startReceiver,
-  startWorker,
   waitForOrExplain,
-  workerEnv,
-  type SpawnedReceiver,
-  type WorkerProcess,
 } from './support/cluster.ts';
 import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
-import { duplicateEffects, installAudit, snapshot, sumEffects } from './support/invariants.ts';
+import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
+import { expectNoCrashLines, startScenario } from './support/scenario.ts';
 
 const db = useTestDatabase();
 const GOOD = 200;
@@ -109,24 +101,18 @@ let deadKeys: string[] = [];
 
 describe('poison events among good ones', () => {
   it(`${POISON} poison events among ${GOOD} good ones: good processed once, poison dead with last_error`, async () => {
-    const pool = createPool({ connectionString: db.url, max: 4 });
-    const smtp = await startSmtpSink();
+    const scenario = await startScenario({ databaseUrl: db.url });
+    const { pool, smtp, processes } = scenario;
     const alerts = await startAlertSink();
-    const processes: Array<WorkerProcess | SpawnedReceiver> = [];
     try {
-      await installAudit(pool);
       // No worker dies here: a long expiry, so that a batch slowed down by a busy machine is not retried (the
       // poison events' attempt counts are checked).
-      const env = workerEnv(db.url, smtp.url, {
-        ALERT_WEBHOOK_URL: alerts.url,
-        WORKER_JOB_TIMEOUT_SECONDS: '120',
-      });
-      processes.push(...(await Promise.all([startWorker(env), startWorker(env)])));
+      const env = scenario.workerEnv({ ALERT_WEBHOOK_URL: alerts.url, WORKER_JOB_TIMEOUT_SECONDS: '120' });
+      await Promise.all([scenario.startWorker(env), scenario.startWorker(env)]);
       const receivers = await Promise.all([
-        startReceiver(chaosReceiverEnv(db.url)),
-        startReceiver(chaosReceiverEnv(db.url)),
+        scenario.startReceiver(chaosReceiverEnv(db.url)),
+        scenario.startReceiver(chaosReceiverEnv(db.url)),
       ]);
-      processes.push(...receivers);
 
       const good = mixedEvents(GOOD);
       const poisons = Array.from({ length: POISON }, (_, i) => poison(i));
@@ -190,13 +176,11 @@ describe('poison events among good ones', () => {
         // Permanent: no retry was spent on it.
         expect(row!.attempts).toBe(1);
       }
-      for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+      expectNoCrashLines(processes);
     } finally {
       alertsReceived = alerts.bodies;
-      await killAll(processes);
+      await scenario.stop();
       await alerts.close();
-      await smtp.close();
-      await pool.end();
     }
   });
 

@@ -15,7 +15,6 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createPool, migrateDatabase } from '@webhook-inbox/db';
 import {
   findFreePort,
   startEmbeddedPostgres,
@@ -25,33 +24,17 @@ import {
 import { waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
 import { getStatus } from '../../apps/receiver/test/helpers.ts';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import {
   chaosReceiverEnv,
-  crashLines,
   deliverUntilAccepted,
-  killAll,
   mapConcurrently,
   report,
-  startReceiver,
-  startWorker,
   statusCounts,
-  workerEnv,
-  waitForOrExplain,
   type Attempt,
-  type SpawnedReceiver,
-  type WorkerProcess,
 } from './support/cluster.ts';
-import { accountsOf, keysOf, mixedEvents } from './support/events.ts';
-import {
-  duplicateEffects,
-  installAudit,
-  missingKeys,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+import { keysOf, mixedEvents } from './support/events.ts';
+import { duplicateEffects, missingKeys, snapshot, sumEffects } from './support/invariants.ts';
+import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './support/scenario.ts';
 
 const EVENTS = 400;
 const SENDERS = 16;
@@ -74,21 +57,25 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
   };
   let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres(options);
   const url = server.url();
-  const pool = createPool({ connectionString: url, max: 2 });
-  // A mail server taking 150 ms per message: the worker has emails in flight when the database goes.
-  const smtp = await startSmtpSink({ delayMs: () => 150 });
-  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
+  const scenario = await startScenario({
+    databaseUrl: url,
+    migrate: true,
+    poolSize: 2,
+    // A mail server taking 150 ms per message: the worker has emails in flight when the database goes.
+    smtpDelayMs: () => 150,
+    afterStop: async () => {
+      await server?.stop();
+      await rm(options.dataDir, { recursive: true, force: true });
+    },
+  });
+  const { pool, smtp } = scenario;
   try {
-    await migrateDatabase(url);
-    await installAudit(pool);
     // A job expiry longer than the outage: an email sent just before the database went away is marked done once
     // it is back (the mark is retried until shortly before the job expires) instead of being sent again.
-    const env = workerEnv(url, smtp.url, { WORKER_JOB_TIMEOUT_SECONDS: String(OUTAGE_JOB_TIMEOUT_SECONDS) });
-    const worker = await startWorker(env);
-    processes.push(worker);
+    const env = scenario.workerEnv({ WORKER_JOB_TIMEOUT_SECONDS: String(OUTAGE_JOB_TIMEOUT_SECONDS) });
+    const worker = await scenario.startWorker(env);
     // A 1 s database deadline: requests caught by the outage become 503s quickly.
-    const receiver = await startReceiver(chaosReceiverEnv(url, { DATABASE_TIMEOUT_MS: '1000' }));
-    processes.push(receiver);
+    const receiver = await scenario.startReceiver(chaosReceiverEnv(url, { DATABASE_TIMEOUT_MS: '1000' }));
 
     const events = mixedEvents(EVENTS);
     let acknowledged = 0;
@@ -138,7 +125,7 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
       workerDeath = `exit ${worker.child.exitCode ?? worker.child.signalCode}: ${
         at >= 0 ? lines.slice(at, at + 4).join(' | ') : lines.slice(-5).join(' | ')
       }`;
-      processes.push(await startWorker(env));
+      await scenario.startWorker(env);
     }
     // A 2xx for a delivery that started after the server was gone and ended before it was back: impossible.
     const allAttempts = outcomes.flatMap((o) => o.attempts);
@@ -146,12 +133,10 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
     const downAttempts = allAttempts.filter((a) => a.start >= down && a.end <= upFrom);
     const acceptedKeys = keysOf(outcomes.filter((o) => o.outcome));
     const notDurable = await waitFor(() => missingKeys(pool, acceptedKeys), { timeout: 30_000 });
-    await waitForOrExplain(
-      async () => (await processedCount(pool)) === EVENTS && queueDrained(pool),
-      { timeout: 60_000, interval: 200, message: `all ${EVENTS} events processed after the restart` },
-      () => snapshot(pool),
-      processes,
-    );
+    await scenario.waitForProcessed(EVENTS, {
+      timeout: 60_000,
+      message: `all ${EVENTS} events processed after the restart`,
+    });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     report('postgres-restart', {
@@ -181,25 +166,17 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
     expect(outcomes.filter((o) => !o.outcome).map((o) => o.delivery.key)).toEqual([]);
     expect(notDurable).toEqual([]);
     expect(after.rows).toBe(EVENTS);
-    expect(after.keysWithSeveralJobs).toBe(0);
-    expect(after.byStatus).toEqual({ processed: EVENTS });
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
-    expect(smtp.counts().size).toBe(accountsOf(events));
+    expectEachEventProcessedOnce(after, events, smtp);
     // An email accepted by SMTP while the database was down has its "sent" mark retried until the database is
     // back (the outage is far shorter than the job's expiry), so none is sent twice. (Before the mark was retried:
     // 0-5 second copies per run.)
     expect(smtp.duplicates()).toBe(0);
     // The receiver recovered by itself: the same process, still running, no crash.
     expect(receiver.child.exitCode).toBeNull();
-    expect(crashLines(receiver.output())).toEqual([]);
+    expectNoCrashLines([receiver]);
     if (workerDeath) console.log(`chaos[postgres-restart] KNOWN BUG: the worker died: ${workerDeath}`);
   } finally {
-    await killAll(processes);
-    await smtp.close();
-    await pool.end();
-    await server?.stop();
-    await rm(options.dataDir, { recursive: true, force: true });
+    await scenario.stop();
   }
 });
 

@@ -6,34 +6,18 @@
  * that died before answering is retried by the sender and answered `duplicate`: that count is printed.
  */
 import { randomInt } from 'node:crypto';
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import {
   chaosReceiverEnv,
-  crashLines,
   deliverUntilAccepted,
-  killAll,
   mapConcurrently,
   report,
-  startReceiver,
-  startWorker,
   statusCounts,
-  workerEnv,
-  type SpawnedReceiver,
-  type WorkerProcess,
 } from './support/cluster.ts';
-import { accountsOf, keysOf, mixedEvents, type ChaosEvent } from './support/events.ts';
-import {
-  duplicateEffects,
-  installAudit,
-  missingKeys,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+import { keysOf, mixedEvents, type ChaosEvent } from './support/events.ts';
+import { duplicateEffects, missingKeys, snapshot, sumEffects } from './support/invariants.ts';
+import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
 
 const db = useTestDatabase();
 
@@ -42,16 +26,11 @@ const KILLS = 4;
 const SENDERS = 24;
 
 it('receiver SIGKILLed 4 times under a retrying sender: every 2xx durable, all accepted once', async () => {
-  const pool = createPool({ connectionString: db.url, max: 4 });
-  const smtp = await startSmtpSink();
-  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
-  try {
-    await installAudit(pool);
-    const worker = await startWorker(workerEnv(db.url, smtp.url));
-    processes.push(worker);
+  await withScenario({ databaseUrl: db.url }, async (scenario) => {
+    const { pool, smtp } = scenario;
+    await scenario.startWorker();
     const env = chaosReceiverEnv(db.url);
-    let receiver = await startReceiver(env);
-    processes.push(receiver);
+    let receiver = await scenario.startReceiver(env);
     let target = receiver.url;
 
     const events = mixedEvents(EVENTS);
@@ -78,8 +57,7 @@ it('receiver SIGKILLed 4 times under a retrying sender: every 2xx durable, all a
       kills++;
       // Everything acknowledged before the kill is in the database, before any sender could retry it.
       notDurableAtKill.push(...(await missingKeys(pool, acknowledgedBeforeKill)));
-      receiver = await startReceiver(env);
-      processes.push(receiver);
+      receiver = await scenario.startReceiver(env);
       target = receiver.url;
     }
     const outcomes = await sending;
@@ -87,11 +65,7 @@ it('receiver SIGKILLed 4 times under a retrying sender: every 2xx durable, all a
 
     const acceptedKeys = keysOf(outcomes.filter((o) => o.outcome));
     const notDurable = await missingKeys(pool, acceptedKeys);
-    await waitFor(async () => (await processedCount(pool)) === EVENTS && queueDrained(pool), {
-      timeout: 60_000,
-      interval: 200,
-      message: `all ${EVENTS} events processed`,
-    });
+    await scenario.waitForProcessed(EVENTS, { timeout: 60_000, message: `all ${EVENTS} events processed` });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     const answered = (what: string) => outcomes.filter((o) => o.outcome === what).length;
@@ -117,18 +91,10 @@ it('receiver SIGKILLed 4 times under a retrying sender: every 2xx durable, all a
     expect(notDurable).toEqual([]);
     expect(after.rows).toBe(EVENTS);
     expect(after.jobs).toBe(EVENTS);
-    expect(after.keysWithSeveralJobs).toBe(0);
-    expect(after.byStatus).toEqual({ processed: EVENTS });
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
-    expect(smtp.counts().size).toBe(accountsOf(events));
+    expectEachEventProcessedOnce(after, events, smtp);
     expect(smtp.duplicates()).toBe(0);
     // Only 200s, the 503s of a dying receiver, and connection errors (0) were ever seen.
     expect(Object.keys(statusCounts(outcomes)).filter((s) => !['0', '200', '503'].includes(s))).toEqual([]);
-    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
-  } finally {
-    await killAll(processes);
-    await smtp.close();
-    await pool.end();
-  }
+    expectNoCrashLines(scenario.processes);
+  });
 });

@@ -5,46 +5,31 @@
  * each database effect ran once and no email went twice (a graceful stop abandons nothing).
  */
 import { randomInt } from 'node:crypto';
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startProducer } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import { CHAOS_QUEUE, mapConcurrently, report, type WorkerProcess } from './support/cluster.ts';
+import { checkout } from './support/events.ts';
+import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
 import {
-  CHAOS_QUEUE,
-  crashLines,
-  killAll,
-  mapConcurrently,
-  report,
-  startWorker,
-  waitForOrExplain,
-  workerEnv,
-  type WorkerProcess,
-} from './support/cluster.ts';
-import { accountsOf, checkout } from './support/events.ts';
-import {
-  duplicateEffects,
-  installAudit,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+  expectCleanStop,
+  expectEachEventProcessedOnce,
+  expectNoCrashLines,
+  withScenario,
+} from './support/scenario.ts';
 
 const db = useTestDatabase();
 const EVENTS = 500;
 
 it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left active, all processed once', async () => {
-  const pool = createPool({ connectionString: db.url, max: 4 });
-  // 100-200 ms per message: the workers stay busy for several seconds, so each SIGTERM lands mid-work.
-  const smtp = await startSmtpSink({ delayMs: () => randomInt(100, 200) });
-  const producer = await startProducer(pool, db.url, CHAOS_QUEUE);
-  const all: WorkerProcess[] = [];
-  try {
-    await installAudit(pool);
-    const env = workerEnv(db.url, smtp.url);
-    const live = await Promise.all([startWorker(env), startWorker(env)]);
-    all.push(...live);
+  const options = {
+    databaseUrl: db.url,
+    // 100-200 ms per message: the workers stay busy for several seconds, so each SIGTERM lands mid-work.
+    smtpDelayMs: () => randomInt(100, 200),
+    producerQueue: CHAOS_QUEUE,
+  };
+  await withScenario(options, async (scenario) => {
+    const { pool, smtp, producer } = scenario;
+    const live: WorkerProcess[] = await Promise.all([scenario.startWorker(), scenario.startWorker()]);
     // Checkouts of 500 different customers: each sends a welcome email, so every event takes a while. Half
     // are queued before the first restart, half before the second: each SIGTERM lands in the middle of work.
     const events = Array.from({ length: EVENTS }, (_, i) =>
@@ -71,17 +56,10 @@ it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left
       old.kill('SIGTERM');
       const exit = await old.exited;
       restarts.push({ exit, ms: Date.now() - t0, activeJobsBefore });
-      const replacement = await startWorker(env);
-      all.push(replacement);
-      live.push(replacement);
+      live.push(await scenario.startWorker());
     }
 
-    await waitForOrExplain(
-      async () => (await processedCount(pool)) === EVENTS && queueDrained(pool),
-      { timeout: 90_000, interval: 200, message: `all ${EVENTS} events processed` },
-      () => snapshot(pool),
-      all,
-    );
+    await scenario.waitForProcessed(EVENTS, { timeout: 90_000, message: `all ${EVENTS} events processed` });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     const { rows } = await pool.query<{ n: number }>(
@@ -101,18 +79,9 @@ it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left
     expect(restarts.map((r) => r.exit)).toEqual([0, 0]);
     expect(after.activeJobs).toBe(0);
     expect(after.pendingJobs).toBe(0);
-    expect(after.byStatus).toEqual({ processed: EVENTS });
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
-    expect(smtp.counts().size).toBe(accountsOf(events));
+    expectEachEventProcessedOnce(after, events, smtp);
     expect(smtp.duplicates()).toBe(0);
-    for (const worker of all) expect(crashLines(worker.output())).toEqual([]);
-    for (const worker of live) worker.kill('SIGTERM');
-    for (const worker of live) expect(await worker.exited).toBe(0);
-  } finally {
-    await killAll(all);
-    await producer.stop();
-    await smtp.close();
-    await pool.end();
-  }
+    expectNoCrashLines(scenario.processes);
+    await expectCleanStop(live);
+  });
 });

@@ -6,34 +6,18 @@
  * event processed, each database effect once, one welcome email per account.
  */
 import { randomInt } from 'node:crypto';
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import {
   chaosReceiverEnv,
-  crashLines,
   deliverUntilAccepted,
-  killAll,
   mapConcurrently,
   report,
-  startReceiver,
-  startWorker,
   statusCounts,
-  waitForOrExplain,
-  workerEnv,
-  type SpawnedReceiver,
-  type WorkerProcess,
 } from './support/cluster.ts';
-import { accountsOf, mixedEvents } from './support/events.ts';
-import {
-  duplicateEffects,
-  installAudit,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+import { mixedEvents } from './support/events.ts';
+import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
+import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
 
 const db = useTestDatabase();
 const EVENTS = 1_000;
@@ -41,17 +25,12 @@ const RECEIVERS = 2;
 const WORKERS = 2;
 
 it(`${RECEIVERS} receivers x ${WORKERS} workers, ${EVENTS} events with concurrent duplicates: invariants hold`, async () => {
-  const pool = createPool({ connectionString: db.url, max: 4 });
-  const smtp = await startSmtpSink();
-  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
-  try {
-    await installAudit(pool);
-    const env = workerEnv(db.url, smtp.url);
-    const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorker(env)));
+  await withScenario({ databaseUrl: db.url }, async (scenario) => {
+    const { pool, smtp } = scenario;
+    await Promise.all(Array.from({ length: WORKERS }, () => scenario.startWorker()));
     const receivers = await Promise.all(
-      Array.from({ length: RECEIVERS }, () => startReceiver(chaosReceiverEnv(db.url))),
+      Array.from({ length: RECEIVERS }, () => scenario.startReceiver(chaosReceiverEnv(db.url))),
     );
-    processes.push(...workers, ...receivers);
 
     const events = mixedEvents(EVENTS);
     // Every third event goes out 2 or 3 times at once, the copies spread over the receivers.
@@ -68,12 +47,7 @@ it(`${RECEIVERS} receivers x ${WORKERS} workers, ${EVENTS} events with concurren
     ).flat();
     const sendSeconds = (Date.now() - started) / 1000;
 
-    await waitForOrExplain(
-      async () => (await processedCount(pool)) === EVENTS && queueDrained(pool),
-      { timeout: 90_000, interval: 200, message: `all ${EVENTS} events processed` },
-      () => snapshot(pool),
-      processes,
-    );
+    await scenario.waitForProcessed(EVENTS, { timeout: 90_000, message: `all ${EVENTS} events processed` });
     const seconds = (Date.now() - started) / 1000;
     const after = await snapshot(pool);
     const expected = sumEffects(events);
@@ -102,16 +76,8 @@ it(`${RECEIVERS} receivers x ${WORKERS} workers, ${EVENTS} events with concurren
     expect(new Set(accepted.map((o) => o.delivery.key)).size).toBe(EVENTS);
     expect(after.rows).toBe(EVENTS);
     expect(after.jobs).toBe(EVENTS);
-    expect(after.keysWithSeveralJobs).toBe(0);
-    expect(after.byStatus).toEqual({ processed: EVENTS });
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
-    expect(smtp.counts().size).toBe(accountsOf(events));
+    expectEachEventProcessedOnce(after, events, smtp);
     expect(smtp.duplicates()).toBe(0);
-    for (const p of processes) expect(crashLines(p.output())).toEqual([]);
-  } finally {
-    await killAll(processes);
-    await smtp.close();
-    await pool.end();
-  }
+    expectNoCrashLines(scenario.processes);
+  });
 });

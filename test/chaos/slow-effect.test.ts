@@ -7,50 +7,39 @@
  * - a database effect: a Shopify order whose table the test keeps locked until a later attempt is waiting
  *   behind the first (a condition, not a timer): one INSERT, its ledger row written once.
  */
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStatus, queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startProducer, type Producer } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink, type SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
-import {
-  CHAOS_QUEUE,
-  crashLines,
-  killAll,
-  report,
-  startWorker,
-  waitForOrExplain,
-  workerEnv,
-  type WorkerProcess,
-} from './support/cluster.ts';
+import type { Producer } from '../../apps/worker/test/support/events.ts';
+import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import { CHAOS_QUEUE, report, waitForOrExplain } from './support/cluster.ts';
 import { checkout, order } from './support/events.ts';
-import { installAudit, snapshot } from './support/invariants.ts';
+import { snapshot } from './support/invariants.ts';
+import { expectNoCrashLines, startScenario, type Scenario } from './support/scenario.ts';
 
 const db = useTestDatabase();
 const EXPIRE_SECONDS = 1;
 const SMTP_DELAY_MS = 4_000;
 
+let scenario: Scenario;
 let pool: pg.Pool;
 let smtp: SmtpSink;
 let producer: Producer;
-const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 4 });
-  smtp = await startSmtpSink({ delayMs: () => SMTP_DELAY_MS });
-  const queue = { ...CHAOS_QUEUE, expireInSeconds: EXPIRE_SECONDS };
-  producer = await startProducer(pool, db.url, queue);
-  await installAudit(pool);
-  const env = workerEnv(db.url, smtp.url, { WORKER_JOB_TIMEOUT_SECONDS: String(EXPIRE_SECONDS) });
-  workers.push(...(await Promise.all([startWorker(env), startWorker(env)])));
+  scenario = await startScenario({
+    databaseUrl: db.url,
+    smtpDelayMs: () => SMTP_DELAY_MS,
+    producerQueue: { ...CHAOS_QUEUE, expireInSeconds: EXPIRE_SECONDS },
+  });
+  ({ pool, smtp, producer } = scenario);
+  const env = scenario.workerEnv({ WORKER_JOB_TIMEOUT_SECONDS: String(EXPIRE_SECONDS) });
+  await Promise.all([scenario.startWorker(env), scenario.startWorker(env)]);
 });
 
 afterAll(async () => {
-  await killAll(workers);
-  await producer?.stop();
-  await smtp?.close();
-  await pool?.end();
+  await scenario?.stop();
 });
 
 async function attemptsOf(eventId: string): Promise<number> {
@@ -70,7 +59,7 @@ describe('an effect slower than the job expiry', () => {
       async () => (await eventStatus(pool, event.raw.eventId)) === 'processed' && queueDrained(pool),
       { timeout: 60_000, interval: 100, message: 'the slow event processed' },
       () => snapshot(pool),
-      workers,
+      scenario.processes,
     );
     const seconds = (Date.now() - started) / 1000;
     const attempts = await attemptsOf(event.raw.eventId);
@@ -78,7 +67,7 @@ describe('an effect slower than the job expiry', () => {
       `select attempts, status from idempotency_keys where effect = 'sendWelcomeEmail' and event_id = $1`,
       [event.raw.eventId],
     );
-    const reran = workers.filter((w) => w.output().includes('never reported back')).length;
+    const reran = scenario.processes.filter((w) => w.output().includes('never reported back')).length;
     report('slow-effect', {
       effect: 'sendWelcomeEmail (external)',
       smtpDelayMs: SMTP_DELAY_MS,
@@ -119,7 +108,7 @@ describe('an effect slower than the job expiry', () => {
         },
         { timeout: 30_000, interval: 50, message: 'a second attempt waiting behind the first' },
         () => snapshot(pool),
-        workers,
+        scenario.processes,
       );
       const attemptsWhileHeld = await attemptsOf(event.raw.eventId);
       await lock.query('commit');
@@ -146,7 +135,7 @@ describe('an effect slower than the job expiry', () => {
       expect(after.effects.shopify_orders).toBe(1);
       expect(rows).toEqual([{ attempts: 1, status: 'completed' }]);
       expect(after.unfinishedEffects).toBe(0);
-      for (const worker of workers) expect(crashLines(worker.output())).toEqual([]);
+      expectNoCrashLines(scenario.processes);
     } finally {
       if (!released) await lock.query('rollback').catch(() => {});
       lock.release();

@@ -6,30 +6,17 @@
  * at-least-once window: at most the sends one worker can have in flight, per kill.
  */
 import { randomInt } from 'node:crypto';
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { startProducer } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import { CHAOS_QUEUE, mapConcurrently, report, type WorkerProcess } from './support/cluster.ts';
+import { mixedEvents } from './support/events.ts';
+import { duplicateEffects, processedCount, snapshot, sumEffects } from './support/invariants.ts';
 import {
-  CHAOS_QUEUE,
-  crashLines,
-  killAll,
-  mapConcurrently,
-  report,
-  startWorker,
-  workerEnv,
-  type WorkerProcess,
-} from './support/cluster.ts';
-import { accountsOf, mixedEvents } from './support/events.ts';
-import {
-  duplicateEffects,
-  installAudit,
-  processedCount,
-  snapshot,
-  sumEffects,
-} from './support/invariants.ts';
+  expectCleanStop,
+  expectEachEventProcessedOnce,
+  expectNoCrashLines,
+  withScenario,
+} from './support/scenario.ts';
 
 const db = useTestDatabase();
 
@@ -39,20 +26,21 @@ const BATCH_SIZE = 20;
 const CONCURRENCY = 2;
 
 it('2 workers, one SIGKILLed every ~150 events during 2,000 events: all processed, database effects once', async () => {
-  const pool = createPool({ connectionString: db.url, max: 6 });
-  // A mail server that takes a few ms per message, so that kills land in the middle of sends too.
-  const smtp = await startSmtpSink({ delayMs: () => randomInt(1, 6) });
-  const all: WorkerProcess[] = [];
-  const env = workerEnv(db.url, smtp.url, {
-    WORKER_BATCH_SIZE: String(BATCH_SIZE),
-    WORKER_CONCURRENCY: String(CONCURRENCY),
-  });
-  const producer = await startProducer(pool, db.url, CHAOS_QUEUE);
-  try {
-    await installAudit(pool);
+  const options = {
+    databaseUrl: db.url,
+    poolSize: 6,
+    // A mail server that takes a few ms per message, so that kills land in the middle of sends too.
+    smtpDelayMs: () => randomInt(1, 6),
+    producerQueue: CHAOS_QUEUE,
+  };
+  await withScenario(options, async (scenario) => {
+    const { pool, smtp, producer } = scenario;
+    const env = scenario.workerEnv({
+      WORKER_BATCH_SIZE: String(BATCH_SIZE),
+      WORKER_CONCURRENCY: String(CONCURRENCY),
+    });
     const events = mixedEvents(EVENTS);
-    const live = await Promise.all([startWorker(env), startWorker(env)]);
-    all.push(...live);
+    const live: WorkerProcess[] = await Promise.all([scenario.startWorker(env), scenario.startWorker(env)]);
 
     const started = Date.now();
     // The events arrive while the workers work (and die): 50 at a time, as the receiver would record them.
@@ -74,15 +62,12 @@ it('2 workers, one SIGKILLed every ~150 events during 2,000 events: all processe
       victim.kill('SIGKILL');
       expect(await victim.exited).toBe('SIGKILL');
       kills++;
-      const replacement = await startWorker(env);
-      all.push(replacement);
-      live.push(replacement);
+      live.push(await scenario.startWorker(env));
     }
     expect((await loading).filter((outcome) => outcome !== 'accepted')).toEqual([]);
 
-    await waitFor(async () => (await processedCount(pool)) === EVENTS && queueDrained(pool), {
+    await scenario.waitForProcessed(EVENTS, {
       timeout: 120_000,
-      interval: 200,
       message: `all ${EVENTS} events processed after ${kills} kills`,
     });
     const seconds = (Date.now() - started) / 1000;
@@ -105,22 +90,13 @@ it('2 workers, one SIGKILLed every ~150 events during 2,000 events: all processe
     });
 
     expect(after.rows).toBe(EVENTS);
-    expect(after.byStatus).toEqual({ processed: EVENTS });
-    expect(after.keysWithSeveralJobs).toBe(0);
-    expect(after.effects).toEqual(expected);
-    expect(after.unfinishedEffects).toBe(0);
-    // Every account its email, nobody else one; a duplicate is always the same Message-ID.
-    expect(counts.size).toBe(accountsOf(events));
+    // All processed, database effects once; every account its email, nobody else one (a duplicate is always the
+    // same Message-ID).
+    expectEachEventProcessedOnce(after, events, smtp);
     // The at-least-once window: only sends accepted by SMTP and not yet marked when the kill hit.
     expect(smtp.duplicates()).toBeLessThanOrEqual(kills * BATCH_SIZE * CONCURRENCY);
-    for (const worker of all) expect(crashLines(worker.output())).toEqual([]);
+    expectNoCrashLines(scenario.processes);
     // The survivors stop cleanly.
-    for (const worker of live) worker.kill('SIGTERM');
-    for (const worker of live) expect(await worker.exited).toBe(0);
-  } finally {
-    await killAll(all);
-    await producer.stop();
-    await smtp.close();
-    await pool.end();
-  }
+    await expectCleanStop(live);
+  });
 });

@@ -1,0 +1,155 @@
+/**
+ * The frame the chaos scenarios share: a pool on the scenario's database with the statement audit installed, an
+ * SMTP sink, a producer that records events as the receiver does (when the scenario loads the queue directly),
+ * every process the scenario starts, and one teardown for all of it. Then the waits and checks they end with.
+ */
+import { createPool, migrateDatabase } from '@webhook-inbox/db';
+import type pg from 'pg';
+import { expect } from 'vitest';
+import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
+import { queueDrained } from '../../../apps/worker/test/support/database.ts';
+import { startProducer, type Producer } from '../../../apps/worker/test/support/events.ts';
+import { startSmtpSink, type SmtpSink } from '../../../apps/worker/test/support/smtp-sink.ts';
+import {
+  crashLines,
+  killAll,
+  startReceiver,
+  startWorker,
+  waitForOrExplain,
+  workerEnv,
+  type SpawnedReceiver,
+  type WorkerProcess,
+} from './cluster.ts';
+import { accountsOf, type ChaosEvent } from './events.ts';
+import { installAudit, processedCount, snapshot, sumEffects, type Snapshot } from './invariants.ts';
+
+export interface ScenarioOptions {
+  /** The scenario's database: a migrated test database, or one to `migrate`. */
+  databaseUrl: string;
+  /** Migrate the database first (a server of the scenario's own; test databases are clones of a migrated one). */
+  migrate?: boolean;
+  /** Connections of the test's own pool. Default 4. */
+  poolSize?: number;
+  /** How long the SMTP sink takes to accept each message. Default: at once. */
+  smtpDelayMs?: () => number;
+  /** A producer that records events straight into the queue with this retry policy (no receiver in between). */
+  producerQueue?: QueueSettings;
+  /** Runs last in `stop()` (and if the start fails): what the scenario set up around the database. */
+  afterStop?: () => Promise<void>;
+}
+
+export interface Scenario {
+  readonly pool: pg.Pool;
+  readonly smtp: SmtpSink;
+  /** The producer; only with `producerQueue`. */
+  readonly producer: Producer;
+  /** Every process started through the scenario, alive or not: all are killed by `stop()`. */
+  readonly processes: Array<WorkerProcess | SpawnedReceiver>;
+  /** `workerEnv` for the scenario's database and SMTP sink; `extra` wins (a `DATABASE_URL` through a proxy). */
+  workerEnv(extra?: Record<string, string>): Record<string, string>;
+  /** Starts a worker (the scenario's `workerEnv()` by default) and adds it to `processes`. */
+  startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  /** Starts a receiver and adds it to `processes`. */
+  startReceiver(env: Record<string, string>): Promise<SpawnedReceiver>;
+  /**
+   * Waits until `count` events are processed and the queue has nothing left to do; on timeout, fails with a
+   * snapshot of the database and the end of every process's output.
+   */
+  waitForProcessed(count: number, options: { timeout: number; message: string }): Promise<void>;
+  /** Kills every process, then stops the producer, the SMTP sink and the pool, then runs `afterStop`. */
+  stop(): Promise<void>;
+}
+
+export async function startScenario(options: ScenarioOptions): Promise<Scenario> {
+  const pool = createPool({ connectionString: options.databaseUrl, max: options.poolSize ?? 4 });
+  const processes: Array<WorkerProcess | SpawnedReceiver> = [];
+  let smtp: SmtpSink | undefined;
+  let producer: Producer | undefined;
+  const stop = async () => {
+    await killAll(processes);
+    await producer?.stop();
+    await smtp?.close();
+    await pool.end();
+    await options.afterStop?.();
+  };
+  try {
+    if (options.migrate) await migrateDatabase(options.databaseUrl);
+    smtp = await startSmtpSink({ delayMs: options.smtpDelayMs });
+    if (options.producerQueue) {
+      producer = await startProducer(pool, options.databaseUrl, options.producerQueue);
+    }
+    await installAudit(pool);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const sink = smtp;
+  const env = (extra: Record<string, string> = {}) => workerEnv(options.databaseUrl, sink.url, extra);
+  const started = async <P extends WorkerProcess | SpawnedReceiver>(process: Promise<P>): Promise<P> => {
+    const p = await process;
+    processes.push(p);
+    return p;
+  };
+  return {
+    pool,
+    smtp: sink,
+    get producer(): Producer {
+      if (!producer) throw new Error('this scenario has no producer: pass producerQueue');
+      return producer;
+    },
+    processes,
+    workerEnv: env,
+    startWorker: (workerEnvironment = env()) => started(startWorker(workerEnvironment)),
+    startReceiver: (receiverEnv) => started(startReceiver(receiverEnv)),
+    waitForProcessed: async (count, { timeout, message }) => {
+      await waitForOrExplain(
+        async () => (await processedCount(pool)) === count && queueDrained(pool),
+        { timeout, interval: 200, message },
+        () => snapshot(pool),
+        processes,
+      );
+    },
+    stop,
+  };
+}
+
+/** Starts a scenario, runs `body` with it, and stops it whatever happened. */
+export async function withScenario<T>(
+  options: ScenarioOptions,
+  body: (scenario: Scenario) => Promise<T>,
+): Promise<T> {
+  const scenario = await startScenario(options);
+  try {
+    return await body(scenario);
+  } finally {
+    await scenario.stop();
+  }
+}
+
+/**
+ * The invariants a scenario ends with, whatever it broke on the way: every event processed, one job per event
+ * key, each database effect run once (the statement audit), no effect left unfinished, one welcome email per
+ * account.
+ */
+export function expectEachEventProcessedOnce(
+  after: Snapshot,
+  events: readonly ChaosEvent[],
+  smtp: SmtpSink,
+): void {
+  expect(after.byStatus).toEqual({ processed: events.length });
+  expect(after.keysWithSeveralJobs).toBe(0);
+  expect(after.effects).toEqual(sumEffects(events));
+  expect(after.unfinishedEffects).toBe(0);
+  expect(smtp.counts().size).toBe(accountsOf(events));
+}
+
+/** No process logged a crash or a bug (an uncaught error, a fatal line, a TypeError...). */
+export function expectNoCrashLines(processes: Iterable<WorkerProcess | SpawnedReceiver>): void {
+  for (const p of processes) expect(crashLines(p.output())).toEqual([]);
+}
+
+/** SIGTERM to each worker: every one exits 0 (a graceful stop). */
+export async function expectCleanStop(workers: readonly WorkerProcess[]): Promise<void> {
+  for (const worker of workers) worker.kill('SIGTERM');
+  for (const worker of workers) expect(await worker.exited).toBe(0);
+}

@@ -94,6 +94,12 @@ export const idempotencyKeys = pgTable(
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    /**
+     * While a key is `claimed` and this is still ahead, the attempt that claimed it may be running the effect or
+     * retrying its "done" mark (the database restarted under it, taking its advisory lock along): another
+     * claimant waits rather than run the effect a second time. The claiming job's expiry; null before 0002.
+     */
+    claimExpiresAt: timestamp('claim_expires_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -210,44 +210,65 @@ export function unlockKeys(keys: readonly string[]): Statement {
 
 export interface ExternalClaimRow {
   key: string;
-  /** Null: the key was already completed, so this event's effect is completed without running. */
+  /** Null: the key was already completed, or is held (below), so nothing was claimed. */
   key_attempts: number | null;
   /** The key's status before this claim; `claimed` means an earlier attempt never reported back. */
   prior_status: 'claimed' | 'completed' | 'failed' | null;
-  /** False: this event's effect was already completed. */
+  /** False: this event's effect was already completed, or the key is held. */
   run_claimed: boolean;
+  /**
+   * Set when the key is claimed by an attempt that may still be running the effect or marking it done (its claim
+   * has not expired): nothing was claimed or written, and the caller waits until then, or for the key to complete.
+   */
+  held_until: Date | null;
+}
+
+export interface ExternalEffectRef extends EffectRef {
+  /** When the claiming attempt's job expires (null: unknown): how long its claim holds the key. */
+  claimExpiresAt: Date | null;
 }
 
 /**
  * External effects, committed BEFORE they run, under their keys' advisory locks (keys unique in one call): each
  * key is claimed and the event's ledger row says `running`. Where the key was completed (by this event, or under
  * its scope by another), the ledger row is completed instead and nothing runs.
+ *
+ * The advisory lock alone does not cover a claimant that lost its session while alive: the database restarted
+ * after the email went out, and the sender is still retrying its mark. So a claim also holds the key until its
+ * job expires (`claim_expires_at`); a key claimed and not expired is left untouched and reported as held.
  */
-export function claimExternalEffects(refs: readonly EffectRef[]): Statement {
+export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statement {
   return {
     name: 'webhook_inbox_claim_external',
     text: `
       with input as (
-        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as t(provider, event_id, effect, key)
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+          as t(provider, event_id, effect, key, claim_expires_at)
       ),
-      prior as (select key, status from idempotency_keys where key in (select key from input)),
+      prior as (
+        select key, status, case when status = 'claimed' and claim_expires_at > now() then claim_expires_at end as held_until
+          from idempotency_keys where key in (select key from input)
+      ),
+      free as (
+        select i.* from input i left join prior p using (key) where p.held_until is null
+      ),
       k as (
-        insert into idempotency_keys as k (key, effect, provider, event_id, status, attempts, claimed_at)
-        select key, effect, provider, event_id, 'claimed', 1, now() from input order by key
+        insert into idempotency_keys as k (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at)
+        select key, effect, provider, event_id, 'claimed', 1, now(), claim_expires_at from free order by key
         on conflict (key) do update
            set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(), provider = excluded.provider,
-               event_id = excluded.event_id, last_error = null
+               event_id = excluded.event_id, claim_expires_at = excluded.claim_expires_at, last_error = null
          where k.status <> 'completed'
         returning key, attempts
       ),
       r as (
         insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
-        select i.provider, i.event_id, i.effect,
+        select f.provider, f.event_id, f.effect,
                case when k.key is null then 'completed' else 'running' end,
                case when k.key is null then 0 else 1 end,
-               i.key, now(), case when k.key is null then now() end
-          from input i left join k using (key)
-         order by i.provider, i.event_id, i.effect
+               f.key, now(), case when k.key is null then now() end
+          from free f left join k using (key)
+         order by f.provider, f.event_id, f.effect
         on conflict (provider, event_id, effect) do update
            set status = excluded.status, attempts = r.attempts + excluded.attempts,
                idempotency_key = excluded.idempotency_key, started_at = excluded.started_at,
@@ -255,7 +276,8 @@ export function claimExternalEffects(refs: readonly EffectRef[]): Statement {
          where r.status <> 'completed'
         returning provider, event_id, effect
       )
-      select i.key, k.attempts as key_attempts, p.status as prior_status, (r.effect is not null) as run_claimed
+      select i.key, k.attempts as key_attempts, p.status as prior_status, (r.effect is not null) as run_claimed,
+             p.held_until
         from input i
         left join k using (key)
         left join prior p using (key)
@@ -265,7 +287,20 @@ export function claimExternalEffects(refs: readonly EffectRef[]): Statement {
       refs.map((r) => r.eventId),
       refs.map((r) => r.effect),
       refs.map((r) => r.idempotencyKey),
+      refs.map((r) => r.claimExpiresAt),
     ],
+  };
+}
+
+/**
+ * An attempt that claimed a key gives up on it without knowing whether the effect happened (its mark could not be
+ * written): the key stops being held, so the next attempt need not wait for the job's expiry. Status unchanged.
+ */
+export function releaseClaim(ref: EffectRef): Statement {
+  return {
+    name: 'webhook_inbox_release_claim',
+    text: `update idempotency_keys set claim_expires_at = null where key = $1 and status = 'claimed'`,
+    values: [ref.idempotencyKey],
   };
 }
 

@@ -52,12 +52,13 @@ interface LogLine {
 }
 
 /**
- * A worker behind the proxy whose `email` effect counts its sends; `atMark` runs between the send and the mark
- * (the proxy is cut there).
+ * A worker behind the proxy (or, `direct`, not) whose `email` effect counts its sends; `atMark` runs between the
+ * send and the mark (the proxy is cut there). The email is once per `payload.account` when the event has one.
  */
 async function startWorker(options: {
   queue?: QueueSettings;
   atMark: () => Promise<void> | void;
+  direct?: boolean;
 }): Promise<{ worker: InboxWorker; sends: string[]; lines: LogLine[] }> {
   const sends: string[] = [];
   const lines: LogLine[] = [];
@@ -67,6 +68,7 @@ async function startWorker(options: {
   );
   const inbox = createInbox({ logger }).on('test', 'signup', {
     email: external({
+      scope: (event) => (event.payload as { account?: string }).account,
       run: ({ event }) => {
         sends.push(event.eventId);
       },
@@ -74,7 +76,7 @@ async function startWorker(options: {
   });
   const queue = options.queue ?? FAST_RETRIES;
   const worker = await inbox.start({
-    connectionString: proxy.url(db.url),
+    connectionString: options.direct ? db.url : proxy.url(db.url),
     queue,
     pollingIntervalSeconds: 0.5,
     superviseIntervalSeconds: 1,
@@ -133,6 +135,36 @@ describe('marking an external effect done through a database outage', () => {
     expect(marked!.time - outage.cutAt()!).toBeGreaterThanOrEqual(2_900);
     expect(lines.some((line) => line.msg === 'effect failed')).toBe(false);
     expect(JSON.stringify(lines)).not.toContain(SECRET);
+  });
+
+  it('another event of the same account waits for a claim whose mark is still being retried: one email', async () => {
+    // The cut ends worker A's sessions, and with them its advisory lock on the account's key; A is still alive,
+    // retrying its mark. Worker B, not behind the proxy, gets the same account's next event meanwhile. The key's
+    // claim holds it until A's job expires, so B waits instead of sending again, and finds it done.
+    const outage = outageOnce(3_000);
+    const a = await startWorker({ atMark: outage.atMark });
+    await producer.send({ eventId: 'evt_claim_a', type: 'signup', payload: { account: 'acct_claim' } });
+    await waitFor(() => markRetries(a.lines).length > 0, { timeout: 20_000, message: 'A retrying its mark' });
+
+    const b = await startWorker({ atMark: () => {}, direct: true });
+    await producer.send({ eventId: 'evt_claim_b', type: 'signup', payload: { account: 'acct_claim' } });
+    for (const eventId of ['evt_claim_a', 'evt_claim_b']) {
+      await waitFor(async () => (await eventRow(pool, eventId))?.status === 'processed', {
+        timeout: 30_000,
+        message: `${eventId} processed`,
+      });
+    }
+
+    expect(a.sends).toEqual(['evt_claim_a']);
+    expect(b.sends).toEqual([]);
+    expect(b.lines.some((line) => line.msg.startsWith('effect claimed by another attempt'))).toBe(true);
+    // Neither needed a second attempt; B's effect completed without running, under the account's key.
+    expect(await eventRow(pool, 'evt_claim_b')).toMatchObject({ status: 'processed', attempts: 1 });
+    expect((await effectRuns(pool, 'evt_claim_b')).email).toMatchObject({ status: 'completed' });
+    const { rows } = await pool.query<{ status: string; attempts: number; event_id: string }>(
+      `select status, attempts, event_id from idempotency_keys where effect = 'email' and event_id like 'evt_claim_%'`,
+    );
+    expect(rows).toEqual([{ status: 'completed', attempts: 1, event_id: 'evt_claim_a' }]);
   });
 
   it('does not retry a mark that fails for another reason than the connection', async () => {

@@ -387,23 +387,43 @@ export class EffectRunner {
     const ours = tasks.filter((task) => mine.has(task.ref.idempotencyKey));
     const busy = tasks.filter((task) => !mine.has(task.ref.idempotencyKey));
     await Promise.all([
-      this.#runLocked(client, locked, ours),
+      // A key whose claim is still held by another attempt is waited for like a key locked elsewhere.
+      this.#runLocked(client, locked, ours).then((held) =>
+        Promise.all(held.map((task) => this.#runExternalAlone(task))),
+      ),
       ...busy.map((task) => this.#runExternalAlone(task)),
     ]);
   }
 
-  /** Claims, runs and marks the tasks whose keys `client` has locked, then unlocks them and releases it. */
-  async #runLocked(client: pg.PoolClient, locked: string[], tasks: Task[]): Promise<void> {
+  /**
+   * Claims, runs and marks the tasks whose keys `client` has locked, then unlocks them and releases it. Returns
+   * the tasks it could not claim because another attempt's claim still holds their key.
+   */
+  async #runLocked(client: pg.PoolClient, locked: string[], tasks: Task[]): Promise<Task[]> {
     let broken = false;
+    const held: Task[] = [];
     try {
-      if (tasks.length === 0) return;
+      if (tasks.length === 0) return held;
       const claims = await client.query<ledger.ExternalClaimRow>(
-        ledger.claimExternalEffects(tasks.map((task) => task.ref)),
+        ledger.claimExternalEffects(tasks.map(claimRefOf)),
       );
       const byKey = new Map(claims.rows.map((row) => [row.key, row]));
-      // Marks go out as their sends finish, pipelined on this connection.
+      // Marks go out as their sends finish, pipelined on this connection. Each task ends on its own: one that
+      // fails must not end the round while the others are still sending or retrying their marks.
       await Promise.all(
-        tasks.map((task) => this.#runClaimed(task, byKey.get(task.ref.idempotencyKey), client)),
+        tasks.map(async (task) => {
+          const claim = byKey.get(task.ref.idempotencyKey);
+          if (claim?.held_until) {
+            held.push(task);
+            return;
+          }
+          try {
+            await this.#runClaimed(task, claim, client);
+          } catch (error) {
+            broken = true;
+            if (!task.outcome) this.#finish(task, asError(error), 0);
+          }
+        }),
       );
     } catch (error) {
       broken = true;
@@ -416,28 +436,60 @@ export class EffectRunner {
       }
       client.release(broken);
     }
+    return held;
   }
 
-  /** An external effect whose key another worker holds: wait for it (polling, holding no connection), then run. */
+  /**
+   * An external effect whose key is busy elsewhere: locked by another worker, or claimed by an attempt that may
+   * still be marking it done. Waits for it (polling, holding no connection in between), then runs it, or finds it
+   * done; gives up after `claimWaitMs`.
+   */
   async #runExternalAlone(task: Task): Promise<void> {
-    let client: pg.PoolClient | undefined;
-    let broken = false;
-    try {
-      client = await this.#lock(task.ref.idempotencyKey);
+    const deadline = Date.now() + this.#claimWaitMs;
+    let logged = false;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+      let client: pg.PoolClient | undefined;
+      let broken = false;
+      let heldUntil: Date | null = null;
       try {
-        const claim = (await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([task.ref])))
-          .rows[0];
-        await this.#runClaimed(task, claim, client);
+        client = await this.#lock(task.ref.idempotencyKey, deadline);
+        try {
+          const claim = (
+            await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([claimRefOf(task)]))
+          ).rows[0];
+          heldUntil = claim?.held_until ?? null;
+          if (!heldUntil) await this.#runClaimed(task, claim, client);
+        } finally {
+          await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
+            broken = true;
+          });
+        }
+      } catch (error) {
+        broken = true;
+        if (!task.outcome) this.#finish(task, asError(error), 0);
       } finally {
-        await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
-          broken = true;
-        });
+        client?.release(broken);
       }
-    } catch (error) {
-      broken = true;
-      if (!task.outcome) this.#finish(task, asError(error), 0);
-    } finally {
-      client?.release(broken);
+      if (!heldUntil || task.outcome) return;
+      if (!logged) {
+        logged = true;
+        this.#log.info(
+          { ...bindings(task), heldUntil: heldUntil.toISOString() },
+          'effect claimed by another attempt that may still be marking it done; waiting',
+        );
+      }
+      if (Date.now() > deadline) {
+        const until = heldUntil.toISOString();
+        this.#finish(
+          task,
+          new Error(
+            `another attempt has held this effect's claim for ${this.#claimWaitMs} ms (until ${until})`,
+          ),
+          0,
+        );
+        return;
+      }
+      await sleep(wait);
     }
   }
 
@@ -480,7 +532,14 @@ export class EffectRunner {
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
     // already hold, committed without waiting for a disk flush. A connection failure here is retried (for up to
     // `markRetryMs`) rather than turned into a second send on the next attempt.
-    await this.#markDone(client, task);
+    try {
+      await this.#markDone(client, task);
+    } catch (error) {
+      // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
+      // attempt runs it again (may happen twice) rather than wait for this job's expiry.
+      await this.#pool.query(ledger.releaseClaim(task.ref)).catch(() => undefined);
+      throw error;
+    }
     this.#finish(task, 'completed', performance.now() - t0);
   }
 
@@ -488,8 +547,7 @@ export class EffectRunner {
    * A connection holding the key's advisory lock. Waiters do not hold a connection while they wait (they poll),
    * so many events of one account cannot starve the pool.
    */
-  async #lock(idempotencyKey: string): Promise<pg.PoolClient> {
-    const deadline = Date.now() + this.#claimWaitMs;
+  async #lock(idempotencyKey: string, deadline: number): Promise<pg.PoolClient> {
     for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
       const client = await this.#pool.connect();
       try {
@@ -655,6 +713,12 @@ function refOf(effect: RegisteredEffect, event: InboxEventBase): ledger.Database
         : scopedIdempotencyKey(effect.name, scope),
     scoped: scope !== undefined,
   };
+}
+
+/** The task's key, claimed until its job expires (see `claimExternalEffects`). */
+function claimRefOf(task: Task): ledger.ExternalEffectRef {
+  const expires = task.run.expiresAt;
+  return { ...task.ref, claimExpiresAt: Number.isFinite(expires) ? new Date(expires) : null };
 }
 
 function decodeEvent(row: ledger.LoadedEventRow): InboxEventBase {

@@ -1,0 +1,1 @@
+ALTER TABLE "idempotency_keys" ADD COLUMN "claim_expires_at" timestamp with time zone;

@@ -56,7 +56,11 @@ beforeAll(async () => {
   });
   ({ pool, smtp, producer } = scenario);
   workerA = await scenario.startWorker(workerAEnv());
-  await scenario.startWorker();
+  // Worker B gives up a statement after 10 s (production: 60 s). A batch of B's can be blocked on rows that A's
+  // hung transactions hold (another checkout of the same customer), and B fetches nothing more until it is
+  // cancelled; 60 s of that outlasted the phase's 30 s wait for a retry (1 run in 22). A keeps the default: its
+  // client-side timeout (statement timeout + 2 s) would otherwise end the hang before the test does.
+  await scenario.startWorker(scenario.workerEnv({ WORKER_STATEMENT_TIMEOUT_MS: '10000' }));
 });
 
 afterAll(async () => {
@@ -133,10 +137,9 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
   expect((await loading).filter((outcome) => outcome !== 'accepted')).toEqual([]);
 
   // A's jobs expire and the other worker picks them up again: a second attempt of some event starts.
-  // Still open (1 run in 22 with workerAQuiet): this wait timed out with B's two handlers "still running after
-  // exceeding 3s" and 90 jobs pending, none active, while A was stalled. Most likely both of B's batches were
-  // blocked on rows of A's stalled transactions (another checkout of the same customer), and B fetches nothing
-  // until they end or its 60 s statement timeout fires; not yet confirmed with pg_locks.
+  // (Once, 1 run in 22, this timed out with B's two handlers "still running after exceeding 3s" and 90 jobs
+  // pending, none active: most likely both of B's batches blocked on rows of A's stalled transactions until B's
+  // then 60 s statement timeout. B's is 10 s now; see beforeAll.)
   const retried = await waitForOrExplain(
     async () => {
       const { rows } = await pool.query<{ n: number }>(

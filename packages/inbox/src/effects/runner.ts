@@ -439,57 +439,25 @@ export class EffectRunner {
     return held;
   }
 
-  /**
-   * An external effect whose key is busy elsewhere: locked by another worker, or claimed by an attempt that may
-   * still be marking it done. Waits for it (polling, holding no connection in between), then runs it, or finds it
-   * done; gives up after `claimWaitMs`.
-   */
+  /** An external effect whose key is busy elsewhere: claimed once it is free (or found done), then run. */
   async #runExternalAlone(task: Task): Promise<void> {
-    const deadline = Date.now() + this.#claimWaitMs;
-    let logged = false;
-    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
-      let client: pg.PoolClient | undefined;
-      let broken = false;
-      let heldUntil: Date | null = null;
+    let client: pg.PoolClient | undefined;
+    let broken = false;
+    try {
+      let claim: ledger.ExternalClaimRow | undefined;
+      ({ client, claim } = await this.#claimWhenFree(task));
       try {
-        client = await this.#lock(task.ref.idempotencyKey, deadline);
-        try {
-          const claim = (
-            await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([claimRefOf(task)]))
-          ).rows[0];
-          heldUntil = claim?.held_until ?? null;
-          if (!heldUntil) await this.#runClaimed(task, claim, client);
-        } finally {
-          await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
-            broken = true;
-          });
-        }
-      } catch (error) {
-        broken = true;
-        if (!task.outcome) this.#finish(task, asError(error), 0);
+        await this.#runClaimed(task, claim, client);
       } finally {
-        client?.release(broken);
+        await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
+          broken = true;
+        });
       }
-      if (!heldUntil || task.outcome) return;
-      if (!logged) {
-        logged = true;
-        this.#log.info(
-          { ...bindings(task), heldUntil: heldUntil.toISOString() },
-          'effect claimed by another attempt that may still be marking it done; waiting',
-        );
-      }
-      if (Date.now() > deadline) {
-        const until = heldUntil.toISOString();
-        this.#finish(
-          task,
-          new Error(
-            `another attempt has held this effect's claim for ${this.#claimWaitMs} ms (until ${until})`,
-          ),
-          0,
-        );
-        return;
-      }
-      await sleep(wait);
+    } catch (error) {
+      broken = true;
+      if (!task.outcome) this.#finish(task, asError(error), 0);
+    } finally {
+      client?.release(broken);
     }
   }
 
@@ -544,22 +512,46 @@ export class EffectRunner {
   }
 
   /**
-   * A connection holding the key's advisory lock. Waiters do not hold a connection while they wait (they poll),
-   * so many events of one account cannot starve the pool.
+   * A connection holding the key's advisory lock, with the key claimed on it. A key is busy while another worker
+   * has it locked, or while an attempt whose session ended may still be marking it done (its claim holds it):
+   * waiters poll, holding no connection in between, so many events of one account cannot starve the pool; they
+   * give up after `claimWaitMs`.
    */
-  async #lock(idempotencyKey: string, deadline: number): Promise<pg.PoolClient> {
+  async #claimWhenFree(
+    task: Task,
+  ): Promise<{ client: pg.PoolClient; claim: ledger.ExternalClaimRow | undefined }> {
+    const key = task.ref.idempotencyKey;
+    const deadline = Date.now() + this.#claimWaitMs;
+    let heldUntil: Date | undefined;
     for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
       const client = await this.#pool.connect();
       try {
-        const { rows } = await client.query(ledger.tryLockKeys([idempotencyKey]));
-        if (rows.length > 0) return client;
+        if ((await client.query(ledger.tryLockKeys([key]))).rows.length > 0) {
+          const { rows } = await client.query<ledger.ExternalClaimRow>(
+            ledger.claimExternalEffects([claimRefOf(task)]),
+          );
+          const claim = rows[0];
+          if (!claim?.held_until) return { client, claim };
+          await client.query(ledger.unlockKeys([key]));
+          if (!heldUntil) {
+            this.#log.info(
+              { ...bindings(task), heldUntil: claim.held_until.toISOString() },
+              'effect claimed by another attempt that may still be marking it done; waiting',
+            );
+          }
+          heldUntil = claim.held_until;
+        }
         client.release();
       } catch (error) {
         client.release(true);
         throw error;
       }
       if (Date.now() > deadline) {
-        throw new Error(`another worker has held this effect's key for ${this.#claimWaitMs} ms`);
+        throw new Error(
+          heldUntil
+            ? `another attempt has held this effect's claim for ${this.#claimWaitMs} ms (until ${heldUntil.toISOString()})`
+            : `another worker has held this effect's key for ${this.#claimWaitMs} ms`,
+        );
       }
       await sleep(wait);
     }

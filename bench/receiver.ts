@@ -79,6 +79,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   const runId = randomBytes(4).toString('hex');
   const seconds = ctx.durationMs / 1000;
   const sliceMs = Math.max(1_000, ctx.durationMs / ROUNDS);
+  const turn = `${(sliceMs / 1000).toFixed(1)}s`;
   const poolSize = Number(process.env.BENCH_POOL_SIZE ?? parseConfig({ DATABASE_URL: databaseUrl }).poolSize);
   const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info';
 
@@ -124,7 +125,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
 
     ctx.log(
       `receiver: DB ceiling (ingest() x${CONCURRENCY}, pool ${poolSize}), receiver and bare node:http over HTTP ` +
-        `(${CONCURRENCY} keep-alive connections), in ${ROUNDS} turns of ${(sliceMs / 1000).toFixed(1)}s, ${seconds}s each`,
+        `(${CONCURRENCY} keep-alive connections), in ${ROUNDS} turns of ${turn}, ${seconds}s each`,
     );
     const tally = {
       ceilingNew: new Tally(),
@@ -278,7 +279,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         },
       ],
       notes: [
-        `${CONCURRENCY} concurrent clients; (a), (b) and (r) in ${ROUNDS} alternating turns of ${(sliceMs / 1000).toFixed(1)}s (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
+        `${CONCURRENCY} concurrent clients; (a), (b) and (r) in ${ROUNDS} alternating turns of ${turn} (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run; latency from the scheduled start at a fixed rate (no coordinated omission)',
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',

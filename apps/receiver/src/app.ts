@@ -7,7 +7,8 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { createAdminApp } from './admin.ts';
 import { readRawBody } from './body.ts';
-import { describeError, mapError } from './http-errors.ts';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
@@ -106,7 +107,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       await withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out');
       return c.json({ status: 'ok' });
     } catch (error) {
-      logger.warn({ err: describeError(error) }, 'readiness check failed: database unreachable');
+      logger.warn({ err: errorFields(error) }, 'readiness check failed: database unreachable');
       return c.json({ status: 'unavailable', error: 'database unreachable' }, 503);
     }
   });
@@ -136,9 +137,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
     const fields = { provider, status: mapped.status, code: mapped.body.error.code, ms };
     if (!mapped.expected) {
-      logger.error({ ...fields, err: describeError(error, true) }, 'unexpected error');
+      logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
     } else if (mapped.status >= 500) {
-      logger.error({ ...fields, err: describeError(error) }, 'webhook not recorded');
+      logger.error({ ...fields, err: errorFields(error) }, 'webhook not recorded');
     } else {
       logger.warn({ ...fields, reason: mapped.body.error.message }, 'webhook refused');
     }

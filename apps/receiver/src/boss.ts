@@ -1,6 +1,6 @@
 import { createSenderBoss } from '@webhook-inbox/inbox/boss';
 import type { PgBoss } from 'pg-boss';
-import { describeError } from './http-errors.ts';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { Logger } from './logger.ts';
 
 /**
@@ -10,6 +10,6 @@ import type { Logger } from './logger.ts';
 export function createSender(connectionString: string, logger: Logger): PgBoss {
   return createSenderBoss(connectionString, {
     applicationName: 'webhook-inbox-receiver-boss',
-    onError: (error) => logger.error({ err: describeError(error) }, 'pg-boss error'),
+    onError: (error) => logger.error({ err: errorFields(error) }, 'pg-boss error'),
   });
 }

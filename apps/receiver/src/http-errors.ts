@@ -46,16 +46,3 @@ export function mapError(error: unknown): MappedError {
     closeConnection: false,
   };
 }
-
-/** What is safe to log about an error: its class, code and message (and its cause's), not pg's `detail`. */
-export function describeError(error: unknown, withStack = false): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: String(error) };
-  const code = (error as { code?: unknown }).code;
-  return {
-    type: error.name,
-    ...(typeof code === 'string' ? { code } : {}),
-    message: error.message,
-    ...(withStack && error.stack ? { stack: error.stack } : {}),
-    ...(error.cause !== undefined ? { cause: describeError(error.cause, withStack) } : {}),
-  };
-}

@@ -8,7 +8,7 @@ import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inb
 import { createApp } from './app.ts';
 import { createSender } from './boss.ts';
 import { describeConfig, type ReceiverConfig } from './env.ts';
-import { describeError } from './http-errors.ts';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 
@@ -116,11 +116,11 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
         (listener) => (onIdle = listener),
       );
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
-        logger.warn({ err: describeError(error) }, 'pg-boss did not stop cleanly');
+        logger.warn({ err: errorFields(error) }, 'pg-boss did not stop cleanly');
       });
       await alerter.close();
       await pool.end().catch((error: unknown) => {
-        logger.warn({ err: describeError(error) }, 'pool did not close cleanly');
+        logger.warn({ err: errorFields(error) }, 'pool did not close cleanly');
       });
       logger.info({ ms: Date.now() - started }, 'receiver stopped');
       logger.flush();
@@ -176,6 +176,6 @@ export function createRequestPool(config: ReceiverConfig, logger: Logger): pg.Po
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
-  pool.on('error', (error) => logger.warn({ err: describeError(error) }, 'idle database connection lost'));
+  pool.on('error', (error) => logger.warn({ err: errorFields(error) }, 'idle database connection lost'));
   return pool;
 }

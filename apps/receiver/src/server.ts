@@ -1,6 +1,6 @@
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { ConfigError, parseConfig } from './env.ts';
-import { describeError } from './http-errors.ts';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { createLogger, flushLogs } from './logger.ts';
 import { startReceiver } from './receiver.ts';
 import { installShutdown } from './shutdown.ts';
@@ -20,7 +20,7 @@ try {
   const receiver = await startReceiver(config, { logger });
   installShutdown(() => receiver.close(), logger);
 } catch (error) {
-  logger.fatal({ err: describeError(error) }, 'receiver failed to start');
+  logger.fatal({ err: errorFields(error) }, 'receiver failed to start');
   await flushLogs(logger);
   process.exit(1);
 }

@@ -6,6 +6,7 @@ import type { JobResult, JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import { parseJsonLossless } from '../json.ts';
 import type { EventJob } from '../queue.ts';
+import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import * as ledger from './ledger.ts';
@@ -170,7 +171,9 @@ export class EffectRunner {
   async runDeadLetters(jobs: readonly Job[]): Promise<void> {
     for (const job of jobs) {
       const reason =
-        errorText(job.sourceOutput) ?? 'the last attempt did not finish (worker died or timed out)';
+        job.sourceOutput == null
+          ? 'the last attempt did not finish (worker died or timed out)'
+          : errorLine(job.sourceOutput);
       const { rows } = await this.#pool.query<ledger.SettledRow>(ledger.markDead(job.data, reason));
       await this.#reportSettled(rows);
     }
@@ -195,7 +198,7 @@ export class EffectRunner {
       event = decodeEvent(row);
     } catch (error) {
       run.permanent = true;
-      run.settlement = { provider, eventId, status: 'dead', lastError: `payload: ${describe(error)}` };
+      run.settlement = { provider, eventId, status: 'dead', lastError: `payload: ${errorLine(error)}` };
       return run;
     }
     const completed = new Set(row.completed);
@@ -214,7 +217,7 @@ export class EffectRunner {
     const failures: string[] = [];
     for (const task of run.tasks) {
       if (!(task.outcome instanceof Error)) continue;
-      failures.push(`${task.effect.name}: ${describe(task.outcome)}`);
+      failures.push(`${task.effect.name}: ${errorLine(task.outcome)}`);
       if (task.outcome instanceof PermanentEffectError) run.permanent = true;
     }
     const { provider, eventId } = run.job.data;
@@ -326,7 +329,7 @@ export class EffectRunner {
   async #recordDatabaseFailure(task: Task, startedAt: Date, failure: Error, ms: number): Promise<void> {
     this.#finish(task, failure, ms);
     await this.#pool
-      .query(ledger.recordDatabaseFailure(task.ref, startedAt, describe(failure)))
+      .query(ledger.recordDatabaseFailure(task.ref, startedAt, errorLine(failure)))
       .catch((e: unknown) =>
         this.#log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
       );
@@ -493,7 +496,7 @@ export class EffectRunner {
     } catch (error) {
       const failure = asError(error);
       this.#finish(task, failure, performance.now() - t0);
-      await client.query(ledger.failExternalEffect(task.ref, describe(failure)));
+      await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
       return;
     }
     await this.#step('after-effect-before-commit', task);
@@ -587,7 +590,7 @@ export class EffectRunner {
             ...bindings(task),
             attempt,
             retryInMs: Math.min(wait, left),
-            err: { message: errorText(error), code: (error as { code?: unknown }).code },
+            err: errorFields(error),
           },
           'could not mark the effect done (database connection); retrying',
         );
@@ -762,20 +765,6 @@ function keyOf(...parts: string[]): string {
 
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
-}
-
-/** A short, single-line error for `last_error`: never a payload, never a stack. */
-function describe(value: unknown): string {
-  return errorText(value) ?? 'unknown error';
-}
-
-function errorText(value: unknown): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  let message: unknown = value;
-  if (typeof value === 'object' && 'message' in value) message = value.message;
-  else if (typeof value === 'object' && 'value' in value) return errorText(value.value);
-  const text = (typeof message === 'string' ? message : JSON.stringify(message)).replace(/\s+/g, ' ').trim();
-  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
 }
 
 /** A `$n` statement as Drizzle SQL, to run it on a Drizzle transaction. */

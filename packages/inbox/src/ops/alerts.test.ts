@@ -133,7 +133,7 @@ describe('createAlerter', () => {
     expect(text).toContain(`event key: ${checkout.id}`);
     expect(text).toContain('type: checkout.session.completed');
     expect(text).toContain('effect: send-welcome-email');
-    expect(text).toContain('error: Error: 550 mailbox unavailable: [email]');
+    expect(text).toContain('error: 550 mailbox unavailable: [email]');
     expect(text).toContain(`replay: pnpm inbox replay stripe ${checkout.id}`);
     expect(text).toMatch(/payload \(redacted\): \{"id":"evt_/);
     expect(message?.body.blocks?.length).toBeGreaterThan(3);

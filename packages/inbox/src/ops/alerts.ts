@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { errorLine } from '../error-text.ts';
 import { maskString, redactExcerpt } from './redact.ts';
 
 /** What the alerter needs from a pino logger. */
@@ -151,21 +152,6 @@ const TITLES: Record<AlertKind, string> = {
   signature_failures: 'Refused signatures above threshold',
 };
 
-/** `Error` or anything else as one line: `name: message (code)`. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    const suffix = typeof code === 'string' || typeof code === 'number' ? ` (${code})` : '';
-    return `${error.name}: ${error.message}${suffix}`;
-  }
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}
-
 /**
  * The error message with what varies between occurrences of one failure replaced by placeholders: emails,
  * UUIDs, provider ids (`evt_1Ab2...`), long hex strings, numbers.
@@ -186,13 +172,9 @@ export function normalizeErrorMessage(message: string): string {
 export function alertFingerprint(alert: Alert): string {
   if (alert.kind === 'signature_failures') return `${alert.kind}|${alert.provider}`;
   const effect = alert.effect ?? '';
-  return [
-    alert.kind,
-    alert.provider,
-    alert.type,
-    effect,
-    normalizeErrorMessage(describeError(alert.error)),
-  ].join('|');
+  return [alert.kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join(
+    '|',
+  );
 }
 
 /** Quotes an argument for a POSIX shell when it needs it. */
@@ -259,7 +241,7 @@ export function formatAlert(
     fields.push(['Provider', alert.provider], ['Event key', alert.eventId], ['Type', alert.type]);
     if (alert.effect) fields.push(['Effect', alert.effect]);
     if (alert.attempts !== undefined) fields.push(['Attempts', String(alert.attempts)]);
-    error = bounded(maskString(describeError(alert.error)), MAX_ERROR_LENGTH);
+    error = bounded(maskString(errorLine(alert.error)), MAX_ERROR_LENGTH);
     if (excerpt === undefined && alert.payload !== undefined) {
       excerpt = redactExcerpt(alert.payload, options.excerptLength ?? 500);
     }
@@ -470,7 +452,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
       try {
         group(alert);
       } catch (error) {
-        logger.error({ err: describeError(error) }, 'alerter: could not process an alert');
+        logger.error({ err: errorLine(error) }, 'alerter: could not process an alert');
       }
     }
   }
@@ -485,7 +467,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
       takeIntake();
       if (draining || queue.length === 0 || stopping.signal.aborted) return;
       draining = drain()
-        .catch((error: unknown) => logger.error({ err: describeError(error) }, 'alert sender failed'))
+        .catch((error: unknown) => logger.error({ err: errorLine(error) }, 'alert sender failed'))
         .finally(() => {
           draining = undefined;
           if (queue.length > 0 || intake.length > 0) schedule();
@@ -547,7 +529,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
         const wait = retryAfterMs(response);
         if (wait !== undefined) delay = Math.min(retryMaxDelayMs, wait);
       } catch (error) {
-        lastProblem = describeError(error);
+        lastProblem = errorLine(error);
       }
       if (stopping.signal.aborted || attempt === maxAttempts) break;
       counts.retries++;
@@ -601,7 +583,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
       schedule();
     } catch (error) {
       try {
-        logger.error({ err: describeError(error) }, 'alerter: notify failed');
+        logger.error({ err: errorLine(error) }, 'alerter: notify failed');
       } catch {
         // Nothing left to tell; the caller must not be disturbed.
       }

@@ -12,7 +12,13 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../inbox.ts';
 import { configureQueues, type QueueSettings } from '../queue.ts';
-import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from './harness.test-support.ts';
+import {
+  effectRuns,
+  eventRow,
+  FAST_RETRIES,
+  startProducer,
+  type Producer,
+} from '../../test/support/harness.ts';
 import type { EffectStep } from './types.ts';
 import { external } from './types.ts';
 

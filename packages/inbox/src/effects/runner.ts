@@ -4,10 +4,10 @@ import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import type { JobResult, JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
-import { parseJsonLossless } from '../json.ts';
 import type { EventJob } from '../queue.ts';
 import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
+import { decodeEvent } from './decode.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import * as ledger from './ledger.ts';
 import type { EffectRegistry, RegisteredEffect } from './registry.ts';
@@ -18,7 +18,6 @@ import {
   type EffectStep,
   type InboxEventBase,
   type InboxObserver,
-  type ShopifyInboxEvent,
   type Tx,
 } from './types.ts';
 
@@ -75,7 +74,6 @@ interface Task {
   outcome?: Outcome;
 }
 
-const SHOP_DOMAIN_HEADER = 'x-shopify-shop-domain';
 // A batch's database effects commit in at most this many transactions, of at least this many events each.
 const TRANSACTIONS_PER_BATCH = 4;
 const EVENTS_PER_TRANSACTION = 8;
@@ -714,25 +712,6 @@ function refOf(effect: RegisteredEffect, event: InboxEventBase): ledger.Database
 function claimRefOf(task: Task): ledger.ExternalEffectRef {
   const expires = task.run.expiresAt;
   return { ...task.ref, claimExpiresAt: Number.isFinite(expires) ? new Date(expires) : null };
-}
-
-function decodeEvent(row: ledger.LoadedEventRow): InboxEventBase {
-  if (row.payload === null) throw new PermanentEffectError('the payload was purged by retention');
-  const event: InboxEventBase = {
-    provider: row.provider,
-    eventId: row.event_id,
-    type: row.type,
-    headers: row.headers,
-    receivedAt: row.received_at,
-    // Only a run of 16+ digits can be an integer beyond 2^53; without one, plain JSON.parse is exact (and faster).
-    payload: /\d{16}/.test(row.payload) ? parseJsonLossless(row.payload) : JSON.parse(row.payload),
-  };
-  if (row.provider === 'shopify') {
-    const shopDomain = row.headers[SHOP_DOMAIN_HEADER] ?? row.event_id.split(':')[0] ?? '';
-    const shopify: InboxEventBase & Pick<ShopifyInboxEvent, 'shopDomain'> = { ...event, shopDomain };
-    return shopify;
-  }
-  return event;
 }
 
 function stepInfo(task: Task): StepInfo {

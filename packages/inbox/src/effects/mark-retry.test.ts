@@ -19,7 +19,6 @@ import {
   startProducer,
   type Producer,
 } from '../../test/support/harness.ts';
-import type { EffectStep } from './types.ts';
 import { external } from './types.ts';
 
 const db = useTestDatabase();
@@ -59,7 +58,8 @@ interface LogLine {
 
 /**
  * A worker behind the proxy (or, `direct`, not) whose `email` effect counts its sends; `atMark` runs between the
- * send and the mark (the proxy is cut there). The email is once per `payload.account` when the event has one.
+ * send and the mark (the proxy is cut there): as the effect's last step, after which the runner marks it done.
+ * The email is once per `payload.account` when the event has one.
  */
 async function startWorker(options: {
   queue?: QueueSettings;
@@ -75,8 +75,9 @@ async function startWorker(options: {
   const inbox = createInbox({ logger }).on('test', 'signup', {
     email: external({
       scope: (event) => (event.payload as { account?: string }).account,
-      run: ({ event }) => {
+      run: async ({ event }) => {
         sends.push(event.eventId);
+        await options.atMark();
       },
     }),
   });
@@ -87,9 +88,6 @@ async function startWorker(options: {
     pollingIntervalSeconds: 0.5,
     superviseIntervalSeconds: 1,
     poolSize: 4,
-    onStep: async (step: EffectStep, info) => {
-      if (step === 'after-effect-before-commit' && info.effect === 'email') await options.atMark();
-    },
   });
   workers.push(worker);
   // The jobs sent from now on get this queue's expiry.

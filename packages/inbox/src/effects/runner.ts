@@ -15,19 +15,10 @@ import {
   PermanentEffectError,
   type DeadEvent,
   type EffectOutcome,
-  type EffectStep,
   type InboxEventBase,
   type InboxObserver,
   type Tx,
 } from './types.ts';
-
-/** Where a step hook is called; `effect` is the effect about to run, just run, or committed. */
-export interface StepInfo {
-  provider: string;
-  eventId: string;
-  type: string;
-  effect: string;
-}
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -37,8 +28,6 @@ export interface RunnerOptions {
   observer?: InboxObserver | undefined;
   /** Fires once per event that becomes `dead` (at least once: a crash right after may fire it again). */
   onDead?: ((event: DeadEvent) => void | Promise<void>) | undefined;
-  /** Test-only fault injection at effect step boundaries. */
-  onStep?: ((step: EffectStep, info: StepInfo) => void | Promise<void>) | undefined;
   /** How long an external effect waits for another holder of its key (same account, same event). */
   claimWaitMs?: number | undefined;
   /**
@@ -98,7 +87,6 @@ export class EffectRunner {
   readonly #log: Logger;
   readonly #observer: InboxObserver | undefined;
   readonly #onDead: RunnerOptions['onDead'];
-  readonly #onStep: RunnerOptions['onStep'];
   readonly #claimWaitMs: number;
   readonly #markRetryMs: number;
 
@@ -109,7 +97,6 @@ export class EffectRunner {
     this.#log = options.logger;
     this.#observer = options.observer;
     this.#onDead = options.onDead;
-    this.#onStep = options.onStep;
     this.#claimWaitMs = options.claimWaitMs ?? 30_000;
     this.#markRetryMs = options.markRetryMs ?? 30_000;
   }
@@ -146,12 +133,6 @@ export class EffectRunner {
       await this.#reportSettled(settled);
     }
 
-    if (this.#onStep) {
-      for (const task of tasks) {
-        if (task.outcome !== 'completed') continue;
-        await this.#onStep('after-commit-before-complete', stepInfo(task));
-      }
-    }
     this.#observer?.batch?.(jobs.length, performance.now() - started);
     return runs.map((run): JobResult => {
       const { settlement, permanent } = run.shadowOf ?? run;
@@ -289,9 +270,7 @@ export class EffectRunner {
           if (task.ref.scoped) scopesUsed.add(task.ref.idempotencyKey);
           current = task;
           t0 = performance.now();
-          await this.#step('before-effect', task);
           await task.effect.run(this.#databaseContext(task, tx));
-          await this.#step('after-effect-before-commit', task);
           outcomes.set(task, { outcome: 'completed', ms: performance.now() - t0 });
           current = undefined;
         }
@@ -313,9 +292,7 @@ export class EffectRunner {
           toSql(ledger.claimDatabaseEffects([task.ref])),
         );
         if (!rows[0]?.fresh) return 'skipped' as const;
-        await this.#step('before-effect', task);
         await task.effect.run(this.#databaseContext(task, tx));
-        await this.#step('after-effect-before-commit', task);
         return 'completed' as const;
       });
       this.#finish(task, outcome, performance.now() - t0);
@@ -481,7 +458,6 @@ export class EffectRunner {
       );
     }
     const t0 = performance.now();
-    await this.#step('before-effect', task);
     try {
       await task.effect.run({
         event: task.event,
@@ -497,7 +473,6 @@ export class EffectRunner {
       await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
       return;
     }
-    await this.#step('after-effect-before-commit', task);
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
     // already hold, committed without waiting for a disk flush. A connection failure here is retried (for up to
     // `markRetryMs`) rather than turned into a second send on the next attempt.
@@ -609,10 +584,6 @@ export class EffectRunner {
 
   // ---- reporting --------------------------------------------------------------------------------------------
 
-  async #step(step: EffectStep, task: Task): Promise<void> {
-    if (this.#onStep) await this.#onStep(step, stepInfo(task));
-  }
-
   /** Records a task's outcome: metrics, and a log line per completed or failed effect. */
   #finish(task: Task, outcome: Outcome, durationMs: number): void {
     task.outcome = outcome;
@@ -712,15 +683,6 @@ function refOf(effect: RegisteredEffect, event: InboxEventBase): ledger.Database
 function claimRefOf(task: Task): ledger.ExternalEffectRef {
   const expires = task.run.expiresAt;
   return { ...task.ref, claimExpiresAt: Number.isFinite(expires) ? new Date(expires) : null };
-}
-
-function stepInfo(task: Task): StepInfo {
-  return {
-    provider: task.event.provider,
-    eventId: task.event.eventId,
-    type: task.event.type,
-    effect: task.effect.name,
-  };
 }
 
 function bindings(task: Task): Record<string, string> {

@@ -140,9 +140,6 @@ export interface DeadEvent {
   attempts: number;
 }
 
-/** Step boundaries around each effect, for fault injection in tests (see apps/worker WORKER_FAULT). */
-export type EffectStep = 'before-effect' | 'after-effect-before-commit' | 'after-commit-before-complete';
-
 export interface EffectOutcome {
   provider: string;
   type: string;

@@ -74,6 +74,13 @@ describe('SIGKILL at every step boundary', () => {
 
         const survivor = spawnWorker(env);
         try {
+          // The recovery's deadline starts once the survivor runs: a process start on a loaded machine is no
+          // part of what is measured.
+          await waitFor(() => survivor.output().includes('"msg":"worker started"'), {
+            timeout: 120_000,
+            interval: 100,
+            message: 'the survivor started',
+          });
           await waitFor(
             async () => (await eventStatus(pool, event.eventId)) === 'processed' && queueDrained(pool),
             {
@@ -109,7 +116,8 @@ describe('SIGKILL at every step boundary', () => {
         await database.drop();
       }
     },
-    180_000,
+    // Includes the wait for a slot: four waves of cases.
+    300_000,
   );
 
   it('reports the duplicate emails per crash point', () => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { EffectStep, QueueSettings } from '@webhook-inbox/inbox';
+import type { QueueSettings } from '@webhook-inbox/inbox';
 import {
   blankToUndefined as blank,
   boundedNumber,
@@ -51,17 +51,8 @@ export interface WorkerConfig {
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
-  /** Test-only: SIGKILL this process at one step of one effect. Refused when NODE_ENV=production. */
-  fault: Fault | undefined;
   production: boolean;
 }
-
-export interface Fault {
-  step: EffectStep;
-  effect: string;
-}
-
-const FAULT_STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit-before-complete'] as const;
 
 // The worker's numbers say "must be a number between <min> and <max>", whole or not.
 const number = (min: number, max: number, fallback: number, { integer = true } = {}) =>
@@ -103,21 +94,6 @@ const schema = z.object({
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
-  WORKER_FAULT: z.preprocess(
-    blank,
-    z
-      .string()
-      .trim()
-      .transform((value, ctx): Fault => {
-        const [step, effect] = value.split(':');
-        if (!FAULT_STEPS.includes(step as EffectStep) || !effect) {
-          ctx.addIssue({ code: 'custom', message: `must be <${FAULT_STEPS.join('|')}>:<effect name>` });
-          return z.NEVER;
-        }
-        return { step: step as EffectStep, effect };
-      })
-      .optional(),
-  ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
   RETENTION_PAYLOAD_DAYS: number(1, 36_500, 30),
   // Never below 7: Stripe retries for 3 days and a Dashboard resend reaches back 15; a key purged while its
@@ -139,8 +115,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const e = parseEnv(schema, env);
   const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
-  if (production && e.WORKER_FAULT)
-    issues.push('WORKER_FAULT is a test switch: refused when NODE_ENV=production');
   if (e.WORKER_RETRY_BACKOFF && e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
     issues.push('WORKER_RETRY_DELAY_MAX_SECONDS must be at least WORKER_RETRY_DELAY_SECONDS');
   }
@@ -177,7 +151,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
-    fault: e.WORKER_FAULT,
     production,
   };
 }
@@ -197,6 +170,5 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
-    fault: config.fault,
   };
 }

@@ -9,7 +9,7 @@ import { ingest } from '../ingest.ts';
 import { EVENTS_QUEUE } from '../queue.ts';
 import { parseDuration, sinceDuration } from './duration.ts';
 import { reconcileStripe, STRIPE_EFFECT_TYPES } from './reconcile.ts';
-import { openDeps, silentLogger, type OpsTestDeps } from './test-support.ts';
+import { openDeps, silentLogger, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const FIXTURES = [
   'checkout.session.completed',

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import type { VerifiedEvent } from '../providers/types.ts';
 import { createPurgeHandler, MIN_KEY_DAYS, PURGE_QUEUE, purgeExpired, schedulePurge } from './retention.ts';
-import { openDeps, type OpsTestDeps } from './test-support.ts';
+import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const db = useTestDatabase();
 let deps: OpsTestDeps;

@@ -117,6 +117,18 @@ export function shopifyProvider(options: ShopifyProviderOptions): Provider {
   };
 }
 
+/**
+ * The shop a Shopify event belongs to, read back from what `shopifyProvider` recorded: the kept
+ * `x-shopify-shop-domain` header, else the first part of the event key (`shop:topic:id`; a shop domain contains
+ * no `:`), for an event recorded without its headers.
+ */
+export function shopifyShopDomain(event: {
+  eventId: string;
+  headers: Readonly<Record<string, string>>;
+}): string {
+  return event.headers[SHOPIFY_KEPT_HEADERS.shopDomain] ?? event.eventId.split(':')[0] ?? '';
+}
+
 export interface SignShopifyOptions {
   /** The exact body that will be sent. */
   payload: string | Uint8Array;

@@ -39,7 +39,11 @@ interface Poison {
 function poison(i: number): Poison {
   switch (i % 3) {
     case 0: {
-      const body = fixtureText('shopify/orders_create.json').replace(/^\{"id":\d+/, '{"id":"not-a-number"');
+      // A valid order to the receiver (its id is one), not to the effect's schema (the customer's id is text).
+      const body = fixtureText('shopify/orders_create.json').replace(
+        /"customer":\{"id":\d+/,
+        '"customer":{"id":"not-a-number"',
+      );
       const delivery = shopifyDelivery({ eventId: `poison-order-${i}`, body });
       return {
         event: {

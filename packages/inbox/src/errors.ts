@@ -60,7 +60,10 @@ export class TimestampOutOfToleranceError extends WebhookError {
   }
 }
 
-/** The body is authentic but unusable: not JSON, no event id, or a required header missing. */
+/**
+ * The body is authentic but unusable: not JSON, no event id, a required header missing, or (Shopify) not a payload
+ * of its topic or naming another shop than its header.
+ */
 export class InvalidPayloadError extends WebhookError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('invalid_payload', message, options);

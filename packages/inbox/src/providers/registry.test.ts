@@ -47,7 +47,7 @@ describe('createProviders', () => {
       expect.objectContaining({ code: 'timestamp_out_of_tolerance' }),
     );
 
-    const shopifyBody = '{"id":1}';
+    const shopifyBody = '{"id":1,"myshopify_domain":"a.myshopify.com"}';
     const shopifyReq = request(shopifyBody, {
       'x-shopify-hmac-sha256': signShopify({ payload: shopifyBody, secret: 'shpss_secret' }),
       'x-shopify-topic': 'app/uninstalled',

@@ -18,7 +18,7 @@ export {
   type SignatureFailureMonitor,
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
-} from './alerts.ts';
+} from './alerts/index.ts';
 export { parseDuration, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

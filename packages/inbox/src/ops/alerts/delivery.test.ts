@@ -5,18 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  alertFingerprint,
-  createAlerter,
-  createSignatureFailureMonitor,
-  normalizeErrorMessage,
-  type Alert,
-  type AlertMessage,
-  type Alerter,
-} from './alerts.ts';
+import { createAlerter, type Alerter } from './delivery.ts';
+import type { Alert } from './model.ts';
+import type { AlertMessage } from './slack.ts';
 
 const CHECKOUT = readFileSync(
-  new URL('../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
+  new URL('../../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
   'utf8',
 );
 const checkout = JSON.parse(CHECKOUT) as {
@@ -302,65 +296,5 @@ describe('createAlerter', () => {
       'replay: pnpm inbox replay shopify shop.myshopify.com:orders/create:1b2c',
     );
     expect(JSON.stringify(lines)).not.toContain('jane@example.com');
-  });
-});
-
-describe('alertFingerprint', () => {
-  it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {
-    expect(normalizeErrorMessage('timeout after 5000 ms for evt_1NfJDPojXS6LN (ann@example.com)')).toBe(
-      'timeout after <n> ms for <id> (<email>)',
-    );
-    expect(normalizeErrorMessage('missing field customer_details')).toBe('missing field customer_details');
-    expect(alertFingerprint(effectFailed(1))).toBe(alertFingerprint(effectFailed(2)));
-    expect(alertFingerprint(effectFailed(1))).not.toBe(
-      alertFingerprint(effectFailed(1, { effect: 'other' })),
-    );
-    expect(alertFingerprint(effectFailed(1))).not.toBe(
-      alertFingerprint(effectFailed(1, { error: new Error('connection refused') })),
-    );
-  });
-});
-
-describe('createSignatureFailureMonitor', () => {
-  it('alerts once when refusals in the window exceed the threshold, per provider, then again the next window', () => {
-    const alerts: Alert[] = [];
-    let now = 1_000_000;
-    const monitor = createSignatureFailureMonitor({
-      alerter: { notify: (alert) => alerts.push(alert) },
-      threshold: 5,
-      windowMs: 60_000,
-      now: () => now,
-    });
-
-    for (let i = 0; i < 5; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(0);
-    monitor.record('stripe');
-    expect(alerts).toEqual([
-      { kind: 'signature_failures', provider: 'stripe', count: 6, threshold: 5, windowMs: 60_000 },
-    ]);
-    for (let i = 0; i < 50; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(1);
-
-    for (let i = 0; i < 6; i++) monitor.record('shopify');
-    expect(alerts.map((a) => a.provider)).toEqual(['stripe', 'shopify']);
-
-    // A trickle spread over time never exceeds the threshold within one window.
-    now += 120_000;
-    for (let i = 0; i < 20; i++) {
-      now += 15_000;
-      monitor.record('acme');
-    }
-    expect(alerts).toHaveLength(2);
-
-    // Next window, still failing: one more alert.
-    now += 60_000;
-    for (let i = 0; i < 6; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(3);
-  });
-
-  it('refuses a nonsensical configuration', () => {
-    const alerter = { notify: () => {} };
-    expect(() => createSignatureFailureMonitor({ alerter, threshold: -1 })).toThrow(/threshold/);
-    expect(() => createSignatureFailureMonitor({ alerter, threshold: 1, windowMs: 0 })).toThrow(/windowMs/);
   });
 });

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { alertFingerprint, normalizeErrorMessage, type Alert } from './model.ts';
+
+function effectFailed(i: number, overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {}): Alert {
+  return {
+    kind: 'effect_failed',
+    provider: 'stripe',
+    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
+    type: 'checkout.session.completed',
+    effect: 'send-welcome-email',
+    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
+    attempts: 9,
+    ...overrides,
+  };
+}
+
+describe('alertFingerprint', () => {
+  it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {
+    expect(normalizeErrorMessage('timeout after 5000 ms for evt_1NfJDPojXS6LN (ann@example.com)')).toBe(
+      'timeout after <n> ms for <id> (<email>)',
+    );
+    expect(normalizeErrorMessage('missing field customer_details')).toBe('missing field customer_details');
+    expect(alertFingerprint(effectFailed(1))).toBe(alertFingerprint(effectFailed(2)));
+    expect(alertFingerprint(effectFailed(1))).not.toBe(
+      alertFingerprint(effectFailed(1, { effect: 'other' })),
+    );
+    expect(alertFingerprint(effectFailed(1))).not.toBe(
+      alertFingerprint(effectFailed(1, { error: new Error('connection refused') })),
+    );
+  });
+});

@@ -16,13 +16,18 @@ const SENSITIVE_KEY =
 
 const REDACTED = '[redacted]';
 
-// Anything shaped `local@domain`, liberal on purpose (RFC 5322 local parts allow !#$%&'*+/=?^`{|}~).
-const EMAIL = /[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+/g;
+// Anything shaped `local@domain`, liberal on purpose (RFC 5322 local parts allow !#$%&'*+/=?^`{|}~). The
+// lookbehind lets a match start only where a run of such characters starts: without it, a long run with no `@`
+// is rescanned from each of its positions (quadratic).
+export const EMAIL = /(?<![^\s@"<>(),;:\\[\]])[^\s@"<>(),;:\\[\]]+@[^\s@"<>(),;:\\[\]]+/g;
 const SECRET =
   /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]+|\bwhsec_[A-Za-z0-9+/=]+|\bshp(?:ss|at|ca|pa|ua)_[A-Za-z0-9]+|\bBearer\s+[A-Za-z0-9._~+/=-]+/gi;
 // A run of digits, grouped by spaces, dashes, dots or parentheses, not glued to a word or a path (`/Order/123`).
 const DIGIT_RUN = /(?<![\w+/])\+?\(?\d(?:[ ().-]{0,2}\d){5,}(?![\w/])/g;
 
+// Masking reads at most this much of a text: every pattern above is linear, and the cut bounds the rest.
+const MAX_MASKED = 1000;
+const MAX_KEY = 64;
 const MAX_DEPTH = 6;
 const MAX_ARRAY_ITEMS = 5;
 const MAX_NODES = 400;
@@ -56,10 +61,25 @@ function maskDigitRun(run: string, wholeValue: boolean): string {
   return run;
 }
 
-/** Masks emails, secrets, card-like and phone-like values inside free text. */
+/**
+ * The first `max` characters without the word the cut went through: that word may be the first half of an email
+ * or a card number, which no pattern would recognise.
+ */
+function cutAtSpace(text: string, max: number): string {
+  let end = max;
+  while (end > 0 && !/\s/.test(text.charAt(end))) end--;
+  return text.slice(0, end);
+}
+
+/**
+ * Masks emails, secrets, card-like and phone-like values inside free text. Reads at most the first 1000
+ * characters (a longer text is cut, and ends with `…`), so its cost is bounded whatever it is given.
+ */
 export function maskString(text: string): string {
-  const masked = text.replace(SECRET, '[secret]').replace(EMAIL, '[email]');
-  return masked.replace(DIGIT_RUN, (run) => maskDigitRun(run, run.length === masked.trim().length));
+  const cut = text.length > MAX_MASKED ? `${cutAtSpace(text, MAX_MASKED)}…` : text;
+  const masked = cut.replace(SECRET, '[secret]').replace(EMAIL, '[email]');
+  const wholeLength = masked.trim().length;
+  return masked.replace(DIGIT_RUN, (run) => maskDigitRun(run, run.length === wholeLength));
 }
 
 function snakeKey(key: string): string {
@@ -108,8 +128,11 @@ function redactValue(value: unknown, depth: number, budget: Budget): unknown {
       break;
     }
     const child = source[key];
+    // Keys are as long as the sender likes: maskString cuts its input, and the key's name is judged by its start.
     out[maskString(key)] =
-      isSensitiveKey(key) && child !== null ? REDACTED : redactValue(child, depth + 1, budget);
+      isSensitiveKey(key.slice(0, MAX_KEY)) && child !== null
+        ? REDACTED
+        : redactValue(child, depth + 1, budget);
   }
   return out;
 }

@@ -140,6 +140,31 @@ describe('createAlerter', () => {
     console.info(`alert delivered ${elapsed} ms after notify()`);
   });
 
+  it('a dead event whose payload has a 1 MB key and a 1 MB value: its alert goes out at once, bounded', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger }));
+    const MB = 1 << 20;
+    const payload = {
+      id: 'evt_1Hostile',
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_1Hostile', metadata: { ['k'.repeat(MB)]: 'v'.repeat(MB) } } },
+    };
+
+    const started = performance.now();
+    alerter.notify(effectFailed(1, { eventId: 'evt_1Hostile', payload }));
+    await waitFor(() => hook.received.length === 1, { timeout: 10_000, message: 'the alert to arrive' });
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(5000);
+    const wire = JSON.stringify(hook.received[0]?.body);
+    expect(wire).toContain('evt_1Hostile');
+    expect(wire.length).toBeLessThan(8000);
+    console.info(
+      `alert for a payload with a 1 MB key and value delivered ${elapsed.toFixed(0)} ms after notify()`,
+    );
+  });
+
   it('100 failures of one fingerprint: the first at once, then ONE summary counting the other 99', async () => {
     const hook = await startHook();
     cleanups.push(hook.close);

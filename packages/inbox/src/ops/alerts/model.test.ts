@@ -29,3 +29,15 @@ describe('alertFingerprint', () => {
     );
   });
 });
+
+describe('normalizeErrorMessage', () => {
+  it('reads a bounded start of a 1 MB message, whatever its shape', () => {
+    const MB = 1 << 20;
+    for (const message of ['x'.repeat(MB), `${'1'.repeat(MB)}a`, 'ab_'.repeat(MB / 3), 'f'.repeat(MB)]) {
+      const started = performance.now();
+      const normalized = normalizeErrorMessage(message);
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(normalized.length).toBeLessThanOrEqual(500);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { errorLine } from '../../error-text.ts';
+import { EMAIL } from '../redact.ts';
 
 interface EventAlertBase {
   provider: string;
@@ -48,12 +49,12 @@ const MAX_ERROR_LENGTH = 500;
 
 /**
  * The error message with what varies between occurrences of one failure replaced by placeholders: emails,
- * UUIDs, provider ids (`evt_1Ab2...`), long hex strings, numbers.
+ * UUIDs, provider ids (`evt_1Ab2...`), long hex strings, numbers. Reads the first 500 characters only.
  */
 export function normalizeErrorMessage(message: string): string {
   return message
     .slice(0, MAX_ERROR_LENGTH)
-    .replace(/[^\s@"<>(),;:]+@[^\s@"<>(),;:]+/g, '<email>')
+    .replace(EMAIL, '<email>')
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>')
     .replace(/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>')
     .replace(/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>')

@@ -1,5 +1,6 @@
 // Operations: alerts, retention, reconciliation. Wired into the worker, receiver and CLI by their owners.
 export {
+  alertExcerpt,
   alertFingerprint,
   createAlerter,
   createSignatureFailureMonitor,
@@ -28,7 +29,6 @@ export {
   type ReconcileReport,
   type ReconcileStripeOptions,
 } from './reconcile.ts';
-export { redactExcerpt } from './redact.ts';
 export {
   createPurgeHandler,
   MIN_KEY_DAYS,

@@ -1,13 +1,16 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAlerter, type Alerter } from './delivery.ts';
 import type { Alert } from './model.ts';
-import type { AlertMessage } from './slack.ts';
+import {
+  freePort,
+  PERSONAL,
+  shopifyOrderWithPersonalData,
+  startHook,
+  stripeCheckoutWithPersonalData,
+} from '../../../test/alert-support.ts';
 
 const CHECKOUT = readFileSync(
   new URL('../../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
@@ -17,53 +20,6 @@ const checkout = JSON.parse(CHECKOUT) as {
   id: string;
   data: { object: { customer_details: { email: string; name: string } } };
 };
-
-interface Received {
-  method: string | undefined;
-  contentType: string | undefined;
-  body: AlertMessage;
-}
-
-/** A fake Slack incoming webhook on 127.0.0.1: answers 200, a given status, or never (`hang`). */
-async function startHook(options: { port?: number; respond?: number | 'hang' } = {}) {
-  const received: Received[] = [];
-  let arrived = 0;
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (data += chunk));
-    req.on('end', () => {
-      arrived++;
-      if (options.respond === 'hang') return;
-      received.push({
-        method: req.method,
-        contentType: req.headers['content-type'],
-        body: JSON.parse(data) as AlertMessage,
-      });
-      res.writeHead(typeof options.respond === 'number' ? options.respond : 200).end('ok');
-    });
-  });
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    url: `http://127.0.0.1:${port}/services/T000/B000/XXXX`,
-    received,
-    arrived: () => arrived,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A port nothing listens on (connection refused). */
-async function freePort(): Promise<number> {
-  const hook = await startHook();
-  await hook.close();
-  return hook.port;
-}
 
 function collectingLogger() {
   const lines: Array<Record<string, unknown>> = [];
@@ -129,15 +85,47 @@ describe('createAlerter', () => {
     expect(text).toContain('effect: send-welcome-email');
     expect(text).toContain('error: 550 mailbox unavailable: [email]');
     expect(text).toContain(`replay: pnpm inbox replay stripe ${checkout.id}`);
-    expect(text).toMatch(/payload \(redacted\): \{"id":"evt_/);
+    expect(text).toMatch(/payload excerpt: \{"id":"evt_/);
     expect(message?.body.blocks?.length).toBeGreaterThan(3);
     // Neither the text nor the blocks carry the customer's email or name.
     const wire = JSON.stringify(message?.body);
     expect(wire).not.toContain(checkout.data.object.customer_details.email);
     expect(wire).not.toContain(checkout.data.object.customer_details.name);
-    const excerpt = /payload \(redacted\): (.*)/.exec(text)?.[1] ?? '';
+    const excerpt = /payload excerpt: (.*)/.exec(text)?.[1] ?? '';
     expect(excerpt.length).toBeLessThanOrEqual(500);
     console.info(`alert delivered ${elapsed} ms after notify()`);
+  });
+
+  it('the alert sink gets the ids of a checkout and an order, never the personal data in their payloads', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger }));
+    const checkout = stripeCheckoutWithPersonalData();
+    const order = shopifyOrderWithPersonalData();
+
+    alerter.notify(effectFailed(1, { eventId: checkout.id, payload: checkout }));
+    alerter.notify({
+      kind: 'event_dead',
+      provider: 'shopify',
+      eventId: 'acme.myshopify.com:orders/create:1b2c',
+      type: 'orders/create',
+      error: 'schema: line_items[0].price is not a number',
+      payload: order,
+    });
+    await waitFor(() => hook.received.length === 2, { timeout: 10_000, message: 'both alerts to arrive' });
+
+    const [stripe, shopify] = hook.received.map((r) => r.body.text);
+    expect(stripe).toContain(checkout.id);
+    expect(stripe).toContain(checkout.data.object.id);
+    expect(stripe).toContain(checkout.data.object.customer);
+    expect(stripe).toContain('"amount_total":999');
+    expect(shopify).toContain('820982911946154508'); // the order id
+    expect(shopify).toContain('115310627314723954'); // the customer id
+    expect(shopify).toContain('"total_price":"1575.90"');
+    // Neither in the text nor in the Slack blocks.
+    const wire = JSON.stringify(hook.received.map((r) => r.body));
+    for (const value of PERSONAL) expect(wire, value).not.toContain(value);
   });
 
   it('a dead event whose payload has a 1 MB key and a 1 MB value: its alert goes out at once, bounded', async () => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { errorLine } from '../../error-text.ts';
-import { redactExcerpt } from '../redact.ts';
+import { alertExcerpt } from './excerpt.ts';
 import { alertFingerprint, withoutPayload, type Alert } from './model.ts';
 import { formatAlert, type Repeats } from './slack.ts';
 
@@ -71,7 +71,7 @@ interface Queued {
   /** Without its payload: see `excerpt`. */
   alert: Alert;
   fingerprint: string;
-  /** The masked payload excerpt, made when the alert was grouped. */
+  /** The payload excerpt (`alertExcerpt`), made once, when the alert was grouped. */
   excerpt?: string;
   repeats?: Repeats;
 }
@@ -213,7 +213,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
     }
     const excerpt =
       alert.kind !== 'signature_failures' && alert.payload !== undefined
-        ? redactExcerpt(alert.payload, excerptLength)
+        ? alertExcerpt(alert, excerptLength)
         : undefined;
     queue.push({ alert: withoutPayload(alert), fingerprint, excerpt });
   }

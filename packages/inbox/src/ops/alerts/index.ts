@@ -1,5 +1,6 @@
-// Operator alerts: what an alert is (model), how it reads in Slack (slack), how it is grouped and delivered
-// (delivery), and the monitor that turns refused signatures into alerts (signature-monitor).
+// Operator alerts: what an alert is (model), which payload fields it may show (excerpt), how it reads in Slack
+// (slack), how it is grouped and delivered (delivery), and the monitor that turns refused signatures into alerts
+// (signature-monitor).
 export {
   createAlerter,
   type AlerterOptions,
@@ -7,6 +8,7 @@ export {
   type Alerter,
   type AlertLogger,
 } from './delivery.ts';
+export { alertExcerpt } from './excerpt.ts';
 export {
   alertFingerprint,
   normalizeErrorMessage,

@@ -12,8 +12,8 @@ interface EventAlertBase {
   /** Attempts made so far, when known. */
   attempts?: number;
   /**
-   * The event payload (parsed JSON, or its text), when at hand. Only a masked excerpt of bounded length is sent:
-   * see `redactExcerpt`.
+   * The event payload (parsed JSON, or its text), when at hand. Only an excerpt of allowed fields is sent: see
+   * `alertExcerpt`.
    */
   payload?: unknown;
 }

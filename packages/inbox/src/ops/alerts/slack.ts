@@ -57,13 +57,13 @@ function bounded(text: string, max: number): string {
 /**
  * Renders one alert (or a group summary) as a Slack message. `text` carries every field on its own (it is what
  * notifications and non-Slack receivers show); `blocks` lays the same out for Slack. The alert's payload is never
- * read here: the caller passes the excerpt it made once (`redactExcerpt`).
+ * read here: the caller passes the excerpt it made once (`alertExcerpt`).
  */
 export function formatAlert(
   alert: Alert,
   options: {
     service?: string;
-    /** The payload excerpt (`redactExcerpt`), shown as it is. */
+    /** The payload excerpt (`alertExcerpt`), shown as it is. */
     excerpt?: string | undefined;
     repeats?: Repeats | undefined;
     dropped?: number;
@@ -113,7 +113,7 @@ export function formatAlert(
         ]
       : []),
     ...lines,
-    ...(excerpt !== undefined ? [`payload (redacted): ${excerpt}`] : []),
+    ...(excerpt !== undefined ? [`payload excerpt: ${excerpt}`] : []),
     ...(options.dropped
       ? [`(${options.dropped} alerts dropped since the last one delivered: alert queue full)`]
       : []),
@@ -137,7 +137,7 @@ export function formatAlert(
   if (excerpt !== undefined) {
     blocks.push({
       type: 'section',
-      text: { type: 'mrkdwn', text: `*Payload (redacted)*\n${codeBlock(excerpt)}` },
+      text: { type: 'mrkdwn', text: `*Payload excerpt*\n${codeBlock(excerpt)}` },
     });
   }
   if (options.dropped) {

@@ -100,7 +100,8 @@ describe('createAlerter', () => {
     const hook = await startHook();
     cleanups.push(hook.close);
     const { logger } = collectingLogger();
-    const alerter = track(createAlerter({ url: hook.url, logger }));
+    // Excerpts long enough that no cut can hide a leak.
+    const alerter = track(createAlerter({ url: hook.url, logger, excerptLength: 4000 }));
     const checkout = stripeCheckoutWithPersonalData();
     const order = shopifyOrderWithPersonalData();
 

@@ -35,10 +35,14 @@ export interface EffectFailedAlert extends EventAlertBase {
 export interface SignatureFailuresAlert {
   kind: 'signature_failures';
   provider: string;
-  /** Refusals counted in the window when the alert was raised. */
+  /** Refusals counted in the window: all of them when `complete`, else those counted when the alert was raised. */
   count: number;
   threshold: number;
   windowMs: number;
+  /** When the window opened. */
+  since: Date;
+  /** True once the window has closed: `count` is its total. */
+  complete: boolean;
 }
 
 /** Everything the alerter can be told about. */

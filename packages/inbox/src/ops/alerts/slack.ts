@@ -78,8 +78,17 @@ export function formatAlert(
   let subject: string;
 
   if (alert.kind === 'signature_failures') {
-    subject = `${alert.provider}: ${alert.count} refused signatures in ${formatWindow(alert.windowMs)} (threshold ${alert.threshold})`;
-    fields.push(['Provider', alert.provider], ['Refused', String(alert.count)]);
+    const window = formatWindow(alert.windowMs);
+    subject = alert.complete
+      ? `${alert.provider}: ${alert.count} refused signatures in ${window} (threshold ${alert.threshold})`
+      : `${alert.provider}: ${alert.count} refused signatures so far within ${window} (threshold ${alert.threshold})`;
+    fields.push(
+      ['Provider', alert.provider],
+      ['Refused', `${alert.count}${alert.complete ? '' : ' so far'}`],
+      ['Since', alert.since.toISOString()],
+    );
+    if (!alert.complete)
+      lines.push(`If more are refused, their total follows when the ${window} window ends.`);
     lines.push(
       `Check the webhook secret configured for ${alert.provider}: a rotated secret not yet deployed, or a new endpoint secret, refuses every delivery.`,
     );

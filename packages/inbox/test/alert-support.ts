@@ -1,9 +1,10 @@
-// What the alert tests share: a fake Slack webhook on 127.0.0.1, and payloads full of personal data.
+// What the alert tests share: a fake Slack webhook on 127.0.0.1, an alert, and payloads full of personal data.
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseJsonLossless } from '../src/json.ts';
+import type { Alert } from '../src/ops/alerts/model.ts';
 import type { AlertMessage } from '../src/ops/alerts/slack.ts';
 
 export interface Received {
@@ -116,4 +117,21 @@ export function shopifyOrderWithPersonalData() {
   order.note = 'Leave it with Ada Lovelace at 221B Baker Street, passport X12345678, born 1984-02-29';
   order.customer.default_address = { address1: '221B Baker Street', zip: 'NW1 6XE', city: 'London' };
   return order;
+}
+
+/** An `effect_failed` alert whose ids and numbers vary with `i` while its fingerprint does not. */
+export function effectFailed(
+  i: number,
+  overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {},
+): Alert {
+  return {
+    kind: 'effect_failed',
+    provider: 'stripe',
+    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
+    type: 'checkout.session.completed',
+    effect: 'send-welcome-email',
+    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
+    attempts: 9,
+    ...overrides,
+  };
 }

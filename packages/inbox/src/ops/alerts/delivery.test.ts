@@ -3,8 +3,8 @@ import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAlerter, type Alerter } from './delivery.ts';
-import type { Alert } from './model.ts';
 import {
+  effectFailed,
   freePort,
   PERSONAL,
   shopifyOrderWithPersonalData,
@@ -38,19 +38,6 @@ afterEach(async () => {
 function track(alerter: Alerter): Alerter {
   cleanups.push(() => alerter.close({ timeoutMs: 200 }));
   return alerter;
-}
-
-function effectFailed(i: number, overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {}): Alert {
-  return {
-    kind: 'effect_failed',
-    provider: 'stripe',
-    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
-    type: 'checkout.session.completed',
-    effect: 'send-welcome-email',
-    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
-    attempts: 9,
-    ...overrides,
-  };
 }
 
 describe('createAlerter', () => {

@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { alertFingerprint, normalizeErrorMessage, type Alert } from './model.ts';
-
-function effectFailed(i: number, overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {}): Alert {
-  return {
-    kind: 'effect_failed',
-    provider: 'stripe',
-    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
-    type: 'checkout.session.completed',
-    effect: 'send-welcome-email',
-    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
-    attempts: 9,
-    ...overrides,
-  };
-}
+import { effectFailed } from '../../../test/alert-support.ts';
+import { alertFingerprint, normalizeErrorMessage } from './model.ts';
 
 describe('alertFingerprint', () => {
   it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {

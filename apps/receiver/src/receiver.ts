@@ -118,6 +118,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pg-boss did not stop cleanly');
       });
+      refusals.close(); // the total of a window of refused signatures still open, before the alerter closes
       await alerter.close();
       await pool.end().catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pool did not close cleanly');

@@ -19,7 +19,7 @@ export {
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
 } from './alerts.ts';
-export { parseDuration, sinceDuration } from './duration.ts';
+export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,
   STRIPE_EFFECT_TYPES,

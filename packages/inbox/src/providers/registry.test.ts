@@ -108,7 +108,7 @@ describe('createProviders', () => {
       });
     };
     const max = MAX_EVENT_FIELD_LENGTH;
-    const invalid = expect.objectContaining({ code: 'invalid_payload' });
+    const invalid: unknown = expect.objectContaining({ code: 'invalid_payload' });
 
     expect(providers.get('stripe')?.verify(stripe('e'.repeat(max)), NOW).eventId).toHaveLength(max);
     expect(() => providers.get('stripe')?.verify(stripe('e'.repeat(max + 1)), NOW)).toThrow(invalid);

@@ -24,9 +24,9 @@ export interface AdminDeps {
 
 /** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
 export const REPLAY_BODY_LIMIT = 64 * 1024;
-/** The longest event key a lookup accepts (keys verified today are at most `MAX_EVENT_FIELD_LENGTH`). */
+/** The longest event key a lookup accepts: the webhook route records at most `MAX_EVENT_FIELD_LENGTH`. */
 const MAX_LOOKUP_KEY_LENGTH = 1024;
-/** What `bearerAuth` accepts as a token (RFC 6750's b64token): a longer alphabet could never match. */
+/** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */
 const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 
 // Text PostgreSQL can compare: no NUL (text cannot hold it), bounded.

@@ -8,7 +8,7 @@ import type { PgBoss } from 'pg-boss';
 import { createAdminApp } from './admin.ts';
 import { readRawBody } from './body.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { mapError } from './http-errors.ts';
+import { errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
@@ -120,7 +120,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 
-  // Every error ends here, and only here, becomes a status code (see http-errors.ts).
+  // Every error of the webhook route ends here (the admin API has its own handler, on the same mapError) and
+  // becomes a status code in http-errors.ts.
   app.onError((error, c) => {
     const mapped = mapError(error);
     const provider = c.get('provider') as string | undefined;
@@ -143,8 +144,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     } else {
       logger.warn({ ...fields, reason: mapped.body.error.message }, 'webhook refused');
     }
-    const headers: Record<string, string> = mapped.closeConnection ? { connection: 'close' } : {};
-    return c.json(mapped.body, mapped.status, headers);
+    return errorResponse(c, mapped);
   });
 
   return app;

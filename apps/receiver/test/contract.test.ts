@@ -15,8 +15,8 @@ import {
   type TestApp,
 } from './helpers.ts';
 
-// Every row of the contract's "HTTP (receiver)" table, for each provider, through app.request() on the real app
-// (real pool, real pg-boss sender, real providers) against this file's own database.
+// Every answer of the webhook route (the table in apps/receiver/README.md), for each provider, through
+// app.request() on the real app (real pool, real pg-boss sender, real providers) against this file's own database.
 
 const db = useTestDatabase();
 let t: TestApp;
@@ -30,6 +30,7 @@ afterAll(async () => {
 });
 
 async function expectError(response: Response, status: number, code: string): Promise<void> {
+  if (status < 500) expect(response.headers.get('retry-after')).toBeNull();
   const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
   expect({ status: response.status, code: body.error?.code }).toEqual({ status, code });
   expect(typeof body.error?.message).toBe('string');
@@ -311,6 +312,8 @@ describe('the database cannot record the event: 503 unavailable, nothing recorde
     try {
       for (const delivery of [stripeDelivery(), shopifyDelivery(), standardDelivery()]) {
         const response = await send(unreachable.app, delivery);
+        // The only retryable answer, and the only one that says when to retry.
+        expect(response.headers.get('retry-after')).toBe('5');
         await expectError(response, 503, 'unavailable');
         expect(await recorded(db.url, { provider: delivery.provider, eventId: delivery.key })).toEqual({
           events: 0,

@@ -1,7 +1,8 @@
 /**
- * Every error a webhook request can end in. The receiver maps `status` + `code` to the HTTP contract in one
- * place; nothing else decides a status code. `retryable` says whether the sender should try again (a 503
- * `unavailable`) or whether the request itself is wrong (a 4xx, which a retry will not fix).
+ * Every error a webhook request can end in, each with a stable `code`. The receiver decides the HTTP status of
+ * each code, in one place (`apps/receiver/src/http-errors.ts`). `retryable` says whether the same request may
+ * succeed later (the database could not record it: the sender should retry) or never will (the request itself
+ * is wrong, and retrying it changes nothing).
  */
 export type WebhookErrorCode =
   | 'missing_signature'
@@ -12,26 +13,14 @@ export type WebhookErrorCode =
   | 'unknown_provider'
   | 'unavailable';
 
-const STATUS: Record<WebhookErrorCode, number> = {
-  missing_signature: 400,
-  invalid_signature: 400,
-  timestamp_out_of_tolerance: 400,
-  invalid_payload: 400,
-  payload_too_large: 413,
-  unknown_provider: 404,
-  unavailable: 503,
-};
-
 export class WebhookError extends Error {
   readonly code: WebhookErrorCode;
-  readonly status: number;
   readonly retryable: boolean;
 
   constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'WebhookError';
     this.code = code;
-    this.status = STATUS[code];
     this.retryable = code === 'unavailable';
   }
 }

@@ -133,10 +133,26 @@ function encodeCursor(parts: [string, string, string]): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
+// What encodeCursor writes: a UTC time to the microsecond, then a provider and an event key (never NUL, which
+// PostgreSQL text cannot hold).
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** A real moment from 1970 on (so both JavaScript and PostgreSQL read it the same), written as encodeCursor does. */
+function isCursorTime(text: string): boolean {
+  if (!CURSOR_TIME.test(text)) return false;
+  const date = new Date(text);
+  return date.getTime() >= 0 && date.toISOString().slice(0, 23) === text.slice(0, 23);
+}
+
 function decodeCursor(cursor: string): [string, string, string] {
   try {
     const parts: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(parts) && parts.length === 3 && parts.every((p) => typeof p === 'string')) {
+    if (
+      Array.isArray(parts) &&
+      parts.length === 3 &&
+      parts.every((p) => typeof p === 'string' && !p.includes('\u0000')) &&
+      isCursorTime(parts[0] as string)
+    ) {
       return parts as [string, string, string];
     }
   } catch {

@@ -20,7 +20,7 @@ export {
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
-export { parseDuration, sinceDuration } from './duration.ts';
+export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,
   STRIPE_EFFECT_TYPES,

@@ -4,7 +4,8 @@
  * - DATABASE_URL unset: starts an embedded PostgreSQL with its data under `.data/postgres` (kept across
  *   restarts, on a port derived from this checkout's path so two clones don't collide).
  * - Applies the migrations (Drizzle + pg-boss).
- * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them.
+ * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them. A secret
+ *   taken from the environment is never printed, nor the database URL's credentials.
  * - Writes `.data/runtime.json` (database and receiver URLs) for `pnpm inbox` while it runs.
  * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
  *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDotEnv, migrateDatabase } from '@webhook-inbox/db';
 import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/db/embedded';
+import { maskUrl } from '@webhook-inbox/env/mask';
 import pg from 'pg';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,8 +131,8 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: databaseUrl,
-    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET ?? secrets.stripe,
-    SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET ?? secrets.shopify,
+    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET || secrets.stripe,
+    SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET || secrets.shopify,
     MAIL_DIR: process.env.MAIL_DIR ?? path.join(dataDir, 'mail'),
   };
   const host = env.HOST ?? '127.0.0.1';
@@ -164,13 +166,13 @@ async function main(): Promise<void> {
     },
   );
   log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
-  log(
-    `STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
-  );
-  log(
-    `SHOPIFY_WEBHOOK_SECRET=${env.SHOPIFY_WEBHOOK_SECRET}${process.env.SHOPIFY_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
-  );
-  log(`DATABASE_URL=${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
+  for (const [name, generated] of [
+    ['STRIPE_WEBHOOK_SECRET', secrets.stripe],
+    ['SHOPIFY_WEBHOOK_SECRET', secrets.shopify],
+  ] as const) {
+    log(process.env[name] ? `${name}: from the environment` : `${name}=${generated} (dev, generated)`);
+  }
+  log(`DATABASE_URL=${maskUrl(databaseUrl)}`);
   log('try: pnpm inbox send stripe checkout.session.completed');
   log('ready (Ctrl-C to stop)');
   // With no app to run (only in a partial checkout), stay up until a signal, holding the database.

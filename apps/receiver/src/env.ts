@@ -8,16 +8,16 @@ import {
   boundedNumber,
   ConfigError,
   databaseUrl,
-  hideCredentials,
+  maskUrl,
   logLevel,
   optionalHttpUrl,
   parseEnv,
   textOr,
   type LogLevel,
-} from '@webhook-inbox/inbox/config';
+} from '@webhook-inbox/env';
 import { z } from 'zod';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
 /**
  * The receiver's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -171,7 +171,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
   return {
     host: config.host,
     port: config.port,
-    database: hideCredentials(config.databaseUrl),
+    database: maskUrl(config.databaseUrl),
     stripeSecrets: config.stripeSecrets.length,
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(

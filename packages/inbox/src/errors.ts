@@ -9,6 +9,7 @@ export type WebhookErrorCode =
   | 'timestamp_out_of_tolerance'
   | 'invalid_payload'
   | 'payload_too_large'
+  | 'body_timeout'
   | 'unknown_provider'
   | 'unavailable';
 
@@ -18,6 +19,7 @@ const STATUS: Record<WebhookErrorCode, number> = {
   timestamp_out_of_tolerance: 400,
   invalid_payload: 400,
   payload_too_large: 413,
+  body_timeout: 408,
   unknown_provider: 404,
   unavailable: 503,
 };
@@ -72,6 +74,14 @@ export class PayloadTooLargeError extends WebhookError {
   constructor(limit: number) {
     super('payload_too_large', `body exceeds the limit of ${limit} bytes`);
     this.name = 'PayloadTooLargeError';
+  }
+}
+
+/** The body did not arrive within the receiver's deadline (a stalled or deliberately slow sender). */
+export class BodyTimeoutError extends WebhookError {
+  constructor(timeoutMs: number) {
+    super('body_timeout', `the request body did not arrive within ${timeoutMs} ms`);
+    this.name = 'BodyTimeoutError';
   }
 }
 

@@ -6,7 +6,7 @@
  * - Applies the migrations (Drizzle + pg-boss).
  * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them. A secret
  *   taken from the environment is never printed, nor the database URL's credentials.
- * - Writes `.data/runtime.json` (database and receiver URLs) for `pnpm inbox` while it runs.
+ * - Writes `.data/runtime.json` (database, receiver and management URLs) for `pnpm inbox` while it runs.
  * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
  *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
  */
@@ -137,6 +137,7 @@ async function main(): Promise<void> {
   };
   const host = env.HOST ?? '127.0.0.1';
   const port = env.PORT ?? '3000';
+  const managementUrl = `http://${env.MANAGEMENT_HOST ?? '127.0.0.1'}:${env.MANAGEMENT_PORT ?? '3002'}`;
 
   for (const [name, entry] of [
     ['receiver', 'apps/receiver/src/server.ts'],
@@ -160,12 +161,13 @@ async function main(): Promise<void> {
   // Lets `pnpm inbox` find this database and receiver without any configuration.
   await writeFile(
     runtimeFile,
-    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}` }, null, 2)}\n`,
+    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}`, managementUrl }, null, 2)}\n`,
     {
       mode: 0o600,
     },
   );
   log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
+  log(`management: ${managementUrl}/{healthz,readyz,metrics,admin}`);
   for (const [name, generated] of [
     ['STRIPE_WEBHOOK_SECRET', secrets.stripe],
     ['SHOPIFY_WEBHOOK_SECRET', secrets.shopify],

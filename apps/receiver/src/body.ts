@@ -48,7 +48,7 @@ export async function readRawBody(
   // With a declared length (Node's parser never delivers more than it), the whole body is taken up front:
   // a request that cannot be held is refused before it is read, not halfway through.
   const takeEach = !(declared !== undefined && Number.isSafeInteger(declared));
-  if (!takeEach && !lease.take(declared!)) throw new BodyBudgetFullError();
+  if (!takeEach && !lease.take(declared)) throw new BodyBudgetFullError();
   if (incoming) return readNodeStream(incoming, limit, lease, takeEach, timeoutMs);
   if (!request.body) return new Uint8Array(0);
   return readWebStream(request.body, limit, lease, takeEach);

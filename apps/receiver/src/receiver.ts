@@ -156,12 +156,12 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       const started = Date.now();
       logger.info({ inFlight }, 'receiver stopping: no new connections, finishing in-flight requests');
       await drainServer(
-        server!,
+        server,
         config.shutdownTimeoutMs,
         () => inFlight,
         (listener) => (onIdle = listener),
       );
-      await closeServer(managementServer!);
+      await closeServer(managementServer);
       logSampler.close();
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pg-boss did not stop cleanly');

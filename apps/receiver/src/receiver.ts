@@ -137,6 +137,12 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     await pool.end().catch(() => {});
     throw error;
   }
+  // Node closes a connection past MAX_CONNECTIONS as it arrives; say so (sampled, like every refusal).
+  server.on('drop', () => {
+    if (logSampler.allow('connection dropped')) {
+      logger.warn({ maxConnections: config.maxConnections }, 'connection dropped: MAX_CONNECTIONS reached');
+    }
+  });
   const url = urlOf(config.host, server);
   const managementUrl = urlOf(config.managementHost, managementServer);
   logger.info(

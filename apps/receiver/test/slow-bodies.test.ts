@@ -154,7 +154,7 @@ describe('300 slow 1 MiB bodies under a forged signature, against the receiver p
   }, 120_000);
 });
 
-describe('the body budget and deadline, over real sockets', () => {
+describe('the body budget, the deadlines and the connection cap, over real sockets', () => {
   let receiver: Receiver | undefined;
   afterEach(async () => {
     await receiver?.close();
@@ -217,6 +217,30 @@ describe('the body budget and deadline, over real sockets', () => {
     const cut = await stalled.response;
     expect(cut.status).toBe(503);
     expect(JSON.parse(cut.body)).toMatchObject({ error: { code: 'unavailable' } });
+  });
+
+  it('past MAX_CONNECTIONS a new connection is closed at once; the management listener still answers', async () => {
+    const { url, managementUrl } = await start({ MAX_CONNECTIONS: '2', WEBHOOK_BODY_TIMEOUT_MS: '60000' });
+    const held = [1, 2].map(() => slowBody(url, { contentLength: 1024, send: 512 }));
+    await Promise.all(held.map((body) => body.sent));
+    await waitFor(
+      async () => (await post(url, stripeDelivery()).catch((error: Error) => error)) instanceof Error,
+      {
+        timeout: 10_000,
+        message: 'a third connection to be refused',
+      },
+    );
+    expect((await fetch(new URL('/readyz', managementUrl))).status).toBe(200);
+    held[0]!.destroy();
+    const accepted = await waitFor(
+      async () => {
+        const result = await post(url, stripeDelivery()).catch(() => undefined);
+        return result?.status === 200 && result;
+      },
+      { timeout: 10_000, message: 'a connection to be accepted again' },
+    );
+    expect(accepted.status).toBe(200);
+    held[1]!.destroy();
   });
 
   it('a body that stalls past WEBHOOK_BODY_TIMEOUT_MS gets 408 body_timeout and gives its bytes back', async () => {

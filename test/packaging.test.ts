@@ -584,7 +584,13 @@ describe('docker/Dockerfile', () => {
       expect(Number(port![2]), `${app.target} healthcheck default port`).toBe(app.defaults.port);
       expect(script).toContain('/healthz');
       expect(Number(env[app.portVar] ?? app.defaults.port)).toBe(app.defaults.port);
-      expect(last(instructions, 'EXPOSE')?.args).toBe(String(app.defaults.port));
+      const exposed = last(instructions, 'EXPOSE')?.args.split(/\s+/);
+      expect(exposed).toContain(String(app.defaults.port));
+      if ('managementPort' in app.defaults) {
+        // The receiver's management listener: reachable by the orchestrator and Prometheus, never published.
+        expect(exposed).toContain(String(app.defaults.managementPort));
+        expect(env.MANAGEMENT_HOST, `${app.target} MANAGEMENT_HOST`).toBe('0.0.0.0');
+      }
       // The apps default to 127.0.0.1, unreachable from outside a container.
       expect(env[app.hostVar], `${app.target} ${app.hostVar}`).toBe('0.0.0.0');
       // Every variable the image sets is one the app reads.

@@ -111,7 +111,7 @@ it('PostgreSQL stopped and started under load: 503s while down, no 2xx, the rece
       interval: 50,
       message: '100 deliveries refused (503) while the database is down',
     });
-    const readyWhileDown = await getStatus(receiver.url, '/readyz');
+    const readyWhileDown = await getStatus(receiver.managementUrl, '/readyz');
     const healthyWhileDown = await getStatus(receiver.url, '/healthz');
     const upFrom = Date.now();
     server = await startEmbeddedPostgres(options);

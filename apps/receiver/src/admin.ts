@@ -94,7 +94,7 @@ function firstIssue(error: z.ZodError): string {
  * wherever it is mounted.
  *
  * @example
- * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3000/admin/events?status=dead&since=24h'
+ * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
  */
 export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
   const admin = new Hono();

@@ -28,6 +28,7 @@ const STATUS = {
   timestamp_out_of_tolerance: 400,
   invalid_payload: 400,
   payload_too_large: 413,
+  body_timeout: 408,
   unknown_provider: 404,
   unavailable: 503,
   unauthorized: 401,
@@ -56,6 +57,9 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, { code: ErrorCode; message: s
  */
 export const RETRY_AFTER_SECONDS = 5;
 
+/** Refusals that leave the rest of the body unread: the connection is closed rather than drained. */
+const UNREAD_BODY: ReadonlySet<ErrorCode> = new Set(['payload_too_large', 'body_timeout']);
+
 /** The JSON error body: `{"error":{"code","message"}}`. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -66,7 +70,7 @@ export interface MappedError {
   body: ErrorBody;
   /** False for a bug: it is logged with its stack and answered 500. */
   expected: boolean;
-  /** `Retry-After` on a retryable error, `WWW-Authenticate` on a 401. */
+  /** `Retry-After` on a retryable error, `WWW-Authenticate` on a 401, `Connection: close` on an unread body. */
   headers: Record<string, string>;
 }
 
@@ -89,7 +93,9 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof WebhookError) {
     const headers: Record<string, string> = error.retryable
       ? { 'retry-after': String(RETRY_AFTER_SECONDS) }
-      : {};
+      : UNREAD_BODY.has(error.code)
+        ? { connection: 'close' }
+        : {};
     return mapped(error.code, error.message, headers);
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);

@@ -232,10 +232,10 @@ describe('routing', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
-  it('GET /healthz and /readyz answer 200; /metrics counts requests by provider and outcome', async () => {
+  it('GET /healthz answers 200; on the management app /readyz answers 200 and /metrics counts requests by provider and outcome', async () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
-    expect((await t.app.request('/readyz')).status).toBe(200);
-    const metrics = await (await t.app.request('/metrics')).text();
+    expect((await t.management.request('/readyz')).status).toBe(200);
+    const metrics = await (await t.management.request('/metrics')).text();
     expect(metrics).toMatch(/webhook_requests_total\{provider="stripe",outcome="accepted"\} \d+/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="shopify",outcome="invalid_signature"\} \d+/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="unknown",outcome="unknown_provider"\} \d+/);
@@ -320,7 +320,7 @@ describe('the database cannot record the event: 503 unavailable, nothing recorde
           jobs: 0,
         });
       }
-      expect((await unreachable.app.request('/readyz')).status).toBe(503);
+      expect((await unreachable.management.request('/readyz')).status).toBe(503);
       expect((await unreachable.app.request('/healthz')).status).toBe(200);
     } finally {
       await unreachable.close();

@@ -5,16 +5,16 @@ import {
   boundedNumber,
   ConfigError,
   databaseUrl,
-  hideCredentials,
+  maskUrl,
   logLevel,
   optionalHttpUrl,
   parseEnv,
   textOr,
   type LogLevel,
-} from '@webhook-inbox/inbox/config';
+} from '@webhook-inbox/env';
 import { z } from 'zod';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
 /**
  * The worker's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -160,8 +160,8 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
   return {
     host: config.host,
     port: config.port,
-    database: hideCredentials(config.databaseUrl),
-    mail: config.smtpUrl ? hideCredentials(config.smtpUrl) : `files in ${config.mailDir}`,
+    database: maskUrl(config.databaseUrl),
+    mail: config.smtpUrl ? maskUrl(config.smtpUrl) : `files in ${config.mailDir}`,
     queue: config.queue,
     batchSize: config.batchSize,
     concurrency: config.concurrency,

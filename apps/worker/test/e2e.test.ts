@@ -44,6 +44,7 @@ beforeAll(async () => {
     parseReceiverConfig({
       DATABASE_URL: db.url,
       PORT: '0',
+      MANAGEMENT_PORT: '0',
       STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
       SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
     }),

@@ -10,6 +10,7 @@ export type WebhookErrorCode =
   | 'timestamp_out_of_tolerance'
   | 'invalid_payload'
   | 'payload_too_large'
+  | 'body_timeout'
   | 'unknown_provider'
   | 'unavailable';
 
@@ -64,6 +65,14 @@ export class PayloadTooLargeError extends WebhookError {
   constructor(limit: number) {
     super('payload_too_large', `body exceeds the limit of ${limit} bytes`);
     this.name = 'PayloadTooLargeError';
+  }
+}
+
+/** The body did not arrive within the receiver's deadline (a stalled or deliberately slow sender). */
+export class BodyTimeoutError extends WebhookError {
+  constructor(timeoutMs: number) {
+    super('body_timeout', `the request body did not arrive within ${timeoutMs} ms`);
+    this.name = 'BodyTimeoutError';
   }
 }
 

@@ -130,6 +130,9 @@ function retryAfterMs(response: Response): number | undefined {
  * While repeats keep coming, each further window sends one summary; a window with none closes the group, and
  * the next occurrence is sent at once again.
  *
+ * Payload: an event alert's excerpt (`alertExcerpt`, allow-listed fields only) is made once, when the alert is
+ * taken in; queues and groups keep the alert without its payload.
+ *
  * Delivery: one message at a time from a bounded in-memory queue (full: dropped, counted, and mentioned in the
  * next message sent), each POST retried on a network error, a timeout, 429 or 5xx, with exponential backoff and
  * jitter (honouring `Retry-After`), at most `maxAttempts` times. Every alert is also logged. Without a URL

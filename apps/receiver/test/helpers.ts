@@ -307,9 +307,23 @@ export interface SpawnedReceiver {
 }
 
 /**
- * `node apps/receiver/src/server.ts` as its own process on a free port, ready once `/readyz` answers 200.
+ * `node apps/receiver/src/server.ts` as its own process on a free port, ready once `/readyz` answers 200. A port
+ * found free can be taken (by any connection's local port) before the receiver binds it: then it starts again
+ * on another.
  */
 export async function spawnReceiver(env: Record<string, string>): Promise<SpawnedReceiver> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnReceiverOnce(env);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function spawnReceiverOnce(env: Record<string, string>): Promise<SpawnedReceiver> {
   const port = await findFreePort();
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
   const child = spawn(process.execPath, [SERVER_ENTRY], {
@@ -325,12 +339,16 @@ export async function spawnReceiver(env: Record<string, string>): Promise<Spawne
   const url = `http://127.0.0.1:${port}`;
   const state = await waitFor(
     async () => (child.exitCode !== null ? 'exited' : (await getStatus(url, '/readyz')) === 200 && 'ready'),
-    { timeout: 20_000, message: 'the spawned receiver to be ready' },
+    // Starting a Node process is slow on a loaded machine.
+    { timeout: 60_000, message: 'the spawned receiver to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   });
-  if (state === 'exited') throw new Error(`the receiver exited early (code ${child.exitCode}):\n${output}`);
+  if (state === 'exited') {
+    const message = `the receiver exited early (code ${child.exitCode}):\n${output}`;
+    throw output.includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
+  }
   return {
     child,
     url,

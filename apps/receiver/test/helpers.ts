@@ -340,7 +340,7 @@ async function spawnReceiverOnce(env: Record<string, string>): Promise<SpawnedRe
   const state = await waitFor(
     async () => (child.exitCode !== null ? 'exited' : (await getStatus(url, '/readyz')) === 200 && 'ready'),
     // Starting a Node process is slow on a loaded machine.
-    { timeout: 60_000, message: 'the spawned receiver to be ready' },
+    { timeout: 120_000, message: 'the spawned receiver to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`, { cause: error });

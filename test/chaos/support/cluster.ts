@@ -50,8 +50,9 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
   let ended: NodeJS.Signals | number | undefined;
   void worker.exited.then((how) => (ended = how));
   try {
+    // Starting a Node process (and pg-boss in it) takes long on a two-core machine shared with other work.
     await waitFor(() => ended !== undefined || worker.output().includes('"worker started"'), {
-      timeout: 60_000,
+      timeout: 180_000,
       message: 'the worker to start',
     });
   } catch (error) {

@@ -63,7 +63,13 @@ export interface Scenario {
 }
 
 export async function startScenario(options: ScenarioOptions): Promise<Scenario> {
-  const pool = createPool({ connectionString: options.databaseUrl, max: options.poolSize ?? 4 });
+  const pool = createPool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 4,
+    // The producer sends 50 events at a time over these few connections: on a loaded machine a send can wait
+    // long for one, and the test's stand-in for the receiver must not fail where a sender would just retry.
+    connectionTimeoutMillis: 60_000,
+  });
   const processes: Array<WorkerProcess | SpawnedReceiver> = [];
   let smtp: SmtpSink | undefined;
   let producer: Producer | undefined;

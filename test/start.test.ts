@@ -42,8 +42,10 @@ async function startOnce(
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A fresh PostgreSQL cluster (initdb), migrations and two apps: slow on a loaded two-core machine.
   await waitFor(() => output.includes('ready (Ctrl-C to stop)') || child.exitCode !== null, {
-    timeout: 60_000,
+    timeout: 120_000,
+    message: '`pnpm start` ready',
   });
   expect(child.exitCode, output).toBeNull();
   return {
@@ -77,5 +79,5 @@ describe('pnpm start', () => {
     expect(second.output()).not.toContain(operatorSecret);
     expect(await second.stop()).toBe(0);
     expect(postgresProcesses()).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 });

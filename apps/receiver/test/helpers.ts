@@ -315,13 +315,27 @@ export interface SpawnedReceiver {
 }
 
 /**
+/**
  * `node apps/receiver/src/server.ts` as its own process on free ports (public and management), ready once
- * `/readyz` answers 200. `nodeFlags` as in the package's `start` script, e.g. its heap cap.
+ * `/readyz` answers 200. `nodeFlags` as in the package's `start` script, e.g. its heap cap. A port found free can
+ * be taken (by any connection's local port) before the receiver binds it: then it starts again on others.
  */
 export async function spawnReceiver(
   env: Record<string, string>,
   nodeFlags: string[] = [],
 ): Promise<SpawnedReceiver> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnReceiverOnce(env, nodeFlags);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[]): Promise<SpawnedReceiver> {
   const port = await findFreePort();
   const managementPort = await findFreePort();
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
@@ -347,12 +361,16 @@ export async function spawnReceiver(
   const state = await waitFor(
     async () =>
       child.exitCode !== null ? 'exited' : (await getStatus(managementUrl, '/readyz')) === 200 && 'ready',
-    { timeout: 20_000, message: 'the spawned receiver to be ready' },
+    // Starting a Node process is slow on a loaded machine.
+    { timeout: 120_000, message: 'the spawned receiver to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   });
-  if (state === 'exited') throw new Error(`the receiver exited early (code ${child.exitCode}):\n${output}`);
+  if (state === 'exited') {
+    const message = `the receiver exited early (code ${child.exitCode}):\n${output}`;
+    throw output.includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
+  }
   return {
     child,
     url,

@@ -147,7 +147,14 @@ const schema = z.object({
   // Long enough not to be guessed; the admin API can replay events.
   ADMIN_TOKEN: z.preprocess(
     blankToUndefined,
-    z.string().trim().min(16, { error: 'must be at least 16 characters' }).optional(),
+    z
+      .string()
+      .trim()
+      .min(16, { error: 'must be at least 16 characters' })
+      .regex(/^[A-Za-z0-9._~+/-]+=*$/, {
+        error: 'may contain only letters, digits and . _ ~ + / - (then = padding), as a bearer token does',
+      })
+      .optional(),
   ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),

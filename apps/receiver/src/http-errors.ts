@@ -57,9 +57,6 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, { code: ErrorCode; message: s
  */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** Refusals that leave the rest of the body unread: the connection is closed rather than drained. */
-const UNREAD_BODY: ReadonlySet<ErrorCode> = new Set(['payload_too_large', 'body_timeout']);
-
 /** The JSON error body: `{"error":{"code","message"}}`. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -70,7 +67,7 @@ export interface MappedError {
   body: ErrorBody;
   /** False for a bug: it is logged with its stack and answered 500. */
   expected: boolean;
-  /** `Retry-After` on a retryable error, `WWW-Authenticate` on a 401, `Connection: close` on an unread body. */
+  /** `Retry-After` on a retryable error, `WWW-Authenticate` on a 401. */
   headers: Record<string, string>;
 }
 
@@ -93,9 +90,7 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof WebhookError) {
     const headers: Record<string, string> = error.retryable
       ? { 'retry-after': String(RETRY_AFTER_SECONDS) }
-      : UNREAD_BODY.has(error.code)
-        ? { connection: 'close' }
-        : {};
+      : {};
     return mapped(error.code, error.message, headers);
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);

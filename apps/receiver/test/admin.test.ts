@@ -214,7 +214,8 @@ describe('admin API over HTTP', () => {
   it('refuses a 100 MB replay body with 413 long before it is sent, declared or streamed', async () => {
     const receiver = await spawnReceiver(receiverEnv(db.url, { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn' }));
     try {
-      const url = new URL('/admin/events/stripe/evt_admin_2/replay', receiver.url);
+      // The admin API is served on the management listener.
+      const url = new URL('/admin/events/stripe/evt_admin_2/replay', receiver.managementUrl);
       const hundredMb = 100 * 1024 * 1024;
       for (const declared of [true, false]) {
         let sent = 0;

@@ -53,6 +53,10 @@ describe('parseConfig', () => {
       'a-long-enough-token',
     );
     expect(() => parseConfig({ DATABASE_URL: DB, ADMIN_TOKEN: 'short' })).toThrow(/ADMIN_TOKEN/);
+    // A bearer token with a space or a quote could never be presented: refused at start-up, not at first use.
+    expect(() => parseConfig({ DATABASE_URL: DB, ADMIN_TOKEN: 'a long enough "token"' })).toThrow(
+      /ADMIN_TOKEN.*may contain only letters/,
+    );
     expect(() => parseConfig({ DATABASE_URL: DB, ALERT_WEBHOOK_URL: 'ftp://x' })).toThrow(
       /ALERT_WEBHOOK_URL/,
     );

@@ -5,12 +5,12 @@ import { UsageError } from './errors.ts';
 export function sinceDate(text: string, now = new Date()): Date {
   if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
     const date = new Date(text);
-    if (Number.isNaN(date.getTime())) throw new UsageError(`"${text}" is not a valid date`);
+    if (Number.isNaN(date.getTime())) throw new UsageError(`--since: "${text}" is not a valid date`);
     return date;
   }
   try {
     return sinceDuration(text, now);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(`--since: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -36,11 +36,16 @@ export function parseDuration(text: string): number {
 }
 
 /**
- * The moment `duration` before `now`: what `--since 3d` means.
+ * The moment `duration` before `now`: what `--since 3d` means. Throws a `RangeError` for what `parseDuration`
+ * refuses, and for a duration too long to count back (`99999999999999999999w`).
  *
  * @example
  * sinceDuration('24h') // a Date 24 hours ago
  */
 export function sinceDuration(duration: string, now: Date = new Date()): Date {
-  return new Date(now.getTime() - parseDuration(duration));
+  const since = new Date(now.getTime() - parseDuration(duration));
+  if (Number.isNaN(since.getTime())) {
+    throw new RangeError(`invalid duration "${duration}": reaches back further than any date`);
+  }
+  return since;
 }

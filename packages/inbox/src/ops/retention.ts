@@ -74,8 +74,10 @@ export interface PurgeResult {
   keysDeleted: number;
   /** `effect_runs` rows deleted with those events. */
   effectRunsDeleted: number;
-  /** True: nothing was changed, and the counts above are what a purge would change now (at most: rows a
-   * transaction holds during a real run are left for the next run). */
+  /**
+   * True: nothing was changed, and the counts above are what a purge would change now (at most: rows a
+   * transaction holds during a real run are left for the next run).
+   */
   dryRun: boolean;
   /** Statements run, cancelled ones included. */
   batches: number;

@@ -426,6 +426,7 @@ async function spawnReceiver(
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
       PORT: String(port),
+      MANAGEMENT_PORT: String(await findFreePort()),
       STRIPE_WEBHOOK_SECRET: SECRET,
       SHOPIFY_WEBHOOK_SECRET: 'bench-shopify-secret',
       DATABASE_POOL_SIZE: String(poolSize),
@@ -440,7 +441,8 @@ async function spawnReceiver(
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the receiver exited (${child.exitCode}): ${stderr}`);
-    const ready = await fetch(`${url}/readyz`).then(
+    // The public /healthz: the receiver listens only once its database is reachable and migrated.
+    const ready = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
     );

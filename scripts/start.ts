@@ -4,8 +4,9 @@
  * - DATABASE_URL unset: starts an embedded PostgreSQL with its data under `.data/postgres` (kept across
  *   restarts, on a port derived from this checkout's path so two clones don't collide).
  * - Applies the migrations (Drizzle + pg-boss).
- * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them.
- * - Writes `.data/runtime.json` (database and receiver URLs) for `pnpm inbox` while it runs.
+ * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them. A secret
+ *   taken from the environment is never printed, nor the database URL's credentials.
+ * - Writes `.data/runtime.json` (database, receiver and management URLs) for `pnpm inbox` while it runs.
  * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
  *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
  */
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadDotEnv, migrateDatabase } from '@webhook-inbox/db';
 import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/db/embedded';
+import { maskUrl } from '@webhook-inbox/env/mask';
 import pg from 'pg';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,12 +131,13 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: databaseUrl,
-    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET ?? secrets.stripe,
-    SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET ?? secrets.shopify,
+    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET || secrets.stripe,
+    SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET || secrets.shopify,
     MAIL_DIR: process.env.MAIL_DIR ?? path.join(dataDir, 'mail'),
   };
   const host = env.HOST ?? '127.0.0.1';
   const port = env.PORT ?? '3000';
+  const managementUrl = `http://${env.MANAGEMENT_HOST ?? '127.0.0.1'}:${env.MANAGEMENT_PORT ?? '3002'}`;
 
   for (const [name, entry] of [
     ['receiver', 'apps/receiver/src/server.ts'],
@@ -158,19 +161,20 @@ async function main(): Promise<void> {
   // Lets `pnpm inbox` find this database and receiver without any configuration.
   await writeFile(
     runtimeFile,
-    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}` }, null, 2)}\n`,
+    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}`, managementUrl }, null, 2)}\n`,
     {
       mode: 0o600,
     },
   );
   log(`receiver: http://${host}:${port}/webhooks/{stripe,shopify}`);
-  log(
-    `STRIPE_WEBHOOK_SECRET=${env.STRIPE_WEBHOOK_SECRET}${process.env.STRIPE_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
-  );
-  log(
-    `SHOPIFY_WEBHOOK_SECRET=${env.SHOPIFY_WEBHOOK_SECRET}${process.env.SHOPIFY_WEBHOOK_SECRET ? '' : ' (dev, generated)'}`,
-  );
-  log(`DATABASE_URL=${databaseUrl.replace(/:[^:@/]*@/, ':***@')}`);
+  log(`management: ${managementUrl}/{healthz,readyz,metrics,admin}`);
+  for (const [name, generated] of [
+    ['STRIPE_WEBHOOK_SECRET', secrets.stripe],
+    ['SHOPIFY_WEBHOOK_SECRET', secrets.shopify],
+  ] as const) {
+    log(process.env[name] ? `${name}: from the environment` : `${name}=${generated} (dev, generated)`);
+  }
+  log(`DATABASE_URL=${maskUrl(databaseUrl)}`);
   log('try: pnpm inbox send stripe checkout.session.completed');
   log('ready (Ctrl-C to stop)');
   // With no app to run (only in a partial checkout), stay up until a signal, holding the database.

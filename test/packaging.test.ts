@@ -10,19 +10,31 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import dockerignoreModule from '@balena/dockerignore';
 import { MIGRATIONS_FOLDER } from '@webhook-inbox/db';
+import {
+  DockerfileParser,
+  type Arg,
+  type Copy as DockerCopy,
+  type Env,
+  type From,
+  type Instruction as DockerInstruction,
+} from 'dockerfile-ast';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig } from '../apps/receiver/src/env.ts';
 import { parseConfig as parseWorkerConfig } from '../apps/worker/src/env.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 
-// ---- Dockerfile ---------------------------------------------------------------------------------------
+// ---- Dockerfile (parsed by dockerfile-ast), grouped into its build stages ------------------------------
 
 interface Instruction {
   keyword: string;
+  /** The arguments as written (flags included, line continuations joined). */
   args: string;
+  node: DockerInstruction;
 }
 
 interface Stage {
@@ -32,41 +44,37 @@ interface Stage {
 }
 
 interface Dockerfile {
-  args: Map<string, string>;
   stages: Map<string, Stage>;
 }
 
 function parseDockerfile(text: string): Dockerfile {
-  const args = new Map<string, string>();
+  const parsed = DockerfileParser.parse(text);
+  // ARGs before the first FROM may be used in FROM lines.
+  const args = new Map(
+    parsed.getInitialARGs().flatMap((arg) => {
+      const property = arg.getProperty();
+      return property ? [[property.getName(), property.getValue() ?? '']] : [];
+    }),
+  );
   const stages = new Map<string, Stage>();
   let current: Stage | undefined;
-  const logical = text
-    .split('\n')
-    .filter((line) => !/^\s*#/.test(line))
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-    .split('\n');
-  for (const line of logical) {
-    const match = /^\s*([A-Za-z]+)\s+(.*?)\s*$/.exec(line);
-    if (!match) continue;
-    const keyword = match[1]!.toUpperCase();
-    const rest = match[2]!;
+  for (const node of parsed.getInstructions()) {
+    const keyword = node.getKeyword();
     if (keyword === 'FROM') {
-      const from = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
-      if (!from) throw new Error(`unreadable FROM: ${line}`);
-      const image = from[1]!.replace(/\$\{(\w+)\}/g, (_, name: string) => args.get(name) ?? '');
-      current = { name: from[2] ?? `#${stages.size}`, from: image, instructions: [] };
+      const from = node as From;
+      const image = (from.getImage() ?? '').replace(
+        /\$\{(\w+)\}/g,
+        (_, name: string) => args.get(name) ?? '',
+      );
+      current = { name: from.getBuildStage() ?? `#${stages.size}`, from: image, instructions: [] };
       stages.set(current.name, current);
-    } else if (!current && keyword === 'ARG') {
-      const [name, value = ''] = rest.split('=');
-      args.set(name!, value);
     } else if (current) {
-      current.instructions.push({ keyword, args: rest });
-    } else {
-      throw new Error(`instruction before the first FROM: ${line}`);
+      current.instructions.push({ keyword, args: node.getArgumentsContent() ?? '', node });
+    } else if (keyword !== 'ARG') {
+      throw new Error(`${keyword} before the first FROM`);
     }
   }
-  return { args, stages };
+  return { stages };
 }
 
 /** A stage's instructions, its ancestors' first (FROM <another stage>). */
@@ -87,11 +95,15 @@ function last(instructions: Instruction[], keyword: string): Instruction | undef
   return instructions.filter((instruction) => instruction.keyword === keyword).at(-1);
 }
 
+/** The value an ARG instruction gives its variable. */
+function argValue(instruction: Instruction | undefined): string | undefined {
+  return (instruction?.node as Arg | undefined)?.getProperty()?.getValue() ?? undefined;
+}
+
 function envOf(instructions: Instruction[]): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const { args } of instructions.filter((instruction) => instruction.keyword === 'ENV')) {
-    for (const match of args.matchAll(/(\w+)=("[^"]*"|\S+)/g))
-      env[match[1]!] = match[2]!.replace(/^"|"$/g, '');
+  for (const { node } of instructions.filter((instruction) => instruction.keyword === 'ENV')) {
+    for (const property of (node as Env).getProperties()) env[property.getName()] = property.getValue() ?? '';
   }
   return env;
 }
@@ -115,211 +127,21 @@ interface Copy {
 function copiesOf(stage: Stage): Copy[] {
   return stage.instructions
     .filter((instruction) => instruction.keyword === 'COPY')
-    .map(({ args }) => {
-      const parts = args.split(/\s+/);
-      let from: string | undefined;
-      while (parts[0]?.startsWith('--')) {
-        const flag = parts.shift()!;
-        if (flag.startsWith('--from=')) from = flag.slice('--from='.length);
-      }
+    .map(({ node }) => {
+      const copy = node as DockerCopy;
+      const parts = copy.getArguments().map((argument) => argument.getValue());
       const destination = parts.pop()!;
-      return { from, sources: parts, destination };
+      return { from: copy.getFromFlag()?.getValue() ?? undefined, sources: parts, destination };
     });
 }
 
-// ---- .dockerignore (Docker's rules: patterns from the context root, `**` any depth, last match wins) ----
-
-function compileIgnorePattern(pattern: string): RegExp {
-  const segments = pattern.replace(/^\/+|\/+$/g, '').split('/');
-  const source = segments
-    .map((segment, index) => {
-      const isLast = index === segments.length - 1;
-      if (segment === '**') return isLast ? '.*' : '(?:[^/]+/)*';
-      const body = segment
-        .replace(/[.+^${}()|\\]/g, '\\$&')
-        .replace(/\*/g, '[^/]*')
-        .replace(/\?/g, '[^/]');
-      return isLast ? body : `${body}/`;
-    })
-    .join('');
-  return new RegExp(`^${source}$`);
-}
-
-function dockerIgnore(text: string): (file: string) => boolean {
-  const rules = text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => ({ negated: line.startsWith('!'), re: compileIgnorePattern(line.replace(/^!/, '')) }));
-  return (file) => {
-    // Excluding a directory excludes what is in it.
-    const parts = file.split('/');
-    const candidates = parts.map((_, index) => parts.slice(0, index + 1).join('/'));
-    let excluded = false;
-    for (const rule of rules)
-      if (candidates.some((candidate) => rule.re.test(candidate))) excluded = !rule.negated;
-    return excluded;
-  };
-}
-
-// ---- YAML: the block subset a compose file uses (no anchors, tags or block scalars: those throw) --------
+// ---- YAML ----------------------------------------------------------------------------------------------
 
 type Yaml = string | number | boolean | null | Yaml[] | { [key: string]: Yaml };
 
-interface Line {
-  indent: number;
-  text: string;
-  number: number;
-}
-
-function stripComment(line: string): string {
-  let quote: string | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const char = line[i]!;
-    if (quote) {
-      if (char === quote) quote = undefined;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-    } else if (char === '#' && (i === 0 || /\s/.test(line[i - 1]!))) {
-      return line.slice(0, i);
-    }
-  }
-  return line;
-}
-
-/** Splits at `sep` outside quotes and brackets. */
-function splitOutside(text: string, sep: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let quote: string | undefined;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i]!;
-    if (quote) {
-      if (char === quote) quote = undefined;
-    } else if (char === "'" || char === '"') quote = char;
-    else if (char === '[' || char === '{') depth++;
-    else if (char === ']' || char === '}') depth--;
-    else if (depth === 0 && text.startsWith(sep, i)) {
-      parts.push(text.slice(start, i));
-      start = i + sep.length;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts;
-}
-
-/** Open `[` minus closed `]`, outside quoted strings. */
-function bracketDepth(text: string): number {
-  let depth = 0;
-  for (const char of text.replace(/'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"/g, '')) {
-    if (char === '[') depth++;
-    else if (char === ']') depth--;
-  }
-  return depth;
-}
-
-function scalar(raw: string, where: number): Yaml {
-  const text = raw.trim();
-  if (text.startsWith('[')) {
-    if (!text.endsWith(']')) throw new Error(`line ${where}: unterminated flow sequence`);
-    const inner = text.slice(1, -1).trim();
-    if (inner === '') return [];
-    return splitOutside(inner, ',')
-      .map((item) => item.trim())
-      .filter((item, index, all) => item !== '' || index < all.length - 1)
-      .map((item) => scalar(item, where));
-  }
-  if (text.startsWith("'")) {
-    if (!/^'(?:[^']|'')*'$/.test(text)) throw new Error(`line ${where}: bad single-quoted string`);
-    return text.slice(1, -1).replace(/''/g, "'");
-  }
-  if (text.startsWith('"')) return JSON.parse(text) as string;
-  if (/^[&*!|>{%@`]/.test(text)) throw new Error(`line ${where}: unsupported YAML: ${text}`);
-  if (text === '' || text === '~' || text === 'null') return null;
-  if (text === 'true' || text === 'false') return text === 'true';
-  if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
-  return text;
-}
-
+/** YAML 1.2, as Compose v2 reads it; duplicate keys and any other error throw. */
 function parseYaml(source: string): Yaml {
-  const lines: Line[] = [];
-  const raw = source.split('\n');
-  for (let i = 0; i < raw.length; i++) {
-    let text = stripComment(raw[i]!).trimEnd();
-    if (text.trim() === '') continue;
-    if (text.trim() === '---') continue;
-    const number = i + 1;
-    // A flow sequence spread over several lines (as Prettier writes long ones) becomes one line.
-    while (bracketDepth(text) > 0 && i + 1 < raw.length) text += ` ${stripComment(raw[++i]!).trim()}`;
-    const indent = text.length - text.trimStart().length;
-    if (text.slice(0, indent).includes('\t')) throw new Error(`line ${number}: tab indentation`);
-    lines.push({ indent, text: text.trim(), number });
-  }
-  let position = 0;
-
-  const isItem = (line: Line) => line.text === '-' || line.text.startsWith('- ');
-
-  function block(indent: number): Yaml {
-    const first = lines[position];
-    if (!first || first.indent < indent) return null;
-    if (first.text.startsWith('[')) {
-      position++;
-      return scalar(first.text, first.number);
-    }
-    return isItem(first) ? sequence(first.indent) : mapping(first.indent);
-  }
-
-  function sequence(indent: number): Yaml[] {
-    const items: Yaml[] = [];
-    while (lines[position]?.indent === indent && isItem(lines[position]!)) {
-      const line = lines[position]!;
-      const rest = line.text.slice(1).trim();
-      if (rest === '') {
-        position++;
-        items.push(block(indent + 1));
-      } else if (splitOutside(rest, ': ').length > 1 || rest.endsWith(':')) {
-        // `- key: value`: a mapping whose first key sits after the dash.
-        lines[position] = { indent: indent + 2, text: rest, number: line.number };
-        items.push(mapping(indent + 2));
-      } else {
-        position++;
-        items.push(scalar(rest, line.number));
-      }
-    }
-    return items;
-  }
-
-  function mapping(indent: number): { [key: string]: Yaml } {
-    const result: { [key: string]: Yaml } = {};
-    while (lines[position]?.indent === indent && !isItem(lines[position]!)) {
-      const line = lines[position]!;
-      const parts = line.text.endsWith(':') ? [line.text.slice(0, -1), ''] : splitOutside(line.text, ': ');
-      if (parts.length < 2) throw new Error(`line ${line.number}: expected "key: value": ${line.text}`);
-      const key = text(scalar(parts[0]!, line.number), `line ${line.number} key`);
-      const value = parts.slice(1).join(': ').trim();
-      if (key in result) throw new Error(`line ${line.number}: duplicate key ${key}`);
-      position++;
-      if (value !== '') {
-        result[key] = scalar(value, line.number);
-      } else {
-        const next = lines[position];
-        // A sequence may sit at the key's own indentation.
-        result[key] =
-          next && (next.indent > indent || (next.indent === indent && isItem(next)))
-            ? block(next.indent)
-            : null;
-      }
-    }
-    return result;
-  }
-
-  const document = block(0);
-  if (position < lines.length) {
-    const line = lines[position]!;
-    throw new Error(`line ${line.number}: unexpected indentation: ${line.text}`);
-  }
-  return document;
+  return parse(source, { strict: true, uniqueKeys: true }) as Yaml;
 }
 
 // ---- compose helpers -----------------------------------------------------------------------------------
@@ -383,7 +205,10 @@ function environment(service: Mapping, variables: Record<string, string>): Recor
 // ---- fixtures ------------------------------------------------------------------------------------------
 
 const dockerfile = parseDockerfile(read('docker/Dockerfile'));
-const ignored = dockerIgnore(read('.dockerignore'));
+// Docker's own matching rules (a CommonJS module whose factory is also its `default`).
+const dockerignore = dockerignoreModule.default().add(read('.dockerignore'));
+/** Whether .dockerignore keeps `file` (a path from the context root) out of the build context. */
+const ignored = (file: string) => dockerignore.ignores(file);
 const composeText = read('docker-compose.yml');
 const compose = mappingAt(parseYaml(composeText), 'docker-compose.yml');
 const services = mappingAt(compose.services, 'services');
@@ -478,7 +303,7 @@ describe('docker/Dockerfile', () => {
       ({ keyword, args }) => keyword === 'RUN' && /pnpm@/.test(args),
     )!;
     const pinned = /pnpm@(\$\{PNPM_VERSION\}|[\d.]+)/.exec(install.args)![1]!;
-    const version = pinned === '${PNPM_VERSION}' ? arg?.args.split('=')[1] : pinned;
+    const version = pinned === '${PNPM_VERSION}' ? argValue(arg) : pinned;
     expect(version).toBe(wanted);
   });
 
@@ -584,7 +409,13 @@ describe('docker/Dockerfile', () => {
       expect(Number(port![2]), `${app.target} healthcheck default port`).toBe(app.defaults.port);
       expect(script).toContain('/healthz');
       expect(Number(env[app.portVar] ?? app.defaults.port)).toBe(app.defaults.port);
-      expect(last(instructions, 'EXPOSE')?.args).toBe(String(app.defaults.port));
+      const exposed = last(instructions, 'EXPOSE')?.args.split(/\s+/);
+      expect(exposed).toContain(String(app.defaults.port));
+      if ('managementPort' in app.defaults) {
+        // The receiver's management listener: reachable by the orchestrator and Prometheus, never published.
+        expect(exposed).toContain(String(app.defaults.managementPort));
+        expect(env.MANAGEMENT_HOST, `${app.target} MANAGEMENT_HOST`).toBe('0.0.0.0');
+      }
       // The apps default to 127.0.0.1, unreachable from outside a container.
       expect(env[app.hostVar], `${app.target} ${app.hostVar}`).toBe('0.0.0.0');
       // Every variable the image sets is one the app reads.
@@ -629,15 +460,16 @@ describe('.dockerignore', () => {
 });
 
 describe('docker-compose.yml', () => {
-  it('parses (and the minimal parser agrees with PyYAML when it is installed)', (context) => {
+  it('has the four services, and reads the same to PyYAML (docker-compose 1.x) when it is installed', (context) => {
     expect(Object.keys(services).sort()).toEqual(['migrate', 'postgres', 'receiver', 'worker']);
+    // PyYAML reads YAML 1.1, where an unquoted `no` (restart: no) is a boolean: one file, two meanings.
     const python = spawnSync(
       'python3',
       ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'],
       { input: composeText, encoding: 'utf8' },
     );
     if (python.status !== 0) {
-      context.skip('python3 with PyYAML is not available: only the built-in parser was used');
+      context.skip('python3 with PyYAML is not available: read as YAML 1.2 only');
       return;
     }
     expect(JSON.parse(python.stdout) as unknown).toEqual(compose);
@@ -859,18 +691,9 @@ describe.skipIf(!composeTool)(
       const result = compose(tool.json ? ['config', '--format', 'json'] : ['config']);
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
-      let json = result.stdout;
-      if (!tool.json) {
-        // docker-compose 1.x is Python and needs PyYAML: the same interpreter turns its YAML into JSON.
-        const python = spawnSync(
-          'python3',
-          ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'],
-          { input: result.stdout, encoding: 'utf8' },
-        );
-        expect(python.stderr).toBe('');
-        json = python.stdout;
-      }
-      resolved = mappingAt(JSON.parse(json) as Yaml, 'config');
+      // docker-compose 1.x prints YAML only (PyYAML's, which quotes any string YAML 1.1 would read otherwise).
+      const config = tool.json ? (JSON.parse(result.stdout) as Yaml) : parseYaml(result.stdout);
+      resolved = mappingAt(config, 'config');
       return resolved;
     }
     const resolvedService = (name: string) =>

@@ -4,7 +4,7 @@
  * run, it tells what the HTTP stack of Node costs on this machine by itself (the part no code of ours can
  * remove) apart from what our layers add on top of it.
  *
- * Reads the receiver's environment (`parseConfig`), serves `POST /webhooks/:provider` and `GET /readyz`, answers
+ * Reads the receiver's environment (`parseConfig`), serves `POST /webhooks/:provider` and `GET /healthz`, answers
  * like the receiver (`{"status":"accepted"|"duplicate","id":...}`), and any failure as a bare 503.
  */
 import http from 'node:http';
@@ -40,7 +40,7 @@ function answer(response: http.ServerResponse, status: number, body: string): vo
 }
 
 const server = http.createServer((request, response) => {
-  if (request.method === 'GET' && request.url === '/readyz') return answer(response, 200, '{"status":"ok"}');
+  if (request.method === 'GET' && request.url === '/healthz') return answer(response, 200, '{"status":"ok"}');
   const provider =
     request.method === 'POST' ? providers.get(WEBHOOK.exec(request.url ?? '')?.[1] ?? '') : undefined;
   if (!provider) return answer(response, 404, '{"error":{"code":"not_found"}}');

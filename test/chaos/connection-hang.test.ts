@@ -14,14 +14,8 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from '../../apps/worker/test/support/events.ts';
 import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
-import {
-  CHAOS_QUEUE,
-  mapConcurrently,
-  report,
-  waitForOrExplain,
-  type WorkerProcess,
-} from './support/cluster.ts';
-import { mixedEvents, type ChaosEvent } from './support/events.ts';
+import { CHAOS_QUEUE, report, startStream, waitForOrExplain, type WorkerProcess } from './support/cluster.ts';
+import { mixedEventSource, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, processedCount, snapshot, sumEffects } from './support/invariants.ts';
 import {
   expectEachEventProcessedOnce,
@@ -32,7 +26,9 @@ import {
 import { StallProxy } from './support/stall-proxy.ts';
 
 const db = useTestDatabase();
-const EVENTS_PER_PHASE = 150;
+const MIN_EVENTS_PER_PHASE = 150;
+/** How far the producer stays ahead of the workers during a phase: events queued and not yet processed. */
+const BACKLOG = 100;
 
 let scenario: Scenario;
 let pool: pg.Pool;
@@ -117,10 +113,12 @@ async function workerAQuiet(): Promise<void> {
 async function phase(mode: 'resume' | 'cut'): Promise<void> {
   await workerAQuiet();
   const run = `hang${mode}`;
-  const events = mixedEvents(EVENTS_PER_PHASE, { run });
-  sent.push(...events);
   const before = await processedCount(pool);
-  const loading = mapConcurrently(events, 20, (event) => producer.send(event.raw));
+  // Events keep arriving until the stall has landed, so that A has jobs to be caught in, however long that takes.
+  const loading = startStream(mixedEventSource(run), (event) => producer.send(event.raw), {
+    concurrency: 20,
+    backlog: { limit: BACKLOG, done: async () => (await processedCount(pool)) - before },
+  });
 
   // Stall A's connections at a moment it is mid-job (else let them go and try again a moment later).
   const stall = await waitFor(
@@ -131,10 +129,14 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
       proxy.resume();
       return undefined;
     },
-    { timeout: 30_000, interval: 20, message: 'worker A mid-job' },
+    { timeout: 60_000, interval: 20, message: 'worker A mid-job' },
   );
   const stalledAt = Date.now();
-  expect((await loading).filter((outcome) => outcome !== 'accepted')).toEqual([]);
+  expect((await loading.finish(MIN_EVENTS_PER_PHASE)).filter((outcome) => outcome !== 'accepted')).toEqual(
+    [],
+  );
+  const events = loading.items;
+  sent.push(...events);
 
   // A's jobs expire and the other worker picks them up again: a second attempt of some event starts.
   // (Once, 1 run in 22, this timed out with B's two handlers "still running after exceeding 3s" and 90 jobs
@@ -148,7 +150,7 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
       );
       return rows[0]!.n > 0 ? rows[0]!.n : undefined;
     },
-    { timeout: 30_000, interval: 100, message: "a retry of worker A's hung jobs" },
+    { timeout: 60_000, interval: 100, message: "a retry of worker A's hung jobs" },
     () => snapshot(pool),
     scenario.processes,
   );
@@ -156,7 +158,7 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
   const cut = mode === 'resume' ? (proxy.resume(), 0) : proxy.cutStalled();
 
   await scenario.waitForProcessed(before + events.length, {
-    timeout: 90_000,
+    timeout: 300_000,
     message: `the ${mode} phase's events processed`,
   });
   if (workerA.child.exitCode !== null || workerA.child.signalCode !== null) {

@@ -44,7 +44,7 @@ it('100 simultaneous copies of one event over 2 receivers: one accepted, one row
       expect(duplicates).toBe(COPIES - 1);
     }
 
-    await scenario.waitForProcessed(events.length, { timeout: 60_000, message: 'both events processed' });
+    await scenario.waitForProcessed(events.length, { timeout: 120_000, message: 'both events processed' });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     report('duplicate-storm', {

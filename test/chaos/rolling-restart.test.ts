@@ -47,7 +47,7 @@ it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left
     for (let i = 0; i < 2; i++) {
       await send(halves[i]!);
       const activeJobsBefore = await waitFor(async () => (await snapshot(pool)).activeJobs || undefined, {
-        timeout: 30_000,
+        timeout: 60_000,
         interval: 10,
         message: `jobs in flight at restart ${i + 1}`,
       });
@@ -59,7 +59,7 @@ it('SIGTERM to each worker in turn with 500 jobs in flight: exit 0, nothing left
       live.push(await scenario.startWorker());
     }
 
-    await scenario.waitForProcessed(EVENTS, { timeout: 90_000, message: `all ${EVENTS} events processed` });
+    await scenario.waitForProcessed(EVENTS, { timeout: 300_000, message: `all ${EVENTS} events processed` });
     const after = await snapshot(pool);
     const expected = sumEffects(events);
     const { rows } = await pool.query<{ n: number }>(

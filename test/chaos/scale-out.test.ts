@@ -47,7 +47,7 @@ it(`${RECEIVERS} receivers x ${WORKERS} workers, ${EVENTS} events with concurren
     ).flat();
     const sendSeconds = (Date.now() - started) / 1000;
 
-    await scenario.waitForProcessed(EVENTS, { timeout: 90_000, message: `all ${EVENTS} events processed` });
+    await scenario.waitForProcessed(EVENTS, { timeout: 300_000, message: `all ${EVENTS} events processed` });
     const seconds = (Date.now() - started) / 1000;
     const after = await snapshot(pool);
     const expected = sumEffects(events);

@@ -2,8 +2,8 @@
  * Scenario 6, an effect slower than its job's expiry. The workers run with WORKER_JOB_TIMEOUT_SECONDS=1, so
  * pg-boss declares the job lost after a second and another attempt starts (on either of two worker processes)
  * while the first is still running. The ledger must keep the second attempt from running the effect again:
- * - an external effect: the welcome email, on an SMTP server that takes 4 s to accept a message: one email,
- *   its key claimed once;
+ * - an external effect: the welcome email, on an SMTP server that holds the message until a later attempt has
+ *   started (a condition, not a timer): one email, its key claimed once;
  * - a database effect: a Shopify order whose table the test keeps locked until a later attempt is waiting
  *   behind the first (a condition, not a timer): one INSERT, its ledger row written once.
  */
@@ -20,17 +20,18 @@ import { expectNoCrashLines, startScenario, type Scenario } from './support/scen
 
 const db = useTestDatabase();
 const EXPIRE_SECONDS = 1;
-const SMTP_DELAY_MS = 4_000;
 
 let scenario: Scenario;
 let pool: pg.Pool;
 let smtp: SmtpSink;
 let producer: Producer;
+/** What the mail server's acknowledgements wait for. */
+let mailHold: Promise<void> = Promise.resolve();
 
 beforeAll(async () => {
   scenario = await startScenario({
     databaseUrl: db.url,
-    smtpDelayMs: () => SMTP_DELAY_MS,
+    smtpHold: () => mailHold,
     producerQueue: { ...CHAOS_QUEUE, expireInSeconds: EXPIRE_SECONDS },
   });
   ({ pool, smtp, producer } = scenario);
@@ -51,10 +52,21 @@ async function attemptsOf(eventId: string): Promise<number> {
 }
 
 describe('an effect slower than the job expiry', () => {
-  it(`a ${SMTP_DELAY_MS} ms email with a ${EXPIRE_SECONDS} s expiry: later attempts wait, one email`, async () => {
+  it(`an email held past the ${EXPIRE_SECONDS} s expiry: later attempts wait, one email`, async () => {
     const event = checkout('slow', 0, 'cus_slow_mail', false);
+    let release!: () => void;
+    mailHold = new Promise<void>((resolve) => (release = resolve));
     const started = Date.now();
     expect(await producer.send(event.raw)).toBe('accepted');
+    // The mail server acknowledges the message once the job has expired and a later attempt has started.
+    await waitForOrExplain(
+      async () => smtp.messages.length > 0 && (await attemptsOf(event.raw.eventId)) >= 2,
+      { timeout: 60_000, interval: 100, message: 'a later attempt while the email is being sent' },
+      () => snapshot(pool),
+      scenario.processes,
+    );
+    const heldMs = Date.now() - started;
+    release();
     await waitForOrExplain(
       async () => (await eventStatus(pool, event.raw.eventId)) === 'processed' && queueDrained(pool),
       { timeout: 60_000, interval: 100, message: 'the slow event processed' },
@@ -70,7 +82,7 @@ describe('an effect slower than the job expiry', () => {
     const reran = scenario.processes.filter((w) => w.output().includes('never reported back')).length;
     report('slow-effect', {
       effect: 'sendWelcomeEmail (external)',
-      smtpDelayMs: SMTP_DELAY_MS,
+      heldMs,
       expireSeconds: EXPIRE_SECONDS,
       seconds: seconds.toFixed(1),
       eventAttempts: attempts,

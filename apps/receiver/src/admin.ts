@@ -1,16 +1,17 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  getEvent,
-  InvalidFilterError,
-  isEventStatus,
-  listEvents,
-  type EventFilters,
-} from '@webhook-inbox/inbox/event-store';
-import { parseDuration } from '@webhook-inbox/inbox/ops/duration';
-import { ReplayError, replayEvent } from '@webhook-inbox/inbox/replay';
+import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
+import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
+import { parseSince } from '@webhook-inbox/inbox/ops/duration';
+import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
+import { replayEvent } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { z } from 'zod';
+import { AdminError, errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 
 export interface AdminDeps {
@@ -21,124 +22,184 @@ export interface AdminDeps {
   logger: Logger;
 }
 
-type AdminError = 'unauthorized' | 'not_found' | 'invalid_filter' | 'unknown_effect';
-const STATUS: Record<AdminError, 400 | 401 | 404> = {
-  unauthorized: 401,
-  not_found: 404,
-  invalid_filter: 400,
-  unknown_effect: 400,
-};
+/** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
+export const REPLAY_BODY_LIMIT = 64 * 1024;
+/** The longest event key a lookup accepts: the webhook route records at most `MAX_EVENT_FIELD_LENGTH`. */
+const MAX_LOOKUP_KEY_LENGTH = 1024;
+/** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 
-function fail(code: AdminError, message: string): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-  return new Response(JSON.stringify({ error: { code, message } }), { status: STATUS[code], headers });
+// Text PostgreSQL can compare: no NUL (text cannot hold it), bounded.
+const text = (max: number) =>
+  z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((value) => !value.includes('\u0000'), { error: 'must not contain NUL' });
+const providerName = text(MAX_EVENT_FIELD_LENGTH).regex(PROVIDER_NAME, {
+  error: 'must be lower-case letters, digits and "-"',
+});
+// An empty value is no filter, as when the parameter is left out.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const LIST_QUERY = z.strictObject({
+  provider: optional(providerName),
+  type: optional(text(MAX_EVENT_FIELD_LENGTH)),
+  status: optional(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` })),
+  since: optional(
+    z
+      .string()
+      .max(64, { error: 'must be at most 64 characters' })
+      .transform((value, ctx) => {
+        try {
+          return parseSince(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+  ),
+  limit: optional(
+    z
+      .string()
+      .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
+      .transform(Number)
+      .pipe(
+        z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }),
+      ),
+  ),
+  cursor: optional(
+    z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9_-]+$/, { error: 'is not one this API returned' }),
+  ),
+});
+
+const REPLAY_BODY = z.strictObject({ forceEffect: text(MAX_EVENT_FIELD_LENGTH).optional() });
+
+/** The first problem zod found, as `field: what is wrong`. */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
 }
-
-// Hashing first makes the comparison constant-time whatever the lengths (timingSafeEqual needs equal lengths).
-const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
  * The admin API (`Authorization: Bearer $ADMIN_TOKEN`): list events with filters and a cursor, show one event
  * with its effects and attempts, replay one. Event keys may contain `/` (Shopify's `shop:orders/create:id`):
- * send them URL-encoded or as is; both work.
+ * send them URL-encoded or as is; both work. Every refusal is thrown as a typed error and answered by
+ * `mapError` (`{"error":{"code","message"}}`); this app has its own error handler so it answers the same
+ * wherever it is mounted.
  *
  * @example
- * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3000/admin/events?status=dead&since=24h'
+ * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
  */
 export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
   const admin = new Hono();
-  const expected = token ? digest(token) : undefined;
 
-  admin.use('*', async (c, next) => {
-    if (!expected) return c.json({ error: { code: 'not_found', message: 'no such route' } }, 404);
-    const header = c.req.header('authorization') ?? '';
-    const presented = /^Bearer (.+)$/i.exec(header)?.[1] ?? '';
-    if (!timingSafeEqual(digest(presented), expected)) {
-      logger.warn({ path: c.req.path }, 'admin request refused: bad or missing bearer token');
-      return fail('unauthorized', 'send Authorization: Bearer <ADMIN_TOKEN>');
+  admin.onError((error, c) => {
+    const mapped = mapError(error);
+    const fields = { path: c.req.path.slice(0, 200), status: mapped.status, code: mapped.body.error.code };
+    if (!mapped.expected) {
+      logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
+    } else {
+      logger.warn({ ...fields, reason: mapped.body.error.message }, 'admin request refused');
     }
-    await next();
+    return errorResponse(c, mapped);
   });
 
+  if (!token) {
+    admin.all('*', () => {
+      throw new AdminError('not_found', 'no such route');
+    });
+    return admin;
+  }
+  if (!BEARER_TOKEN.test(token)) {
+    throw new TypeError(
+      'ADMIN_TOKEN may contain only letters, digits and . _ ~ + / - (then = padding), as a bearer token does',
+    );
+  }
+  // Constant-time: Hono compares the SHA-256 of the presented and the expected token, whatever their lengths.
+  admin.use('*', bearerAuth({ token }));
+
   admin.get('/events', async (c) => {
-    const q = c.req.query();
-    const filters: EventFilters = { provider: q.provider, type: q.type, cursor: q.cursor };
-    if (q.status) {
-      if (!isEventStatus(q.status)) return fail('invalid_filter', `status "${q.status}" is not a status`);
-      filters.status = q.status;
-    }
-    if (q.since) {
-      const since = parseSince(q.since);
-      if (!since) return fail('invalid_filter', `since must be an ISO time or a duration like 24h, 3d`);
-      filters.since = since;
-    }
-    if (q.limit) filters.limit = Number(q.limit);
-    try {
-      return c.json(await listEvents(pool, filters));
-    } catch (error) {
-      if (error instanceof InvalidFilterError) return fail('invalid_filter', error.message);
-      throw error;
-    }
+    const query = LIST_QUERY.safeParse(c.req.query());
+    if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
+    return c.json(await listEvents(pool, query.data));
   });
 
   admin.get('/events/:provider/*', async (c) => {
-    const provider = c.req.param('provider');
-    const eventId = eventIdFrom(c.req.path, provider);
+    const { provider, eventId } = eventKeyFrom(c.req.url);
     const event = await getEvent(pool, provider, eventId);
-    if (!event) return fail('not_found', `no ${provider} event ${eventId}`);
+    if (!event) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
     // Shopify ids above 2^53 are bigint: keep their digits as strings.
     return c.body(
       JSON.stringify(event, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
       200,
-      {
-        'content-type': 'application/json',
-      },
+      { 'content-type': 'application/json' },
     );
   });
 
-  admin.post('/events/:provider/*', async (c) => {
-    const provider = c.req.param('provider');
-    const path = c.req.path;
-    if (!path.endsWith('/replay')) return fail('not_found', 'POST /admin/events/:provider/:id/replay');
-    const eventId = eventIdFrom(path.slice(0, -'/replay'.length), provider);
-    const body: unknown = await c.req.json().catch(() => ({}));
-    const forceEffect =
-      typeof body === 'object' && body && 'forceEffect' in body && typeof body.forceEffect === 'string'
-        ? body.forceEffect
-        : undefined;
-    try {
+  admin.post(
+    '/events/:provider/*',
+    bodyLimit({
+      maxSize: REPLAY_BODY_LIMIT,
+      onError: () => {
+        throw new PayloadTooLargeError(REPLAY_BODY_LIMIT);
+      },
+    }),
+    async (c) => {
+      const { provider, eventId } = eventKeyFrom(c.req.url, true);
+      const { forceEffect } = replayOptions(await c.req.text());
       const result = await replayEvent({ pool, boss }, provider, eventId, { forceEffect });
       logger.info({ provider, eventId, forced: result.forced, enqueued: result.enqueued }, 'admin replay');
       return c.json(result, 202);
-    } catch (error) {
-      if (error instanceof ReplayError) return fail(error.code, error.message);
-      throw error;
-    }
-  });
+    },
+  );
 
   return admin;
 }
 
-/** The event key is everything after `/admin/events/<provider>/`, URL-decoded. */
-function eventIdFrom(path: string, provider: string): string {
-  const marker = `/events/${encodeURIComponent(provider)}/`;
-  const raw = path.slice(path.indexOf(marker) + marker.length);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
+/**
+ * The provider and event key from `.../events/<provider>/<key>` (then `/replay` for a replay), each URL-decoded
+ * once from the request's own URL, so an encoded `/` in a Shopify key and a literal one read the same.
+ */
+function eventKeyFrom(url: string, replay = false): { provider: string; eventId: string } {
+  const match = /\/events\/([^/]*)\/(.*)$/.exec(new URL(url).pathname);
+  const key = match?.[2];
+  if (!match || key === undefined || (replay && !key.endsWith('/replay'))) {
+    throw new AdminError('not_found', 'no such route; replay is POST /admin/events/:provider/:id/replay');
   }
+  return {
+    provider: decode('provider', match[1]!, providerName),
+    eventId: decode('event id', replay ? key.slice(0, -'/replay'.length) : key, text(MAX_LOOKUP_KEY_LENGTH)),
+  };
 }
 
-function parseSince(text: string): Date | undefined {
-  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
-    const date = new Date(text);
-    return Number.isNaN(date.getTime()) ? undefined : date;
-  }
+function decode(what: string, raw: string, schema: z.ZodType<string>): string {
+  let value: string;
   try {
-    return new Date(Date.now() - parseDuration(text));
+    value = decodeURIComponent(raw);
   } catch {
-    return undefined;
+    throw new AdminError('invalid_request', `${what}: not valid percent-encoding`);
   }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new AdminError('invalid_request', `${what}: ${firstIssue(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The replay body: empty, or a JSON object with nothing but an optional `forceEffect` name. */
+function replayOptions(body: string): { forceEffect?: string } {
+  if (body.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new AdminError('invalid_request', 'the body is not JSON; send {"forceEffect":"<name>"} or nothing');
+  }
+  const parsed = REPLAY_BODY.safeParse(json);
+  if (!parsed.success) throw new AdminError('invalid_request', `body: ${firstIssue(parsed.error)}`);
+  return parsed.data;
 }

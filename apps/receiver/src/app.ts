@@ -7,9 +7,10 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { createAdminApp } from './admin.ts';
 import { readRawBody } from './body.ts';
+import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { mapError } from './http-errors.ts';
-import type { Logger } from './logger.ts';
+import { errorResponse, mapError } from './http-errors.ts';
+import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -22,13 +23,18 @@ export interface AppDeps {
   logger: Logger;
   metrics: ReceiverMetrics;
   maxBodyBytes: number;
+  /** Bytes all bodies being received may hold together; unset: no bound beyond `maxBodyBytes` each. */
+  bodyBudget?: BodyBudget;
+  /** Deadline for a whole body to arrive (408 past it). Default 10 s. */
+  bodyTimeoutMs?: number;
+  /** Which refusal and failure lines are written; unset: all of them. */
+  logSampler?: LogSampler;
   /** The clock signatures are checked against. */
   now?: () => Date;
-  /** True once shutdown has begun: `/readyz` answers 503 so a load balancer stops sending. */
-  isShuttingDown?: () => boolean;
-  /** How long `/readyz` waits for `select 1`. */
-  readyTimeoutMs?: number;
-  /** Bearer token of the admin API; unset: `/admin/*` does not exist. */
+  /**
+   * Bearer token of the admin API on this listener; unset: `/admin/*` does not exist here (it is served on the
+   * management listener unless `ADMIN_LISTENER=public`).
+   */
   adminToken?: string;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
@@ -37,14 +43,17 @@ export interface AppDeps {
 type Env = {
   // Present when served by @hono/node-server; absent under `app.request()`.
   Bindings: Partial<HttpBindings>;
-  Variables: { provider: string; startedAt: number };
+  Variables: { provider: string; startedAt: number; bodyLease: BodyLease };
 };
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const SIGNATURE_REFUSALS = new Set(['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance']);
+const LOG_EVERYTHING: LogSampler = { allow: () => true, close: () => {} };
 
 /**
- * The receiver as a Hono app, with every dependency passed in (nothing connects at import time).
+ * The receiver's public listener as a Hono app: the webhooks and a database-free `/healthz` (health,
+ * readiness and metrics are on the management listener, see management.ts). Every dependency is passed in
+ * (nothing connects at import time).
  *
  * @example
  * const app = createApp({ pool, boss, providers, logger, metrics, maxBodyBytes: 1_048_576 });
@@ -53,10 +62,23 @@ const SIGNATURE_REFUSALS = new Set(['missing_signature', 'invalid_signature', 't
 export function createApp(deps: AppDeps): Hono<Env> {
   const { pool, boss, providers, logger, metrics, maxBodyBytes } = deps;
   const now = deps.now ?? (() => new Date());
-  const isShuttingDown = deps.isShuttingDown ?? (() => false);
-  const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
+  const bodyBudget =
+    deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
+  const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
+  const logSampler = deps.logSampler ?? LOG_EVERYTHING;
   const ingestDeps = { pool, boss };
   const app = new Hono<Env>();
+
+  // A body's bytes count against the budget from its first read until its answer is built (errors included).
+  app.use('/webhooks/:provider', async (c, next) => {
+    const lease = bodyBudget.open();
+    c.set('bodyLease', lease);
+    try {
+      await next();
+    } finally {
+      lease.release();
+    }
+  });
 
   app.post('/webhooks/:provider', async (c) => {
     const startedAt = performance.now();
@@ -65,12 +87,16 @@ export function createApp(deps: AppDeps): Hono<Env> {
     c.set('startedAt', startedAt);
     if (!provider) {
       c.set('provider', 'unknown');
-      throw new UnknownProviderError(name);
+      throw new UnknownProviderError(truncate(name));
     }
     c.set('provider', name);
 
     const incoming = c.env?.incoming;
-    const rawBody = await readRawBody(c.req.raw, incoming, maxBodyBytes);
+    const rawBody = await readRawBody(c.req.raw, incoming, {
+      limit: maxBodyBytes,
+      lease: c.get('bodyLease'),
+      timeoutMs: bodyTimeoutMs,
+    });
     const header = incoming
       ? (field: string) => {
           const value = incoming.headers[field.toLowerCase()];
@@ -99,28 +125,16 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return c.body(`{"status":"${outcome}","id":${JSON.stringify(event.eventId)}}`, 200, JSON_HEADERS);
   });
 
+  // For load balancers that can only probe the port they send to; no database call, so a flood of it costs
+  // nothing. Readiness (`/readyz`) and `/metrics` are on the management listener.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-
-  app.get('/readyz', async (c) => {
-    if (isShuttingDown()) return c.json({ status: 'shutting_down' }, 503);
-    try {
-      await withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out');
-      return c.json({ status: 'ok' });
-    } catch (error) {
-      logger.warn({ err: errorFields(error) }, 'readiness check failed: database unreachable');
-      return c.json({ status: 'unavailable', error: 'database unreachable' }, 503);
-    }
-  });
-
-  app.get('/metrics', async (c) =>
-    c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
-  );
 
   app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 
-  // Every error ends here, and only here, becomes a status code (see http-errors.ts).
+  // Every error of the webhook route ends here (the admin API has its own handler, on the same mapError) and
+  // becomes a status code in http-errors.ts.
   app.onError((error, c) => {
     const mapped = mapError(error);
     const provider = c.get('provider') as string | undefined;
@@ -136,15 +150,19 @@ export function createApp(deps: AppDeps): Hono<Env> {
       }
     }
     const fields = { provider, status: mapped.status, code: mapped.body.error.code, ms };
+    // A flood of refusals would otherwise be a flood of lines: sampled per kind and code (logger.ts).
     if (!mapped.expected) {
-      logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
+      if (logSampler.allow(`unexpected error ${fields.code}`)) {
+        logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
+      }
     } else if (mapped.status >= 500) {
-      logger.error({ ...fields, err: errorFields(error) }, 'webhook not recorded');
-    } else {
-      logger.warn({ ...fields, reason: mapped.body.error.message }, 'webhook refused');
+      if (logSampler.allow(`webhook not recorded ${fields.code}`)) {
+        logger.error({ ...fields, err: errorFields(error) }, 'webhook not recorded');
+      }
+    } else if (logSampler.allow(`webhook refused ${fields.code}`)) {
+      logger.warn({ ...fields, reason: truncate(mapped.body.error.message, 500) }, 'webhook refused');
     }
-    const headers: Record<string, string> = mapped.closeConnection ? { connection: 'close' } : {};
-    return c.json(mapped.body, mapped.status, headers);
+    return errorResponse(c, mapped);
   });
 
   return app;
@@ -152,18 +170,4 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
 function round(ms: number): number {
   return Math.round(ms * 100) / 100;
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

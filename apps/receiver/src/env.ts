@@ -8,16 +8,16 @@ import {
   boundedNumber,
   ConfigError,
   databaseUrl,
-  hideCredentials,
+  maskUrl,
   logLevel,
   optionalHttpUrl,
   parseEnv,
   textOr,
   type LogLevel,
-} from '@webhook-inbox/inbox/config';
+} from '@webhook-inbox/env';
 import { z } from 'zod';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
 /**
  * The receiver's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -25,8 +25,29 @@ export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/con
  */
 export interface ReceiverConfig {
   databaseUrl: string;
+  /** The public listener: the webhooks and a database-free `/healthz`. */
   host: string;
   port: number;
+  /** The management listener: `/healthz`, `/readyz`, `/metrics`, and the admin API by default. */
+  managementHost: string;
+  managementPort: number;
+  /** Which listener serves `/admin/*`. */
+  adminListener: AdminListener;
+  /** Connections the public listener holds at once; more are closed as they arrive. */
+  maxConnections: number;
+  /** Deadline for a request's headers (Node's `headersTimeout`). */
+  headersTimeoutMs: number;
+  /** Deadline for a whole request, headers and body (Node's `requestTimeout`: a bare 408, the last resort). */
+  requestTimeoutMs: number;
+  /** Deadline for a webhook's body, from its first read (408 `body_timeout`). */
+  bodyTimeoutMs: number;
+  /** Bytes all webhook bodies being received and handled may hold together (503 `unavailable` past it). */
+  bodyBudgetBytes: number;
+  /**
+   * When the budget is full, the oldest bodies still arriving (for at least this long) are cut off (503) to
+   * make room for a new one.
+   */
+  bodyEvictAfterMs: number;
   /** Stripe endpoint secrets (`whsec_...`); more than one during a rotation. Empty: no Stripe endpoint. */
   stripeSecrets: string[];
   /** Shopify app client secrets; more than one during a rotation. Empty: no Shopify endpoint. */
@@ -93,10 +114,27 @@ const standardWebhooks = z.preprocess(
     .default([]),
 );
 
+export const ADMIN_LISTENERS = ['management', 'public'] as const;
+export type AdminListener = (typeof ADMIN_LISTENERS)[number];
+
+const MIB = 1024 * 1024;
+
 const schema = z.object({
   DATABASE_URL: databaseUrl,
   HOST: textOr('127.0.0.1'),
   PORT: integer(0, 65_535, 3000),
+  MANAGEMENT_HOST: textOr('127.0.0.1'),
+  MANAGEMENT_PORT: integer(0, 65_535, 3002),
+  ADMIN_LISTENER: z.preprocess(
+    (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
+    z.enum(ADMIN_LISTENERS, { error: `must be one of ${ADMIN_LISTENERS.join(', ')}` }).default('management'),
+  ),
+  MAX_CONNECTIONS: integer(1, 1_000_000, 1_024),
+  HEADERS_TIMEOUT_MS: integer(1_000, 600_000, 10_000),
+  REQUEST_TIMEOUT_MS: integer(1_000, 3_600_000, 30_000),
+  WEBHOOK_BODY_TIMEOUT_MS: integer(100, 3_600_000, 10_000),
+  WEBHOOK_BODY_BUDGET_BYTES: integer(1, 4_096 * MIB, 32 * MIB),
+  WEBHOOK_BODY_EVICT_AFTER_MS: integer(0, 3_600_000, 0),
   STRIPE_WEBHOOK_SECRET: secretList,
   SHOPIFY_WEBHOOK_SECRET: secretList,
   STANDARD_WEBHOOKS: standardWebhooks,
@@ -144,12 +182,36 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       issues.push(`${name} ${(error as Error).message}`);
     }
   }
+  // A single body within the per-request limit must always fit an empty budget: past the budget is a 503,
+  // which the sender retries, so it must be a "not now", never a "never".
+  if (e.WEBHOOK_BODY_BUDGET_BYTES < e.WEBHOOK_MAX_BODY_BYTES) {
+    issues.push('WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BODY_BYTES');
+  }
+  if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    issues.push('HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS');
+  }
+  // The receiver's own 408 (with its error code) comes first; Node's bare one is the last resort.
+  if (e.WEBHOOK_BODY_TIMEOUT_MS >= e.REQUEST_TIMEOUT_MS) {
+    issues.push('WEBHOOK_BODY_TIMEOUT_MS must be less than REQUEST_TIMEOUT_MS');
+  }
+  if (e.MANAGEMENT_PORT !== 0 && e.MANAGEMENT_PORT === e.PORT) {
+    issues.push('MANAGEMENT_PORT must differ from PORT');
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
     databaseUrl: e.DATABASE_URL,
     host: e.HOST,
     port: e.PORT,
+    managementHost: e.MANAGEMENT_HOST,
+    managementPort: e.MANAGEMENT_PORT,
+    adminListener: e.ADMIN_LISTENER,
+    maxConnections: e.MAX_CONNECTIONS,
+    headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    bodyTimeoutMs: e.WEBHOOK_BODY_TIMEOUT_MS,
+    bodyBudgetBytes: e.WEBHOOK_BODY_BUDGET_BYTES,
+    bodyEvictAfterMs: e.WEBHOOK_BODY_EVICT_AFTER_MS,
     stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
     shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
     standardWebhooks: e.STANDARD_WEBHOOKS,
@@ -171,7 +233,15 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
   return {
     host: config.host,
     port: config.port,
-    database: hideCredentials(config.databaseUrl),
+    management: { host: config.managementHost, port: config.managementPort },
+    adminListener: config.adminListener,
+    maxConnections: config.maxConnections,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    bodyBudgetBytes: config.bodyBudgetBytes,
+    bodyEvictAfterMs: config.bodyEvictAfterMs,
+    database: maskUrl(config.databaseUrl),
     stripeSecrets: config.stripeSecrets.length,
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(

@@ -1,10 +1,68 @@
-import { WebhookError } from '@webhook-inbox/inbox/errors';
+import { WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
+import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
+import { ReplayError } from '@webhook-inbox/inbox/replay';
+import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-/** The JSON error body of the contract: `{"error":{"code","message"}}`. */
+/** The admin API's refusals that are the request's fault. */
+export type AdminErrorCode =
+  'unauthorized' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
+
+/** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
+export class AdminError extends Error {
+  readonly code: AdminErrorCode;
+  constructor(code: AdminErrorCode, message: string) {
+    super(message);
+    this.name = 'AdminError';
+    this.code = code;
+  }
+}
+
+export type ErrorCode = WebhookErrorCode | AdminErrorCode | 'internal_error';
+
+/** Every error code and its status: the only place a status is decided. */
+const STATUS = {
+  missing_signature: 400,
+  invalid_signature: 400,
+  timestamp_out_of_tolerance: 400,
+  invalid_payload: 400,
+  payload_too_large: 413,
+  body_timeout: 408,
+  unknown_provider: 404,
+  unavailable: 503,
+  unauthorized: 401,
+  not_found: 404,
+  invalid_filter: 400,
+  invalid_request: 400,
+  unknown_effect: 400,
+  internal_error: 500,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
+
+/** Hono's own middleware (bearerAuth) throws `HTTPException`s: their status names our code. */
+const HTTP_EXCEPTION_CODES: Partial<Record<number, { code: ErrorCode; message: string }>> = {
+  400: { code: 'invalid_request', message: 'malformed Authorization header; send "Bearer <token>"' },
+  401: {
+    code: 'unauthorized',
+    message: 'missing or wrong bearer token; send "Authorization: Bearer <token>"',
+  },
+  404: { code: 'not_found', message: 'no such route' },
+  413: { code: 'payload_too_large', message: 'the body is too large' },
+};
+
+/**
+ * How long a sender should wait before retrying a retryable error (503 `unavailable`): long enough for a
+ * restarting database or a drained body budget, short enough that a provider with its own backoff loses
+ * nothing.
+ */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Refusals that leave the rest of the body unread: the connection is closed rather than drained. */
+const UNREAD_BODY: ReadonlySet<ErrorCode> = new Set(['payload_too_large', 'body_timeout']);
+
+/** The JSON error body: `{"error":{"code","message"}}`. */
 export interface ErrorBody {
-  error: { code: string; message: string };
+  error: { code: ErrorCode; message: string };
 }
 
 export interface MappedError {
@@ -12,37 +70,51 @@ export interface MappedError {
   body: ErrorBody;
   /** False for a bug: it is logged with its stack and answered 500. */
   expected: boolean;
-  /** Close the connection after answering (the rest of an oversized body is not worth reading). */
-  closeConnection: boolean;
+  /** `Retry-After` on a retryable error, `WWW-Authenticate` on a 401, `Connection: close` on an unread body. */
+  headers: Record<string, string>;
+}
+
+function mapped(code: ErrorCode, message: string, headers: Record<string, string> = {}): MappedError {
+  return {
+    status: STATUS[code],
+    body: { error: { code, message } },
+    expected: code !== 'internal_error',
+    headers,
+  };
 }
 
 /**
- * The one place an error becomes an HTTP status. A `WebhookError` carries its contract code and status (a bad
- * signature is a 400, a database that cannot record the event a 503); anything else reaching here is a bug
- * and answers a generic 500 that reveals nothing about the internals.
+ * The one place an error becomes an HTTP status. Typed errors carry a stable code (a bad signature is a 400
+ * `invalid_signature`, a database that cannot record the event a 503 `unavailable` with `Retry-After`, a bad
+ * admin filter a 400 `invalid_filter`); anything else reaching here is a bug and answers a generic 500 that
+ * reveals nothing about the internals.
  */
 export function mapError(error: unknown): MappedError {
   if (error instanceof WebhookError) {
-    return {
-      status: error.status as ContentfulStatusCode,
-      body: { error: { code: error.code, message: error.message } },
-      expected: true,
-      closeConnection: false,
-    };
+    const headers: Record<string, string> = error.retryable
+      ? { 'retry-after': String(RETRY_AFTER_SECONDS) }
+      : UNREAD_BODY.has(error.code)
+        ? { connection: 'close' }
+        : {};
+    return mapped(error.code, error.message, headers);
   }
+  if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
+  if (error instanceof InvalidFilterError) return mapped('invalid_filter', error.message);
   if (error instanceof HTTPException) {
-    const status: ContentfulStatusCode = error.status >= 500 ? 500 : error.status;
-    return {
-      status,
-      body: { error: { code: status >= 500 ? 'internal_error' : 'bad_request', message: error.message } },
-      expected: status < 500,
-      closeConnection: false,
-    };
+    const known = HTTP_EXCEPTION_CODES[error.status];
+    if (known) {
+      const challenge = error.res?.headers.get('www-authenticate');
+      return mapped(
+        known.code,
+        error.message || known.message,
+        challenge ? { 'www-authenticate': challenge } : {},
+      );
+    }
   }
-  return {
-    status: 500,
-    body: { error: { code: 'internal_error', message: 'unexpected error; the request was not recorded' } },
-    expected: false,
-    closeConnection: false,
-  };
+  return mapped('internal_error', 'unexpected error; the request was not recorded');
+}
+
+/** The answer for a mapped error: its status, JSON body and headers. */
+export function errorResponse(c: Context, error: MappedError): Response {
+  return c.json(error.body, error.status, error.headers);
 }

@@ -17,7 +17,7 @@ export interface ReceiverMetrics {
  */
 export function createMetrics(
   pool: pg.Pool,
-  options: { defaultMetrics?: boolean; inFlight?: () => number } = {},
+  options: { defaultMetrics?: boolean; inFlight?: () => number; bodyBytes?: () => number } = {},
 ): ReceiverMetrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
@@ -58,10 +58,22 @@ export function createMetrics(
   if (inFlight) {
     new Gauge({
       name: 'http_requests_in_flight',
-      help: 'HTTP requests being handled right now (this scrape included).',
+      help: 'Requests the public listener is handling right now (webhooks and its /healthz).',
       registers: [registry],
       collect() {
         this.set(inFlight());
+      },
+    });
+  }
+
+  const bodyBytes = options.bodyBytes;
+  if (bodyBytes) {
+    new Gauge({
+      name: 'webhook_body_bytes_held',
+      help: 'Bytes of webhook bodies being received or handled, counted against WEBHOOK_BODY_BUDGET_BYTES.',
+      registers: [registry],
+      collect() {
+        this.set(bodyBytes());
       },
     });
   }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
@@ -6,18 +6,23 @@ import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import pg from 'pg';
 import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
+import { createBodyBudget } from './body-budget.ts';
 import { createSender } from './boss.ts';
 import { describeConfig, type ReceiverConfig } from './env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, createLogSampler, type Logger } from './logger.ts';
+import { createManagementApp } from './management.ts';
 import { createMetrics } from './metrics.ts';
 
 export interface Receiver {
-  /** Where it listens, e.g. `http://127.0.0.1:3000` (the real port when `config.port` was 0). */
+  /** The public listener, e.g. `http://127.0.0.1:3000` (the real port when `config.port` was 0). */
   readonly url: string;
+  /** The management listener (`/healthz`, `/readyz`, `/metrics`, admin API), e.g. `http://127.0.0.1:3002`. */
+  readonly managementUrl: string;
   /**
-   * Graceful stop, once: refuses new connections, lets in-flight requests finish (up to
-   * `config.shutdownTimeoutMs`, then cuts them off), stops pg-boss, closes the pool. Idempotent.
+   * Graceful stop, once: `/readyz` turns 503, the public listener refuses new connections and lets in-flight
+   * requests finish (up to `config.shutdownTimeoutMs`, then cuts them off), then the management listener
+   * closes, pg-boss stops and the pool closes. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -27,7 +32,7 @@ export interface StartOptions {
 }
 
 /**
- * Starts the receiver in this process: its pool, a send-only pg-boss, the HTTP server.
+ * Starts the receiver in this process: its pool, a send-only pg-boss, the public and management listeners.
  * Requires a migrated database (`pnpm db:migrate`): it creates the queues but never the schema.
  *
  * @example
@@ -50,7 +55,6 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const pool = createRequestPool(config, logger);
   const boss = createSender(config.databaseUrl, logger);
 
-  let server: ServerType | undefined;
   try {
     await boss.start();
     await ensureQueues(boss);
@@ -66,7 +70,12 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   let shuttingDown = false;
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
-  const metrics = createMetrics(pool, { inFlight: () => inFlight });
+  const bodyBudget = createBodyBudget({
+    limitBytes: config.bodyBudgetBytes,
+    evictAfterMs: config.bodyEvictAfterMs,
+  });
+  const metrics = createMetrics(pool, { inFlight: () => inFlight, bodyBytes: () => bodyBudget.usedBytes() });
+  const logSampler = createLogSampler(logger);
   // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
   const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
@@ -77,13 +86,29 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    adminToken: config.adminToken,
+    bodyBudget,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    logSampler,
+    adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     onSignatureRefused: (provider) => refusals.record(provider),
+  });
+  const management = createManagementApp({
+    pool,
+    boss,
+    logger,
+    metrics,
     isShuttingDown: () => shuttingDown,
+    adminToken: config.adminListener === 'management' ? config.adminToken : undefined,
   });
 
-  const port = await new Promise<number>((resolve, reject) => {
-    server = serve(
+  let server: ServerType | undefined;
+  let managementServer: ServerType | undefined;
+  try {
+    managementServer = await listen(
+      { fetch: management.fetch, port: config.managementPort, hostname: config.managementHost },
+      {},
+    );
+    server = await listen(
       {
         fetch: async (request, env) => {
           inFlight++;
@@ -96,12 +121,39 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
         port: config.port,
         hostname: config.host,
       },
-      (info: AddressInfo) => resolve(info.port),
+      {
+        headersTimeout: config.headersTimeoutMs,
+        requestTimeout: config.requestTimeoutMs,
+        // How often Node looks for requests past those two deadlines (its default is 30 s).
+        connectionsCheckingInterval: 1_000,
+      },
+      config.maxConnections,
     );
-    server.once('error', reject);
+  } catch (error) {
+    logSampler.close();
+    managementServer?.close();
+    await alerter.close();
+    await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  // Node closes a connection past MAX_CONNECTIONS as it arrives; say so (sampled, like every refusal).
+  server.on('drop', () => {
+    if (logSampler.allow('connection dropped')) {
+      logger.warn({ maxConnections: config.maxConnections }, 'connection dropped: MAX_CONNECTIONS reached');
+    }
   });
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url, providers: [...providers.keys()] }, 'receiver listening');
+  const url = urlOf(config.host, server);
+  const managementUrl = urlOf(config.managementHost, managementServer);
+  logger.info(
+    {
+      url,
+      managementUrl,
+      admin: config.adminToken ? config.adminListener : 'disabled',
+      providers: [...providers.keys()],
+    },
+    'receiver listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -110,14 +162,17 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       const started = Date.now();
       logger.info({ inFlight }, 'receiver stopping: no new connections, finishing in-flight requests');
       await drainServer(
-        server!,
+        server,
         config.shutdownTimeoutMs,
         () => inFlight,
         (listener) => (onIdle = listener),
       );
+      await closeServer(managementServer);
+      logSampler.close();
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pg-boss did not stop cleanly');
       });
+      refusals.close(); // the total of a window of refused signatures still open, before the alerter closes
       await alerter.close();
       await pool.end().catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pool did not close cleanly');
@@ -126,7 +181,32 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       logger.flush();
     })());
 
-  return { url, close };
+  return { url, managementUrl, close };
+}
+
+/** An HTTP server listening (resolves once bound, rejects if the address is taken). */
+function listen(
+  options: { fetch: Parameters<typeof serve>[0]['fetch']; port: number; hostname: string },
+  serverOptions: ServerOptions,
+  maxConnections?: number,
+): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ ...options, serverOptions }, () => resolve(server));
+    if (maxConnections !== undefined) server.maxConnections = maxConnections;
+    server.once('error', reject);
+  });
+}
+
+function urlOf(host: string, server: ServerType): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function closeServer(server: ServerType): Promise<void> {
+  const http = server as Server;
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  http.closeAllConnections();
+  return closed;
 }
 
 /**

@@ -1,6 +1,15 @@
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, send, shopifyDelivery, sql, stripeDelivery, type TestApp } from './helpers.ts';
+import {
+  createTestApp,
+  receiverEnv,
+  send,
+  shopifyDelivery,
+  spawnReceiver,
+  sql,
+  stripeDelivery,
+  type TestApp,
+} from './helpers.ts';
 
 // The admin API on the real app: list with filters and a cursor, show, replay; bearer auth; off when unset.
 
@@ -29,16 +38,37 @@ const post = (path: string, body?: unknown) =>
     }),
   );
 
+/** The answer is `status` with `{"error":{"code","message"}}`, and logged as a refusal without a stack. */
+async function expectError(response: Response, status: number, code: string): Promise<void> {
+  const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
+  expect({ status: response.status, code: body.error?.code }, JSON.stringify(body)).toEqual({ status, code });
+  expect(typeof body.error?.message).toBe('string');
+}
+
+/** Log lines written while `run` ran. */
+async function logged(app: TestApp, run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+  const before = app.lines().length;
+  await run();
+  return app
+    .lines()
+    .slice(before)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
 describe('admin API', () => {
   it('refuses a missing or wrong token with 401, and does not exist without ADMIN_TOKEN', async () => {
-    expect((await get('/admin/events', '')).status).toBe(401);
+    await expectError(await get('/admin/events', ''), 401, 'unauthorized');
     const wrong = await get('/admin/events', 'admin-token-for-tests-WRONG00000');
-    expect(wrong.status).toBe(401);
-    expect(await wrong.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    await expectError(wrong, 401, 'unauthorized');
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    const basic = await t.app.request('/admin/events', { headers: { authorization: `Basic ${TOKEN}` } });
+    await expectError(basic, 400, 'invalid_request');
     const off = await disabled.app.request('/admin/events', {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
-    expect(off.status).toBe(404);
+    await expectError(off, 404, 'not_found');
   });
 
   it('lists with filters and pages with a cursor', async () => {
@@ -119,5 +149,109 @@ describe('admin API', () => {
     const force = await post('/admin/events/stripe/evt_admin_2/replay', { forceEffect: 'neverCompleted' });
     expect(force.status).toBe(400);
     expect(await force.json()).toMatchObject({ error: { code: 'unknown_effect' } });
+  });
+
+  it('refuses every malformed parameter with 400 and a stable code, logged without a stack', async () => {
+    const lines = await logged(t, async () => {
+      const filters = [
+        'cursor=not%20base64!',
+        `cursor=${base64url('garbage')}`,
+        `cursor=${base64url(['not-a-date', 'stripe', 'evt_1'])}`,
+        `cursor=${base64url(['2026-02-30T00:00:00.000000Z', 'stripe', 'evt_1'])}`,
+        `cursor=${base64url(['2026-01-01T00:00:00.000000Z', 'str\u0000ipe', 'evt_1'])}`,
+        'provider=%00',
+        'provider=Stripe!',
+        'type=a%00b',
+        `type=${'t'.repeat(300)}`,
+        'status=bogus',
+        'since=99999999999999999999w',
+        'since=9999999w',
+        'since=2026-13-45',
+        'since=yesterday',
+        'limit=0',
+        'limit=501',
+        'limit=1e2',
+        'limit=abc',
+        'statuss=dead',
+      ];
+      for (const query of filters) {
+        const response = await get(`/admin/events?${query}`);
+        await expectError(response, 400, 'invalid_filter');
+      }
+      const since = await get('/admin/events?since=99999999999999999999w');
+      expect(((await since.json()) as { error: { message: string } }).error.message).toMatch(
+        /longer than any date/,
+      );
+
+      for (const path of [
+        '/admin/events/%00/evt_1',
+        '/admin/events/stripe/evt%00x',
+        '/admin/events/stripe/%E0%A4%A',
+      ]) {
+        await expectError(await get(path), 400, 'invalid_request');
+        await expectError(await post(`${path}/replay`), 400, 'invalid_request');
+      }
+      const bad = (body: string) =>
+        t.app.request('/admin/events/stripe/evt_admin_2/replay', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body,
+        });
+      await expectError(await bad('{not json'), 400, 'invalid_request');
+      await expectError(await bad('{"forceEffect":42}'), 400, 'invalid_request');
+      await expectError(await bad('{"forceEffect":"x","dryRun":true}'), 400, 'invalid_request');
+      await expectError(await bad('[]'), 400, 'invalid_request');
+    });
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line, JSON.stringify(line)).toMatchObject({ level: 40, msg: 'admin request refused' });
+      expect(JSON.stringify(line)).not.toMatch(/stack|\bat \w+ \(/);
+    }
+  });
+});
+
+describe('admin API over HTTP', () => {
+  it('refuses a 100 MB replay body with 413 long before it is sent, declared or streamed', async () => {
+    const receiver = await spawnReceiver(receiverEnv(db.url, { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn' }));
+    try {
+      const url = new URL('/admin/events/stripe/evt_admin_2/replay', receiver.url);
+      const hundredMb = 100 * 1024 * 1024;
+      for (const declared of [true, false]) {
+        let sent = 0;
+        const chunk = new Uint8Array(64 * 1024).fill(0x20);
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent >= hundredMb) return controller.close();
+            sent += chunk.length;
+            controller.enqueue(chunk);
+          },
+        });
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+        };
+        if (declared) headers['content-length'] = String(hundredMb);
+        const response = await fetch(url, {
+          method: 'POST',
+          headers,
+          body,
+          duplex: 'half',
+          signal: AbortSignal.timeout(20_000),
+        });
+        await expectError(response, 413, 'payload_too_large');
+        expect(sent, `declared ${declared}`).toBeLessThan(hundredMb / 4);
+      }
+      await waitFor(
+        () =>
+          receiver.output().match(/"code":"payload_too_large".*"msg":"admin request refused"/g)?.length === 2,
+        {
+          timeout: 5_000,
+          message: 'two refusals in the log',
+        },
+      );
+      expect(receiver.output()).not.toMatch(/"stack"/);
+    } finally {
+      await receiver.stop();
+    }
   });
 });

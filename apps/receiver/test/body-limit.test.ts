@@ -107,7 +107,7 @@ describe('a 100 MB body', () => {
   });
 
   it('the receiver keeps serving afterwards', async () => {
-    const response = await fetch(new URL('/readyz', receiver.url));
+    const response = await fetch(new URL('/readyz', receiver.managementUrl));
     expect(response.status).toBe(200);
   });
 });

@@ -15,8 +15,8 @@ import {
   type TestApp,
 } from './helpers.ts';
 
-// Every row of the contract's "HTTP (receiver)" table, for each provider, through app.request() on the real app
-// (real pool, real pg-boss sender, real providers) against this file's own database.
+// Every answer of the webhook route (the table in apps/receiver/README.md), for each provider, through
+// app.request() on the real app (real pool, real pg-boss sender, real providers) against this file's own database.
 
 const db = useTestDatabase();
 let t: TestApp;
@@ -30,6 +30,7 @@ afterAll(async () => {
 });
 
 async function expectError(response: Response, status: number, code: string): Promise<void> {
+  if (status < 500) expect(response.headers.get('retry-after')).toBeNull();
   const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
   expect({ status: response.status, code: body.error?.code }).toEqual({ status, code });
   expect(typeof body.error?.message).toBe('string');
@@ -231,10 +232,10 @@ describe('routing', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
-  it('GET /healthz and /readyz answer 200; /metrics counts requests by provider and outcome', async () => {
+  it('GET /healthz answers 200; on the management app /readyz answers 200 and /metrics counts requests by provider and outcome', async () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
-    expect((await t.app.request('/readyz')).status).toBe(200);
-    const metrics = await (await t.app.request('/metrics')).text();
+    expect((await t.management.request('/readyz')).status).toBe(200);
+    const metrics = await (await t.management.request('/metrics')).text();
     expect(metrics).toMatch(/webhook_requests_total\{provider="stripe",outcome="accepted"\} \d+/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="shopify",outcome="invalid_signature"\} \d+/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="unknown",outcome="unknown_provider"\} \d+/);
@@ -311,13 +312,15 @@ describe('the database cannot record the event: 503 unavailable, nothing recorde
     try {
       for (const delivery of [stripeDelivery(), shopifyDelivery(), standardDelivery()]) {
         const response = await send(unreachable.app, delivery);
+        // The only retryable answer, and the only one that says when to retry.
+        expect(response.headers.get('retry-after')).toBe('5');
         await expectError(response, 503, 'unavailable');
         expect(await recorded(db.url, { provider: delivery.provider, eventId: delivery.key })).toEqual({
           events: 0,
           jobs: 0,
         });
       }
-      expect((await unreachable.app.request('/readyz')).status).toBe(503);
+      expect((await unreachable.management.request('/readyz')).status).toBe(503);
       expect((await unreachable.app.request('/healthz')).status).toBe(200);
     } finally {
       await unreachable.close();

@@ -23,6 +23,15 @@ describe('parseConfig', () => {
       databaseUrl: DB,
       host: '127.0.0.1',
       port: 3000,
+      managementHost: '127.0.0.1',
+      managementPort: 3002,
+      adminListener: 'management',
+      maxConnections: 1_024,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      bodyTimeoutMs: 10_000,
+      bodyBudgetBytes: 32 * 1024 * 1024,
+      bodyEvictAfterMs: 0,
       stripeSecrets: [],
       shopifySecrets: [],
       standardWebhooks: [],
@@ -98,6 +107,15 @@ describe('parseConfig', () => {
     [{ STRIPE_WEBHOOK_SECRET: `${STRIPE},,whsec_x` }, 'STRIPE_WEBHOOK_SECRET'],
     [{ STANDARD_WEBHOOKS: 'stripe=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, 'STANDARD_WEBHOOKS'],
     [{ STANDARD_WEBHOOKS: 'acme=not base64!' }, 'STANDARD_WEBHOOKS'],
+    [{ MANAGEMENT_PORT: '3000' }, 'MANAGEMENT_PORT must differ from PORT'],
+    [{ ADMIN_LISTENER: 'everywhere' }, 'ADMIN_LISTENER'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS'],
+    [
+      { WEBHOOK_BODY_BUDGET_BYTES: '1000' },
+      'WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BODY_BYTES',
+    ],
+    [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS'],
+    [{ WEBHOOK_BODY_TIMEOUT_MS: '30000' }, 'WEBHOOK_BODY_TIMEOUT_MS must be less than REQUEST_TIMEOUT_MS'],
   ])('refuses %j, naming %s and never echoing a secret', (env, variable) => {
     const error = configError({ DATABASE_URL: DB, ...env });
     expect(error.message).toContain(variable);
@@ -166,5 +184,25 @@ describe('server.ts with a bad environment', () => {
     expect(output).toContain('cannot start');
     expect(output).not.toContain('secretpw');
     expect(output).not.toContain('do_not_print');
+  });
+
+  it('logs the database URL masked from its parsed parts: user info with an `@` in the password, query secrets', async () => {
+    const { code, output } = await runServer({
+      DATABASE_URL:
+        'postgres://app:pw@with-at@127.0.0.1:1/db?sslmode=disable&password=qpw_secret&sslpassword=ssl_secret',
+      STRIPE_WEBHOOK_SECRET: STRIPE,
+      DATABASE_TIMEOUT_MS: '500',
+    });
+    expect(code).toBe(1);
+    const starting = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; config?: { database: string } })
+      .find((line) => line.msg === 'receiver starting');
+    expect(starting?.config?.database).toBe(
+      'postgres://***@127.0.0.1:1/db?sslmode=disable&password=***&sslpassword=***',
+    );
+    for (const secret of ['pw@with-at', 'with-at', 'qpw_secret', 'ssl_secret'])
+      expect(output).not.toContain(secret);
   });
 });

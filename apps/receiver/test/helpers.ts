@@ -17,6 +17,7 @@ import pg from 'pg';
 import pino from 'pino';
 import {
   createApp,
+  createManagementApp,
   createMetrics,
   createRequestPool,
   createSender,
@@ -40,6 +41,8 @@ export function receiverEnv(databaseUrl: string, extra: Record<string, string> =
     STRIPE_WEBHOOK_SECRET: `${STRIPE_SECRET},${STRIPE_OLD_SECRET}`,
     SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
     STANDARD_WEBHOOKS: `${SW_NAME}=${SW_SECRET}`,
+    // Any free port: several receivers run at once in the test run.
+    MANAGEMENT_PORT: '0',
     ...extra,
   };
 }
@@ -152,6 +155,8 @@ export function memoryLogger(level: pino.LevelWithSilent = 'info'): {
 
 export interface TestApp {
   app: ReturnType<typeof createApp>;
+  /** The management listener's app on the same pool and metrics (`/readyz`, `/metrics`). */
+  management: ReturnType<typeof createManagementApp>;
   pool: pg.Pool;
   lines: () => string[];
   close(): Promise<void>;
@@ -189,8 +194,10 @@ export async function createTestApp(
     maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
     adminToken: options.adminToken,
   });
+  const management = createManagementApp({ pool, boss, logger, metrics });
   return {
     app,
+    management,
     pool,
     lines,
     close: async () => {
@@ -300,6 +307,7 @@ export async function getStatus(baseUrl: string, path: string): Promise<number> 
 export interface SpawnedReceiver {
   child: ChildProcess;
   url: string;
+  managementUrl: string;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM and wait for the exit. */
@@ -307,13 +315,39 @@ export interface SpawnedReceiver {
 }
 
 /**
- * `node apps/receiver/src/server.ts` as its own process on a free port, ready once `/readyz` answers 200.
+/**
+ * `node apps/receiver/src/server.ts` as its own process on free ports (public and management), ready once
+ * `/readyz` answers 200. `nodeFlags` as in the package's `start` script, e.g. its heap cap. A port found free can
+ * be taken (by any connection's local port) before the receiver binds it: then it starts again on others.
  */
-export async function spawnReceiver(env: Record<string, string>): Promise<SpawnedReceiver> {
+export async function spawnReceiver(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<SpawnedReceiver> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnReceiverOnce(env, nodeFlags);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[]): Promise<SpawnedReceiver> {
   const port = await findFreePort();
+  const managementPort = await findFreePort();
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
+  const child = spawn(process.execPath, [...nodeFlags, SERVER_ENTRY], {
+    env: {
+      LOG_LEVEL: 'info',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MANAGEMENT_PORT: String(managementPort),
+      MANAGEMENT_HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -323,17 +357,24 @@ export async function spawnReceiver(env: Record<string, string>): Promise<Spawne
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const url = `http://127.0.0.1:${port}`;
+  const managementUrl = `http://127.0.0.1:${managementPort}`;
   const state = await waitFor(
-    async () => (child.exitCode !== null ? 'exited' : (await getStatus(url, '/readyz')) === 200 && 'ready'),
-    { timeout: 20_000, message: 'the spawned receiver to be ready' },
+    async () =>
+      child.exitCode !== null ? 'exited' : (await getStatus(managementUrl, '/readyz')) === 200 && 'ready',
+    // Starting a Node process is slow on a loaded machine.
+    { timeout: 120_000, message: 'the spawned receiver to be ready' },
   ).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   });
-  if (state === 'exited') throw new Error(`the receiver exited early (code ${child.exitCode}):\n${output}`);
+  if (state === 'exited') {
+    const message = `the receiver exited early (code ${child.exitCode}):\n${output}`;
+    throw output.includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
+  }
   return {
     child,
     url,
+    managementUrl,
     output: () => output,
     exited,
     stop: async () => {

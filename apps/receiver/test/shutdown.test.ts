@@ -60,8 +60,8 @@ describe('graceful shutdown', () => {
     spawned.push(receiver);
     const delivery = stripeDelivery();
     const pending = halfSent(receiver.url, delivery);
-    // The scrape itself is one; the half-sent request is the other.
-    await waitFor(async () => (await inFlight(receiver.url)) >= 2, {
+    // Scraped on the management listener: the half-sent request is the only one on the public one.
+    await waitFor(async () => (await inFlight(receiver.managementUrl)) >= 1, {
       message: 'the request to be in flight',
     });
 
@@ -87,7 +87,7 @@ describe('graceful shutdown', () => {
     spawned.push(receiver);
     const pending = halfSent(receiver.url, stripeDelivery());
     pending.response.catch(() => {});
-    await waitFor(async () => (await inFlight(receiver.url)) >= 2);
+    await waitFor(async () => (await inFlight(receiver.managementUrl)) >= 1);
     const started = Date.now();
     receiver.child.kill('SIGTERM');
     expect(await receiver.exited).toEqual({ code: 0, signal: null });
@@ -100,7 +100,7 @@ describe('graceful shutdown', () => {
     spawned.push(receiver);
     const pending = halfSent(receiver.url, stripeDelivery());
     pending.response.catch(() => {});
-    await waitFor(async () => (await inFlight(receiver.url)) >= 2);
+    await waitFor(async () => (await inFlight(receiver.managementUrl)) >= 1);
     receiver.child.kill('SIGTERM');
     await waitFor(() => receiver.output().includes('receiver stopping'));
     receiver.child.kill('SIGINT');

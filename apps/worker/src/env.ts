@@ -1,20 +1,20 @@
 import path from 'node:path';
-import type { EffectStep, QueueSettings } from '@webhook-inbox/inbox';
+import type { QueueSettings } from '@webhook-inbox/inbox';
 import {
   blankToUndefined as blank,
   boundedNumber,
   ConfigError,
   databaseUrl,
-  hideCredentials,
+  maskUrl,
   logLevel,
   optionalHttpUrl,
   parseEnv,
   textOr,
   type LogLevel,
-} from '@webhook-inbox/inbox/config';
+} from '@webhook-inbox/env';
 import { z } from 'zod';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/inbox/config';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
 /**
  * The worker's configuration, parsed once from the environment at start-up. Nothing else in the app reads
@@ -51,17 +51,8 @@ export interface WorkerConfig {
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
-  /** Test-only: SIGKILL this process at one step of one effect. Refused when NODE_ENV=production. */
-  fault: Fault | undefined;
   production: boolean;
 }
-
-export interface Fault {
-  step: EffectStep;
-  effect: string;
-}
-
-const FAULT_STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit-before-complete'] as const;
 
 // The worker's numbers say "must be a number between <min> and <max>", whole or not.
 const number = (min: number, max: number, fallback: number, { integer = true } = {}) =>
@@ -103,21 +94,6 @@ const schema = z.object({
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
-  WORKER_FAULT: z.preprocess(
-    blank,
-    z
-      .string()
-      .trim()
-      .transform((value, ctx): Fault => {
-        const [step, effect] = value.split(':');
-        if (!FAULT_STEPS.includes(step as EffectStep) || !effect) {
-          ctx.addIssue({ code: 'custom', message: `must be <${FAULT_STEPS.join('|')}>:<effect name>` });
-          return z.NEVER;
-        }
-        return { step: step as EffectStep, effect };
-      })
-      .optional(),
-  ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
   // Never below 3, the providers' retry window: within it a dead event may still be replayed, which needs its
   // payload (the purge refuses less without `force`, which a schedule never sets).
@@ -141,8 +117,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const e = parseEnv(schema, env);
   const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
-  if (production && e.WORKER_FAULT)
-    issues.push('WORKER_FAULT is a test switch: refused when NODE_ENV=production');
   if (e.WORKER_RETRY_BACKOFF && e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
     issues.push('WORKER_RETRY_DELAY_MAX_SECONDS must be at least WORKER_RETRY_DELAY_SECONDS');
   }
@@ -179,7 +153,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
-    fault: e.WORKER_FAULT,
     production,
   };
 }
@@ -189,8 +162,8 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
   return {
     host: config.host,
     port: config.port,
-    database: hideCredentials(config.databaseUrl),
-    mail: config.smtpUrl ? hideCredentials(config.smtpUrl) : `files in ${config.mailDir}`,
+    database: maskUrl(config.databaseUrl),
+    mail: config.smtpUrl ? maskUrl(config.smtpUrl) : `files in ${config.mailDir}`,
     queue: config.queue,
     batchSize: config.batchSize,
     concurrency: config.concurrency,
@@ -199,6 +172,5 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
-    fault: config.fault,
   };
 }

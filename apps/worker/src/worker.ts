@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import type { DeadEvent } from '@webhook-inbox/inbox';
+import type { DeadEvent, Inbox, InboxOptions } from '@webhook-inbox/inbox';
 import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
 import { describeConfig, type WorkerConfig } from './env.ts';
-import { faultHook } from './faults.ts';
 import { startOperations, type Operations } from './operations.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMailer } from './mail.ts';
@@ -24,6 +23,8 @@ export interface StartWorkerOptions {
   logger?: Logger;
   /** Called when an event is dead (after the log line). Alerts hook in here. */
   onDead?: (event: DeadEvent) => void | Promise<void>;
+  /** Makes the Inbox the example effects are registered on (see `createExampleInbox`). Default: `createInbox`. */
+  createInbox?: (options: InboxOptions) => Inbox;
 }
 
 /**
@@ -56,6 +57,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     messageIdDomain: config.mailFrom.split('@')[1] || 'localhost',
     logger,
     observer: metrics.observer,
+    createInbox: options.createInbox,
     onDead: (event) => {
       operations.onDead(event);
       return options.onDead?.(event);
@@ -73,7 +75,6 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       pollingIntervalSeconds: config.pollingIntervalSeconds,
       superviseIntervalSeconds: config.superviseIntervalSeconds,
       statementTimeoutMs: config.statementTimeoutMs,
-      onStep: faultHook(config.fault, logger),
     });
   } catch (error) {
     await operations.stop();

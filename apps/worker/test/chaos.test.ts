@@ -80,13 +80,13 @@ it('500 events, random SIGKILLs: every event processed, no duplicate database ef
     while (kills < KILLS && (await processed()) < events.length) {
       const worker = spawnWorker({ ...env, LOG_LEVEL: 'info' });
       workers.push(worker);
-      // Kill it while it works: after it started, at a random moment within its first second of work.
+      // Kill it while it works: once it has processed a random number (1-24) of events more, or all are done.
       await waitFor(() => worker.output().includes('"worker started"'), { timeout: 60_000 });
-      const before = await processed();
-      await waitFor(async () => (await processed()) > before || (await processed()) === events.length, {
+      const target = Math.min((await processed()) + randomInt(1, 25), events.length);
+      await waitFor(async () => (await processed()) >= target, {
         timeout: 30_000,
+        message: `${target} events processed before kill ${kills + 1}`,
       });
-      await new Promise((resolve) => setTimeout(resolve, randomInt(0, 400)));
       worker.kill('SIGKILL');
       expect(await worker.exited).toBe('SIGKILL');
       kills++;

@@ -1,29 +1,34 @@
 /**
- * The worker process is SIGKILLed at each step boundary of each checkout effect (WORKER_FAULT), then a fresh
- * worker finishes the job. For every point: the event is processed, each database effect ran exactly once
- * (counted by a statement trigger in the test's database), and the welcome email arrived exactly once, except
- * when the kill falls between the SMTP server accepting it and the ledger marking it: then exactly twice, with
- * the same Message-ID.
+ * The worker process is SIGKILLed at each step boundary of each checkout effect (`support/crashing-worker.ts`:
+ * the real worker with the effect wrapped and its outcomes observed), then a fresh worker finishes the job. For
+ * every point: the event is processed, each database effect ran exactly once (counted by a statement trigger in
+ * the test's database), and the welcome email arrived exactly once, except when the kill falls between the SMTP
+ * server accepting it and the ledger marking it: then exactly twice, with the same Message-ID.
  */
 import { createPool } from '@webhook-inbox/db';
 import { createTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { auditCounts, count, eventStatus, installEffectAudit, queueDrained } from './support/database.ts';
+import { CRASH_MARKER, CRASHING_WORKER_ENTRY, type CrashPoint } from './support/crash-points.ts';
 import { checkoutEvent, queueEnv, randomId, startProducer } from './support/events.ts';
 import { spawnWorker } from './support/process.ts';
 import { startSmtpSink } from './support/smtp-sink.ts';
 
-const STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit-before-complete'] as const;
+const STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit'] as const satisfies CrashPoint[];
 const EFFECTS = ['provisionAccount', 'sendWelcomeEmail', 'recordCheckoutSubscription'] as const;
 
-const cases = STEPS.flatMap((step) =>
-  EFFECTS.map((effect) => ({
-    step,
-    effect,
-    // The one unavoidable duplicate: the message was accepted, the process died before marking it sent.
-    emails: step === 'after-effect-before-commit' && effect === 'sendWelcomeEmail' ? 2 : 1,
-  })),
-);
+/** `at`: the crashing worker's argument, `<point>:<effect>`, or a point that is not an effect's. */
+const cases: Array<{ at: `${CrashPoint}:${string}` | CrashPoint; emails: number }> = [
+  ...STEPS.flatMap((step) =>
+    EFFECTS.map((effect) => ({
+      at: `${step}:${effect}` as const,
+      // The one unavoidable duplicate: the message was accepted, the process died before marking it sent.
+      emails: step === 'after-effect-before-commit' && effect === 'sendWelcomeEmail' ? 2 : 1,
+    })),
+  ),
+  // Every effect committed and the event settled `processed`; the job is not completed.
+  { at: 'after-settle-before-complete', emails: 1 },
+];
 
 /** A counting semaphore, so `it.concurrent` runs at most `size` cases at once. */
 function semaphore(size: number) {
@@ -37,14 +42,17 @@ function semaphore(size: number) {
     },
   };
 }
-const slots = semaphore(3);
+const SLOTS = 3;
+const slots = semaphore(SLOTS);
+/** One case's bound (two worker starts, a job expiry, the retry), on a loaded two-core machine. */
+const CASE_MS = 90_000;
 
 describe('SIGKILL at every step boundary', () => {
   const results: string[] = [];
 
   it.concurrent.each(cases)(
-    'killed at $step of $effect: nothing lost, no duplicate database effect, $emails email(s)',
-    async ({ step, effect, emails }) => {
+    'killed at $at: nothing lost, no duplicate database effect, $emails email(s)',
+    async ({ at, emails }) => {
       // Two worker processes per case: a few cases at a time, not all of them on a two-core machine.
       using _slot = await slots.acquire();
       const database = await createTestDatabase();
@@ -63,17 +71,24 @@ describe('SIGKILL at every step boundary', () => {
         const event = checkoutEvent({ customer: randomId('cus'), subscription: randomId('sub') });
         await producer.send(event);
 
-        const doomed = spawnWorker({ ...env, WORKER_FAULT: `${step}:${effect}` });
+        const doomed = spawnWorker(env, { entry: CRASHING_WORKER_ENTRY, args: [at] });
         expect(await doomed.exited, doomed.output()).toBe('SIGKILL');
-        expect(doomed.output()).toContain('WORKER_FAULT: SIGKILL now');
+        expect(doomed.output()).toContain(CRASH_MARKER);
 
         const survivor = spawnWorker(env);
         try {
+          // The recovery's deadline starts once the survivor runs: a process start on a loaded machine is no
+          // part of what is measured.
+          await waitFor(() => survivor.output().includes('"msg":"worker started"'), {
+            timeout: 120_000,
+            interval: 100,
+            message: 'the survivor started',
+          });
           await waitFor(
             async () => (await eventStatus(pool, event.eventId)) === 'processed' && queueDrained(pool),
             {
-              timeout: 30_000,
-              message: `event processed after the crash (${step}:${effect})`,
+              timeout: 60_000,
+              message: `event processed after the crash (${at})`,
             },
           );
         } finally {
@@ -96,7 +111,7 @@ describe('SIGKILL at every step boundary', () => {
         // Emails: always the same Message-ID; a second copy only at the unavoidable point.
         expect(smtp.counts().size).toBe(1);
         expect(smtp.messages).toHaveLength(emails);
-        results.push(`${step}:${effect} -> emails ${smtp.messages.length}, duplicates ${smtp.duplicates()}`);
+        results.push(`${at} -> emails ${smtp.messages.length}, duplicates ${smtp.duplicates()}`);
       } finally {
         await producer.stop();
         await smtp.close();
@@ -104,7 +119,8 @@ describe('SIGKILL at every step boundary', () => {
         await database.drop();
       }
     },
-    180_000,
+    // A case's time counts from when it is queued: it may wait for its slot behind the cases ahead of it.
+    CASE_MS * Math.ceil(cases.length / SLOTS),
   );
 
   it('reports the duplicate emails per crash point', () => {

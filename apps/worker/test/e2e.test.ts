@@ -3,7 +3,13 @@
  * worker runs the example effects, a real SMTP server receives the email.
  */
 import { createPool } from '@webhook-inbox/db';
-import { messageIdFor, scopedIdempotencyKey, signShopify, signStripe } from '@webhook-inbox/inbox';
+import {
+  EVENTS_QUEUE,
+  messageIdFor,
+  scopedIdempotencyKey,
+  signShopify,
+  signStripe,
+} from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import pino from 'pino';
@@ -14,6 +20,8 @@ import {
   startReceiver,
   type Receiver,
 } from '../../receiver/src/index.ts';
+import { post as postDelivery } from '../../receiver/test/helpers.ts';
+import { shopifySamples, signedShopifyDelivery } from '../../receiver/test/shopify-deliveries.ts';
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
 import { count, eventStatus } from './support/database.ts';
 import { checkoutEvent, fixtureText, queueEnv, randomId } from './support/events.ts';
@@ -36,6 +44,7 @@ beforeAll(async () => {
     parseReceiverConfig({
       DATABASE_URL: db.url,
       PORT: '0',
+      MANAGEMENT_PORT: '0',
       STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
       SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
     }),
@@ -123,4 +132,105 @@ it('a signed Shopify orders/create keeps its 19-digit id exact from the wire to 
     [shop],
   );
   expect(rows).toEqual([{ order_id: big }]);
+});
+
+/**
+ * Shopify signs the body only, so a merchant holding one signed body of their own shop (A) can re-send it under
+ * another topic and another shop's domain (B) with a fresh event id. Every such delivery is refused and shop B's
+ * rows stay as they were; shop B's genuine compliance webhooks are still accepted and processed.
+ */
+it("shop A's signed bodies re-sent for shop B are refused and B's rows stay intact; B's genuine compliance webhooks run", async () => {
+  const SHOP_A = 'attacker-shop.myshopify.com';
+  const SHOP_B = 'victim-shop.myshopify.com';
+  // customers_redact.json asks to redact customer 191167 and orders 299938, 280263, 220458.
+  const redactedOrder = '299938';
+  const keptOrder = '9007199254740993555';
+
+  const send = async (topic: string, shop: string, body: string) => {
+    const delivery = signedShopifyDelivery(topic, shop, body, SHOPIFY_SECRET);
+    const response = await postDelivery(receiver.url, delivery);
+    const { error } = JSON.parse(response.body) as { error?: { code: string } };
+    return { status: response.status, code: error?.code, key: delivery.key };
+  };
+  const deliver = async (topic: string, shop: string, body: string) => {
+    const sent = await send(topic, shop, body);
+    expect(sent.status, `${topic} for ${shop}`).toBe(200);
+    await waitFor(async () => (await eventStatus(pool, sent.key)) === 'processed', {
+      timeout: 15_000,
+      message: `${sent.key} processed`,
+    });
+  };
+  const ordersOf = async (shop: string) =>
+    (
+      await pool.query<{ order_id: string }>(
+        'select order_id::text from shopify_orders where shop_domain = $1 order by order_id',
+        [shop],
+      )
+    ).rows.map((row) => row.order_id);
+  const shopRow = async (shop: string) =>
+    (
+      await pool.query<{ installed: boolean; uninstalled: boolean }>(
+        'select installed, uninstalled_at is not null as uninstalled from shopify_shops where shop_domain = $1',
+        [shop],
+      )
+    ).rows[0];
+
+  const attackerOrder = shopifySamples.order();
+  await deliver('orders/create', SHOP_A, attackerOrder);
+  await deliver('orders/create', SHOP_B, shopifySamples.order({ order: redactedOrder, customer: '191167' }));
+  await deliver('orders/create', SHOP_B, shopifySamples.order({ order: keptOrder, customer: '555' }));
+  expect(await ordersOf(SHOP_B)).toEqual([redactedOrder, keptOrder]);
+  expect(await shopRow(SHOP_B)).toEqual({ installed: true, uninstalled: false });
+
+  // Shop A's own orders/create body, and A's own compliance and uninstall bodies, under shop B's domain.
+  const attacks = [
+    await send('shop/redact', SHOP_B, attackerOrder),
+    await send('customers/redact', SHOP_B, attackerOrder),
+    await send('app/uninstalled', SHOP_B, attackerOrder),
+    await send('shop/redact', SHOP_B, shopifySamples.shopRedact(SHOP_A)),
+    await send('customers/redact', SHOP_B, shopifySamples.customersRedact(SHOP_A)),
+    await send('app/uninstalled', SHOP_B, shopifySamples.uninstalled(SHOP_A)),
+  ];
+  for (const attack of attacks) {
+    expect({ status: attack.status, code: attack.code }, attack.key).toEqual({
+      status: 400,
+      code: 'invalid_payload',
+    });
+  }
+  const keys = attacks.map((attack) => attack.key);
+  expect(
+    await count(pool, 'select count(*)::int as n from webhook_events where event_id = any($1)', [keys]),
+  ).toBe(0);
+  expect(
+    await count(
+      pool,
+      `select count(*)::int as n from pgboss.job where name = $1 and data->>'eventId' = any($2)`,
+      [EVENTS_QUEUE, keys],
+    ),
+  ).toBe(0);
+
+  // A later event of shop B is processed; had any attack been recorded, its job was queued before this one.
+  await deliver('customers/data_request', SHOP_B, shopifySamples.dataRequest(SHOP_B));
+  expect(await ordersOf(SHOP_B)).toEqual([redactedOrder, keptOrder]);
+  expect(await shopRow(SHOP_B)).toEqual({ installed: true, uninstalled: false });
+  expect(
+    await count(
+      pool,
+      'select count(*)::int as n from shopify_compliance_requests where shop_domain = $1 and redacted_at is not null',
+      [SHOP_B],
+    ),
+  ).toBe(0);
+
+  // Shop B's genuine webhooks: the customer's order goes, then the shop is uninstalled, then redacted.
+  await deliver('customers/redact', SHOP_B, shopifySamples.customersRedact(SHOP_B));
+  expect(await ordersOf(SHOP_B)).toEqual([keptOrder]);
+  await deliver('app/uninstalled', SHOP_B, shopifySamples.uninstalled(SHOP_B));
+  expect(await shopRow(SHOP_B)).toEqual({ installed: false, uninstalled: true });
+  await deliver('shop/redact', SHOP_B, shopifySamples.shopRedact(SHOP_B));
+  expect(await ordersOf(SHOP_B)).toEqual([]);
+  expect(await shopRow(SHOP_B)).toBeUndefined();
+
+  // Shop A was never touched.
+  expect(await ordersOf(SHOP_A)).toEqual(['820982911946154508']);
+  expect(await shopRow(SHOP_A)).toEqual({ installed: true, uninstalled: false });
 });

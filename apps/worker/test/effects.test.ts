@@ -290,6 +290,12 @@ describe('Stripe invoices, both shapes', () => {
 
 describe('Shopify', () => {
   const SHOP = 'ids-shop.myshopify.com';
+  /** Shopify's app/uninstalled sample (a Shop object), naming `shop` as a real delivery does. */
+  const uninstalledPayload = (shop: string | null) =>
+    fixtureText('shopify/app_uninstalled.json').replace(
+      '"myshopify_domain": null',
+      `"myshopify_domain": ${JSON.stringify(shop)}`,
+    );
 
   it('orders/create keeps ids above 2^53 exact', async () => {
     const big = '9007199254740993123'; // > 2^53, not representable as a double
@@ -326,7 +332,7 @@ describe('Shopify', () => {
   it('app/uninstalled marks the shop, at the time Shopify triggered it', async () => {
     const shop = 'leaving.myshopify.com';
     await deliver(
-      shopifyEvent('app/uninstalled', fixtureText('shopify/app_uninstalled.json'), {
+      shopifyEvent('app/uninstalled', uninstalledPayload(shop), {
         shop,
         triggeredAt: '2026-01-02T03:04:05.000Z',
       }),
@@ -393,6 +399,54 @@ describe('Shopify', () => {
     expect(
       await count(pool, 'select count(*)::int as n from shopify_shops where shop_domain = $1', [shop]),
     ).toBe(0);
+  });
+});
+
+describe('Shopify effects that delete or deactivate', () => {
+  it('act on the shop the payload names: one naming another shop, or none, goes dead and touches nothing', async () => {
+    const shop = 'kept.myshopify.com';
+    const other = 'other.myshopify.com';
+    const orderText = fixtureText('shopify/orders_create.json');
+    await deliver(shopifyEvent('orders/create', orderText, { shop }));
+    const uninstalled = fixtureText('shopify/app_uninstalled.json');
+    // Recorded without the receiver's check (the effects do not rely on how an event was recorded).
+    const events = [
+      shopifyEvent('shop/redact', JSON.stringify({ shop_id: 1, shop_domain: other }), { shop }),
+      shopifyEvent(
+        'customers/redact',
+        // The fixture order's customer, whose id exceeds 2^53: written as text.
+        `{"shop_domain":"${other}","customer":{"id":115310627314723954},"orders_to_redact":[]}`,
+        { shop },
+      ),
+      shopifyEvent('customers/redact', JSON.stringify({ customer: { id: 1 }, orders_to_redact: [] }), {
+        shop,
+      }),
+      shopifyEvent(
+        'app/uninstalled',
+        uninstalled.replace('"myshopify_domain": null', `"myshopify_domain": "${other}"`),
+        {
+          shop,
+        },
+      ),
+      shopifyEvent('app/uninstalled', uninstalled, { shop }),
+    ];
+    for (const event of events) {
+      await producer.send(event);
+      await waitFor(async () => (await eventStatus(pool, event.eventId)) === 'dead', {
+        timeout: 15_000,
+        message: `${event.type} ${event.eventId} dead`,
+      });
+      const { rows } = await pool.query<{ last_error: string }>(
+        'select last_error from webhook_events where event_id = $1',
+        [event.eventId],
+      );
+      expect(rows[0]?.last_error).toMatch(/(shop_domain|myshopify_domain) (names another shop|is missing)/);
+    }
+    expect(
+      await count(pool, 'select count(*)::int as n from shopify_orders where shop_domain = $1', [shop]),
+    ).toBe(1);
+    const { rows } = await pool.query('select installed from shopify_shops where shop_domain = $1', [shop]);
+    expect(rows).toEqual([{ installed: true }]);
   });
 });
 

@@ -16,11 +16,10 @@ describe('worker configuration', () => {
       queue: { retryLimit: 8, retryDelay: 5, retryBackoff: true, retryDelayMax: 900, expireInSeconds: 300 },
       batchSize: 50,
       concurrency: 4,
-      fault: undefined,
     });
   });
 
-  it('reads the retry policy, SMTP and the fault switch', () => {
+  it('reads the retry policy and SMTP', () => {
     const config = parseConfig({
       DATABASE_URL: URL,
       SMTP_URL: 'smtp://mail:1025',
@@ -29,7 +28,6 @@ describe('worker configuration', () => {
       WORKER_RETRY_BACKOFF: 'false',
       WORKER_JOB_TIMEOUT_SECONDS: '60',
       WORKER_POLL_SECONDS: '0.5',
-      WORKER_FAULT: 'after-effect-before-commit:sendWelcomeEmail',
     });
     expect(config.queue).toMatchObject({
       retryLimit: 3,
@@ -39,7 +37,6 @@ describe('worker configuration', () => {
     });
     expect(config.pollingIntervalSeconds).toBe(0.5);
     expect(config.smtpUrl).toBe('smtp://mail:1025');
-    expect(config.fault).toEqual({ step: 'after-effect-before-commit', effect: 'sendWelcomeEmail' });
   });
 
   it('bounds a statement of an effect: 60 s by default, 1 s to 1 h', () => {
@@ -58,7 +55,7 @@ describe('worker configuration', () => {
   it('lists every wrong variable at once', () => {
     let error: unknown;
     try {
-      parseConfig({ WORKER_PORT: 'http', SMTP_URL: 'mail.internal', WORKER_FAULT: 'sometimes' });
+      parseConfig({ WORKER_PORT: 'http', SMTP_URL: 'mail.internal' });
     } catch (caught) {
       error = caught;
     }
@@ -67,15 +64,9 @@ describe('worker configuration', () => {
     expect(issues).toContain('DATABASE_URL is required');
     expect(issues).toContain('WORKER_PORT must be a number');
     expect(issues).toContain('SMTP_URL must be an smtp://');
-    expect(issues).toContain(
-      'WORKER_FAULT must be <before-effect|after-effect-before-commit|after-commit-before-complete>:<effect name>',
-    );
   });
 
-  it('refuses the fault switch in production, and never logs credentials', () => {
-    expect(() =>
-      parseConfig({ DATABASE_URL: URL, NODE_ENV: 'production', WORKER_FAULT: 'before-effect:x' }),
-    ).toThrow(/WORKER_FAULT is a test switch/);
+  it('never logs credentials', () => {
     const described = JSON.stringify(
       describeConfig(parseConfig({ DATABASE_URL: URL, SMTP_URL: 'smtps://apikey:hunter2@smtp.example:465' })),
     );

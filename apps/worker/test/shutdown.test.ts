@@ -1,13 +1,22 @@
 /**
- * Graceful shutdown of the real worker process: SIGTERM stops fetching and lets the running effect finish (a slow
- * SMTP server holds it mid-send); a second signal exits at once.
+ * Graceful shutdown of the real worker process: SIGTERM stops fetching and lets the running effect finish (the
+ * SMTP server holds it mid-send until the test lets it go); a second signal exits at once.
  */
 import { createPool } from '@webhook-inbox/db';
+import { configureQueues, type QueueSettings } from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { count, eventStatus, queueDrained } from './support/database.ts';
-import { checkoutEvent, queueEnv, randomId, startProducer, type Producer } from './support/events.ts';
+import {
+  checkoutEvent,
+  queueEnv,
+  randomId,
+  startProducer,
+  TEST_QUEUE,
+  type Producer,
+  type RawEvent,
+} from './support/events.ts';
 import { spawnWorker, type WorkerProcess } from './support/process.ts';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
 
@@ -16,15 +25,21 @@ let pool: pg.Pool;
 let producer: Producer;
 let smtp: SmtpSink;
 const spawned: WorkerProcess[] = [];
-// Every message takes the server 1.5 s to acknowledge: long enough to signal the worker in the middle of it.
-const SLOW_MS = 1_500;
+// The server acknowledges a message only once the test releases it: the worker is signalled mid-send, however
+// slow the machine.
+let mailHold = Promise.resolve();
+let releaseMail = () => {};
+function holdMail(): void {
+  mailHold = new Promise<void>((resolve) => (releaseMail = resolve));
+}
 
 beforeAll(async () => {
   pool = createPool({ connectionString: db.url, max: 2 });
   producer = await startProducer(pool, db.url);
-  smtp = await startSmtpSink({ delayMs: () => SLOW_MS });
+  smtp = await startSmtpSink({ hold: () => mailHold });
 });
 afterAll(async () => {
+  releaseMail();
   for (const worker of spawned) worker.kill('SIGKILL');
   await Promise.all(spawned.map((worker) => worker.exited));
   await smtp.close();
@@ -32,14 +47,27 @@ afterAll(async () => {
   await pool.end();
 });
 
-function start(): WorkerProcess {
+/**
+ * A graceful stop waits for the held send, so its job must not expire meanwhile (a retry would be left in the
+ * queue); a job abandoned by a second signal is picked up by the next worker after the short test expiry.
+ */
+const PATIENT_QUEUE: QueueSettings = { ...TEST_QUEUE, expireInSeconds: 60 };
+
+/** Records `event` with its job under `settings` (a job's expiry is fixed when it is sent). */
+async function send(event: RawEvent, settings: QueueSettings): Promise<void> {
+  await configureQueues(producer.boss, settings);
+  await producer.send(event);
+}
+
+function start(settings: QueueSettings = TEST_QUEUE): WorkerProcess {
   const worker = spawnWorker({
     DATABASE_URL: db.url,
     SMTP_URL: smtp.url,
     WORKER_POLL_SECONDS: '0.5',
     WORKER_SUPERVISE_SECONDS: '1',
-    SHUTDOWN_TIMEOUT_MS: '10000',
-    ...queueEnv(),
+    // Longer than any send the test holds.
+    SHUTDOWN_TIMEOUT_MS: '30000',
+    ...queueEnv(settings),
   });
   spawned.push(worker);
   return worker;
@@ -61,17 +89,20 @@ async function sending(eventId: string): Promise<void> {
 describe('shutdown', () => {
   it('SIGTERM waits for the running effect, reports not healthy meanwhile, completes the event and exits 0', async () => {
     const event = checkoutEvent({ customer: randomId('cus'), subscription: null });
-    await producer.send(event);
-    const worker = start();
+    holdMail();
+    await send(event, PATIENT_QUEUE);
+    const worker = start(PATIENT_QUEUE);
     await sending(event.eventId);
     const url = /"url":"(http:\/\/[^"]+)","msg":"worker listening/.exec(worker.output())?.[1];
     expect(url).toBeDefined();
 
     worker.kill('SIGTERM');
     await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 503, {
-      timeout: 5_000,
+      timeout: 15_000,
       interval: 50,
     });
+    expect(worker.child.exitCode).toBeNull();
+    releaseMail();
     expect(await worker.exited, worker.output()).toBe(0);
     // It finished what it had started: processed, one email, nothing left for a retry.
     expect(await eventStatus(pool, event.eventId)).toBe('processed');
@@ -87,18 +118,20 @@ describe('shutdown', () => {
       subscription: null,
       email: 'second@example.test',
     });
-    await producer.send(event);
+    holdMail();
+    await send(event, TEST_QUEUE);
     const impatient = start();
     await sending(event.eventId);
     impatient.kill('SIGTERM');
     await waitFor(() => impatient.output().includes('"msg":"shutting down"'), {
-      timeout: 5_000,
+      timeout: 15_000,
       interval: 20,
     });
     impatient.kill('SIGINT');
     expect(await impatient.exited).toBe(1);
     expect(impatient.output()).toContain('second signal: exiting now');
 
+    releaseMail();
     const next = start();
     await waitFor(
       async () => (await eventStatus(pool, event.eventId)) === 'processed' && queueDrained(pool),

@@ -90,7 +90,12 @@ export function shopifySample(topic: string, options: ShopifySampleOptions = {})
       break;
     }
     case 'app/uninstalled':
-      body = sample('shopify.app-uninstalled');
+      // Shopify's sample Shop object has `myshopify_domain: null`; a real one names its shop, which the receiver
+      // requires to be the X-Shopify-Shop-Domain header.
+      body = sample('shopify.app-uninstalled').replace(
+        '"myshopify_domain": null',
+        `"myshopify_domain": ${JSON.stringify(shop)}`,
+      );
       break;
     case 'customers/data_request':
       body = sample('shopify.customers-data-request').replaceAll('{shop}.myshopify.com', shop);

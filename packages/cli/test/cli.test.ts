@@ -54,6 +54,7 @@ beforeAll(async () => {
     parseConfig({
       DATABASE_URL: database.url,
       PORT: '0',
+      MANAGEMENT_PORT: '0',
       STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
       SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
       LOG_LEVEL: 'silent',

@@ -1,7 +1,8 @@
 /**
- * Every error a webhook request can end in. The receiver maps `status` + `code` to the HTTP contract in one
- * place; nothing else decides a status code. `retryable` says whether the sender should try again (a 503
- * `unavailable`) or whether the request itself is wrong (a 4xx, which a retry will not fix).
+ * Every error a webhook request can end in, each with a stable `code`. The receiver decides the HTTP status of
+ * each code, in one place (`apps/receiver/src/http-errors.ts`). `retryable` says whether the same request may
+ * succeed later (the database could not record it: the sender should retry) or never will (the request itself
+ * is wrong, and retrying it changes nothing).
  */
 export type WebhookErrorCode =
   | 'missing_signature'
@@ -9,29 +10,18 @@ export type WebhookErrorCode =
   | 'timestamp_out_of_tolerance'
   | 'invalid_payload'
   | 'payload_too_large'
+  | 'body_timeout'
   | 'unknown_provider'
   | 'unavailable';
 
-const STATUS: Record<WebhookErrorCode, number> = {
-  missing_signature: 400,
-  invalid_signature: 400,
-  timestamp_out_of_tolerance: 400,
-  invalid_payload: 400,
-  payload_too_large: 413,
-  unknown_provider: 404,
-  unavailable: 503,
-};
-
 export class WebhookError extends Error {
   readonly code: WebhookErrorCode;
-  readonly status: number;
   readonly retryable: boolean;
 
   constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'WebhookError';
     this.code = code;
-    this.status = STATUS[code];
     this.retryable = code === 'unavailable';
   }
 }
@@ -60,7 +50,10 @@ export class TimestampOutOfToleranceError extends WebhookError {
   }
 }
 
-/** The body is authentic but unusable: not JSON, no event id, or a required header missing. */
+/**
+ * The body is authentic but unusable: not JSON, no event id, a required header missing, or (Shopify) not a payload
+ * of its topic or naming another shop than its header.
+ */
 export class InvalidPayloadError extends WebhookError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('invalid_payload', message, options);
@@ -72,6 +65,14 @@ export class PayloadTooLargeError extends WebhookError {
   constructor(limit: number) {
     super('payload_too_large', `body exceeds the limit of ${limit} bytes`);
     this.name = 'PayloadTooLargeError';
+  }
+}
+
+/** The body did not arrive within the receiver's deadline (a stalled or deliberately slow sender). */
+export class BodyTimeoutError extends WebhookError {
+  constructor(timeoutMs: number) {
+    super('body_timeout', `the request body did not arrive within ${timeoutMs} ms`);
+    this.name = 'BodyTimeoutError';
   }
 }
 

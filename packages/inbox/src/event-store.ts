@@ -111,14 +111,15 @@ function encodeCursor(parts: [string, string, string]): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url');
 }
 
-// What `encodeCursor` is given first: `received_at` as microsecond UTC text (selectEventPage's `cursorAt`). Checked
-// here, so that a forged cursor is a bad filter and not a statement PostgreSQL refuses.
+// What encodeCursor writes: a UTC time to the microsecond, then a provider and an event key (never NUL, which
+// PostgreSQL text cannot hold).
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-function isCursorTime(value: unknown): boolean {
-  if (typeof value !== 'string' || !CURSOR_TIME.test(value)) return false;
-  const time = Date.parse(value);
-  // Date.parse rolls 02-30 over to March; PostgreSQL refuses it.
-  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 19) === value.slice(0, 19);
+
+/** A real moment from 1970 on (so both JavaScript and PostgreSQL read it the same), written as encodeCursor does. */
+function isCursorTime(text: string): boolean {
+  if (!CURSOR_TIME.test(text)) return false;
+  const date = new Date(text);
+  return date.getTime() >= 0 && date.toISOString().slice(0, 23) === text.slice(0, 23);
 }
 
 function decodeCursor(cursor: string): [string, string, string] {
@@ -127,9 +128,8 @@ function decodeCursor(cursor: string): [string, string, string] {
     if (
       Array.isArray(parts) &&
       parts.length === 3 &&
-      // PostgreSQL text cannot hold NUL.
       parts.every((p) => typeof p === 'string' && !p.includes('\u0000')) &&
-      isCursorTime(parts[0])
+      isCursorTime(parts[0] as string)
     ) {
       return parts as [string, string, string];
     }

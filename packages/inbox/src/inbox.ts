@@ -5,8 +5,8 @@ import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
 import { BOSS_POOL_OPTIONS } from './boss.ts';
 import { EffectRegistry } from './effects/registry.ts';
-import { EffectRunner, type StepInfo } from './effects/runner.ts';
-import type { DeadEvent, EffectMap, EffectStep, InboxEventFor, InboxObserver } from './effects/types.ts';
+import { EffectRunner } from './effects/runner.ts';
+import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
 import {
   configureQueues,
   DEAD_LETTER_QUEUE,
@@ -58,8 +58,6 @@ export interface InboxStartOptions {
    */
   statementTimeoutMs?: number;
   applicationName?: string;
-  /** Test-only: called at each step boundary of each effect (fault injection). */
-  onStep?: (step: EffectStep, info: StepInfo) => void | Promise<void>;
 }
 
 export interface StopOptions {
@@ -173,7 +171,6 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         logger,
         observer: options.observer,
         onDead: options.onDead,
-        onStep: start.onStep,
       });
 
       try {

@@ -51,7 +51,6 @@ export {
   type StopOptions,
 } from './inbox.ts';
 export { eventIdempotencyKey, messageIdFor, scopedIdempotencyKey } from './effects/keys.ts';
-export type { StepInfo } from './effects/runner.ts';
 export {
   database,
   external,
@@ -63,7 +62,6 @@ export {
   type EffectMap,
   type EffectOutcome,
   type EffectSpec,
-  type EffectStep,
   type EventOutcome,
   type ExternalEffect,
   type ExternalEffectContext,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
@@ -122,12 +122,28 @@ describe.each([
     }
   });
 
-  it('JSON Postgres cannot store: InvalidPayloadError, nothing recorded, connection still usable', async () => {
-    const e = event({ payloadText: '{"a":"\\u0000"}' });
-    await expect(ingest({ pool, boss }, e)).rejects.toBeInstanceOf(InvalidPayloadError);
-    expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
-    expect(await ingest({ pool, boss }, event())).toBe('accepted');
-  });
+  const deep = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+  // Random hex: an index cannot compress it below its row limit.
+  const hex = (n: number) =>
+    randomBytes(Math.ceil(n / 2))
+      .toString('hex')
+      .slice(0, n);
+  it.each([
+    ['a \\u0000 escape', { payloadText: '{"a":"\\u0000"}' }],
+    ['a lone surrogate escape', { payloadText: '{"a":"\\ud800"}' }],
+    ['a NUL in the type', { type: 'invoice.\u0000paid' }],
+    ['nesting 100,000 levels deep', { payloadText: deep(100_000) }],
+    ['a 900 KB event key', { eventId: `evt_${hex(900_000)}` }],
+    ['a number past numeric', { payloadText: '{"a":1e1000000}' }],
+  ])(
+    'what Postgres can never store (%s): InvalidPayloadError, nothing recorded, connection still usable',
+    async (_what, overrides) => {
+      const e = event(overrides);
+      await expect(ingest({ pool, boss }, e)).rejects.toBeInstanceOf(InvalidPayloadError);
+      expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
+      expect(await ingest({ pool, boss }, event())).toBe('accepted');
+    },
+  );
 
   it('the job insert failing rolls the event back: UnavailableError, nothing recorded', async () => {
     const failing = event({ provider: `fail-${pipeline}` });

@@ -19,9 +19,25 @@ export interface IngestDeps {
   boss: PgBoss;
 }
 
-// Postgres refuses some JSON that JavaScript accepts (a \u0000 escape, a lone surrogate): the body is
-// authentic but cannot be stored, so it is the sender's payload that is wrong, not our database.
-const UNSTORABLE_JSON = new Set(['22P05', '22P02', '22021']);
+/**
+ * SQLSTATEs that say this event can never be stored, however often it is sent: the body is authentic but
+ * PostgreSQL refuses it, so the answer is a 400 (the sender stops retrying), not a 503. Classified where the
+ * insert fails, so a normal event pays nothing for it.
+ */
+const UNSTORABLE: ReadonlyMap<string, string> = new Map([
+  // jsonb refuses a \u0000 escape (and escapes the server encoding cannot represent).
+  ['22P05', 'the body has a Unicode escape PostgreSQL cannot store (e.g. \\u0000)'],
+  // JSON that JavaScript accepts and jsonb does not (a lone surrogate escape).
+  ['22P02', 'the body is JSON that PostgreSQL cannot parse (e.g. a lone surrogate escape)'],
+  // A NUL character in a text value (the event id or type).
+  ['22021', 'the event id or type holds a character PostgreSQL cannot store (NUL)'],
+  // A number too large for jsonb's numeric.
+  ['22003', 'the body has a number too large for PostgreSQL'],
+  // Stack depth limit exceeded: nesting deeper than the server's parser allows.
+  ['54001', 'the body is nested too deeply for PostgreSQL'],
+  // Program limit exceeded: an event key too long for the index, a jsonb string or object over its size limit.
+  ['54000', 'the event is larger than PostgreSQL can store or index'],
+]);
 
 // pg-boss builds one job-insert statement per queue (a large one); naming it by its text lets Postgres keep its
 // plan per connection instead of parsing and planning it for every event.
@@ -164,15 +180,14 @@ export async function ingest(
     return 'accepted';
   } catch (error) {
     const code = error instanceof pg.DatabaseError ? error.code : undefined;
-    if (code !== undefined && UNSTORABLE_JSON.has(code)) {
+    const unstorable = code === undefined ? undefined : UNSTORABLE.get(code);
+    if (unstorable !== undefined) {
       // The sender's payload, not the connection: roll back and keep it.
       await client.query('rollback').catch(() => {
         discard = true;
       });
       open = false;
-      throw new InvalidPayloadError('the body is JSON that PostgreSQL cannot store (e.g. a \\u0000 escape)', {
-        cause: error,
-      });
+      throw new InvalidPayloadError(`${unstorable} (SQLSTATE ${code})`, { cause: error });
     }
     // Anything else (a reset, a timeout, a half-sent pipeline, a statement the server refused): discard the
     // connection, which also ends its transaction on the server, rather than wait on a rollback that may never

@@ -10,7 +10,7 @@ import {
   FAST_RETRIES,
   startProducer,
   type Producer,
-} from './effects/harness.test-support.ts';
+} from '../test/support/harness.ts';
 import { external, type DatabaseEffectFn } from './effects/types.ts';
 import { createInbox, type InboxWorker } from './inbox.ts';
 import { replayEvent, replayEvents, ReplayError, type ReplayDeps } from './replay.ts';

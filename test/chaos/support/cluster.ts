@@ -50,8 +50,9 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
   let ended: NodeJS.Signals | number | undefined;
   void worker.exited.then((how) => (ended = how));
   try {
+    // Starting a Node process (and pg-boss in it) takes long on a two-core machine shared with other work.
     await waitFor(() => ended !== undefined || worker.output().includes('"worker started"'), {
-      timeout: 60_000,
+      timeout: 180_000,
       message: 'the worker to start',
     });
   } catch (error) {
@@ -194,6 +195,75 @@ export async function mapConcurrently<T, R>(
     }),
   );
   return results;
+}
+
+export interface Stream<T, R> {
+  /** Items started so far, in order. */
+  readonly items: readonly T[];
+  /** Items whose `fn` has resolved so far. */
+  finished(): number;
+  /**
+   * Starts no new item once at least `atLeast` have started, then resolves with every item's result, in order,
+   * when the started ones are done.
+   */
+  finish(atLeast?: number): Promise<R[]>;
+}
+
+export interface StreamOptions {
+  concurrency: number;
+  /** Keeps at most `limit` items started ahead of `done()` (say, events queued but not yet processed). */
+  backlog?: { limit: number; done: () => Promise<number> };
+}
+
+/**
+ * Runs `fn` over fresh items from `make(index)`, `concurrency` at a time, until `finish()`: a load that lasts
+ * until the scenario has done what it needed it for (a kill, an outage, a stall), however fast the system
+ * under test gets through it.
+ */
+export function startStream<T, R>(
+  make: (index: number) => T,
+  fn: (item: T, index: number) => Promise<R>,
+  { concurrency, backlog }: StreamOptions,
+): Stream<T, R> {
+  const items: T[] = [];
+  const results: R[] = [];
+  let finished = 0;
+  let until = Infinity;
+  let done = 0;
+  let refreshing: Promise<void> | undefined;
+  const refresh = () =>
+    (refreshing ??= backlog!
+      .done()
+      .then((n) => void (done = n))
+      .finally(() => (refreshing = undefined)));
+  const lanes = Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (items.length < until) {
+        if (backlog && items.length - done >= backlog.limit) {
+          await refresh();
+          // The producer's own pacing while the consumers catch up, not a wait in the test.
+          if (items.length - done >= backlog.limit) await new Promise((resolve) => setTimeout(resolve, 50));
+          continue;
+        }
+        const index = items.length;
+        const item = make(index);
+        items.push(item);
+        results[index] = await fn(item, index);
+        finished++;
+      }
+    }),
+  );
+  // A failed item stops every lane; finish() reports the failure.
+  lanes.catch(() => (until = 0));
+  return {
+    items,
+    finished: () => finished,
+    finish: async (atLeast = 0) => {
+      until = Math.max(atLeast, 0);
+      await lanes;
+      return results;
+    },
+  };
 }
 
 /** Counts the statuses of many send outcomes: `{ 200: n, 503: m, 0: k }`. */

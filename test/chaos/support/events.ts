@@ -77,24 +77,32 @@ export function order(run: string, i: number): ChaosEvent {
 }
 
 /**
- * `count` events, a rotation of: checkout (every 4th with a subscription), checkout, subscription update,
- * Shopify order. Checkouts go to `customers` accounts, so some customers check out more than once (still one
- * welcome email each).
+ * The `i`-th event of a mixed load, a rotation of: checkout (every 4th with a subscription), checkout,
+ * subscription update, Shopify order. The two checkouts of a rotation share a customer; with `customers`, the
+ * customers repeat after that many (so some check out more than twice: still one welcome email each).
  */
+export function mixedEvent(run: string, i: number, customers = Infinity): ChaosEvent {
+  switch (i % 4) {
+    case 0:
+    case 1:
+      return checkout(run, i, `cus_${run}_${(i >> 1) % customers}`, i % 8 === 0);
+    case 2:
+      return subscriptionUpdate(run, i);
+    default:
+      return order(run, i);
+  }
+}
+
+/** `count` mixed events, to `count / 3` customers by default. */
 export function mixedEvents(count: number, options: { run?: string; customers?: number } = {}): ChaosEvent[] {
   const run = options.run ?? randomBytes(4).toString('hex');
   const customers = options.customers ?? Math.max(1, Math.floor(count / 3));
-  return Array.from({ length: count }, (_, i) => {
-    switch (i % 4) {
-      case 0:
-      case 1:
-        return checkout(run, i, `cus_${run}_${(i >> 1) % customers}`, i % 8 === 0);
-      case 2:
-        return subscriptionUpdate(run, i);
-      default:
-        return order(run, i);
-    }
-  });
+  return Array.from({ length: count }, (_, i) => mixedEvent(run, i, customers));
+}
+
+/** Mixed events without end (a customer per rotation), for loads that run until the scenario says stop. */
+export function mixedEventSource(run = randomBytes(4).toString('hex')): (i: number) => ChaosEvent {
+  return (i) => mixedEvent(run, i);
 }
 
 /** Distinct accounts among the events: the welcome emails expected. */

@@ -32,6 +32,8 @@ export interface ScenarioOptions {
   poolSize?: number;
   /** How long the SMTP sink takes to accept each message. Default: at once. */
   smtpDelayMs?: () => number;
+  /** What each message's acknowledgement also waits for (the scenario holds sends in flight). */
+  smtpHold?: () => Promise<void>;
   /** A producer that records events straight into the queue with this retry policy (no receiver in between). */
   producerQueue?: QueueSettings;
   /** Runs last in `stop()` (and if the start fails): what the scenario set up around the database. */
@@ -61,7 +63,13 @@ export interface Scenario {
 }
 
 export async function startScenario(options: ScenarioOptions): Promise<Scenario> {
-  const pool = createPool({ connectionString: options.databaseUrl, max: options.poolSize ?? 4 });
+  const pool = createPool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 4,
+    // The producer sends 50 events at a time over these few connections: on a loaded machine a send can wait
+    // long for one, and the test's stand-in for the receiver must not fail where a sender would just retry.
+    connectionTimeoutMillis: 60_000,
+  });
   const processes: Array<WorkerProcess | SpawnedReceiver> = [];
   let smtp: SmtpSink | undefined;
   let producer: Producer | undefined;
@@ -74,7 +82,7 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
   };
   try {
     if (options.migrate) await migrateDatabase(options.databaseUrl);
-    smtp = await startSmtpSink({ delayMs: options.smtpDelayMs });
+    smtp = await startSmtpSink({ delayMs: options.smtpDelayMs, hold: options.smtpHold });
     if (options.producerQueue) {
       producer = await startProducer(pool, options.databaseUrl, options.producerQueue);
     }

@@ -1,4 +1,4 @@
-import { createInbox, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
+import { createInbox as createPlainInbox, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
 import type { Mailer } from '../mail.ts';
 import { markShopUninstalled, recordDataRequest, redactCustomer, redactShop, saveOrder } from './shopify.ts';
 import {
@@ -15,10 +15,20 @@ export interface ExampleEffectsOptions extends InboxOptions {
   mailer: Mailer;
   /** Domain of the welcome email's Message-ID. */
   messageIdDomain: string;
+  /**
+   * Makes the Inbox the effects are registered on. Default: the package's `createInbox`. A wrapper sees every
+   * effect as it is registered and every outcome (through `options.observer`), e.g. to trace them.
+   */
+  createInbox?: (options: InboxOptions) => Inbox;
 }
 
 /** The example product's effects, declared with the inbox package's public API and nothing else. */
-export function createExampleInbox({ mailer, messageIdDomain, ...options }: ExampleEffectsOptions): Inbox {
+export function createExampleInbox({
+  mailer,
+  messageIdDomain,
+  createInbox = createPlainInbox,
+  ...options
+}: ExampleEffectsOptions): Inbox {
   return createInbox(options)
     .on('stripe', 'checkout.session.completed', {
       provisionAccount,

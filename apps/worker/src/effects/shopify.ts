@@ -24,6 +24,7 @@ const orderSchema = z.object({
 });
 
 const customerRequestSchema = z.object({
+  shop_domain: z.string().nullish(),
   customer: z.object({ id: shopifyId }),
   orders_requested: z.array(shopifyId).nullish(),
   orders_to_redact: z.array(shopifyId).nullish(),
@@ -37,6 +38,30 @@ export function parsePayload<S extends z.ZodType>(schema: S, event: ShopifyInbox
   // Paths and messages only: the values are customer data.
   const issues = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`);
   throw new PermanentEffectError(`${event.type} payload does not match its schema: ${issues.join('; ')}`);
+}
+
+const shopRedactSchema = z.object({ shop_domain: z.string().nullish() });
+/** `app/uninstalled` sends the Shop object. */
+const uninstalledShopSchema = z.object({ myshopify_domain: z.string().nullish() });
+
+/**
+ * The shop an effect that deletes or deactivates acts on: the one its signed payload names (`shop_domain`, or a
+ * Shop's `myshopify_domain`), which must also be the delivery's `X-Shopify-Shop-Domain`. Shopify signs only the
+ * body, so the header alone could name any shop. The receiver refuses a mismatch at ingest; this checks again, so
+ * the effect does not depend on how the event was recorded.
+ */
+function payloadShop(event: ShopifyInboxEvent, field: string, named: string | null | undefined): string {
+  if (named === undefined || named === null || named === '') {
+    throw new PermanentEffectError(
+      `${event.type} payload: ${field} is missing; the shop to act on is unknown`,
+    );
+  }
+  if (named !== event.shopDomain) {
+    throw new PermanentEffectError(
+      `${event.type} payload: ${field} names another shop than X-Shopify-Shop-Domain; nothing was changed`,
+    );
+  }
+  return named;
 }
 
 /** `orders/create`: upserts the order (and remembers the shop). */
@@ -64,16 +89,21 @@ export const saveOrder: DatabaseEffectFn<ShopifyInboxEvent<'orders/create'>> = a
     });
 };
 
-/** `app/uninstalled`: the shop is marked, at the time Shopify says it happened. */
+/** `app/uninstalled`: the shop its payload names is marked, at the time Shopify says it happened. */
 export const markShopUninstalled: DatabaseEffectFn<ShopifyInboxEvent<'app/uninstalled'>> = async ({
   event,
   tx,
 }) => {
+  const shopDomain = payloadShop(
+    event,
+    'myshopify_domain',
+    parsePayload(uninstalledShopSchema, event).myshopify_domain,
+  );
   const triggeredAt = Date.parse(event.headers['x-shopify-triggered-at'] ?? '');
   const uninstalledAt = Number.isNaN(triggeredAt) ? event.receivedAt : new Date(triggeredAt);
   await tx
     .insert(shopifyShops)
-    .values({ shopDomain: event.shopDomain, installed: false, uninstalledAt })
+    .values({ shopDomain, installed: false, uninstalledAt })
     .onConflictDoUpdate({
       target: shopifyShops.shopDomain,
       set: { installed: false, uninstalledAt, updatedAt: sql`now()` },
@@ -103,12 +133,13 @@ export const redactCustomer: DatabaseEffectFn<ShopifyInboxEvent<'customers/redac
   tx,
 }) => {
   const request = parsePayload(customerRequestSchema, event);
+  const shopDomain = payloadShop(event, 'shop_domain', request.shop_domain);
   const orderIds = request.orders_to_redact ?? [];
   const deleted = await tx
     .delete(shopifyOrders)
     .where(
       and(
-        eq(shopifyOrders.shopDomain, event.shopDomain),
+        eq(shopifyOrders.shopDomain, shopDomain),
         orderIds.length > 0
           ? or(eq(shopifyOrders.customerId, request.customer.id), inArray(shopifyOrders.orderId, orderIds))
           : eq(shopifyOrders.customerId, request.customer.id),
@@ -117,7 +148,7 @@ export const redactCustomer: DatabaseEffectFn<ShopifyInboxEvent<'customers/redac
     .returning({ orderId: shopifyOrders.orderId });
   await tx.insert(shopifyComplianceRequests).values({
     eventId: event.eventId,
-    shopDomain: event.shopDomain,
+    shopDomain,
     topic: event.type,
     customerId: request.customer.id,
     orderIds,
@@ -128,14 +159,15 @@ export const redactCustomer: DatabaseEffectFn<ShopifyInboxEvent<'customers/redac
 
 /** `shop/redact` (48 hours after uninstall): deletes every order row and the shop row, and records that it did. */
 export const redactShop: DatabaseEffectFn<ShopifyInboxEvent<'shop/redact'>> = async ({ event, tx }) => {
+  const shopDomain = payloadShop(event, 'shop_domain', parsePayload(shopRedactSchema, event).shop_domain);
   const deleted = await tx
     .delete(shopifyOrders)
-    .where(eq(shopifyOrders.shopDomain, event.shopDomain))
+    .where(eq(shopifyOrders.shopDomain, shopDomain))
     .returning({ orderId: shopifyOrders.orderId });
-  await tx.delete(shopifyShops).where(eq(shopifyShops.shopDomain, event.shopDomain));
+  await tx.delete(shopifyShops).where(eq(shopifyShops.shopDomain, shopDomain));
   await tx.insert(shopifyComplianceRequests).values({
     eventId: event.eventId,
-    shopDomain: event.shopDomain,
+    shopDomain,
     topic: event.type,
     redactedOrders: deleted.length,
     redactedAt: sql`now()`,

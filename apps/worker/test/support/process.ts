@@ -14,9 +14,15 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** The real worker (`node src/server.ts`) as a child process, with exactly this environment. */
-export function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+/**
+ * The real worker (`node src/server.ts`, or `entry` with `args`) as a child process, with exactly this
+ * environment.
+ */
+export function spawnWorker(
+  env: Record<string, string>,
+  { entry = SERVER_ENTRY, args = [] }: { entry?: string; args?: readonly string[] } = {},
+): WorkerProcess {
+  const child = spawn(process.execPath, [entry, ...args], {
     env: {
       // Tests start dozens of workers: reuse compiled code across them.
       NODE_COMPILE_CACHE: path.join(os.tmpdir(), 'webhook-inbox-worker-test-compile-cache'),

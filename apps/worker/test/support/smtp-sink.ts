@@ -28,7 +28,13 @@ export interface SmtpSink {
  * the server has read it completely, as a real MTA would have it, even if the client never sees the reply.
  */
 export async function startSmtpSink(
-  options: { delayMs?: () => number; parse?: boolean } = {},
+  options: {
+    /** How long the server takes to acknowledge each message. */
+    delayMs?: () => number;
+    /** The acknowledgement waits for this too: the test decides when a send in flight may end. */
+    hold?: () => Promise<void>;
+    parse?: boolean;
+  } = {},
 ): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   let received = 0;
@@ -58,8 +64,9 @@ export async function startSmtpSink(
             text: mail.text ?? '',
           });
           const delay = options.delayMs?.() ?? 0;
-          if (delay > 0) setTimeout(() => callback(), delay);
-          else callback();
+          const delayed = () => (delay > 0 ? setTimeout(() => callback(), delay) : callback());
+          if (options.hold) options.hold().then(delayed, (error: Error) => callback(error));
+          else delayed();
         },
         (error: Error) => callback(error),
       );

@@ -13,7 +13,7 @@ import type { JobWithMetadata } from 'pg-boss';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventJob } from '../queue.ts';
-import { effectRuns, startProducer, type Producer } from './harness.test-support.ts';
+import { effectRuns, startProducer, type Producer } from '../../test/support/harness.ts';
 import { scopedIdempotencyKey } from './keys.ts';
 import * as ledger from './ledger.ts';
 import { EffectRegistry } from './registry.ts';

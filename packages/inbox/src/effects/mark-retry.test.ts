@@ -12,8 +12,13 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../inbox.ts';
 import { configureQueues, type QueueSettings } from '../queue.ts';
-import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from './harness.test-support.ts';
-import type { EffectStep } from './types.ts';
+import {
+  effectRuns,
+  eventRow,
+  FAST_RETRIES,
+  startProducer,
+  type Producer,
+} from '../../test/support/harness.ts';
 import { external } from './types.ts';
 
 const db = useTestDatabase();
@@ -53,7 +58,8 @@ interface LogLine {
 
 /**
  * A worker behind the proxy (or, `direct`, not) whose `email` effect counts its sends; `atMark` runs between the
- * send and the mark (the proxy is cut there). The email is once per `payload.account` when the event has one.
+ * send and the mark (the proxy is cut there): as the effect's last step, after which the runner marks it done.
+ * The email is once per `payload.account` when the event has one.
  */
 async function startWorker(options: {
   queue?: QueueSettings;
@@ -69,8 +75,9 @@ async function startWorker(options: {
   const inbox = createInbox({ logger }).on('test', 'signup', {
     email: external({
       scope: (event) => (event.payload as { account?: string }).account,
-      run: ({ event }) => {
+      run: async ({ event }) => {
         sends.push(event.eventId);
+        await options.atMark();
       },
     }),
   });
@@ -81,9 +88,6 @@ async function startWorker(options: {
     pollingIntervalSeconds: 0.5,
     superviseIntervalSeconds: 1,
     poolSize: 4,
-    onStep: async (step: EffectStep, info) => {
-      if (step === 'after-effect-before-commit' && info.effect === 'email') await options.atMark();
-    },
   });
   workers.push(worker);
   // The jobs sent from now on get this queue's expiry.

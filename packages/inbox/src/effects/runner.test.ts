@@ -12,7 +12,7 @@ import {
   FAST_RETRIES,
   startProducer,
   type Producer,
-} from './harness.test-support.ts';
+} from '../../test/support/harness.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import { database, external, PermanentEffectError, type DeadEvent, type DatabaseEffectFn } from './types.ts';
 

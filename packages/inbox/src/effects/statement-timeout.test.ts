@@ -10,7 +10,13 @@ import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../inbox.ts';
-import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from './harness.test-support.ts';
+import {
+  effectRuns,
+  eventRow,
+  FAST_RETRIES,
+  startProducer,
+  type Producer,
+} from '../../test/support/harness.ts';
 import type { Tx } from './types.ts';
 
 const db = useTestDatabase();

@@ -73,8 +73,10 @@ export interface DatabaseEffectContext<E> extends EffectContextBase<E> {
 
 export interface ExternalEffectContext<E> extends EffectContextBase<E> {
   /**
-   * For reads. Not a transaction: nothing can commit atomically with an email. Runs on the connection that holds
-   * the effect's claim, so it never waits for the pool.
+   * For reads. Not a transaction: nothing can commit atomically with an email. It takes a connection from the
+   * worker's effect pool (`poolSize`), not the one that holds the effect's claim: that connection carries the
+   * claims and marks of the other effects of its round, which a slow read would hold up and a transaction opened
+   * on it would take in.
    */
   db: Database;
 }
@@ -139,9 +141,6 @@ export interface DeadEvent {
   lastError: string | null;
   attempts: number;
 }
-
-/** Step boundaries around each effect, for fault injection in tests (see apps/worker WORKER_FAULT). */
-export type EffectStep = 'before-effect' | 'after-effect-before-commit' | 'after-commit-before-complete';
 
 export interface EffectOutcome {
   provider: string;

@@ -1,5 +1,6 @@
 // Operations: alerts, retention, reconciliation. Wired into the worker, receiver and CLI by their owners.
 export {
+  alertExcerpt,
   alertFingerprint,
   createAlerter,
   createSignatureFailureMonitor,
@@ -18,8 +19,8 @@ export {
   type SignatureFailureMonitor,
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
-} from './alerts.ts';
-export { parseDuration, sinceDuration } from './duration.ts';
+} from './alerts/index.ts';
+export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,
   STRIPE_EFFECT_TYPES,
@@ -28,7 +29,6 @@ export {
   type ReconcileReport,
   type ReconcileStripeOptions,
 } from './reconcile.ts';
-export { redactExcerpt } from './redact.ts';
 export {
   createPurgeHandler,
   MIN_KEY_DAYS,

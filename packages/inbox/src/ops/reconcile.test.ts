@@ -7,9 +7,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import { EVENTS_QUEUE } from '../queue.ts';
-import { parseDuration, sinceDuration } from './duration.ts';
 import { reconcileStripe, STRIPE_EFFECT_TYPES } from './reconcile.ts';
-import { openDeps, silentLogger, type OpsTestDeps } from './test-support.ts';
+import { openDeps, silentLogger, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const FIXTURES = [
   'checkout.session.completed',
@@ -274,27 +273,5 @@ describe('reconcileStripe', () => {
     await expect(
       reconcileStripe({ ...deps, stripe: fake.stripe, since, until: since, logger: silentLogger }),
     ).rejects.toThrow(/until must be later than since/);
-  });
-});
-
-describe('parseDuration', () => {
-  it.each([
-    ['90m', 90 * 60_000],
-    ['24h', 86_400_000],
-    ['3d', 3 * 86_400_000],
-    ['1w', 7 * 86_400_000],
-    ['1d12h', 36 * 3_600_000],
-    ['30s', 30_000],
-    ['1.5h', 5_400_000],
-    [' 2D ', 2 * 86_400_000],
-  ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
-
-  it.each(['', '3', 'd', '3 days', '-1h', '0m', '1h-', 'abc'])('refuses %j', (text) => {
-    expect(() => parseDuration(text)).toThrow(RangeError);
-  });
-
-  it('sinceDuration counts back from now', () => {
-    const now = new Date('2025-01-10T00:00:00Z');
-    expect(sinceDuration('3d', now).toISOString()).toBe('2025-01-07T00:00:00.000Z');
   });
 });

@@ -13,7 +13,7 @@ import {
   RetentionOptionError,
   schedulePurge,
 } from './retention.ts';
-import { openDeps, type OpsTestDeps } from './test-support.ts';
+import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const db = useTestDatabase();
 let deps: OpsTestDeps;

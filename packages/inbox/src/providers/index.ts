@@ -4,6 +4,7 @@ export {
   type ProvidersConfig,
   type StandardWebhooksSender,
 } from './registry.ts';
+export { checkEventLimits, MAX_EVENT_FIELD_LENGTH } from './shared.ts';
 export {
   SHOPIFY_KEPT_HEADERS,
   shopifyProvider,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createProviders, parseStandardWebhooksEnv } from './registry.ts';
+import { MAX_EVENT_FIELD_LENGTH } from './shared.ts';
 import { signShopify } from './shopify.ts';
 import { signStandardWebhook } from './standard-webhooks.ts';
 import { signStripe } from './stripe.ts';
@@ -47,7 +48,7 @@ describe('createProviders', () => {
       expect.objectContaining({ code: 'timestamp_out_of_tolerance' }),
     );
 
-    const shopifyBody = '{"id":1}';
+    const shopifyBody = '{"id":1,"myshopify_domain":"a.myshopify.com"}';
     const shopifyReq = request(shopifyBody, {
       'x-shopify-hmac-sha256': signShopify({ payload: shopifyBody, secret: 'shpss_secret' }),
       'x-shopify-topic': 'app/uninstalled',
@@ -74,6 +75,55 @@ describe('createProviders', () => {
       eventId: 'msg_1',
       type: 'ping',
     });
+  });
+
+  it('refuses a key, type or kept header past MAX_EVENT_FIELD_LENGTH characters as invalid_payload', () => {
+    const providers = createProviders({
+      stripeSecrets: ['whsec_s'],
+      shopifySecrets: ['shpss_secret'],
+      standardWebhooks: [{ name: 'svix', secrets: [SW_SECRET] }],
+      toleranceSeconds: 60,
+    });
+    const stripe = (id: string, type = 'invoice.paid') => {
+      const body = JSON.stringify({ id, type });
+      return request(body, {
+        'stripe-signature': signStripe({ payload: body, secret: 'whsec_s', timestamp: T }),
+      });
+    };
+    const shopify = (headers: Record<string, string>) =>
+      request('{"id":1}', {
+        'x-shopify-hmac-sha256': signShopify({ payload: '{"id":1}', secret: 'shpss_secret' }),
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-shop-domain': 'a.myshopify.com',
+        'x-shopify-event-id': 'e1',
+        ...headers,
+      });
+    const svix = (type: string) => {
+      const body = JSON.stringify({ type });
+      const signature = signStandardWebhook({ id: 'msg_1', timestamp: T, payload: body, secret: SW_SECRET });
+      return request(body, {
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(T),
+        'webhook-signature': signature,
+      });
+    };
+    const max = MAX_EVENT_FIELD_LENGTH;
+    const invalid: unknown = expect.objectContaining({ code: 'invalid_payload' });
+
+    expect(providers.get('stripe')?.verify(stripe('e'.repeat(max)), NOW).eventId).toHaveLength(max);
+    expect(() => providers.get('stripe')?.verify(stripe('e'.repeat(max + 1)), NOW)).toThrow(invalid);
+    expect(() => providers.get('stripe')?.verify(stripe('evt_1', 't'.repeat(max + 1)), NOW)).toThrow(invalid);
+    expect(() =>
+      providers.get('shopify')?.verify(shopify({ 'x-shopify-event-id': 'e'.repeat(max) }), NOW),
+    ).toThrow(invalid);
+    expect(() =>
+      providers.get('shopify')?.verify(shopify({ 'x-shopify-triggered-at': 't'.repeat(max + 1) }), NOW),
+    ).toThrow(invalid);
+    expect(() => providers.get('svix')?.verify(svix('t'.repeat(max + 1)), NOW)).toThrow(invalid);
+    // The message names the field and its length, not the value.
+    expect(() => providers.get('stripe')?.verify(stripe('e'.repeat(1000)), NOW)).toThrow(
+      /the event key is 1000 characters long; at most 255/,
+    );
   });
 
   it('fails at startup on a bad configuration', () => {

@@ -1,7 +1,8 @@
+import { checkEventLimits } from './shared.ts';
 import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
 import { stripeProvider } from './stripe.ts';
-import type { Provider } from './types.ts';
+import type { Provider, SignedRequest } from './types.ts';
 
 /** One Standard Webhooks sender, received at `/webhooks/<name>`. */
 export interface StandardWebhooksSender {
@@ -30,9 +31,18 @@ function assertSenderName(name: string): void {
   }
 }
 
+/** The provider, with the length limits every provider shares applied to what it verified. */
+function withEventLimits(provider: Provider): Provider {
+  return {
+    name: provider.name,
+    verify: (request: SignedRequest, now: Date) => checkEventLimits(provider.verify(request, now)),
+  };
+}
+
 /**
  * The configured providers by name, the name being the URL segment (`/webhooks/<name>`). A provider is present
- * only when it has at least one secret. Throws on a bad configuration (tolerance <= 0, a malformed secret, a
+ * only when it has at least one secret; every event it verifies has a key, type and kept headers of at most
+ * `MAX_EVENT_FIELD_LENGTH` characters. Throws on a bad configuration (tolerance <= 0, a malformed secret, a
  * clashing or repeated name), so a misconfigured receiver fails at startup, not on its first request.
  *
  * @example
@@ -58,6 +68,7 @@ export function createProviders(config: ProvidersConfig): Map<string, Provider> 
     if (secrets.length === 0) continue;
     providers.set(name, standardWebhooksProvider({ name, secrets, toleranceSeconds }));
   }
+  for (const [name, provider] of providers) providers.set(name, withEventLimits(provider));
   return providers;
 }
 

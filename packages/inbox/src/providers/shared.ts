@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError, TimestampOutOfToleranceError } from '../errors.ts';
+import type { VerifiedEvent } from './types.ts';
 
 // Helpers every provider shares. They run on every request: no per-call allocation beyond what crypto needs.
 
@@ -135,6 +136,31 @@ export function decodeJsonBody(provider: string, rawBody: Uint8Array): JsonBody 
     throw new InvalidPayloadError(`${provider}: the body is JSON but not an object`);
   }
   return { text, object: parsed as Record<string, unknown> };
+}
+
+/**
+ * The longest event key, type or kept delivery header value an event may have, in characters. Real ones are far
+ * shorter (a Stripe `evt_` id is under 40; a Shopify key joins a `*.myshopify.com` domain of at most 77, a topic
+ * of at most ~60 and a UUID); anything longer is refused before the database, whose key index could not hold it.
+ */
+export const MAX_EVENT_FIELD_LENGTH = 255;
+
+/**
+ * Refuses (`InvalidPayloadError`) an authentic event whose key, type or a kept header value is longer than
+ * `MAX_EVENT_FIELD_LENGTH`. The message names the field and its length, never the value.
+ */
+export function checkEventLimits(event: VerifiedEvent): VerifiedEvent {
+  const tooLong = (what: string, value: string) => {
+    if (value.length > MAX_EVENT_FIELD_LENGTH) {
+      throw new InvalidPayloadError(
+        `${event.provider}: the ${what} is ${value.length} characters long; at most ${MAX_EVENT_FIELD_LENGTH} are accepted`,
+      );
+    }
+  };
+  tooLong('event key', event.eventId);
+  tooLong('event type', event.type);
+  for (const [name, value] of Object.entries(event.headers)) tooLong(`${name} header`, value);
+  return event;
 }
 
 /** A signing input as bytes: strings are UTF-8, exactly as a sender would put them on the wire. */

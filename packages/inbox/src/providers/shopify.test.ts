@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../errors.ts';
+import { SHOPIFY_CHECKED_TOPICS } from './shopify-payloads.ts';
 import { shopifyProvider, signShopify } from './shopify.ts';
 import type { SignedRequest } from './types.ts';
 
@@ -20,9 +21,39 @@ const NOW = new Date('2026-01-01T00:00:00Z');
 const SHOP = 'dev-shop.myshopify.com';
 const EVENT_ID = '7c0b9a8e-2a6e-4c55-9f4e-0d6f8a1b2c3d';
 const WEBHOOK_ID = 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043';
+/** The smallest orders/create body the payload check accepts (a subscription's `includeFields` can trim to it). */
+const ORDER_BODY =
+  '{"id":820982911946154508,"admin_graphql_api_id":"gid://shopify/Order/820982911946154508"}';
+/** A topic no payload check applies to. */
+const UNCHECKED_TOPIC = 'products/update';
 
 const fixture = (name: string): Buffer =>
   readFileSync(new URL(`../../../../test/fixtures/shopify/${name}`, import.meta.url));
+
+/**
+ * Shopify's sample payload of each checked topic, naming `shop` as a real delivery does: the compliance samples
+ * say `{shop}.myshopify.com`, and the app/uninstalled sample (a Shop object) has `myshopify_domain: null`.
+ */
+function sampleFor(topic: string, shop = SHOP): string {
+  const text = (name: string) => fixture(name).toString('utf8');
+  switch (topic) {
+    case 'orders/create':
+      return text('orders_create.json');
+    case 'app/uninstalled':
+      return text('app_uninstalled.json').replace(
+        '"myshopify_domain": null',
+        `"myshopify_domain": "${shop}"`,
+      );
+    case 'customers/data_request':
+      return text('customers_data_request.json').replaceAll('{shop}.myshopify.com', shop);
+    case 'customers/redact':
+      return text('customers_redact.json').replaceAll('{shop}.myshopify.com', shop);
+    case 'shop/redact':
+      return text('shop_redact.json').replaceAll('{shop}.myshopify.com', shop);
+    default:
+      throw new Error(`no sample for ${topic}`);
+  }
+}
 
 function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {
   const h = new Headers(headers);
@@ -70,8 +101,12 @@ function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
 describe('third-party vectors', () => {
   it('shopify-app-js\'s {"foo": "bar"} vector', () => {
     expect(signShopify({ payload: VECTOR_BODY, secret: VECTOR_SECRET })).toBe(VECTOR_HMAC);
+    // Under a topic without a payload check: the vector's body is no order.
     const event = provider.verify(
-      request(VECTOR_BODY, { 'X-Shopify-Hmac-Sha256': VECTOR_HMAC, ...deliveryHeaders() }),
+      request(VECTOR_BODY, {
+        'X-Shopify-Hmac-Sha256': VECTOR_HMAC,
+        ...deliveryHeaders({ 'X-Shopify-Topic': UNCHECKED_TOPIC }),
+      }),
       NOW,
     );
     expect(event.payloadText).toBe(VECTOR_BODY);
@@ -123,13 +158,13 @@ describe('shopifyProvider construction', () => {
 
 describe('shopifyProvider.verify', () => {
   it('event key is shop:topic:event id; type is the topic; kept headers exclude the HMAC', () => {
-    const body = fixture('app_uninstalled.json');
+    const body = sampleFor('app/uninstalled');
     const event = provider.verify(signed(body, { 'X-Shopify-Topic': 'app/uninstalled' }), NOW);
     expect(event).toEqual({
       provider: 'shopify',
       eventId: `${SHOP}:app/uninstalled:${EVENT_ID}`,
       type: 'app/uninstalled',
-      payloadText: body.toString('utf8'),
+      payloadText: body,
       headers: {
         'x-shopify-topic': 'app/uninstalled',
         'x-shopify-shop-domain': SHOP,
@@ -144,6 +179,7 @@ describe('shopifyProvider.verify', () => {
 
   it('refuses a non-canonical base64 HMAC that decodes to the right bytes (padding bits set)', () => {
     const body = fixture('app_uninstalled.json');
+    const topic = { 'X-Shopify-Topic': UNCHECKED_TOPIC };
     const hmac = signShopify({ payload: body, secret: SECRET });
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
     const last = alphabet.indexOf(hmac[42]!);
@@ -151,22 +187,22 @@ describe('shopifyProvider.verify', () => {
       const variant = `${hmac.slice(0, 42)}${alphabet[last + padding]}=`;
       // The same 32 bytes once decoded: only the string differs.
       expect(Buffer.from(variant, 'base64')).toEqual(Buffer.from(hmac, 'base64'));
-      const delivery = request(body, { 'X-Shopify-Hmac-Sha256': variant, ...deliveryHeaders() });
+      const delivery = request(body, { 'X-Shopify-Hmac-Sha256': variant, ...deliveryHeaders(topic) });
       expect(codeOf(() => provider.verify(delivery, NOW))).toBe('invalid_signature');
     }
-    expect(codeOf(() => provider.verify(signed(body), NOW))).toBe('no error');
+    expect(codeOf(() => provider.verify(signed(body, topic), NOW))).toBe('no error');
   });
 
   it('falls back to the webhook id when the event id header is absent (or empty)', () => {
     for (const eventId of [undefined, '']) {
-      const event = provider.verify(signed(VECTOR_BODY, { 'X-Shopify-Event-Id': eventId }), NOW);
+      const event = provider.verify(signed(ORDER_BODY, { 'X-Shopify-Event-Id': eventId }), NOW);
       expect(event.eventId).toBe(`${SHOP}:orders/create:${WEBHOOK_ID}`);
       expect(event.headers).not.toHaveProperty('x-shopify-event-id');
     }
   });
 
   it('accepts the newer unprefixed Shopify-* header style, and the two styles mixed', () => {
-    const body = fixture('customers_data_request.json');
+    const body = sampleFor('customers/data_request');
     const unprefixed = request(body, {
       'Shopify-Hmac-Sha256': signShopify({ payload: body, secret: SECRET }),
       'Shopify-Topic': 'customers/data_request',
@@ -197,8 +233,8 @@ describe('shopifyProvider.verify', () => {
   });
 
   it('header names are case-insensitive; a lower-case-only lookup works', () => {
-    const hmac = signShopify({ payload: VECTOR_BODY, secret: SECRET });
-    const upper = request(VECTOR_BODY, {
+    const hmac = signShopify({ payload: ORDER_BODY, secret: SECRET });
+    const upper = request(ORDER_BODY, {
       'X-SHOPIFY-HMAC-SHA256': hmac,
       'X-SHOPIFY-TOPIC': 'orders/create',
       'X-SHOPIFY-SHOP-DOMAIN': SHOP,
@@ -212,7 +248,7 @@ describe('shopifyProvider.verify', () => {
       'x-shopify-webhook-id': WEBHOOK_ID,
     };
     expect(
-      provider.verify({ rawBody: Buffer.from(VECTOR_BODY), header: (n) => nodeStyle[n] }, NOW).eventId,
+      provider.verify({ rawBody: Buffer.from(ORDER_BODY), header: (n) => nodeStyle[n] }, NOW).eventId,
     ).toBe(`${SHOP}:orders/create:${WEBHOOK_ID}`);
   });
 
@@ -269,8 +305,8 @@ describe('shopifyProvider.verify', () => {
 
   it('rotation: either configured secret verifies', () => {
     const rotating = shopifyProvider({ secrets: [OTHER_SECRET, SECRET] });
-    expect(rotating.verify(signed(VECTOR_BODY, {}, SECRET), NOW).type).toBe('orders/create');
-    expect(rotating.verify(signed(VECTOR_BODY, {}, OTHER_SECRET), NOW).type).toBe('orders/create');
+    expect(rotating.verify(signed(ORDER_BODY, {}, SECRET), NOW).type).toBe('orders/create');
+    expect(rotating.verify(signed(ORDER_BODY, {}, OTHER_SECRET), NOW).type).toBe('orders/create');
   });
 
   it.each([
@@ -309,6 +345,154 @@ describe('shopifyProvider.verify', () => {
   });
 });
 
+describe('payload bound to topic and shop', () => {
+  const CHECKED = [
+    'orders/create',
+    'app/uninstalled',
+    'customers/data_request',
+    'customers/redact',
+    'shop/redact',
+  ];
+  const OTHER_SHOP = 'other-shop.myshopify.com';
+
+  function messageOf(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (error) {
+      if (error instanceof WebhookError) return `${error.code}: ${error.message}`;
+      throw error;
+    }
+    return 'no error';
+  }
+
+  it('the topics with a payload check are the ones the example effects handle', () => {
+    expect([...SHOPIFY_CHECKED_TOPICS].sort()).toEqual([...CHECKED].sort());
+  });
+
+  it.each(CHECKED)("Shopify's %s sample verifies under its own topic and no other checked topic", (topic) => {
+    const body = sampleFor(topic);
+    expect(provider.verify(signed(body, { 'X-Shopify-Topic': topic }), NOW).type).toBe(topic);
+    for (const other of CHECKED.filter((t) => t !== topic)) {
+      expect(
+        messageOf(() => provider.verify(signed(body, { 'X-Shopify-Topic': other }), NOW)),
+        other,
+      ).toMatch(new RegExp(`^invalid_payload: shopify: the body is not a payload of the ${other} topic: `));
+    }
+  });
+
+  it.each([
+    ['app/uninstalled', 'myshopify_domain'],
+    ['customers/data_request', 'shop_domain'],
+    ['customers/redact', 'shop_domain'],
+    ['shop/redact', 'shop_domain'],
+  ])("%s for another shop than the header's → invalid_payload naming %s, not its value", (topic, field) => {
+    const message = messageOf(() =>
+      provider.verify(signed(sampleFor(topic, OTHER_SHOP), { 'X-Shopify-Topic': topic }), NOW),
+    );
+    expect(message).toMatch(
+      new RegExp(`^invalid_payload: shopify: the body's ${field} names another shop than`),
+    );
+    expect(message).not.toContain(OTHER_SHOP);
+    expect(message).not.toContain(SHOP);
+  });
+
+  it('compares the shop exactly: another case, a suffix or a prefix is another shop', () => {
+    for (const shop of ['Dev-Shop.myshopify.com', `${SHOP}.evil.example`, `x${SHOP}`]) {
+      expect(
+        codeOf(() =>
+          provider.verify(signed(sampleFor('shop/redact', shop), { 'X-Shopify-Topic': 'shop/redact' }), NOW),
+        ),
+      ).toBe('invalid_payload');
+    }
+  });
+
+  it('accepts what genuine deliveries may leave out or vary', () => {
+    const accepts = (topic: string, body: unknown) =>
+      messageOf(() => provider.verify(signed(JSON.stringify(body), { 'X-Shopify-Topic': topic }), NOW));
+    // shop_id: absent, or a string of digits; nothing to compare it with, the headers carry no shop id.
+    expect(accepts('shop/redact', { shop_domain: SHOP })).toBe('no error');
+    expect(accepts('shop/redact', { shop_id: '954889', shop_domain: SHOP })).toBe('no error');
+    // A customer known by email only; no orders to redact; no data request id.
+    expect(
+      accepts('customers/redact', { shop_domain: SHOP, customer: { email: 'a@b.c' }, orders_to_redact: [] }),
+    ).toBe('no error');
+    expect(accepts('customers/data_request', { shop_id: 1, shop_domain: SHOP, customer: { id: 2 } })).toBe(
+      'no error',
+    );
+    // app/uninstalled: `domain` is the primary (often custom) domain, not compared; `id` may be trimmed away.
+    expect(
+      accepts('app/uninstalled', { id: 548380009, domain: 'www.super-toys.example', myshopify_domain: SHOP }),
+    ).toBe('no error');
+    expect(accepts('app/uninstalled', { myshopify_domain: SHOP })).toBe('no error');
+    // Fields Shopify adds later are allowed.
+    expect(accepts('shop/redact', { shop_id: 1, shop_domain: SHOP, requested_at: '2026-01-01' })).toBe(
+      'no error',
+    );
+    // An order id beyond 2^53 with its GID.
+    expect(messageOf(() => provider.verify(signed(ORDER_BODY), NOW))).toBe('no error');
+  });
+
+  it.each([
+    ['orders/create', '{"foo":"bar"}', /id /],
+    ['orders/create', '{"id":"820982911946154508"}', /id /],
+    ['orders/create', '{"id":1.5}', /id is not an integer/],
+    [
+      'orders/create',
+      '{"id":1,"admin_graphql_api_id":"gid://shopify/Customer/1"}',
+      /admin_graphql_api_id is not an Order GID/,
+    ],
+    ['app/uninstalled', `{"id":1,"myshopify_domain":null,"domain":"${SHOP}"}`, /myshopify_domain /],
+    ['shop/redact', '{"shop_id":1}', /shop_domain /],
+    ['shop/redact', `{"shop_id":1,"shop_domain":""}`, /shop_domain /],
+    [
+      'shop/redact',
+      `{"shop_domain":"${SHOP}","customer":{"id":1}}`,
+      /customer belongs to another topic's payload/,
+    ],
+    ['customers/redact', `{"shop_domain":"${SHOP}","orders_to_redact":[]}`, /customer /],
+    ['customers/redact', `{"shop_domain":"${SHOP}","customer":{"id":1}}`, /orders_to_redact /],
+    [
+      'customers/redact',
+      `{"shop_domain":"${SHOP}","customer":{"id":1},"orders_to_redact":["x"]}`,
+      /orders_to_redact\.0 /,
+    ],
+    [
+      'customers/data_request',
+      `{"shop_domain":"${SHOP}","customer":{"id":1},"orders_to_redact":[1]}`,
+      /orders_to_redact belongs/,
+    ],
+  ])('%s refuses %s', (topic, body, issue) => {
+    const message = messageOf(() => provider.verify(signed(body, { 'X-Shopify-Topic': topic }), NOW));
+    expect(message).toMatch(
+      new RegExp(`^invalid_payload: shopify: the body is not a payload of the ${topic} topic: `),
+    );
+    expect(message).toMatch(issue);
+  });
+
+  it("Shopify's app/uninstalled sample itself (myshopify_domain null) names no shop and is refused", () => {
+    const sample = fixture('app_uninstalled.json');
+    expect(codeOf(() => provider.verify(signed(sample, { 'X-Shopify-Topic': 'app/uninstalled' }), NOW))).toBe(
+      'invalid_payload',
+    );
+  });
+
+  it('messages carry no payload values', () => {
+    const body = sampleFor('customers/redact').replace('"orders_to_redact"', '"orders_requested"');
+    const message = messageOf(() =>
+      provider.verify(signed(body, { 'X-Shopify-Topic': 'customers/redact' }), NOW),
+    );
+    expect(message).toMatch(/^invalid_payload/);
+    for (const value of ['john@example.com', '555-625-1199', '191167', '299938'])
+      expect(message).not.toContain(value);
+  });
+
+  it('any other topic, even one named like an object property, is recorded without a payload check', () => {
+    for (const topic of [UNCHECKED_TOPIC, '__proto__', 'constructor', 'toString', 'ORDERS/CREATE']) {
+      expect(provider.verify(signed(VECTOR_BODY, { 'X-Shopify-Topic': topic }), NOW).type).toBe(topic);
+    }
+  });
+});
+
 describe('properties', () => {
   it('random HMAC headers and bodies never verify and only ever throw a signature WebhookError', () => {
     const hmacish = fc.oneof(
@@ -343,7 +527,7 @@ describe('properties', () => {
         (body, position, xor, mutateBody) => {
           const bytes = Buffer.from(body);
           const hmac = Buffer.from(signShopify({ payload: bytes, secret: SECRET }), 'base64');
-          const headers = deliveryHeaders();
+          const headers = deliveryHeaders({ 'X-Shopify-Topic': UNCHECKED_TOPIC });
           headers['X-Shopify-Hmac-Sha256'] = hmac.toString('base64');
           expect(provider.verify(request(bytes, headers), NOW).payloadText).toBe(body);
           const target = mutateBody ? bytes : hmac;

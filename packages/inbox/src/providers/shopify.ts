@@ -10,6 +10,7 @@ import {
   hmacSha256,
   toBytes,
 } from './shared.ts';
+import { checkShopifyPayload } from './shopify-payloads.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
 
 export interface ShopifyProviderOptions {
@@ -40,7 +41,8 @@ function shopifyHeader(request: SignedRequest, name: string): string | undefined
 /**
  * Shopify: `X-Shopify-Hmac-Sha256` (or `Shopify-Hmac-Sha256`) is the base64 HMAC-SHA256 of the raw body keyed
  * with the app's client secret. Shopify signs only the body: there is no signed timestamp, and the topic, shop
- * and id headers are not covered by the signature.
+ * and id headers are not covered by the signature. So a known topic's body must be that topic's payload and name
+ * the header's shop (`checkShopifyPayload`), else `invalid_payload`.
  *
  * Event key: `${shopDomain}:${topic}:${eventId}`, e.g. `shop.myshopify.com:orders/create:<event id>`, where
  * `eventId` is `X-Shopify-Event-Id`, or `X-Shopify-Webhook-Id` when the event id header is absent; values are
@@ -93,7 +95,8 @@ export function shopifyProvider(options: ShopifyProviderOptions): Provider {
         );
       }
 
-      const { text } = decodeJsonBody(PROVIDER, request.rawBody);
+      const { text, object } = decodeJsonBody(PROVIDER, request.rawBody);
+      checkShopifyPayload(topic, shopDomain, object);
 
       const headers: Record<string, string> = {
         [SHOPIFY_KEPT_HEADERS.topic]: topic,
@@ -115,6 +118,18 @@ export function shopifyProvider(options: ShopifyProviderOptions): Provider {
       };
     },
   };
+}
+
+/**
+ * The shop a Shopify event belongs to, read back from what `shopifyProvider` recorded: the kept
+ * `x-shopify-shop-domain` header, else the first part of the event key (`shop:topic:id`; a shop domain contains
+ * no `:`), for an event recorded without its headers.
+ */
+export function shopifyShopDomain(event: {
+  eventId: string;
+  headers: Readonly<Record<string, string>>;
+}): string {
+  return event.headers[SHOPIFY_KEPT_HEADERS.shopDomain] ?? event.eventId.split(':')[0] ?? '';
 }
 
 export interface SignShopifyOptions {

@@ -2,7 +2,7 @@
  * The pieces of environment parsing the apps share (apps/receiver and apps/worker `env.ts`): how a blank
  * variable, a bounded number, a log level or a database URL is read, and how a failed parse is reported. Each
  * app keeps its own schema (its variables, defaults and bounds) and is still the only place that reads
- * `process.env`; this module never does.
+ * `process.env`; this package never does. How a URL is logged without its secrets is in `./mask.ts`.
  */
 import { z } from 'zod';
 
@@ -110,5 +110,4 @@ export function parseEnv<S extends z.ZodType>(
   return result.data;
 }
 
-/** A URL as it is safe to log: `scheme://***@host...` instead of its user and password. */
-export const hideCredentials = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
+export { maskUrl } from './mask.ts';

@@ -3,13 +3,15 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { migrateDatabase } from '@webhook-inbox/db';
 import { createTestDatabase, type TestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrateDatabase } from '../src/migrate.ts';
 
+// The db package's migrations and its CLIs (`db:migrate`, `db:check`). The test lives here rather than in
+// packages/db because it uses the test harness, which itself depends on @webhook-inbox/db.
 const run = promisify(execFile);
-const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const packageDir = fileURLToPath(new URL('../packages/db/', import.meta.url));
 const CONTRACT_TABLES = [
   'accounts',
   'effect_runs',

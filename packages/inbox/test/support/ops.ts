@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import pino from 'pino';
-import { ensureQueues } from '../queue.ts';
+import { ensureQueues } from '../../src/queue.ts';
 
 export interface OpsTestDeps {
   pool: pg.Pool;

@@ -1,75 +1,25 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createAlerter, type Alerter } from './delivery.ts';
 import {
-  alertFingerprint,
-  createAlerter,
-  createSignatureFailureMonitor,
-  normalizeErrorMessage,
-  type Alert,
-  type AlertMessage,
-  type Alerter,
-} from './alerts.ts';
+  effectFailed,
+  freePort,
+  PERSONAL,
+  shopifyOrderWithPersonalData,
+  startHook,
+  stripeCheckoutWithPersonalData,
+} from '../../../test/alert-support.ts';
 
 const CHECKOUT = readFileSync(
-  new URL('../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
+  new URL('../../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
   'utf8',
 );
 const checkout = JSON.parse(CHECKOUT) as {
   id: string;
   data: { object: { customer_details: { email: string; name: string } } };
 };
-
-interface Received {
-  method: string | undefined;
-  contentType: string | undefined;
-  body: AlertMessage;
-}
-
-/** A fake Slack incoming webhook on 127.0.0.1: answers 200, a given status, or never (`hang`). */
-async function startHook(options: { port?: number; respond?: number | 'hang' } = {}) {
-  const received: Received[] = [];
-  let arrived = 0;
-  const server = http.createServer((req, res) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (data += chunk));
-    req.on('end', () => {
-      arrived++;
-      if (options.respond === 'hang') return;
-      received.push({
-        method: req.method,
-        contentType: req.headers['content-type'],
-        body: JSON.parse(data) as AlertMessage,
-      });
-      res.writeHead(typeof options.respond === 'number' ? options.respond : 200).end('ok');
-    });
-  });
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    url: `http://127.0.0.1:${port}/services/T000/B000/XXXX`,
-    received,
-    arrived: () => arrived,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A port nothing listens on (connection refused). */
-async function freePort(): Promise<number> {
-  const hook = await startHook();
-  await hook.close();
-  return hook.port;
-}
 
 function collectingLogger() {
   const lines: Array<Record<string, unknown>> = [];
@@ -88,19 +38,6 @@ afterEach(async () => {
 function track(alerter: Alerter): Alerter {
   cleanups.push(() => alerter.close({ timeoutMs: 200 }));
   return alerter;
-}
-
-function effectFailed(i: number, overrides: Partial<Extract<Alert, { kind: 'effect_failed' }>> = {}): Alert {
-  return {
-    kind: 'effect_failed',
-    provider: 'stripe',
-    eventId: `evt_1Test${String(i).padStart(6, '0')}Ab`,
-    type: 'checkout.session.completed',
-    effect: 'send-welcome-email',
-    error: new Error(`SMTP 421 for evt_1Test${i}Ab: try again in ${i} s`),
-    attempts: 9,
-    ...overrides,
-  };
 }
 
 describe('createAlerter', () => {
@@ -135,15 +72,73 @@ describe('createAlerter', () => {
     expect(text).toContain('effect: send-welcome-email');
     expect(text).toContain('error: 550 mailbox unavailable: [email]');
     expect(text).toContain(`replay: pnpm inbox replay stripe ${checkout.id}`);
-    expect(text).toMatch(/payload \(redacted\): \{"id":"evt_/);
+    expect(text).toMatch(/payload excerpt: \{"id":"evt_/);
     expect(message?.body.blocks?.length).toBeGreaterThan(3);
     // Neither the text nor the blocks carry the customer's email or name.
     const wire = JSON.stringify(message?.body);
     expect(wire).not.toContain(checkout.data.object.customer_details.email);
     expect(wire).not.toContain(checkout.data.object.customer_details.name);
-    const excerpt = /payload \(redacted\): (.*)/.exec(text)?.[1] ?? '';
+    const excerpt = /payload excerpt: (.*)/.exec(text)?.[1] ?? '';
     expect(excerpt.length).toBeLessThanOrEqual(500);
     console.info(`alert delivered ${elapsed} ms after notify()`);
+  });
+
+  it('the alert sink gets the ids of a checkout and an order, never the personal data in their payloads', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    // Excerpts long enough that no cut can hide a leak.
+    const alerter = track(createAlerter({ url: hook.url, logger, excerptLength: 4000 }));
+    const checkout = stripeCheckoutWithPersonalData();
+    const order = shopifyOrderWithPersonalData();
+
+    alerter.notify(effectFailed(1, { eventId: checkout.id, payload: checkout }));
+    alerter.notify({
+      kind: 'event_dead',
+      provider: 'shopify',
+      eventId: 'acme.myshopify.com:orders/create:1b2c',
+      type: 'orders/create',
+      error: 'schema: line_items[0].price is not a number',
+      payload: order,
+    });
+    await waitFor(() => hook.received.length === 2, { timeout: 10_000, message: 'both alerts to arrive' });
+
+    const [stripe, shopify] = hook.received.map((r) => r.body.text);
+    expect(stripe).toContain(checkout.id);
+    expect(stripe).toContain(checkout.data.object.id);
+    expect(stripe).toContain(checkout.data.object.customer);
+    expect(stripe).toContain('"amount_total":999');
+    expect(shopify).toContain('820982911946154508'); // the order id
+    expect(shopify).toContain('115310627314723954'); // the customer id
+    expect(shopify).toContain('"total_price":"1575.90"');
+    // Neither in the text nor in the Slack blocks.
+    const wire = JSON.stringify(hook.received.map((r) => r.body));
+    for (const value of PERSONAL) expect(wire, value).not.toContain(value);
+  });
+
+  it('a dead event whose payload has a 1 MB key and a 1 MB value: its alert goes out at once, bounded', async () => {
+    const hook = await startHook();
+    cleanups.push(hook.close);
+    const { logger } = collectingLogger();
+    const alerter = track(createAlerter({ url: hook.url, logger }));
+    const MB = 1 << 20;
+    const payload = {
+      id: 'evt_1Hostile',
+      type: 'checkout.session.completed',
+      data: { object: { id: 'cs_test_1Hostile', metadata: { ['k'.repeat(MB)]: 'v'.repeat(MB) } } },
+    };
+
+    const started = performance.now();
+    alerter.notify(effectFailed(1, { eventId: 'evt_1Hostile', payload }));
+    await waitFor(() => hook.received.length === 1, { timeout: 10_000, message: 'the alert to arrive' });
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(5000);
+    const wire = JSON.stringify(hook.received[0]?.body);
+    expect(wire).toContain('evt_1Hostile');
+    expect(wire.length).toBeLessThan(8000);
+    console.info(
+      `alert for a payload with a 1 MB key and value delivered ${elapsed.toFixed(0)} ms after notify()`,
+    );
   });
 
   it('100 failures of one fingerprint: the first at once, then ONE summary counting the other 99', async () => {
@@ -302,65 +297,5 @@ describe('createAlerter', () => {
       'replay: pnpm inbox replay shopify shop.myshopify.com:orders/create:1b2c',
     );
     expect(JSON.stringify(lines)).not.toContain('jane@example.com');
-  });
-});
-
-describe('alertFingerprint', () => {
-  it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {
-    expect(normalizeErrorMessage('timeout after 5000 ms for evt_1NfJDPojXS6LN (ann@example.com)')).toBe(
-      'timeout after <n> ms for <id> (<email>)',
-    );
-    expect(normalizeErrorMessage('missing field customer_details')).toBe('missing field customer_details');
-    expect(alertFingerprint(effectFailed(1))).toBe(alertFingerprint(effectFailed(2)));
-    expect(alertFingerprint(effectFailed(1))).not.toBe(
-      alertFingerprint(effectFailed(1, { effect: 'other' })),
-    );
-    expect(alertFingerprint(effectFailed(1))).not.toBe(
-      alertFingerprint(effectFailed(1, { error: new Error('connection refused') })),
-    );
-  });
-});
-
-describe('createSignatureFailureMonitor', () => {
-  it('alerts once when refusals in the window exceed the threshold, per provider, then again the next window', () => {
-    const alerts: Alert[] = [];
-    let now = 1_000_000;
-    const monitor = createSignatureFailureMonitor({
-      alerter: { notify: (alert) => alerts.push(alert) },
-      threshold: 5,
-      windowMs: 60_000,
-      now: () => now,
-    });
-
-    for (let i = 0; i < 5; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(0);
-    monitor.record('stripe');
-    expect(alerts).toEqual([
-      { kind: 'signature_failures', provider: 'stripe', count: 6, threshold: 5, windowMs: 60_000 },
-    ]);
-    for (let i = 0; i < 50; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(1);
-
-    for (let i = 0; i < 6; i++) monitor.record('shopify');
-    expect(alerts.map((a) => a.provider)).toEqual(['stripe', 'shopify']);
-
-    // A trickle spread over time never exceeds the threshold within one window.
-    now += 120_000;
-    for (let i = 0; i < 20; i++) {
-      now += 15_000;
-      monitor.record('acme');
-    }
-    expect(alerts).toHaveLength(2);
-
-    // Next window, still failing: one more alert.
-    now += 60_000;
-    for (let i = 0; i < 6; i++) monitor.record('stripe');
-    expect(alerts).toHaveLength(3);
-  });
-
-  it('refuses a nonsensical configuration', () => {
-    const alerter = { notify: () => {} };
-    expect(() => createSignatureFailureMonitor({ alerter, threshold: -1 })).toThrow(/threshold/);
-    expect(() => createSignatureFailureMonitor({ alerter, threshold: 1, windowMs: 0 })).toThrow(/windowMs/);
   });
 });

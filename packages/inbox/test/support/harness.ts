@@ -4,8 +4,8 @@
  */
 import type pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { ingest } from '../ingest.ts';
-import { configureQueues, DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue.ts';
+import { ingest } from '../../src/ingest.ts';
+import { configureQueues, DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../../src/queue.ts';
 
 /** Retries fast enough for a test, still through pg-boss's retry machinery. */
 export const FAST_RETRIES: QueueSettings = {

@@ -5,12 +5,12 @@ import {
   boundedNumber,
   ConfigError,
   databaseUrl,
-  hideCredentials,
+  maskUrl,
   logLevel,
   optionalHttpUrl,
   parseEnv,
   textOr,
-} from './config.ts';
+} from './index.ts';
 
 function issuesOf(schema: z.ZodType, env: Record<string, string | undefined>): string[] {
   try {
@@ -104,9 +104,22 @@ describe('shared configuration helpers', () => {
     expect(configError.message).not.toContain('do_not_print_me');
   });
 
-  it('hides the credentials of a URL', () => {
-    expect(hideCredentials('postgres://user:secret@db:5432/inbox')).toBe('postgres://***@db:5432/inbox');
-    expect(hideCredentials('smtps://apikey@smtp.example:465')).toBe('smtps://***@smtp.example:465');
-    expect(hideCredentials('postgres://db:5432/inbox')).toBe('postgres://db:5432/inbox');
+  it('masks a URL from its parsed parts: the whole user info and secret-looking query parameters', () => {
+    expect(maskUrl('postgres://user:secret@db:5432/inbox')).toBe('postgres://***@db:5432/inbox');
+    // A password containing `@` (or `:`): the URL parser finds the real host; a pattern over the text did not.
+    expect(maskUrl('postgres://user:p@ss@host:5432/db')).toBe('postgres://***@host:5432/db');
+    expect(maskUrl('postgres://user:p%40ss:w@host/db')).toBe('postgres://***@host/db');
+    expect(maskUrl('postgres://u@h/db?password=hunter2')).toBe('postgres://***@h/db?password=***');
+    expect(maskUrl('postgres://h/db?sslmode=require&sslpassword=k&application_name=app')).toBe(
+      'postgres://h/db?sslmode=require&sslpassword=***&application_name=app',
+    );
+    expect(maskUrl('smtps://apikey:SG.key@smtp.example:465')).toBe('smtps://***@smtp.example:465');
+    expect(maskUrl('smtp://smtp.example:587?token=t&api_key=k&secret=s&authToken=a')).toBe(
+      'smtp://smtp.example:587?token=***&api_key=***&secret=***&authToken=***',
+    );
+    expect(maskUrl('postgres://db:5432/inbox')).toBe('postgres://db:5432/inbox');
+    expect(maskUrl('postgres://u:pw@db/inbox#pw')).toBe('postgres://***@db/inbox');
+    expect(maskUrl('postgres//u:pw@db')).toBe('[unparseable URL hidden]');
+    expect(maskUrl('postgres:u:pw@db')).toBe('postgres:[unparseable URL hidden]');
   });
 });

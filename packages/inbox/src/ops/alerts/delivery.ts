@@ -1,59 +1,11 @@
 import type { Logger } from 'pino';
-import { errorLine } from '../error-text.ts';
-import { maskString, redactExcerpt } from './redact.ts';
+import { errorLine } from '../../error-text.ts';
+import { alertExcerpt } from './excerpt.ts';
+import { alertFingerprint, withoutPayload, type Alert } from './model.ts';
+import { formatAlert, type Repeats } from './slack.ts';
 
 /** What the alerter needs from a pino logger. */
 export type AlertLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
-
-interface EventAlertBase {
-  provider: string;
-  /** The event key (`evt_...`; Shopify `shop:topic:id`). */
-  eventId: string;
-  /** Event type or topic. */
-  type: string;
-  /** The last error: an `Error` or a message. Masked and bounded before it leaves the process. */
-  error: unknown;
-  /** Attempts made so far, when known. */
-  attempts?: number;
-  /**
-   * The event payload (parsed JSON, or its text), when at hand. Only a masked excerpt of bounded length is sent:
-   * see `redactExcerpt`.
-   */
-  payload?: unknown;
-}
-
-/** The event's job ran out of retries: `webhook_events.status` is now `dead`. */
-export interface EventDeadAlert extends EventAlertBase {
-  kind: 'event_dead';
-  /** The effect that failed last, when known. */
-  effect?: string;
-}
-
-/** One effect of an event failed its last retry. */
-export interface EffectFailedAlert extends EventAlertBase {
-  kind: 'effect_failed';
-  effect: string;
-}
-
-/** More signatures than usual were refused, e.g. a rotated secret that was not deployed (see the monitor). */
-export interface SignatureFailuresAlert {
-  kind: 'signature_failures';
-  provider: string;
-  /** Refusals counted in the window when the alert was raised. */
-  count: number;
-  threshold: number;
-  windowMs: number;
-}
-
-/** Everything the alerter can be told about. */
-export type Alert = EventDeadAlert | EffectFailedAlert | SignatureFailuresAlert;
-export type AlertKind = Alert['kind'];
-
-/** A Slack-compatible incoming-webhook body (also understood by Mattermost, Rocket.Chat, Discord `/slack`). */
-export interface AlertMessage {
-  text: string;
-  blocks?: unknown[];
-}
 
 export interface AlerterOptions {
   /** Where to POST (`ALERT_WEBHOOK_URL`). Without it, alerts are only logged. */
@@ -115,21 +67,11 @@ export interface Alerter {
   stats(): AlerterStats;
 }
 
-/** A repeat count attached to a summary message. */
-interface Repeats {
-  /** Occurrences in the window just closed (not counting the one already sent). */
-  more: number;
-  /** Occurrences since the group opened, the first included. */
-  total: number;
-  windowMs: number;
-  since: Date;
-}
-
 interface Queued {
   /** Without its payload: see `excerpt`. */
   alert: Alert;
   fingerprint: string;
-  /** The masked payload excerpt, made when the alert was grouped. */
+  /** The payload excerpt (`alertExcerpt`), made once, when the alert was grouped. */
   excerpt?: string;
   repeats?: Repeats;
 }
@@ -143,172 +85,8 @@ interface Group {
   timer: NodeJS.Timeout;
 }
 
-const MAX_ERROR_LENGTH = 500;
 // notify() appends to an intake buffer at least this long (or ten times maxQueue) before it starts dropping.
 const MIN_INTAKE = 2000;
-const TITLES: Record<AlertKind, string> = {
-  event_dead: 'Event dead',
-  effect_failed: 'Effect failed its last retry',
-  signature_failures: 'Refused signatures above threshold',
-};
-
-/**
- * The error message with what varies between occurrences of one failure replaced by placeholders: emails,
- * UUIDs, provider ids (`evt_1Ab2...`), long hex strings, numbers.
- */
-export function normalizeErrorMessage(message: string): string {
-  return message
-    .slice(0, MAX_ERROR_LENGTH)
-    .replace(/[^\s@"<>(),;:]+@[^\s@"<>(),;:]+/g, '<email>')
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>')
-    .replace(/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>')
-    .replace(/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>')
-    .replace(/\d+/g, '<n>')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-/** What makes two alerts "the same problem": kind, provider, type, effect and the normalized error. */
-export function alertFingerprint(alert: Alert): string {
-  if (alert.kind === 'signature_failures') return `${alert.kind}|${alert.provider}`;
-  const effect = alert.effect ?? '';
-  return [alert.kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join(
-    '|',
-  );
-}
-
-/** Quotes an argument for a POSIX shell when it needs it. */
-function shellArg(value: string): string {
-  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The exact command that re-runs the event's unfinished effects. */
-export function replayCommand(provider: string, eventId: string): string {
-  return `pnpm inbox replay ${shellArg(provider)} ${shellArg(eventId)}`;
-}
-
-function escapeMrkdwn(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-function codeBlock(text: string): string {
-  return `\`\`\`${escapeMrkdwn(text.replace(/```/g, "'''"))}\`\`\``;
-}
-
-function formatWindow(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
-  if (ms % 1000 === 0) return `${ms / 1000} s`;
-  return `${ms} ms`;
-}
-
-function bounded(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
-/**
- * Renders one alert (or a group summary) as a Slack message. `text` carries every field on its own (it is what
- * notifications and non-Slack receivers show); `blocks` lays the same out for Slack.
- */
-export function formatAlert(
-  alert: Alert,
-  options: {
-    service?: string;
-    excerptLength?: number;
-    /** A payload excerpt already made (`redactExcerpt`), instead of one made here from `alert.payload`. */
-    excerpt?: string;
-    repeats?: Repeats;
-    dropped?: number;
-  } = {},
-): AlertMessage & { plain: string } {
-  const service = options.service ?? 'webhook-inbox';
-  const repeats = options.repeats;
-  const lines: string[] = [];
-  const fields: Array<[string, string]> = [];
-  let error: string | undefined;
-  let excerpt = options.excerpt;
-  let command: string | undefined;
-  let subject: string;
-
-  if (alert.kind === 'signature_failures') {
-    subject = `${alert.provider}: ${alert.count} refused signatures in ${formatWindow(alert.windowMs)} (threshold ${alert.threshold})`;
-    fields.push(['Provider', alert.provider], ['Refused', String(alert.count)]);
-    lines.push(
-      `Check the webhook secret configured for ${alert.provider}: a rotated secret not yet deployed, or a new endpoint secret, refuses every delivery.`,
-    );
-  } else {
-    subject = `${alert.provider} ${alert.type} ${alert.eventId}${alert.effect ? ` (${alert.effect})` : ''}`;
-    fields.push(['Provider', alert.provider], ['Event key', alert.eventId], ['Type', alert.type]);
-    if (alert.effect) fields.push(['Effect', alert.effect]);
-    if (alert.attempts !== undefined) fields.push(['Attempts', String(alert.attempts)]);
-    error = bounded(maskString(errorLine(alert.error)), MAX_ERROR_LENGTH);
-    if (excerpt === undefined && alert.payload !== undefined) {
-      excerpt = redactExcerpt(alert.payload, options.excerptLength ?? 500);
-    }
-    command = replayCommand(alert.provider, alert.eventId);
-  }
-
-  let title = `[${service}] ${TITLES[alert.kind]}: ${subject}`;
-  let repeatLine: string | undefined;
-  if (repeats) {
-    title = `[${service}] ${TITLES[alert.kind]}: … and ${repeats.more} more like this`;
-    repeatLine =
-      `… and ${repeats.more} more like this in ${formatWindow(repeats.windowMs)} ` +
-      `(${repeats.total} in total since ${repeats.since.toISOString()}). Latest: ${subject}`;
-  }
-
-  const text = [
-    title,
-    ...(repeatLine ? [repeatLine] : []),
-    ...fields.map(([name, value]) => `${name.toLowerCase()}: ${value}`),
-    ...(error !== undefined ? [`error: ${error}`] : []),
-    ...(command ? [`replay: ${command}`] : []),
-    ...(repeats && alert.kind !== 'signature_failures'
-      ? [
-          `list: pnpm inbox events --provider ${shellArg(alert.provider)} --status ${alert.kind === 'event_dead' ? 'dead' : 'failed'} --since 1h`,
-        ]
-      : []),
-    ...lines,
-    ...(excerpt !== undefined ? [`payload (redacted): ${excerpt}`] : []),
-    ...(options.dropped
-      ? [`(${options.dropped} alerts dropped since the last one delivered: alert queue full)`]
-      : []),
-  ].join('\n');
-
-  const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: bounded(title, 150), emoji: false } },
-  ];
-  if (repeatLine) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(repeatLine) } });
-  blocks.push({
-    type: 'section',
-    fields: fields.map(([name, value]) => ({ type: 'mrkdwn', text: `*${name}*\n${escapeMrkdwn(value)}` })),
-  });
-  if (error !== undefined)
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Error*\n${codeBlock(error)}` } });
-  if (command) {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Replay*\n${codeBlock(command)}` } });
-  }
-  for (const line of lines)
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(line) } });
-  if (excerpt !== undefined) {
-    blocks.push({
-      type: 'section',
-      text: { type: 'mrkdwn', text: `*Payload (redacted)*\n${codeBlock(excerpt)}` },
-    });
-  }
-  if (options.dropped) {
-    blocks.push({
-      type: 'context',
-      elements: [
-        {
-          type: 'mrkdwn',
-          text: `${options.dropped} alerts dropped since the last one delivered: alert queue full`,
-        },
-      ],
-    });
-  }
-  return { text: escapeMrkdwn(text), blocks, plain: text };
-}
 
 function positive(name: string, value: number, integer = false): number {
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
@@ -351,6 +129,9 @@ function retryAfterMs(response: Response): number | undefined {
  * this"). So 100 failures in a minute give TWO messages: the first failure, then one summary with the count.
  * While repeats keep coming, each further window sends one summary; a window with none closes the group, and
  * the next occurrence is sent at once again.
+ *
+ * Payload: an event alert's excerpt (`alertExcerpt`, allow-listed fields only) is made once, when the alert is
+ * taken in; queues and groups keep the alert without its payload.
  *
  * Delivery: one message at a time from a bounded in-memory queue (full: dropped, counted, and mentioned in the
  * next message sent), each POST retried on a network error, a timeout, 429 or 5xx, with exponential backoff and
@@ -416,35 +197,28 @@ export function createAlerter(options: AlerterOptions): Alerter {
     queue.push(item);
   }
 
-  /** The alert without its payload: a queued or grouped alert keeps no reference to a (possibly large) body. */
-  function strip(alert: Alert): Alert {
-    return alert.kind === 'signature_failures' || alert.payload === undefined
-      ? alert
-      : { ...alert, payload: undefined };
-  }
-
   function group(alert: Alert): void {
     const fingerprint = alertFingerprint(alert);
     const existing = groups.get(fingerprint);
     if (existing) {
       existing.count++;
       existing.total++;
-      existing.last = strip(alert);
+      existing.last = withoutPayload(alert);
       counts.grouped++;
       return;
     }
     const timer = setTimeout(() => closeWindow(fingerprint), groupWindowMs);
     timer.unref();
-    groups.set(fingerprint, { count: 0, total: 1, openedAt: new Date(), last: strip(alert), timer });
+    groups.set(fingerprint, { count: 0, total: 1, openedAt: new Date(), last: withoutPayload(alert), timer });
     if (queue.length >= maxQueue) {
       drop({ alert: alert.kind, provider: alert.provider, fingerprint });
       return;
     }
     const excerpt =
       alert.kind !== 'signature_failures' && alert.payload !== undefined
-        ? redactExcerpt(alert.payload, excerptLength)
+        ? alertExcerpt(alert, excerptLength)
         : undefined;
-    queue.push({ alert: strip(alert), fingerprint, excerpt });
+    queue.push({ alert: withoutPayload(alert), fingerprint, excerpt });
   }
 
   function takeIntake(): void {
@@ -623,74 +397,4 @@ export function createAlerter(options: AlerterOptions): Alerter {
   }
 
   return { notify, close, stats };
-}
-
-export interface SignatureFailureMonitorOptions {
-  alerter: Pick<Alerter, 'notify'>;
-  /** Alert when MORE than this many refusals fall within one window. */
-  threshold: number;
-  /** Default 60 s. */
-  windowMs?: number;
-  /** Injected clock (ms since epoch), for tests. */
-  now?: () => number;
-}
-
-export interface SignatureFailureMonitor {
-  /** Counts one refused signature (`missing_signature`, `invalid_signature`, `timestamp_out_of_tolerance`). */
-  record(provider: string): void;
-}
-
-/**
- * Watches refused signatures per provider over a sliding window and raises one `signature_failures` alert when
- * they exceed `threshold`, then stays quiet for that provider for one window. A sudden jump usually means a
- * secret was rotated at the provider but not deployed here. O(threshold) memory per provider; `record` is cheap
- * and never throws.
- *
- * @example
- * const monitor = createSignatureFailureMonitor({ alerter, threshold: 20, windowMs: 60_000 });
- * // in the receiver, when verify() throws a signature error:
- * monitor.record('stripe');
- */
-export function createSignatureFailureMonitor(
-  options: SignatureFailureMonitorOptions,
-): SignatureFailureMonitor {
-  const { alerter, threshold } = options;
-  const windowMs = options.windowMs ?? 60_000;
-  const now = options.now ?? Date.now;
-  if (!Number.isInteger(threshold) || threshold < 0) {
-    throw new RangeError(
-      `createSignatureFailureMonitor: threshold must be an integer >= 0, got ${threshold}`,
-    );
-  }
-  if (!Number.isFinite(windowMs) || windowMs <= 0) {
-    throw new RangeError(
-      `createSignatureFailureMonitor: windowMs must be a positive number, got ${windowMs}`,
-    );
-  }
-  // Per provider: the times of the latest threshold + 1 refusals (all that is needed to know "more than
-  // threshold within the window"), and until when the provider is quiet after an alert.
-  const state = new Map<string, { times: number[]; quietUntil: number }>();
-
-  return {
-    record(provider: string): void {
-      try {
-        const t = now();
-        let entry = state.get(provider);
-        if (!entry) {
-          entry = { times: [], quietUntil: 0 };
-          state.set(provider, entry);
-        }
-        const { times } = entry;
-        times.push(t);
-        if (times.length > threshold + 1) times.shift();
-        while (times.length > 0 && (times[0] ?? t) <= t - windowMs) times.shift();
-        if (times.length > threshold && t >= entry.quietUntil) {
-          entry.quietUntil = t + windowMs;
-          alerter.notify({ kind: 'signature_failures', provider, count: times.length, threshold, windowMs });
-        }
-      } catch {
-        // Monitoring must never disturb the request that was refused.
-      }
-    },
-  };
 }

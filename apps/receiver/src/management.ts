@@ -1,0 +1,104 @@
+import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { Hono } from 'hono';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { createAdminApp } from './admin.ts';
+import { errorResponse, mapError } from './http-errors.ts';
+import type { Logger } from './logger.ts';
+import type { ReceiverMetrics } from './metrics.ts';
+
+export interface ManagementDeps {
+  /** The request pool, which readiness checks with `select 1`. */
+  pool: pg.Pool;
+  /** A started pg-boss (the admin API's replays send on it). */
+  boss: PgBoss;
+  logger: Logger;
+  metrics: ReceiverMetrics;
+  /** True once shutdown has begun: `/readyz` answers 503 so a load balancer stops sending. */
+  isShuttingDown?: () => boolean;
+  /** How long `/readyz` waits for `select 1`. Default 1 s. */
+  readyTimeoutMs?: number;
+  /** How long one readiness result is reused. Default 1 s. */
+  readyCacheMs?: number;
+  /** Bearer token of the admin API on this listener; unset: `/admin/*` does not exist here. */
+  adminToken?: string;
+}
+
+type Readiness = { ok: boolean };
+
+/**
+ * The receiver's management listener (`MANAGEMENT_HOST`:`MANAGEMENT_PORT`, 127.0.0.1 by default), kept off the
+ * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API unless `ADMIN_LISTENER=public`.
+ * `/readyz` asks the database at most once per `readyCacheMs` however many probes arrive: probes in the
+ * meantime, concurrent ones included, share the last answer, so a probe flood cannot take the request pool's
+ * connections from the webhooks.
+ *
+ * @example
+ * const management = createManagementApp({ pool, boss, logger, metrics });
+ * serve({ fetch: management.fetch, port: 3002, hostname: '127.0.0.1' });
+ */
+export function createManagementApp(deps: ManagementDeps): Hono {
+  const { pool, boss, logger, metrics } = deps;
+  const isShuttingDown = deps.isShuttingDown ?? (() => false);
+  const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
+  const readyCacheMs = deps.readyCacheMs ?? 1_000;
+  const app = new Hono();
+
+  let last: { at: number; result: Promise<Readiness> } | undefined;
+  const readiness = (): Promise<Readiness> => {
+    const now = performance.now();
+    if (!last || now - last.at >= readyCacheMs) {
+      const result = withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(
+        (): Readiness => ({ ok: true }),
+        (error: unknown): Readiness => {
+          logger.warn({ err: errorFields(error) }, 'readiness check failed: database unreachable');
+          return { ok: false };
+        },
+      );
+      last = { at: now, result };
+    }
+    return last.result;
+  };
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.get('/readyz', async (c) => {
+    if (isShuttingDown()) return c.json({ status: 'shutting_down' }, 503);
+    const result = await readiness();
+    if (result.ok) return c.json({ status: 'ok' });
+    return c.json({ status: 'unavailable', error: 'database unreachable' }, 503);
+  });
+
+  app.get('/metrics', async (c) =>
+    c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
+  );
+
+  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
+
+  // The admin API's errors become statuses in the one place that decides them (http-errors.ts).
+  app.onError((error, c) => {
+    const mapped = mapError(error);
+    if (!mapped.expected) {
+      logger.error({ path: c.req.path, err: errorFields(error, { stack: true }) }, 'unexpected error');
+    }
+    return errorResponse(c, mapped);
+  });
+
+  return app;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Database effects: each runs in the same transaction as its ledger row, so it commits exactly once.
+ *
+ * A batch's database effects run first in a few transactions that also write their ledger rows (a few commits
+ * for the batch, not one per effect). When one of them fails, its transaction rolls back and its effects run
+ * again one by one, each in its own transaction with its ledger row, so a failure stays with its effect.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { errorLine } from '../error-text.ts';
+import * as ledger from './ledger.ts';
+import { asError, bindings, contextBase, keyOf, type Task, type TaskContext } from './task.ts';
+import type { DatabaseEffectContext, Tx } from './types.ts';
+
+// A batch's database effects commit in at most this many transactions, of at least this many events each.
+const TRANSACTIONS_PER_BATCH = 4;
+const EVENTS_PER_TRANSACTION = 8;
+
+/** Runs the database tasks of a batch; each task ends with an outcome reported through `ctx.finish`. */
+export async function runDatabaseEffects(ctx: TaskContext, tasks: Task[]): Promise<void> {
+  if (tasks.length === 0) return;
+  // A few transactions side by side rather than one long one: each is a chain of round trips.
+  const events = [...groupBy(tasks, (task) => task.run).values()];
+  const size = Math.max(EVENTS_PER_TRANSACTION, Math.ceil(events.length / TRANSACTIONS_PER_BATCH));
+  const chunks: Task[][] = [];
+  for (let i = 0; i < events.length; i += size) chunks.push(events.slice(i, i + size).flat());
+  await Promise.all(chunks.map((chunk) => runChunk(ctx, chunk)));
+}
+
+async function runChunk(ctx: TaskContext, tasks: Task[]): Promise<void> {
+  const failure = await runTogether(ctx, tasks);
+  if (!failure) return;
+  // The transaction rolled back. The effect that failed keeps its failure (it is not run twice in one attempt);
+  // the others run again one by one: events in parallel, the effects of one event in order.
+  let rest = tasks;
+  if (failure.culprit) {
+    await recordFailure(ctx, failure.culprit, new Date(), failure.error, failure.ms);
+    rest = tasks.filter((task) => task !== failure.culprit);
+  }
+  await Promise.all(
+    [...groupBy(rest, (task) => task.run).values()].map(async (eventTasks) => {
+      for (const task of eventTasks) await runAlone(ctx, task);
+    }),
+  );
+}
+
+/**
+ * The tasks in one transaction, with their ledger rows. Undefined when it committed; else what failed
+ * (everything rolled back, nothing recorded) and, when an effect threw, which one.
+ */
+async function runTogether(
+  ctx: TaskContext,
+  tasks: Task[],
+): Promise<{ culprit: Task | undefined; error: Error; ms: number } | undefined> {
+  const outcomes = new Map<Task, { outcome: 'completed' | 'skipped'; ms: number }>();
+  let current: Task | undefined;
+  let t0 = 0;
+  try {
+    await ctx.db.transaction(async (tx) => {
+      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
+        toSql(ledger.claimDatabaseEffects(tasks.map((task) => task.ref))),
+      );
+      const claims = new Map(rows.map((row) => [keyOf(row.provider, row.event_id, row.effect), row.fresh]));
+      const scopesUsed = new Set<string>();
+      for (const task of tasks) {
+        const fresh = claims.get(keyOf(task.ref.provider, task.ref.eventId, task.ref.effect));
+        // Two events of one scope in this batch: the first runs, the second finds it done.
+        const scopeTaken = task.ref.scoped && scopesUsed.has(task.ref.idempotencyKey);
+        if (fresh === undefined || !fresh || scopeTaken) {
+          outcomes.set(task, { outcome: 'skipped', ms: 0 });
+          continue;
+        }
+        if (task.ref.scoped) scopesUsed.add(task.ref.idempotencyKey);
+        current = task;
+        t0 = performance.now();
+        await task.effect.run(effectContext(ctx, task, tx));
+        outcomes.set(task, { outcome: 'completed', ms: performance.now() - t0 });
+        current = undefined;
+      }
+    });
+  } catch (error) {
+    return { culprit: current, error: asError(error), ms: current ? performance.now() - t0 : 0 };
+  }
+  for (const [task, { outcome, ms }] of outcomes) ctx.finish(task, outcome, ms);
+  return undefined;
+}
+
+/** One task in its own transaction with its ledger row. */
+async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  try {
+    const outcome = await ctx.db.transaction(async (tx) => {
+      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
+        toSql(ledger.claimDatabaseEffects([task.ref])),
+      );
+      if (!rows[0]?.fresh) return 'skipped' as const;
+      await task.effect.run(effectContext(ctx, task, tx));
+      return 'completed' as const;
+    });
+    ctx.finish(task, outcome, performance.now() - t0);
+  } catch (error) {
+    await recordFailure(ctx, task, startedAt, asError(error), performance.now() - t0);
+  }
+}
+
+/** A failed task: reported, and recorded in the ledger outside the transaction that rolled back. */
+async function recordFailure(
+  ctx: TaskContext,
+  task: Task,
+  startedAt: Date,
+  failure: Error,
+  ms: number,
+): Promise<void> {
+  ctx.finish(task, failure, ms);
+  await ctx.pool
+    .query(ledger.recordDatabaseFailure(task.ref, startedAt, errorLine(failure)))
+    .catch((e: unknown) =>
+      ctx.log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
+    );
+}
+
+function effectContext(ctx: TaskContext, task: Task, tx: Tx): never {
+  const context: DatabaseEffectContext<unknown> = {
+    ...contextBase(task, ctx.log.child(bindings(task))),
+    tx,
+  };
+  return context as never;
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+/** A `$n` statement as Drizzle SQL, to run it on a Drizzle transaction. */
+function toSql({ text, values }: ledger.Statement): SQL {
+  const chunks = text
+    .split(/\$(\d+)/)
+    .map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql.param(values[Number(part) - 1])));
+  return sql.join(chunks);
+}

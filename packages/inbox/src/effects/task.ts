@@ -1,0 +1,74 @@
+/**
+ * What the runner hands to the database and external effect modules: one effect of one event to run in this
+ * attempt, and the context they run it with.
+ */
+import type { Database } from '@webhook-inbox/db';
+import type pg from 'pg';
+import type { JobWithMetadata } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { EventJob } from '../queue.ts';
+import type * as ledger from './ledger.ts';
+import type { RegisteredEffect } from './registry.ts';
+import type { InboxEventBase } from './types.ts';
+
+export type Job = JobWithMetadata<EventJob>;
+
+/** How a task ended: run and recorded, found done already, or failed. */
+export type Outcome = 'completed' | 'skipped' | Error;
+
+/** One event of the batch. */
+export interface EventRun {
+  job: Job;
+  /** When pg-boss will consider this attempt's worker gone and let another worker retry the job (ms epoch). */
+  expiresAt: number;
+  settlement?: ledger.Settlement;
+  /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
+  shadowOf?: EventRun;
+  permanent: boolean;
+  tasks: Task[];
+}
+
+/** One effect of one event to run in this attempt. */
+export interface Task {
+  run: EventRun;
+  event: InboxEventBase;
+  effect: RegisteredEffect;
+  ref: ledger.DatabaseEffectRef;
+  outcome?: Outcome;
+}
+
+/** The connections and log the effects run with, and where each task's outcome is reported. */
+export interface TaskContext {
+  /** The worker's effect connections (ledger statements, claims, locks). */
+  pool: pg.Pool;
+  /** Drizzle over `pool`. */
+  db: Database;
+  log: Logger;
+  /** Records a task's outcome (metrics, a log line); called once per task. */
+  finish(task: Task, outcome: Outcome, durationMs: number): void;
+}
+
+/** The log fields that name a task. */
+export function bindings(task: Task): Record<string, string> {
+  return { provider: task.event.provider, eventId: task.event.eventId, effect: task.effect.name };
+}
+
+/** What an effect's context has whatever its kind. */
+export function contextBase(task: Task, log: Logger) {
+  return {
+    event: task.event,
+    effect: task.effect.name,
+    idempotencyKey: task.ref.idempotencyKey,
+    attempt: task.run.job.retryCount + 1,
+    log,
+  };
+}
+
+/** A map key from several strings. */
+export function keyOf(...parts: string[]): string {
+  return parts.join('\0');
+}
+
+export function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}

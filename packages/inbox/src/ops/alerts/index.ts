@@ -1,0 +1,26 @@
+// Operator alerts: what an alert is (model), which payload fields it may show (excerpt), how it reads in Slack
+// (slack), how it is grouped and delivered (delivery), and the monitor that turns refused signatures into alerts
+// (signature-monitor).
+export {
+  createAlerter,
+  type AlerterOptions,
+  type AlerterStats,
+  type Alerter,
+  type AlertLogger,
+} from './delivery.ts';
+export { alertExcerpt } from './excerpt.ts';
+export {
+  alertFingerprint,
+  normalizeErrorMessage,
+  type Alert,
+  type AlertKind,
+  type EffectFailedAlert,
+  type EventDeadAlert,
+  type SignatureFailuresAlert,
+} from './model.ts';
+export {
+  createSignatureFailureMonitor,
+  type SignatureFailureMonitor,
+  type SignatureFailureMonitorOptions,
+} from './signature-monitor.ts';
+export { formatAlert, replayCommand, type AlertMessage } from './slack.ts';

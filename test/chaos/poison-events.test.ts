@@ -7,11 +7,10 @@
  *
  * Alerts: a local HTTP server is given to the workers as ALERT_WEBHOOK_URL; the last test checks what reached it.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { shopifyDelivery, stripeDelivery } from '../../apps/receiver/test/helpers.ts';
+import { startAlertSink } from '../../apps/worker/test/support/alert-sink.ts';
 import { queueDrained } from '../../apps/worker/test/support/database.ts';
 import { checkoutEvent, fixtureText, subscriptionEvent } from '../../apps/worker/test/support/events.ts';
 import {
@@ -82,24 +81,6 @@ function poison(i: number): Poison {
       };
     }
   }
-}
-
-async function startAlertSink(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      bodies.push(body);
-      response.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`,
-    bodies,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 let alertsReceived: string[] = [];

@@ -95,7 +95,9 @@ const schema = z.object({
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
-  RETENTION_PAYLOAD_DAYS: number(1, 36_500, 30),
+  // Never below 3, the providers' retry window: within it a dead event may still be replayed, which needs its
+  // payload (the purge refuses less without `force`, which a schedule never sets).
+  RETENTION_PAYLOAD_DAYS: number(3, 36_500, 30),
   // Never below 7: Stripe retries for 3 days and a Dashboard resend reaches back 15; a key purged while its
   // provider may still deliver it lets that delivery in as a new event.
   RETENTION_KEY_DAYS: number(7, 36_500, 90),

@@ -1,10 +1,10 @@
 import { createPool } from '@webhook-inbox/db';
 import {
   createAlerter,
+  createOperationsBoss,
   createPurgeHandler,
-  createSenderBoss,
   ensureQueues,
-  parseJsonLossless,
+  getEvent,
   PURGE_QUEUE,
   reconcileStripe,
   schedulePurge,
@@ -38,11 +38,10 @@ export async function startOperations(config: WorkerConfig, logger: Logger): Pro
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
   });
-  // Its own pg-boss with the scheduler on: whichever worker holds pg-boss's schedule lock sends the jobs.
-  const boss = createSenderBoss(config.databaseUrl, {
+  // Its own pg-boss, apart from the effects' one: it runs the cron scheduler and works the operations' queues.
+  const boss = createOperationsBoss(config.databaseUrl, {
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations pg-boss error'),
-    schedule: true,
   });
   try {
     await boss.start();
@@ -97,10 +96,6 @@ async function scheduleReconciliation(
   });
 }
 
-const FAILED_EFFECTS = `
-  select effect, last_error from effect_runs where provider = $1 and event_id = $2 and status = 'failed'`;
-const PAYLOAD = `select payload::text as payload from webhook_events where provider = $1 and event_id = $2`;
-
 /** One alert per effect that failed its last retry, or one for the event; the alerter groups repeats. */
 async function alertDead(alerter: Alerter, pool: pg.Pool, event: DeadEvent, logger: Logger): Promise<void> {
   const base = {
@@ -110,25 +105,20 @@ async function alertDead(alerter: Alerter, pool: pg.Pool, event: DeadEvent, logg
     attempts: event.attempts,
   };
   try {
-    const [failed, row] = await Promise.all([
-      pool.query<{ effect: string; last_error: string | null }>(FAILED_EFFECTS, [
-        event.provider,
-        event.eventId,
-      ]),
-      pool.query<{ payload: string | null }>(PAYLOAD, [event.provider, event.eventId]),
-    ]);
-    const text = row.rows[0]?.payload;
-    const payload = text ? parseJsonLossless(text) : undefined;
-    if (failed.rows.length === 0) {
+    // The event log's own read (event-store): its effects with their last errors, and its payload.
+    const detail = await getEvent(pool, event.provider, event.eventId);
+    const payload = detail?.payload ?? undefined;
+    const failed = detail?.effects.filter((effect) => effect.status === 'failed') ?? [];
+    if (failed.length === 0) {
       alerter.notify({ kind: 'event_dead', ...base, error: event.lastError ?? 'unknown error', payload });
       return;
     }
-    for (const { effect, last_error } of failed.rows) {
+    for (const { effect, lastError } of failed) {
       alerter.notify({
         kind: 'effect_failed',
         ...base,
         effect,
-        error: last_error ?? event.lastError,
+        error: lastError ?? event.lastError,
         payload,
       });
     }

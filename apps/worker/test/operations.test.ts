@@ -1,12 +1,15 @@
 import os from 'node:os';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
+import { startAlertSink } from './support/alert-sink.ts';
+import { checkoutEvent, queueEnv, startProducer } from './support/events.ts';
 
 // The worker's operations: the retention purge and (with STRIPE_API_KEY) the reconciliation run on pg-boss
-// schedules; RETENTION_KEY_DAYS below 7 is refused at start-up.
+// schedules; RETENTION_KEY_DAYS below 7 and RETENTION_PAYLOAD_DAYS below 3 are refused at start-up. A dead
+// event is alerted with its failed effects and payload, read from the event log.
 
 const db = useTestDatabase();
 let worker: Worker | undefined;
@@ -42,9 +45,53 @@ describe('scheduled operations', () => {
     }
   });
 
-  it('refuses a key retention under 7 days', () => {
+  it('refuses a key retention under 7 days and a payload retention under 3', () => {
     expect(() => parseConfig({ DATABASE_URL: db.url, RETENTION_KEY_DAYS: '3' })).toThrow(
       /RETENTION_KEY_DAYS/,
     );
+    expect(() => parseConfig({ DATABASE_URL: db.url, RETENTION_PAYLOAD_DAYS: '2' })).toThrow(
+      /RETENTION_PAYLOAD_DAYS/,
+    );
+  });
+});
+
+describe('dead-event alerts', () => {
+  it('names the failed effect, its error and the payload, read from the event log', async () => {
+    // The scheduling test's worker would take the event too, and it has no alert URL.
+    await worker?.close();
+    worker = undefined;
+    const sink = await startAlertSink();
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const producer = await startProducer(pool, db.url);
+    const alerted = await startWorker(
+      parseConfig({
+        DATABASE_URL: db.url,
+        WORKER_PORT: '0',
+        MAIL_DIR: os.tmpdir(),
+        LOG_LEVEL: 'silent',
+        ALERT_WEBHOOK_URL: sink.url,
+        ...queueEnv(),
+      }),
+    );
+    try {
+      // A checkout without an email: provisioning the account fails permanently, so the event is dead at once.
+      const event = checkoutEvent({ email: '' });
+      const sessionId = (JSON.parse(event.payloadText) as { data: { object: { id: string } } }).data.object
+        .id;
+      await producer.send(event);
+      const alert = await waitFor(() => sink.bodies.find((body) => body.includes(event.eventId)), {
+        timeout: 30_000,
+        message: 'the dead event alerted',
+      });
+      // The effect and its error come from effect_runs: an alert without them names the event only.
+      expect(alert).toContain('effect: provisionAccount');
+      expect(alert).toContain('error: the checkout session has no customer email');
+      expect(alert).toContain(sessionId);
+    } finally {
+      await alerted.close();
+      await producer.stop();
+      await pool.end();
+      await sink.close();
+    }
   });
 });

@@ -6,6 +6,6 @@ export function sinceDate(text: string, now = new Date()): Date {
   try {
     return parseSince(text, now);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(`--since: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -89,9 +89,22 @@ program
 program
   .command('purge')
   .description('Retention: drop payloads and old event keys of finished (processed or dead) events')
-  .requiredOption('--older-than <duration>', 'null the payloads of events received before this, e.g. 30d')
+  .requiredOption(
+    '--older-than <duration>',
+    'null the payloads of events received before this, e.g. 30d (at least 3d, the retry window, unless --force)',
+  )
   .option('--keys-older-than <duration>', 'delete event keys received before this (at least 7d)', '90d')
+  .option(
+    '--force',
+    'allow --older-than under 3d (dead events within it can then no longer be replayed)',
+    false,
+  )
+  .option('--dry-run', 'count what would be purged, per table; change nothing', false)
   .option('--json', 'machine-readable output', false)
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 purged (or counted, with --dry-run), 1 the purge failed, 2 a refused or invalid age.',
+  )
   .action((options: Parameters<typeof purge>[1]) => purge(context, options));
 
 program

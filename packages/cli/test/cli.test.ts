@@ -6,7 +6,11 @@ import { promisify } from 'node:util';
 import { createTestDatabase, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// Every test runs the real CLI, several times: a process start is about a second on a quiet machine and up to ten
+// under the load of a full parallel run, which the default 30 s per test does not cover.
+vi.setConfig({ testTimeout: 180_000 });
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const STRIPE_SECRET = 'whsec_cli_test_secret';
@@ -171,6 +175,21 @@ describe('inbox events / show', () => {
     expect(help.stdout).toContain('--status');
   });
 
+  it('exits 2 with the flag named for a --limit, --cursor or --since it cannot use', async () => {
+    const forged = (parts: unknown) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    for (const [args, flag] of [
+      [['events', '--limit', '501'], '--limit'],
+      [['events', '--cursor', 'not-a-cursor'], '--cursor'],
+      [['events', '--cursor', forged(['2026-02-30T00:00:00.000000Z', 'stripe', 'evt_1'])], '--cursor'],
+      [['events', '--since', '99999999999999999999w'], '--since'],
+      [['replay', '--status', 'dead', '--since', '99999999999999999999w'], '--since'],
+    ] as const) {
+      const run = await inbox([...args]);
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toContain(flag);
+    }
+  });
+
   it('explains a missing database', async () => {
     const run = await inbox(['events'], { DATABASE_URL: undefined });
     expect(run.code).toBe(2);
@@ -218,6 +237,92 @@ describe('inbox purge', () => {
     const refused = await inbox(['purge', '--older-than', '30d', '--keys-older-than', '3d']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('at least 7');
+  });
+});
+
+describe('inbox purge: refusals and dry runs leave every row as it was', () => {
+  const ids = ['evt_guard_1d', 'evt_guard_10d', 'evt_guard_40d'];
+  const rows = async () =>
+    (
+      await pool.query<{ event_id: string; payload: boolean; runs: number }>(
+        `select e.event_id, e.payload is not null as payload,
+                (select count(*)::int from effect_runs r where r.provider = e.provider and r.event_id = e.event_id) as runs
+           from webhook_events e where e.event_id = any($1) order by e.received_at desc`,
+        [ids],
+      )
+    ).rows;
+
+  beforeAll(async () => {
+    await pool.query(
+      `insert into webhook_events (provider, event_id, type, payload, status, received_at)
+       select 'stripe', id, 't', '{"a":1}', 'dead', now() - days * interval '1 day'
+         from unnest($1::text[], array[1, 10, 40]) as t(id, days)`,
+      [ids],
+    );
+    await pool.query(
+      `insert into effect_runs (provider, event_id, effect, status, idempotency_key)
+       select 'stripe', id, effect, 'failed', id || ':' || effect
+         from unnest($1::text[]) as id, unnest(array['a', 'b']) as effect`,
+      [ids],
+    );
+  });
+
+  it('refuses --older-than under the 3-day retry window without --force (exit 2), touching nothing', async () => {
+    const before = await rows();
+    expect(before.map((r) => [r.payload, r.runs])).toEqual([
+      [true, 2],
+      [true, 2],
+      [true, 2],
+    ]);
+    for (const age of ['1ms', '2d']) {
+      const refused = await inbox(['purge', '--older-than', age]);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain('retry window');
+      expect(refused.stderr).toContain('--force');
+    }
+    expect(await rows()).toEqual(before);
+  });
+
+  it('--dry-run counts per table what a purge would change, and changes nothing', async () => {
+    const before = await rows();
+    const run = await inbox([
+      'purge',
+      '--older-than',
+      '5d',
+      '--keys-older-than',
+      '30d',
+      '--dry-run',
+      '--json',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    // At least the 40-day event with its 2 ledger rows, and the 10-day one's payload (other tests' rows too).
+    const counts = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(counts).toMatchObject({ dryRun: true, batches: 0 });
+    expect(counts.keysDeleted).toBeGreaterThanOrEqual(1);
+    expect(counts.effectRunsDeleted).toBeGreaterThanOrEqual(2);
+    expect(counts.payloadsPurged).toBeGreaterThanOrEqual(1);
+    const human = await inbox(['purge', '--older-than', '1ms', '--force', '--dry-run']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain('dry run: nothing was changed');
+    expect(human.stdout).toMatch(/webhook_events: null \d+ payloads/);
+    expect(human.stdout).toMatch(/effect_runs: delete \d+ rows/);
+    expect(await rows()).toEqual(before);
+  });
+
+  it('--force purges under the retry window, exactly what its dry run counted', async () => {
+    const args = ['purge', '--older-than', '1ms', '--keys-older-than', '30d', '--force', '--json'];
+    const predicted = JSON.parse((await inbox([...args, '--dry-run'])).stdout) as Record<string, unknown>;
+    const run = await inbox(args);
+    expect(run.code, run.stderr).toBe(0);
+    const done = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(done.dryRun).toBe(false);
+    for (const count of ['keysDeleted', 'effectRunsDeleted', 'payloadsPurged']) {
+      expect(done[count], count).toBe(predicted[count]);
+    }
+    expect(await rows()).toEqual([
+      { event_id: 'evt_guard_1d', payload: false, runs: 2 },
+      { event_id: 'evt_guard_10d', payload: false, runs: 2 },
+    ]);
   });
 });
 

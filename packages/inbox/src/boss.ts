@@ -11,26 +11,24 @@ export const BOSS_POOL_OPTIONS: Pick<pg.PoolConfig, 'keepAlive' | 'keepAliveInit
   keepAliveInitialDelayMillis: 10_000,
 };
 
-export interface SenderBossOptions {
+export interface BossOptions {
   applicationName: string;
   onError?: (error: Error) => void;
-  /** Run pg-boss's cron scheduler in this instance (the worker's operations do). Default false. */
-  schedule?: boolean;
 }
 
 /**
- * pg-boss as a sender only (receiver, CLI): no maintenance, scheduling, supervision, migration or instance
- * heartbeat (the worker does those), and a pool of two for start-up and its queue cache. `ingest()` never sends
- * through that pool: it passes its own transaction's connection.
+ * The options both factories below share: a pool of two, and none of the work that belongs to the inbox worker's
+ * own pg-boss (`createInbox().start()`): no maintenance or supervision (expiring, retrying and archiving jobs of
+ * every queue), no migration, no instance heartbeat.
  */
-export function createSenderBoss(connectionString: string, options: SenderBossOptions): PgBoss {
+function auxiliaryBoss(connectionString: string, options: BossOptions, schedule: boolean): PgBoss {
   const config: ConstructorOptions = {
     ...BOSS_POOL_OPTIONS,
     connectionString,
     max: 2,
     application_name: options.applicationName,
     supervise: false,
-    schedule: options.schedule ?? false,
+    schedule,
     migrate: false,
     createSchema: false,
     registerInstance: false,
@@ -40,4 +38,23 @@ export function createSenderBoss(connectionString: string, options: SenderBossOp
   const boss = new PgBoss(config);
   boss.on('error', options.onError ?? (() => {}));
   return boss;
+}
+
+/**
+ * pg-boss as a sender only (receiver, CLI): it sends jobs and nothing else, no cron scheduler. Its pool serves
+ * start-up and its queue cache; `ingest()` and `replayEvent()` never send through it: they pass their own
+ * transaction's connection.
+ */
+export function createSenderBoss(connectionString: string, options: BossOptions): PgBoss {
+  return auxiliaryBoss(connectionString, options, false);
+}
+
+/**
+ * pg-boss for the worker's operations (retention purge, Stripe reconciliation): it runs pg-boss's cron
+ * scheduler (`schedule`; of all instances, the one holding pg-boss's schedule lock sends each occurrence's job),
+ * works the operations' queues (`work`) and sends the jobs a reconciliation ingests. Supervision of those queues
+ * is left to the inbox worker's pg-boss, as for the rest.
+ */
+export function createOperationsBoss(connectionString: string, options: BossOptions): PgBoss {
+  return auxiliaryBoss(connectionString, options, true);
 }

@@ -1,6 +1,7 @@
 import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
+import { effectRuns, webhookEvents } from './sql/index.ts';
 
 /** Read side of the event log, shared by the CLI and the admin API. */
 
@@ -52,10 +53,13 @@ export interface EventDetail extends EventSummary {
   effects: EffectRunRow[];
 }
 
+/** A filter the event log cannot use; `field` names it (the CLI reports it as `--<field>`, exit code 2). */
 export class InvalidFilterError extends Error {
-  constructor(message: string) {
+  readonly field: 'limit' | 'cursor' | 'since';
+  constructor(message: string, field: InvalidFilterError['field']) {
     super(message);
     this.name = 'InvalidFilterError';
+    this.field = field;
   }
 }
 
@@ -63,41 +67,22 @@ export function isEventStatus(value: string): value is EventStatus {
   return (EVENT_STATUSES as readonly string[]).includes(value);
 }
 
-const SUMMARY_COLUMNS = `
-  provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
-  received_at as "receivedAt", processed_at as "processedAt"`;
-
 // Newest first; the cursor is the last row's sort key, so pages stay stable while new events arrive.
 export async function listEvents(pool: pg.Pool, filters: EventFilters = {}): Promise<EventPage> {
   const limit = filters.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 500)
-    throw new InvalidFilterError('limit must be 1..500');
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const param = (value: unknown) => `$${values.push(value)}`;
-  if (filters.provider) where.push(`provider = ${param(filters.provider)}`);
-  if (filters.status) where.push(`status = ${param(filters.status)}`);
-  if (filters.type) where.push(`type = ${param(filters.type)}`);
-  if (filters.since) where.push(`received_at >= ${param(filters.since)}`);
-  if (filters.cursor) {
-    const [receivedAt, provider, eventId] = decodeCursor(filters.cursor);
-    where.push(
-      `(received_at, provider, event_id) < (${param(receivedAt)}::timestamptz, ${param(provider)}, ${param(eventId)})`,
-    );
-  }
+    throw new InvalidFilterError('limit must be 1..500', 'limit');
+  if (filters.since && Number.isNaN(filters.since.getTime()))
+    throw new InvalidFilterError('since is not a valid time', 'since');
+  const after = filters.cursor ? decodeCursor(filters.cursor) : undefined;
+  // One row more than asked: whether it exists says if there is a next page.
   const { rows } = await pool.query<EventSummary & { cursorAt: string }>(
-    `select ${SUMMARY_COLUMNS}, to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursorAt"
-       from webhook_events
-      ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by received_at desc, provider desc, event_id desc
-      limit ${param(limit + 1)}`,
-    values,
+    webhookEvents.selectEventPage({ ...filters, after }, limit + 1),
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     events: page.map(({ cursorAt: _, ...event }) => event),
-    // Microsecond text, not the JS Date (milliseconds), so no row is skipped between pages.
     nextCursor:
       rows.length > limit && last ? encodeCursor([last.cursorAt, last.provider, last.eventId]) : null,
   };
@@ -109,18 +94,11 @@ export async function getEvent(
   eventId: string,
 ): Promise<EventDetail | undefined> {
   const { rows } = await pool.query<Omit<EventDetail, 'effects' | 'payload'> & { payload: string | null }>(
-    `select ${SUMMARY_COLUMNS}, headers, payload::text as payload
-       from webhook_events where provider = $1 and event_id = $2`,
-    [provider, eventId],
+    webhookEvents.selectEvent(provider, eventId),
   );
   const event = rows[0];
   if (!event) return undefined;
-  const effects = await pool.query<EffectRunRow>(
-    `select effect, status, attempts, last_error as "lastError", idempotency_key as "idempotencyKey",
-            started_at as "startedAt", completed_at as "completedAt", forced_at as "forcedAt"
-       from effect_runs where provider = $1 and event_id = $2 order by effect`,
-    [provider, eventId],
-  );
+  const effects = await pool.query<EffectRunRow>(effectRuns.selectEffectRuns(provider, eventId));
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
@@ -158,5 +136,5 @@ function decodeCursor(cursor: string): [string, string, string] {
   } catch {
     // fall through
   }
-  throw new InvalidFilterError('cursor is not one this API returned');
+  throw new InvalidFilterError('cursor is not one this API returned', 'cursor');
 }

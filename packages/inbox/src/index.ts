@@ -75,7 +75,7 @@ export {
   type Tx,
 } from './effects/types.ts';
 export * from './ops/index.ts';
-export { createSenderBoss, type SenderBossOptions } from './boss.ts';
+export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
 export {
   replayEvent,
   replayEvents,

@@ -59,6 +59,23 @@ describe.each([
     await pool.end();
   });
 
+  it('runs the event insert and the job insert as statements prepared once on the connection', async () => {
+    const e = event();
+    await ingest({ pool, boss }, e);
+    await ingest({ pool, boss }, event());
+    await ingest({ pool, boss }, e);
+    // The pool's one connection, new in this test: what it prepared, and how often each ran (the duplicate ran
+    // the insert only).
+    const { rows } = await pool.query<{ name: string; calls: number }>(
+      `select name, (generic_plans + custom_plans)::int as calls from pg_prepared_statements order by name`,
+    );
+    expect(rows.map((r) => r.name)).toEqual([
+      'webhook_inbox_insert_event',
+      expect.stringMatching(/^webhook_inbox_job_[0-9a-f]{16}$/),
+    ]);
+    expect(rows.map((r) => r.calls)).toEqual([3, 2]);
+  });
+
   it('records a new event with its job, then answers duplicate without a second job', async () => {
     const e = event();
     expect(await ingest({ pool, boss }, e)).toBe('accepted');

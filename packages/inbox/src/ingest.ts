@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
 import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+import { webhookEvents } from './sql/index.ts';
 
 export type IngestOutcome = 'accepted' | 'duplicate';
 
@@ -17,17 +18,6 @@ export interface IngestDeps {
   /** A started pg-boss instance; `send` runs on our transaction's connection, not on boss's own pool. */
   boss: PgBoss;
 }
-
-// The whole point of the system: a redelivery finds the row and inserts nothing, so it also enqueues nothing.
-// Named: parsed and planned once per connection, not on every event.
-const INSERT_EVENT = {
-  name: 'webhook_inbox_insert_event',
-  text: `
-  insert into webhook_events (provider, event_id, type, payload, headers, source)
-  values ($1, $2, $3, $4::jsonb, $5::jsonb, $6)
-  on conflict (provider, event_id) do nothing
-  returning event_id`,
-};
 
 /**
  * SQLSTATEs that say this event can never be stored, however often it is sent: the body is authentic but
@@ -127,14 +117,8 @@ export async function ingest(
   const pipelined = client.pipeline;
   let open = false;
   try {
-    const values = [
-      event.provider,
-      event.eventId,
-      event.type,
-      event.payloadText,
-      JSON.stringify(event.headers),
-      source,
-    ];
+    // Named (prepared once per connection); a duplicate inserts nothing and returns no row.
+    const insert = webhookEvents.insertEvent(event, source);
     let inserted: pg.QueryResult;
     if (pipelined) {
       // Both go out in one write, before either answer; if `begin` failed, the insert fails too.
@@ -142,13 +126,13 @@ export async function ingest(
       stream?.cork();
       const begun = client.query('begin');
       open = true;
-      const insert = client.query({ ...INSERT_EVENT, values });
+      const insertion = client.query(insert);
       stream?.uncork();
-      [, inserted] = await Promise.all([begun, insert]);
+      [, inserted] = await Promise.all([begun, insertion]);
     } else {
       await client.query('begin');
       open = true;
-      inserted = await client.query({ ...INSERT_EVENT, values });
+      inserted = await client.query(insert);
     }
 
     if (inserted.rowCount !== 1) {

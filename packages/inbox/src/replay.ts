@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+import { effectRuns, idempotencyKeys, webhookEvents } from './sql/index.ts';
 
 /**
  * Operator replay: puts an event back on the same queue the receiver feeds. The effect ledger decides what
@@ -52,26 +53,6 @@ export interface ReplayDeps {
   effectsFor?: EffectLookup;
 }
 
-// Locks the event row: a replay and a worker settling the same event take turns.
-const LOCK_EVENT = `
-  select type, status from webhook_events where provider = $1 and event_id = $2 for update`;
-
-const COMPLETED_EFFECTS = `
-  select effect from effect_runs where provider = $1 and event_id = $2 and status = 'completed'`;
-
-// A forced effect's once-only key goes too (an account-scoped email, say), or the runner would find it used.
-const FORGET_KEY = `
-  delete from idempotency_keys
-   where key = (select idempotency_key from effect_runs where provider = $1 and event_id = $2 and effect = $3)`;
-
-const FORCE_EFFECT = `
-  update effect_runs
-     set status = 'failed', forced_at = now(), last_error = 'forced re-run requested by an operator'
-   where provider = $1 and event_id = $2 and effect = $3`;
-
-const REQUEUE_EVENT = `
-  update webhook_events set status = 'received' where provider = $1 and event_id = $2`;
-
 export async function replayEvent(
   { pool, boss, effectsFor }: ReplayDeps,
   provider: string,
@@ -83,13 +64,15 @@ export async function replayEvent(
   let broken = false;
   try {
     await client.query('begin');
-    const event = (await client.query<{ type: string; status: string }>(LOCK_EVENT, [provider, eventId]))
-      .rows[0];
+    // Locks the row: a replay and a worker settling the same event take turns.
+    const event = (
+      await client.query<{ type: string; status: string }>(webhookEvents.lockEvent(provider, eventId))
+    ).rows[0];
     if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
 
     const registered = effectsFor?.(provider, event.type);
     const completed = new Set(
-      (await client.query<{ effect: string }>(COMPLETED_EFFECTS, [provider, eventId])).rows.map(
+      (await client.query<{ effect: string }>(effectRuns.selectCompletedEffects(provider, eventId))).rows.map(
         (r) => r.effect,
       ),
     );
@@ -121,10 +104,10 @@ export async function replayEvent(
     }
 
     if (forced !== null && completed.has(forced)) {
-      await client.query(FORGET_KEY, [provider, eventId, forced]);
-      await client.query(FORCE_EFFECT, [provider, eventId, forced]);
+      await client.query(idempotencyKeys.forgetEffectKey(provider, eventId, forced));
+      await client.query(effectRuns.forceEffect(provider, eventId, forced));
     }
-    await client.query(REQUEUE_EVENT, [provider, eventId]);
+    await client.query(webhookEvents.requeueEvent(provider, eventId));
     const job: EventJob = { provider, eventId };
     await boss.send(EVENTS_QUEUE, job, {
       db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
@@ -155,15 +138,8 @@ export async function replayEvents(
   filters: BulkReplayFilters,
   options: Omit<ReplayOptions, 'forceEffect'> = {},
 ): Promise<ReplayResult[]> {
-  const where = ['status = $1'];
-  const values: unknown[] = [filters.status];
-  if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
-  if (filters.type) where.push(`type = $${values.push(filters.type)}`);
-  if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
   const { rows } = await deps.pool.query<{ provider: string; event_id: string }>(
-    `select provider, event_id from webhook_events where ${where.join(' and ')}
-      order by received_at limit $${values.push(filters.limit ?? 1000)}`,
-    values,
+    webhookEvents.selectEventKeys(filters, filters.limit ?? 1000),
   );
   const results: ReplayResult[] = [];
   for (const row of rows) results.push(await replayEvent(deps, row.provider, row.event_id, options));

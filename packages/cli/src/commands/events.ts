@@ -1,4 +1,11 @@
-import { getEvent, isEventStatus, listEvents, type EventFilters } from '@webhook-inbox/inbox';
+import {
+  getEvent,
+  InvalidFilterError,
+  isEventStatus,
+  listEvents,
+  type EventFilters,
+  type EventPage,
+} from '@webhook-inbox/inbox';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';
@@ -18,14 +25,21 @@ export async function events(context: CliContext, options: EventsOptions): Promi
   if (options.status && !isEventStatus(options.status)) {
     throw new UsageError(`--status must be one of received, processing, processed, failed, dead`);
   }
-  const page = await listEvents(context.db().pool, {
-    provider: options.provider,
-    status: options.status as EventFilters['status'],
-    type: options.type,
-    since: options.since ? sinceDate(options.since) : undefined,
-    limit: options.limit,
-    cursor: options.cursor,
-  });
+  let page: EventPage;
+  try {
+    page = await listEvents(context.db().pool, {
+      provider: options.provider,
+      status: options.status as EventFilters['status'],
+      type: options.type,
+      since: options.since ? sinceDate(options.since) : undefined,
+      limit: options.limit,
+      cursor: options.cursor,
+    });
+  } catch (error) {
+    // A filter the event log refuses (--limit 501, a cursor not from a previous page) is wrong usage, exit 2.
+    if (error instanceof InvalidFilterError) throw new UsageError(`--${error.field}: ${error.message}`);
+    throw error;
+  }
   if (options.json) {
     printJson(page);
     return;

@@ -1,8 +1,10 @@
 import {
   createSenderBoss,
   ensureQueues,
+  MIN_PAYLOAD_DAYS,
   purgeExpired,
   reconcileStripe,
+  RetentionOptionError,
   sinceDuration,
 } from '@webhook-inbox/inbox';
 import type Stripe from 'stripe';
@@ -23,26 +25,49 @@ function days(flag: string, duration: string): number {
 export interface PurgeCliOptions {
   olderThan: string;
   keysOlderThan: string;
+  force: boolean;
+  dryRun: boolean;
   json: boolean;
 }
 
-/** Payloads of finished events older than --older-than become null; keys older than --keys-older-than go. */
+/**
+ * Payloads of finished events older than --older-than become null; keys older than --keys-older-than go. An age
+ * the library refuses (under the retry window without --force, keys under 7 days) is a usage error: nothing is
+ * touched.
+ */
 export async function purge(context: CliContext, options: PurgeCliOptions): Promise<void> {
   let result;
   try {
     result = await purgeExpired(context.db().pool, {
       payloadDays: days('--older-than', options.olderThan),
       keyDays: days('--keys-older-than', options.keysOlderThan),
+      force: options.force,
+      dryRun: options.dryRun,
     });
   } catch (error) {
+    if (error instanceof RetentionOptionError && error.code === 'below_retry_window') {
+      throw new UsageError(
+        `--older-than ${options.olderThan} is under ${MIN_PAYLOAD_DAYS} days, the providers' retry window: it ` +
+          `would null the payload of every finished event younger than that, including dead events you may still ` +
+          `want to replay. Check the unit (1m is a minute, 1w a week), try --dry-run, or pass --force.`,
+      );
+    }
     if (error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
   if (options.json) printJson(result);
+  else if (result.dryRun)
+    process.stdout.write(
+      `dry run: nothing was changed. A purge now would:\n` +
+        `  webhook_events: null ${result.payloadsPurged} payloads (received before ${result.payloadCutoff.toISOString()})\n` +
+        `  webhook_events: delete ${result.keysDeleted} events (received before ${result.keyCutoff.toISOString()})\n` +
+        `  effect_runs: delete ${result.effectRunsDeleted} rows (the ledger of those events)\n`,
+    );
   else
     process.stdout.write(
       `payloads purged: ${result.payloadsPurged} (received before ${result.payloadCutoff.toISOString()})\n` +
-        `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()})\n` +
+        `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()}), ` +
+        `with ${result.effectRunsDeleted} effect_runs rows\n` +
         (result.complete ? '' : 'stopped early (rows locked or batches too slow); run again to finish\n'),
     );
 }

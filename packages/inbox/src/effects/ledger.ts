@@ -1,15 +1,13 @@
 /**
  * Every statement the effect runner sends, as text + values (pg-boss's plans.ts style), so the whole protocol can
  * be read in one place. `effect_runs` is the per-event ledger; `idempotency_keys` holds the claims of external
- * effects and the keys of scoped effects.
+ * effects and the keys of scoped effects. The statements of everything else on these tables (the receiver's insert,
+ * the event log's reads, replay, retention, reconciliation) are in `../sql/`, one module per table.
  */
 
-export interface Statement {
-  /** Set on fixed statements: prepared once per connection instead of parsed and planned each time. */
-  name?: string;
-  text: string;
-  values: unknown[];
-}
+import type { Statement } from '../sql/statement.ts';
+
+export type { Statement };
 
 export interface EventKey {
   provider: string;

@@ -32,9 +32,11 @@ export {
 export {
   createPurgeHandler,
   MIN_KEY_DAYS,
+  MIN_PAYLOAD_DAYS,
   PURGE_QUEUE,
   purgeExpired,
   resolvePurgeOptions,
+  RetentionOptionError,
   schedulePurge,
   type PurgeJobData,
   type PurgeOptions,

@@ -3,8 +3,9 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
 import { ingest } from '../ingest.ts';
+import { webhookEvents } from '../sql/index.ts';
 
-/** The Stripe event types the worker's effects act on (see CONTRACT "Side effects"). */
+/** The Stripe event types the worker's effects act on (`apps/worker/src/effects`). */
 export const STRIPE_EFFECT_TYPES: readonly string[] = [
   'checkout.session.completed',
   'customer.subscription.created',
@@ -60,8 +61,6 @@ export interface ReconcileReport extends ReconcileCounts {
   dryRun: boolean;
 }
 
-const PRESENT = `select event_id from webhook_events where provider = $1 and event_id = any($2::text[])`;
-
 function emptyCounts(): ReconcileCounts {
   return { scanned: 0, missing: 0, ingested: 0, alreadyPresent: 0 };
 }
@@ -114,7 +113,8 @@ export async function reconcileStripe(options: ReconcileStripeOptions): Promise<
     const fresh = page.filter((event) => !seen.has(event.id));
     for (const event of fresh) seen.add(event.id);
     if (fresh.length === 0) return;
-    const { rows } = await pool.query<{ event_id: string }>(PRESENT, [provider, fresh.map((e) => e.id)]);
+    const ids = fresh.map((e) => e.id);
+    const { rows } = await pool.query<{ event_id: string }>(webhookEvents.selectRecordedIds(provider, ids));
     const present = new Set(rows.map((r) => r.event_id));
     fresh.sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : 1));
     for (const event of fresh) {

@@ -4,7 +4,15 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import type { VerifiedEvent } from '../providers/types.ts';
-import { createPurgeHandler, MIN_KEY_DAYS, PURGE_QUEUE, purgeExpired, schedulePurge } from './retention.ts';
+import {
+  createPurgeHandler,
+  MIN_KEY_DAYS,
+  MIN_PAYLOAD_DAYS,
+  PURGE_QUEUE,
+  purgeExpired,
+  RetentionOptionError,
+  schedulePurge,
+} from './retention.ts';
 import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const db = useTestDatabase();
@@ -104,6 +112,60 @@ describe('purgeExpired', () => {
     await expect(purgeExpired(deps.pool, { maxBatchMs: 1 })).rejects.toThrow(/maxBatchMs/);
     expect(await state()).toEqual({ 'processed-100d': 'payload' });
     expect(await purgeExpired(deps.pool, { keyDays: 7 })).toMatchObject({ keysDeleted: 1 });
+  });
+
+  it(`refuses payloadDays under ${MIN_PAYLOAD_DAYS} (the retry window) unless forced, before touching anything`, async () => {
+    await seed([
+      { id: 'dead-1d', status: 'dead', ageDays: 1, effect: true },
+      { id: 'processed-2d', status: 'processed', ageDays: 2 },
+    ]);
+    const refused = await purgeExpired(deps.pool, { payloadDays: 1 / 86_400_000 }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(RetentionOptionError);
+    expect(refused).toMatchObject({ code: 'below_retry_window' });
+    expect((refused as Error).message).toMatch(/retry window/);
+    await expect(purgeExpired(deps.pool, { payloadDays: 2.9 })).rejects.toThrow(RetentionOptionError);
+    expect(await state()).toEqual({ 'dead-1d': 'payload', 'processed-2d': 'payload' });
+    // keyDays has no override.
+    await expect(purgeExpired(deps.pool, { keyDays: 6, force: true })).rejects.toMatchObject({
+      code: 'invalid_option',
+    });
+
+    expect(await purgeExpired(deps.pool, { payloadDays: 0.5, force: true })).toMatchObject({
+      payloadsPurged: 2,
+    });
+    expect(await state()).toEqual({ 'dead-1d': 'purged', 'processed-2d': 'purged' });
+  });
+
+  it('dry run: counts per table what the purge then does, and changes nothing', async () => {
+    await seed([
+      { id: 'processed-100d', status: 'processed', ageDays: 100, effect: true },
+      { id: 'dead-95d', status: 'dead', ageDays: 95, effect: true },
+      { id: 'failed-100d', status: 'failed', ageDays: 100, effect: true },
+      { id: 'processed-40d', status: 'processed', ageDays: 40, effect: true },
+      { id: 'processed-10d', status: 'processed', ageDays: 10 },
+    ]);
+    const before = await state();
+    const ledger = async () =>
+      (await deps.pool.query<{ event_id: string }>('select event_id from effect_runs order by 1')).rows;
+    const ledgerBefore = await ledger();
+
+    const dry = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, dryRun: true });
+    expect(dry).toMatchObject({
+      dryRun: true,
+      keysDeleted: 2,
+      effectRunsDeleted: 2,
+      payloadsPurged: 1,
+      batches: 0,
+      complete: true,
+    });
+    expect(await state()).toEqual(before);
+    expect(await ledger()).toEqual(ledgerBefore);
+
+    const done = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 1 });
+    expect(done).toMatchObject({ dryRun: false, keysDeleted: 2, effectRunsDeleted: 2, payloadsPurged: 1 });
+    expect(await ledger()).toEqual([{ event_id: 'failed-100d' }, { event_id: 'processed-40d' }]);
   });
 
   it('skips rows another transaction holds, without waiting, and gives up on a held ledger row after 5 short waits', async () => {

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { webhookEvents } from '../sql/index.ts';
 
 /**
  * The shortest `keyDays` allowed. An event key is what makes a redelivery a no-op: delete it and the next
@@ -10,6 +11,31 @@ import { z } from 'zod';
  * anything under a week is refused outright, and the default (90) covers all of them.
  */
 export const MIN_KEY_DAYS = 7;
+
+/**
+ * The shortest `payloadDays` allowed without `force`: the providers' retry window (Stripe retries for 3 days).
+ * Within it an event that went `dead` is the one an operator replays once the cause is fixed, and a replay of an
+ * event whose payload is gone cannot run its effects. A shorter age is almost always a slip (`1ms` for `1m`, `30m`
+ * for `30d`) that would null every payload at once.
+ */
+export const MIN_PAYLOAD_DAYS = 3;
+
+/**
+ * Purge options that would destroy what should be kept: `code` says which rule, the message why. Thrown before
+ * anything is touched.
+ * - `below_retry_window`: `payloadDays` under `MIN_PAYLOAD_DAYS`; `force: true` purges anyway.
+ * - `invalid_option`: anything else (a `keyDays` under `MIN_KEY_DAYS`, which `force` does not override, a
+ *   non-number, a batch size out of range).
+ * A `RangeError`, so a caller that only knows "bad options" can catch that.
+ */
+export class RetentionOptionError extends RangeError {
+  readonly code: 'below_retry_window' | 'invalid_option';
+  constructor(code: RetentionOptionError['code'], message: string) {
+    super(message);
+    this.name = 'RetentionOptionError';
+    this.code = code;
+  }
+}
 
 /** The pg-boss queue of scheduled purges. */
 export const PURGE_QUEUE = 'webhook-inbox-purge';
@@ -35,6 +61,10 @@ export interface PurgeOptions {
   maxBatchMs?: number;
   /** Stops between batches (graceful shutdown); the result then says `complete: false`. */
   signal?: AbortSignal;
+  /** Allow a `payloadDays` under `MIN_PAYLOAD_DAYS` (the retry window). `keyDays` has no override. */
+  force?: boolean;
+  /** Count what a purge would change now, change nothing (`dryRun: true` in the result, `batches: 0`). */
+  dryRun?: boolean;
 }
 
 export interface PurgeResult {
@@ -42,6 +72,13 @@ export interface PurgeResult {
   payloadsPurged: number;
   /** Events deleted, key and all (their `effect_runs` go with them). */
   keysDeleted: number;
+  /** `effect_runs` rows deleted with those events. */
+  effectRunsDeleted: number;
+  /**
+   * True: nothing was changed, and the counts above are what a purge would change now (at most: rows a
+   * transaction holds during a real run are left for the next run).
+   */
+  dryRun: boolean;
   /** Statements run, cancelled ones included. */
   batches: number;
   /** Batches cancelled for running past `maxBatchMs` (slow, or waiting on a lock another transaction holds). */
@@ -61,38 +98,6 @@ export interface PurgeResult {
 }
 
 const DAY_MS = 86_400_000;
-// Only events that are done: anything received, processing or failed (awaiting a retry) is still in flight and
-// its worker will read the payload.
-const FINAL = `status in ('processed', 'dead')`;
-
-// Each statement picks its rows oldest first, locking them and skipping any row another transaction holds (the
-// worker, a replay), then acts on exactly those rows by ctid. It is one implicit transaction of at most
-// `batchSize` rows, so an `INSERT ... ON CONFLICT` on one of those keys waits at most for one batch. Rows are
-// walked by `received_at` from where the last batch stopped, so rows already purged are not scanned again.
-const DELETE_KEYS = `
-  with batch as (
-    delete from webhook_events
-    where ctid = any(array(
-      select ctid from webhook_events
-      where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINAL}
-      order by received_at
-      limit $3
-      for update skip locked))
-    returning received_at)
-  select count(*)::int as n, max(received_at)::text as last from batch`;
-
-const NULL_PAYLOADS = `
-  with batch as (
-    update webhook_events set payload = null
-    where ctid = any(array(
-      select ctid from webhook_events
-      where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINAL}
-        and payload is not null
-      order by received_at
-      limit $3
-      for update skip locked))
-    returning received_at)
-  select count(*)::int as n, max(received_at)::text as last from batch`;
 
 // statement_timeout (and a cancel request) ends a statement with query_canceled.
 const QUERY_CANCELED = '57014';
@@ -106,28 +111,44 @@ interface ResolvedPurgeOptions {
 }
 
 /**
- * Checks purge options and fills in the defaults; throws a `RangeError` saying what is wrong. Run by
+ * Checks purge options and fills in the defaults; throws a `RetentionOptionError` saying what is wrong. Run by
  * `purgeExpired` and by `schedulePurge` (so a bad schedule is refused when it is set, not at 3 a.m.).
  */
 export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOptions {
   const { payloadDays = 30, keyDays = 90, batchSize = 1000, maxBatchMs = 50 } = options;
+  const invalid = (message: string) => new RetentionOptionError('invalid_option', `retention: ${message}`);
   if (!Number.isFinite(payloadDays) || payloadDays <= 0) {
-    throw new RangeError(`retention: payloadDays must be a positive number of days, got ${payloadDays}`);
+    throw invalid(`payloadDays must be a positive number of days, got ${payloadDays}`);
+  }
+  if (payloadDays < MIN_PAYLOAD_DAYS && options.force !== true) {
+    throw new RetentionOptionError(
+      'below_retry_window',
+      `retention: payloadDays must be at least ${MIN_PAYLOAD_DAYS} (the providers' retry window), got ` +
+        `${+payloadDays.toPrecision(3)}: it would null the payloads of every finished event younger than ` +
+        `that, dead ones an operator may still replay among them. Set \`force\` to purge anyway.`,
+    );
   }
   if (!Number.isFinite(keyDays) || keyDays < MIN_KEY_DAYS) {
-    throw new RangeError(
-      `retention: keyDays must be at least ${MIN_KEY_DAYS}, got ${keyDays}. An event key deleted while its ` +
+    throw invalid(
+      `keyDays must be at least ${MIN_KEY_DAYS}, got ${keyDays}. An event key deleted while its ` +
         `provider may still redeliver it (Stripe retries for 3 days; a Dashboard resend reaches back 15 days) ` +
         `lets that delivery in as a new event and runs its side effects twice.`,
     );
   }
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    throw new RangeError(`retention: batchSize must be an integer from 1 to 10000, got ${batchSize}`);
+    throw invalid(`batchSize must be an integer from 1 to 10000, got ${batchSize}`);
   }
   if (!Number.isInteger(maxBatchMs) || maxBatchMs < 10) {
-    throw new RangeError(`retention: maxBatchMs must be an integer of at least 10, got ${maxBatchMs}`);
+    throw invalid(`maxBatchMs must be an integer of at least 10, got ${maxBatchMs}`);
   }
   return { payloadDays, keyDays, batchSize, maxBatchMs };
+}
+
+interface BatchRow {
+  n: number;
+  last: string | null;
+  /** Set by the deletions only: the ledger rows that went with the events. */
+  effectRuns?: number;
 }
 
 /**
@@ -137,7 +158,9 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
  * 2. sets `payload` to null on finished events received more than `payloadDays` ago, keeping the key so late
  *    redeliveries still dedupe.
  * Events still in flight (`received`, `processing`, `failed`) are never touched, whatever their age; neither are
- * rows another transaction has locked (left for the next run).
+ * rows another transaction has locked (left for the next run). With `dryRun`, it counts those rows and changes
+ * nothing. Options that would purge what should be kept (see `resolvePurgeOptions`) are refused with a
+ * `RetentionOptionError` before anything is read.
  *
  * Each batch is one statement in its own transaction, cancelled if it runs past `maxBatchMs`; an
  * `INSERT ... ON CONFLICT` of a key in the batch waits for it (Postgres must know whether the row it conflicts
@@ -158,22 +181,41 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   const result = {
     payloadsPurged: 0,
     keysDeleted: 0,
+    effectRunsDeleted: 0,
+    dryRun: options.dryRun === true,
     batches: 0,
     timeouts: 0,
     slowestBatchMs: 0,
     finalBatchSize: batchSize,
     complete: true,
   };
-  let size = batchSize;
+  const finish = () => ({
+    ...result,
+    payloadCutoff,
+    keyCutoff,
+    durationMs: Math.round(performance.now() - started),
+  });
 
+  if (result.dryRun) {
+    // A plain read: it locks nothing, so it never delays the receiver's inserts, however long it takes.
+    const { rows } = await pool.query<{ events: number; payloads: number; effectRuns: number }>(
+      webhookEvents.countPurgeable(keyCutoff, payloadCutoff),
+    );
+    result.keysDeleted = rows[0]?.events ?? 0;
+    result.payloadsPurged = rows[0]?.payloads ?? 0;
+    result.effectRunsDeleted = rows[0]?.effectRuns ?? 0;
+    return finish();
+  }
+
+  let size = batchSize;
   const client = await pool.connect();
   let broken = false;
   try {
     await client.query(`set statement_timeout = ${maxBatchMs}`);
     // Keys first: deleting a row is enough, nulling its payload first would be wasted writes.
-    for (const [sql, cutoff, field] of [
-      [DELETE_KEYS, keyCutoff, 'keysDeleted'],
-      [NULL_PAYLOADS, payloadCutoff, 'payloadsPurged'],
+    for (const [batch, cutoff, field] of [
+      [webhookEvents.deleteFinishedEvents, keyCutoff, 'keysDeleted'],
+      [webhookEvents.nullFinishedPayloads, payloadCutoff, 'payloadsPurged'],
     ] as const) {
       let from = '-infinity';
       let timeoutsInARow = 0;
@@ -182,11 +224,11 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
           result.complete = false;
           break;
         }
-        let row: { n: number; last: string | null } | undefined;
+        let row: BatchRow | undefined;
         const batchStarted = performance.now();
         try {
           result.batches++;
-          row = (await client.query<{ n: number; last: string | null }>(sql, [cutoff, from, size])).rows[0];
+          row = (await client.query<BatchRow>(batch(cutoff, from, size))).rows[0];
         } catch (error) {
           if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
           result.timeouts++;
@@ -202,6 +244,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         timeoutsInARow = 0;
         const n = row?.n ?? 0;
         result[field] += n;
+        result.effectRunsDeleted += row?.effectRuns ?? 0;
         if (row?.last) from = row.last;
         if (n < size) break;
         if (elapsed > maxBatchMs / 2) size = Math.max(1, Math.floor(size / 2));
@@ -216,7 +259,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   } finally {
     client.release(broken);
   }
-  return { ...result, payloadCutoff, keyCutoff, durationMs: Math.round(performance.now() - started) };
+  return finish();
 }
 
 /** What a scheduled purge job carries: the retention settings, checked again when the job runs. */

@@ -1,0 +1,39 @@
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `effect_runs` (the effect ledger: one row per event + effect) for the event log and replay. The
+ * effect runner's own (claims, completions, failures) are in `../effects/ledger.ts`.
+ */
+
+/** An event's effects with their attempts, errors and times, named as `EffectRunRow` (event-store.ts) names them. */
+export function selectEffectRuns(provider: string, eventId: string): Statement {
+  return {
+    text: `
+      select effect, status, attempts, last_error as "lastError", idempotency_key as "idempotencyKey",
+             started_at as "startedAt", completed_at as "completedAt", forced_at as "forcedAt"
+        from effect_runs where provider = $1 and event_id = $2 order by effect`,
+    values: [provider, eventId],
+  };
+}
+
+/** Replay: the effects of an event that completed (a replay runs the others). */
+export function selectCompletedEffects(provider: string, eventId: string): Statement {
+  return {
+    text: `select effect from effect_runs where provider = $1 and event_id = $2 and status = 'completed'`,
+    values: [provider, eventId],
+  };
+}
+
+/**
+ * Replay with `forceEffect`: the completed effect counts as failed again, so the runner runs it, and the ledger
+ * keeps that an operator asked for it (`forced_at`).
+ */
+export function forceEffect(provider: string, eventId: string, effect: string): Statement {
+  return {
+    text: `
+      update effect_runs
+         set status = 'failed', forced_at = now(), last_error = 'forced re-run requested by an operator'
+       where provider = $1 and event_id = $2 and effect = $3`,
+    values: [provider, eventId, effect],
+  };
+}

@@ -1,0 +1,20 @@
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `idempotency_keys` (claims of external effects, keys of scoped effects) outside the effect
+ * runner, whose own are in `../effects/ledger.ts`.
+ */
+
+/**
+ * Replay with `forceEffect`: forgets the once-only key the effect used for this event (an account-scoped email,
+ * say), or the runner would find it used and skip the forced run. Run it before `forceEffect` (effect-runs.ts)
+ * in the same transaction.
+ */
+export function forgetEffectKey(provider: string, eventId: string, effect: string): Statement {
+  return {
+    text: `
+      delete from idempotency_keys
+       where key = (select idempotency_key from effect_runs where provider = $1 and event_id = $2 and effect = $3)`,
+    values: [provider, eventId, effect],
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Where the inbox's SQL lives: every statement is a named, documented function returning `{ text, values }`
+ * (`Statement`), grouped by the table it acts on.
+ *
+ * - `webhook-events.ts`, `webhook_events`: the receiver's insert (`ingest()`), the event log (event-store), replay,
+ *   retention, reconciliation.
+ * - `effect-runs.ts`, `effect_runs`: the event log, replay.
+ * - `idempotency-keys.ts`, `idempotency_keys`: replay.
+ * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
+ *   kept in one module so it reads top to bottom.
+ *
+ * A statement that reads a second table for its answer (retention counting the ledger rows that go with the
+ * events it deletes) lives with the table it changes or counts.
+ */
+export type { Statement } from './statement.ts';
+export * as effectRuns from './effect-runs.ts';
+export * as idempotencyKeys from './idempotency-keys.ts';
+export * as ledger from '../effects/ledger.ts';
+export * as webhookEvents from './webhook-events.ts';

@@ -1,0 +1,215 @@
+import type { EventSource, EventStatus } from '@webhook-inbox/db/statuses';
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `webhook_events` (one row per provider + event id: the event log and the dedupe key), except the
+ * effect runner's, which are in `../effects/ledger.ts`.
+ */
+
+export interface NewEvent {
+  provider: string;
+  eventId: string;
+  type: string;
+  /** The verified body, as received: stored as jsonb. */
+  payloadText: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The receiver's insert, the whole point of the system: a redelivery finds the row and inserts nothing (no row
+ * returned), so its caller enqueues nothing. Named: parsed and planned once per connection, not on every event.
+ */
+export function insertEvent(event: NewEvent, source: EventSource): Statement {
+  return {
+    name: 'webhook_inbox_insert_event',
+    text: `
+  insert into webhook_events (provider, event_id, type, payload, headers, source)
+  values ($1, $2, $3, $4::jsonb, $5::jsonb, $6)
+  on conflict (provider, event_id) do nothing
+  returning event_id`,
+    values: [
+      event.provider,
+      event.eventId,
+      event.type,
+      event.payloadText,
+      JSON.stringify(event.headers),
+      source,
+    ],
+  };
+}
+
+/** The columns of an event's summary, named as `EventSummary` (event-store.ts) names them. */
+const SUMMARY_COLUMNS = `
+  provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
+  received_at as "receivedAt", processed_at as "processedAt"`;
+
+export interface EventPageFilters {
+  provider?: string;
+  status?: EventStatus;
+  type?: string;
+  since?: Date;
+  /** The previous page's last row: `received_at` as microsecond UTC text, provider, event id. */
+  after?: readonly [receivedAt: string, provider: string, eventId: string];
+}
+
+/**
+ * One page of the event log, newest first, `limit` rows at most. Each row carries `cursorAt`: its `received_at`
+ * as microsecond text (a JS Date keeps milliseconds only), the sort key a next page starts after, so no row is
+ * skipped or repeated between pages while new events arrive.
+ */
+export function selectEventPage(filters: EventPageFilters, limit: number): Statement {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  if (filters.provider) where.push(`provider = ${param(filters.provider)}`);
+  if (filters.status) where.push(`status = ${param(filters.status)}`);
+  if (filters.type) where.push(`type = ${param(filters.type)}`);
+  if (filters.since) where.push(`received_at >= ${param(filters.since)}`);
+  if (filters.after) {
+    const [receivedAt, provider, eventId] = filters.after;
+    where.push(
+      `(received_at, provider, event_id) < (${param(receivedAt)}::timestamptz, ${param(provider)}, ${param(eventId)})`,
+    );
+  }
+  return {
+    text: `
+      select ${SUMMARY_COLUMNS},
+             to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursorAt"
+        from webhook_events
+      ${where.length ? `where ${where.join(' and ')}` : ''}
+       order by received_at desc, provider desc, event_id desc
+       limit ${param(limit)}`,
+    values,
+  };
+}
+
+/** One event: its summary, headers and payload (`payload::text`, null once purged; parse it losslessly). */
+export function selectEvent(provider: string, eventId: string): Statement {
+  return {
+    text: `
+      select ${SUMMARY_COLUMNS}, headers, payload::text as payload
+        from webhook_events where provider = $1 and event_id = $2`,
+    values: [provider, eventId],
+  };
+}
+
+/** Which of these event ids of one provider are recorded (reconciliation: the others are missing). */
+export function selectRecordedIds(provider: string, eventIds: readonly string[]): Statement {
+  return {
+    text: `select event_id from webhook_events where provider = $1 and event_id = any($2::text[])`,
+    values: [provider, eventIds],
+  };
+}
+
+/**
+ * Replay, in its transaction: the event's type and status, and its row locked, so a replay and a worker settling
+ * the same event take turns.
+ */
+export function lockEvent(provider: string, eventId: string): Statement {
+  return {
+    text: `select type, status from webhook_events where provider = $1 and event_id = $2 for update`,
+    values: [provider, eventId],
+  };
+}
+
+/** Replay, before it enqueues the event's job again: the event shows `received` until an attempt starts. */
+export function requeueEvent(provider: string, eventId: string): Statement {
+  return {
+    text: `update webhook_events set status = 'received' where provider = $1 and event_id = $2`,
+    values: [provider, eventId],
+  };
+}
+
+export interface EventKeyFilters {
+  status: string;
+  provider?: string;
+  type?: string;
+  since?: Date;
+}
+
+/** Bulk replay: the keys of the events matching the filters, oldest first, `limit` at most. */
+export function selectEventKeys(filters: EventKeyFilters, limit: number): Statement {
+  const values: unknown[] = [filters.status];
+  const where = ['status = $1'];
+  if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
+  if (filters.type) where.push(`type = $${values.push(filters.type)}`);
+  if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
+  return {
+    text: `
+      select provider, event_id from webhook_events where ${where.join(' and ')}
+       order by received_at limit $${values.push(limit)}`,
+    values,
+  };
+}
+
+// Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is
+// still in flight and its worker will read the payload.
+const FINISHED = `status in ('processed', 'dead')`;
+
+// The two retention batches below pick their rows oldest first, locking them and skipping any row another
+// transaction holds (the worker, a replay), then act on exactly those rows by ctid. Each is one implicit
+// transaction of at most `limit` rows, so an `INSERT ... ON CONFLICT` on one of those keys waits at most for one
+// batch. Rows are walked by `received_at` from `from` (where the last batch stopped), so rows already purged are
+// not scanned again. Both answer `n` (rows changed) and `last` (the last row's `received_at`, the next `from`).
+
+/**
+ * Retention: deletes up to `limit` finished events received in [`from`, `before`), their effect ledger with them
+ * (ON DELETE CASCADE); `effectRuns` counts those ledger rows.
+ */
+export function deleteFinishedEvents(before: Date, from: string, limit: number): Statement {
+  return {
+    text: `
+      with batch as (
+        delete from webhook_events
+        where ctid = any(array(
+          select ctid from webhook_events
+          where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINISHED}
+          order by received_at
+          limit $3
+          for update skip locked))
+        returning provider, event_id, received_at)
+      select count(*)::int as n, max(received_at)::text as last,
+             (select count(*)::int from effect_runs r join batch b using (provider, event_id)) as "effectRuns"
+        from batch`,
+    values: [before, from, limit],
+  };
+}
+
+/** Retention: nulls the payloads of up to `limit` finished events received in [`from`, `before`), keys kept. */
+export function nullFinishedPayloads(before: Date, from: string, limit: number): Statement {
+  return {
+    text: `
+      with batch as (
+        update webhook_events set payload = null
+        where ctid = any(array(
+          select ctid from webhook_events
+          where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINISHED}
+            and payload is not null
+          order by received_at
+          limit $3
+          for update skip locked))
+        returning received_at)
+      select count(*)::int as n, max(received_at)::text as last from batch`,
+    values: [before, from, limit],
+  };
+}
+
+/**
+ * Retention's dry run, read only: how many finished events a purge would delete (received before `keyCutoff`),
+ * the effect ledger rows that would go with them, and how many payloads it would null (received before
+ * `payloadCutoff` and kept, as the deletions run first). Rows a transaction holds during a real run are left for
+ * the next one, so these are upper bounds.
+ */
+export function countPurgeable(keyCutoff: Date, payloadCutoff: Date): Statement {
+  return {
+    text: `
+      select count(*) filter (where received_at < $1)::int as events,
+             count(*) filter (where received_at >= $1 and received_at < $2 and payload is not null)::int
+               as payloads,
+             (select count(*)::int from effect_runs r join webhook_events e using (provider, event_id)
+               where e.received_at < $1 and e.${FINISHED}) as "effectRuns"
+        from webhook_events
+       where received_at < greatest($1, $2) and ${FINISHED}`,
+    values: [keyCutoff, payloadCutoff],
+  };
+}

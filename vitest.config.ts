@@ -11,7 +11,9 @@ export default defineConfig({
     ],
     exclude: ['**/node_modules/**', 'test/chaos/**'],
     globalSetup: ['./packages/testing/src/global-setup.ts'],
-    testTimeout: 30_000,
+    // A backstop: tests wait on conditions with their own deadlines. Tests that start processes (the CLI, the
+    // migrations, docker-compose) take far longer than usual on a two-core machine shared with other work.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
     // Test files share one Postgres but each has its own database, so they run in parallel.
     pool: 'forks',

@@ -18,7 +18,7 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('parseConfig', () => {
-  it('applies the contract defaults', () => {
+  it('applies the documented defaults', () => {
     expect(parseConfig({ DATABASE_URL: DB })).toEqual({
       databaseUrl: DB,
       host: '127.0.0.1',

@@ -6,8 +6,8 @@
  * effect a second time. Then either the network heals (the same connections carry on) or the stalled
  * connections are reset (A must reconnect). Either way every event is processed, each database effect once.
  *
- * When the stalled connections are reset, worker A must survive: it once died of an unhandled pg 'error' event
- * on a connection its effect runner held checked out (fixed: every pool connection has an error listener).
+ * When the stalled connections are reset, worker A must survive: a pg 'error' event on a connection its effect
+ * runner holds checked out must not be unhandled (every pool connection has an error listener).
  */
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
@@ -68,15 +68,10 @@ async function inFlightOf(ports: number[]): Promise<{ transactions: number; advi
   const { rows } = await pool.query<{ transactions: number; locks: number }>(
     // Only the effect runner's own connections: pg-boss's and the scheduled operations' transactions (maintenance,
     // the cron) are not jobs being worked, and stalling one of them leaves no job to retry.
-    // A transaction counts only if it started in the last 2 s: a guard. No transaction of A was found left open
-    // between the phases (pg_stat_activity sampled every 250 ms over 23 runs: none older than the stall itself).
-    // What did fire this check with no job of the phase in progress, so that the cut phase timed out waiting for a
-    // retry, was A still at work on the FIRST phase: (1) an idle connection of A holding welcome-email advisory
-    // locks while its round waited for a key another worker held, both workers waiting on each other for the 30 s
-    // claimWaitMs (a runner bug, fixed: a round now unlocks its keys once their effects are done); (2) A finishing
-    // its late attempts of first-phase jobs, which had expired while it hung and which B completed meanwhile, so
-    // the phase counted as drained (5 email locks of first-phase events at the cut phase's stall, no cut-phase
-    // event started yet). `workerAQuiet` now waits that out before a phase begins.
+    // A transaction counts only if it started in the last 2 s, so a connection of A still busy with the FIRST
+    // phase (late attempts of jobs that expired while it hung and B completed meanwhile, holding their email
+    // locks) is not mistaken for a job of this phase in progress: stalling it would leave nothing to retry.
+    // `workerAQuiet` waits for A to be idle on its effect connections before a phase begins.
     `select count(*) filter (where a.xact_start > now() - interval '2 seconds')::int as transactions,
             (select count(*) from pg_locks l where l.locktype = 'advisory' and l.granted
                 and l.pid in (select pid from pg_stat_activity

@@ -8,10 +8,10 @@
  * delivery that ran entirely while the database was down got a 2xx; every 2xx is in the database; the receiver,
  * never restarted, recovers by itself; every event ends accepted and processed once.
  *
- * The second test checks that the worker itself survived (it once died on "Unhandled 'error' event ...
- * terminating connection due to administrator command", 57P01, from connections held checked out without an
- * 'error' listener; createPool now adds one to every connection). Should it die anyway, the first test starts a
- * replacement worker, as a supervisor would, so that the rest is still checked.
+ * The second test checks that the worker itself survived: "terminating connection due to administrator
+ * command" (57P01) on a connection held checked out must reach an 'error' listener (createPool adds one to every
+ * connection), never crash the process. Should it die anyway, the first test starts a replacement worker, as a
+ * supervisor would, so that the rest is still checked.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';

@@ -54,7 +54,7 @@ beforeAll(async () => {
   workerA = await scenario.startWorker(workerAEnv());
   // Worker B gives up a statement after 10 s (production: 60 s). A batch of B's can be blocked on rows that A's
   // hung transactions hold (another checkout of the same customer), and B fetches nothing more until it is
-  // cancelled; 60 s of that outlasted the phase's 30 s wait for a retry (1 run in 22). A keeps the default: its
+  // cancelled, and 60 s of that would outlast the phase's wait for a retry. A keeps the default: its
   // client-side timeout (statement timeout + 2 s) would otherwise end the hang before the test does.
   await scenario.startWorker(scenario.workerEnv({ WORKER_STATEMENT_TIMEOUT_MS: '10000' }));
 });
@@ -127,16 +127,9 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
     { timeout: 60_000, interval: 20, message: 'worker A mid-job' },
   );
   const stalledAt = Date.now();
-  expect((await loading.finish(MIN_EVENTS_PER_PHASE)).filter((outcome) => outcome !== 'accepted')).toEqual(
-    [],
-  );
-  const events = loading.items;
-  sent.push(...events);
 
-  // A's jobs expire and the other worker picks them up again: a second attempt of some event starts.
-  // (Once, 1 run in 22, this timed out with B's two handlers "still running after exceeding 3s" and 90 jobs
-  // pending, none active: most likely both of B's batches blocked on rows of A's stalled transactions until B's
-  // then 60 s statement timeout. B's is 10 s now; see beforeAll.)
+  // A's jobs expire and the other worker picks them up again: a second attempt of some event starts. B's batches
+  // can block on rows of A's stalled transactions until B's 10 s statement timeout (see beforeAll).
   const retried = await waitForOrExplain(
     async () => {
       const { rows } = await pool.query<{ n: number }>(
@@ -151,6 +144,13 @@ async function phase(mode: 'resume' | 'cut'): Promise<void> {
   );
   const hungMs = Date.now() - stalledAt;
   const cut = mode === 'resume' ? (proxy.resume(), 0) : proxy.cutStalled();
+  // Only now may the producer be waited for: while A's stalled transactions held rows (a shop, an account) that
+  // every later event of that shop or customer needs, B could not get through the backlog the stream keeps.
+  expect((await loading.finish(MIN_EVENTS_PER_PHASE)).filter((outcome) => outcome !== 'accepted')).toEqual(
+    [],
+  );
+  const events = loading.items;
+  sent.push(...events);
 
   await scenario.waitForProcessed(before + events.length, {
     timeout: 300_000,

@@ -83,7 +83,8 @@ export function createConsole(options: ConsoleOptions): Console {
     wakeRunner: () => runner?.wake(),
   };
 
-  const app = new Hono<ConsoleEnv>().basePath(base);
+  // Not strict: /console and /console/ are the same page.
+  const app = new Hono<ConsoleEnv>({ strict: false }).basePath(base);
   app.use('*', securityHeaders, sameOrigin);
   app.route('/', assetRoutes());
   app.route('/', authRoutes(services, sessionTtlMs));

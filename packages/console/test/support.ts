@@ -27,6 +27,7 @@ export const SLOW_RETRIES: QueueSettings = {
   ...DEFAULT_QUEUE_SETTINGS,
   retryLimit: 3,
   retryDelay: 3600,
+  retryDelayMax: 3600,
   retryBackoff: false,
   expireInSeconds: 30,
 };

@@ -37,7 +37,7 @@ export interface ConsoleOptions {
   /** Deadline of one console query, ms. Default 5000. */
   queryTimeoutMs?: number;
   /** Bulk replay runner settings (see `startOperationsRunner`). */
-  operations?: { chunkSize?: number; pollIntervalMs?: number; leaseMs?: number };
+  operations?: { chunkSize?: number; concurrency?: number; pollIntervalMs?: number; leaseMs?: number };
   clock?: () => Date;
 }
 

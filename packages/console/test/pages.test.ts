@@ -86,9 +86,9 @@ describe('events page', () => {
     let path: string | undefined = '/events?status=failed';
     const seen: string[] = [];
     while (path) {
-      const page = await (await client.get(path)).text();
+      const page: string = await (await client.get(path)).text();
       seen.push(...(ids(page) as string[]));
-      const older = /<a rel="next" href="([^"]+)"/.exec(page)?.[1];
+      const older: string | undefined = /<a rel="next" href="([^"]+)"/.exec(page)?.[1];
       path = older ? unescape(older).replace('/console', '') : undefined;
     }
     const expected = Array.from({ length: 120 }, (_, i) => `evt_page_${String(120 - i).padStart(5, '0')}`);

@@ -2,6 +2,7 @@
  * The console's test stack: a pool, a pg-boss sender with the queues configured, a real inbox worker running a
  * test effect that fails until the test lets it pass, and the console served over real HTTP. Not a test file.
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import {
@@ -91,8 +92,10 @@ export async function startStack(
     ...options,
   });
   console.start();
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: console.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  const server = await new Promise<Server>((resolve) => {
+    const s: ServerType = serve({ fetch: console.app.fetch, port: 0, hostname: '127.0.0.1' }, () =>
+      resolve(s as Server),
+    );
   });
   const { port } = server.address() as AddressInfo;
 
@@ -120,8 +123,9 @@ export async function startStack(
     async stop() {
       await console.stop();
       await worker?.stop({ timeoutMs: 5000 });
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
       await boss.stop({ graceful: false, close: true });
       await pool.end();
     },
@@ -130,16 +134,21 @@ export async function startStack(
 
 /**
  * Failed events written straight into the table (as a worker would have left them): `count` of them, received
- * one millisecond apart before now, ids `${prefix}_00001`... Their one effect `notifyCrm` has failed.
+ * one millisecond apart an hour ago, ids `${prefix}_00001`..., with `data.object.customer` = `customer`.
  */
-export async function insertFailedEvents(pool: pg.Pool, prefix: string, count: number): Promise<void> {
+export async function insertFailedEvents(
+  pool: pg.Pool,
+  prefix: string,
+  count: number,
+  customer = 'cus_bulk',
+): Promise<void> {
   await pool.query(
     `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at)
      select 'stripe', $1 || '_' || lpad(i::text, 5, '0'), $3,
-            jsonb_build_object('id', $1 || '_' || i, 'data', jsonb_build_object('object', jsonb_build_object('customer', 'cus_bulk'))),
+            jsonb_build_object('id', $1 || '_' || i, 'data', jsonb_build_object('object', jsonb_build_object('customer', $4::text))),
             'failed', 1, 'CRM unavailable (503)', now() - interval '1 hour' + i * interval '1 millisecond'
        from generate_series(1, $2::int) as i`,
-    [prefix, count, EVENT_TYPE],
+    [prefix, count, EVENT_TYPE, customer],
   );
 }
 

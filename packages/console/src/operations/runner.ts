@@ -16,6 +16,8 @@ export interface RunnerOptions extends ReplayDeps {
   logger: Logger;
   /** Events replayed between two progress records (and cancellation checks). Default 200. */
   chunkSize?: number;
+  /** Replays in flight at once within a chunk. Default 4. */
+  concurrency?: number;
   /** How often an idle runner looks for an operation, ms. Default 1000. */
   pollIntervalMs?: number;
   /** How long a claim holds without a progress record; a crashed runner's operation is free after it. Default 30 s. */
@@ -46,6 +48,7 @@ interface OperationRow {
 export function startOperationsRunner(options: RunnerOptions): OperationsRunner {
   const chunkSize = options.chunkSize ?? 200;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const concurrency = options.concurrency ?? 4;
   const leaseMs = options.leaseMs ?? 30_000;
   const runner = `console-${randomBytes(6).toString('hex')}`;
   const { logger, pool } = options;
@@ -79,18 +82,23 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       let enqueued = 0;
       let failed = 0;
       let lastError: string | null = null;
-      for (const event of events) {
-        try {
-          const result = await replayEvent(deps, event.provider, event.eventId);
-          if (result.enqueued) enqueued++;
-        } catch (error) {
-          // An event purged since the count is skipped and counted; anything else stops the chunk (the database
-          // is down, say) and the operation resumes from the last recorded cursor.
-          if (!(error instanceof ReplayError)) throw error;
-          failed++;
-          lastError = errorLine(error);
+      // A few replays at a time: each is its own short transaction, so they overlap their round trips.
+      let next = 0;
+      const replayNext = async (): Promise<void> => {
+        for (let event = events[next++]; event; event = events[next++]) {
+          try {
+            const result = await replayEvent(deps, event.provider, event.eventId);
+            if (result.enqueued) enqueued++;
+          } catch (error) {
+            // An event purged since the count is skipped and counted; anything else stops the chunk (the database
+            // is down, say) and the operation resumes from the last recorded cursor.
+            if (!(error instanceof ReplayError)) throw error;
+            failed++;
+            lastError = errorLine(error);
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: concurrency }, replayNext));
       const last = events.at(-1);
       if (!last) return;
       cursor = [last.cursorAt, last.provider, last.eventId];

@@ -11,7 +11,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * Headers on every console response: a Content-Security-Policy that allows only the console's own scripts and
- * styles (no inline code, no other origin), no framing, no caching of pages that show payloads, no referrer.
+ * styles (no inline code, no other origin), no framing, no caching of pages that show payloads, no referrer to other sites.
  * No Access-Control-* header is ever sent: a browser on another origin can neither read a page nor send a
  * preflighted request.
  */
@@ -23,7 +23,9 @@ export const securityHeaders: MiddlewareHandler = async (c, next) => {
   );
   c.header('X-Content-Type-Options', 'nosniff');
   c.header('X-Frame-Options', 'DENY');
-  c.header('Referrer-Policy', 'no-referrer');
+  // `same-origin`, not `no-referrer`: with no referrer policy a browser sends `Origin: null` on the console's own
+  // form posts, which the same-origin check must refuse; other sites still get no referrer.
+  c.header('Referrer-Policy', 'same-origin');
   if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
 };
 

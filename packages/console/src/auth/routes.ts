@@ -34,7 +34,7 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hon
       maxAge: 3600,
     });
     const reason = REASONS[c.req.query('why') ?? ''];
-    return c.html(loginPage(services.base, nonce, c.req.query('next') ?? '', reason));
+    return c.html(loginPage(services.base, { nonce, next: c.req.query('next') ?? '', notice: reason }));
   });
 
   routes.post('/login', async (c) => {
@@ -62,12 +62,18 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hon
       );
       services.logger.warn({ remoteAddress: address }, 'console login refused: wrong admin token');
       c.status(401);
-      return c.html(loginPage(services.base, nonce, text('next'), undefined, 'That is not the admin token.'));
+      return c.html(
+        loginPage(services.base, { nonce, next: text('next'), who, error: 'That is not the admin token.' }),
+      );
     }
     if (!who) {
       c.status(400);
       return c.html(
-        loginPage(services.base, nonce, text('next'), undefined, 'Give your name: the audit log records it.'),
+        loginPage(services.base, {
+          nonce,
+          next: text('next'),
+          error: 'Give your name: the audit log records it.',
+        }),
       );
     }
     const { session, cookie } = services.sessions.issue(who);
@@ -99,7 +105,16 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hon
   return routes;
 }
 
-function loginPage(base: string, nonce: string, next: string, notice?: string, error?: string) {
+interface LoginForm {
+  nonce: string;
+  next: string;
+  /** Kept when the form comes back with an error, so only the token is typed again. */
+  who?: string;
+  notice?: string;
+  error?: string;
+}
+
+function loginPage(base: string, { nonce, next, who = '', notice, error }: LoginForm) {
   return layout({
     base,
     title: 'Sign in',
@@ -111,7 +126,7 @@ function loginPage(base: string, nonce: string, next: string, notice?: string, e
         <input type="hidden" name="_nonce" value="${nonce}" />
         <input type="hidden" name="next" value="${next}" />
         <label for="who">Your name <small>(recorded in the audit log)</small></label>
-        <input id="who" name="who" autocomplete="username" required maxlength="80" />
+        <input id="who" name="who" value="${who}" autocomplete="username" required maxlength="80" />
         <label for="token">Admin token</label>
         <input id="token" name="token" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>

@@ -111,7 +111,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
           </section>
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
-            ${effectsTimeline(services.base, provider, eventId, runs, notStarted)}
+            ${effectsTimeline(services.base, event, runs, notStarted)}
           </section>
           <section aria-labelledby="h-jobs">
             <h2 id="h-jobs">Queue jobs</h2>
@@ -142,6 +142,18 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
           </section>`,
       }),
     );
+  });
+
+  // The effects alone: the event page polls them while the event is not settled.
+  app.get('/event/effects', async (c) => {
+    const { provider, eventId } = eventKey(c);
+    const t = services.queryTimeoutMs;
+    const [event] = await read<EventDetailRow>(services.pool, getEvent(provider, eventId), t);
+    if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
+    const runs = await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t);
+    const registered = services.effectsFor?.(provider, event.type) ?? [];
+    const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
+    return c.html(effectsTimeline(services.base, event, runs, notStarted));
   });
 
   // The confirmation for forcing a completed effect: says what runs again, from a dry run of the same replay.
@@ -223,47 +235,56 @@ function planList(plan: ReplayResult): Html {
   return html`<p>Will run: ${plan.effects.length ? plan.effects.join(', ') : 'nothing'}.</p>`;
 }
 
-function effectsTimeline(
-  base: string,
-  provider: string,
-  eventId: string,
-  runs: EffectRunRow[],
-  notStarted: string[],
-): Html {
-  if (runs.length === 0 && notStarted.length === 0) return html`<p class="empty">No effect has run yet.</p>`;
+/**
+ * Each effect's ledger row as a timeline. While the event is not settled (processed or dead), the list reloads
+ * itself every 2 seconds, so a replay is seen turning completed without reloading the page.
+ */
+function effectsTimeline(base: string, event: EventRow, runs: EffectRunRow[], notStarted: string[]): Html {
+  const { provider, eventId } = event;
+  const settled = event.status === 'processed' || event.status === 'dead';
+  const polling = settled
+    ? ''
+    : html`hx-get="${base}/event/effects?${searchParams({ provider, id: eventId })}" hx-trigger="every 2s"
+      hx-swap="outerHTML"`;
   const forceHref = (effect: string) =>
     `${base}/event/force?${searchParams({ provider, id: eventId, effect })}`;
-  return html`<ol class="timeline">
-    ${runs.map(
-      (r) =>
-        html`<li class="effect status-${r.status}">
-          <div class="effect-head">
-            <strong>${r.effect}</strong> ${statusBadge(r.status)}
-            <span>${r.attempts} attempt${r.attempts === 1 ? '' : 's'}</span>
-            ${r.forcedAt ? html`<span class="badge forced">forced ${utc(r.forcedAt)}</span>` : ''}
-          </div>
-          <ul class="steps">
-            ${r.startedAt ? html`<li><time>${utc(r.startedAt)}</time> started</li>` : ''}
-            ${r.lastError ? html`<li class="error-text">last error: ${r.lastError}</li>` : ''}
-            ${r.completedAt ? html`<li><time>${utc(r.completedAt)}</time> completed</li>` : ''}
-          </ul>
-          <p class="key">once-only key <code>${r.idempotencyKey}</code></p>
-          ${
-            r.status === 'completed'
-              ? html`<a class="button secondary" href="${forceHref(r.effect)}"
-                  >Force ${r.effect} to run again…</a
-                >`
-              : ''
-          }
-        </li>`,
-    )}
-    ${notStarted.map(
-      (name) =>
-        html`<li class="effect">
-          <div class="effect-head"><strong>${name}</strong> <span class="badge">not started</span></div>
-        </li>`,
-    )}
-  </ol>`;
+  if (runs.length === 0 && notStarted.length === 0) {
+    return html`<div id="effects" ${polling}><p class="empty">No effect has run yet.</p></div>`;
+  }
+  return html`<div id="effects" ${polling} aria-live="polite">
+    <p class="hint">Event ${statusBadge(event.status)}</p>
+    <ol class="timeline">
+      ${runs.map(
+        (r) =>
+          html`<li class="effect status-${r.status}">
+            <div class="effect-head">
+              <strong>${r.effect}</strong> ${statusBadge(r.status)}
+              <span>${r.attempts} attempt${r.attempts === 1 ? '' : 's'}</span>
+              ${r.forcedAt ? html`<span class="badge forced">forced ${utc(r.forcedAt)}</span>` : ''}
+            </div>
+            <ul class="steps">
+              ${r.startedAt ? html`<li><time>${utc(r.startedAt)}</time> started</li>` : ''}
+              ${r.lastError ? html`<li class="error-text">last error: ${r.lastError}</li>` : ''}
+              ${r.completedAt ? html`<li><time>${utc(r.completedAt)}</time> completed</li>` : ''}
+            </ul>
+            <p class="key">once-only key <code>${r.idempotencyKey}</code></p>
+            ${
+              r.status === 'completed'
+                ? html`<a class="button secondary" href="${forceHref(r.effect)}"
+                    >Force ${r.effect} to run again…</a
+                  >`
+                : ''
+            }
+          </li>`,
+      )}
+      ${notStarted.map(
+        (name) =>
+          html`<li class="effect">
+            <div class="effect-head"><strong>${name}</strong> <span class="badge">not started</span></div>
+          </li>`,
+      )}
+    </ol>
+  </div>`;
 }
 
 function jobsTable(jobs: JobRow[]): Html {

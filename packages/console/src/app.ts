@@ -55,7 +55,7 @@ export interface Console {
  * sign-in with the admin token.
  *
  * @example
- * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, logger, effectsFor: inbox.effectsFor });
+ * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, logger, effectsFor: (p, t) => inbox.effectsFor(p, t) });
  * managementApp.route('/', console.app);
  * console.start();
  * // at shutdown: await console.stop();

@@ -128,7 +128,10 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const seen = new Set<string>();
     await waitFor(
       async () => {
-        seen.add(await page.locator('#progress .done').innerText());
+        const done = await page.locator('#progress .done').innerText();
+        if (seen.size === 0 && done !== '0' && done !== BULK.toLocaleString('en'))
+          await shot('bulk-progress');
+        seen.add(done);
         return (await page.locator('#progress .badge').innerText()) === 'completed';
       },
       { timeout: 90_000, interval: 100 },

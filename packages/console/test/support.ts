@@ -87,7 +87,7 @@ export async function startStack(
     boss,
     adminToken: ADMIN_TOKEN,
     logger,
-    effectsFor: inbox.effectsFor,
+    effectsFor: (provider, type) => inbox.effectsFor(provider, type),
     operations: { pollIntervalMs: 100 },
     ...options,
   });

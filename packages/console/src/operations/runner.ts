@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { errorFields, errorLine } from '@webhook-inbox/inbox/error-text';
 import { ReplayError, replayEvent, type ReplayDeps } from '@webhook-inbox/inbox/replay';
 import type { Logger } from 'pino';
-import { parseFilter, type FilterForm } from '../filter.ts';
+import { parseFilter, readForm } from '../filter.ts';
 import { run } from '../db.ts';
 import { nextEvents, type EventCursor } from '../sql/events.ts';
 import {
@@ -33,7 +33,8 @@ export interface OperationsRunner {
 
 interface OperationRow {
   id: number;
-  filter: FilterForm;
+  /** The filter's given fields (see FilterForm). */
+  filter: Record<string, string>;
   receivedUpTo: Date;
   cursor: EventCursor | null;
 }
@@ -66,7 +67,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
     });
 
   async function runOperation(operation: OperationRow): Promise<void> {
-    const { filter } = parseFilter(operation.filter, new Date());
+    const { filter } = parseFilter(readForm(operation.filter), new Date());
     let cursor = operation.cursor;
     logger.info({ operation: operation.id, runner }, 'bulk replay operation running');
     for (;;) {

@@ -13,7 +13,7 @@ const SAMPLE_SIZE = 20;
 
 interface OperationRow {
   id: number;
-  filter: FilterForm;
+  filter: Partial<FilterForm>;
   receivedUpTo: Date;
   status: string;
   total: number;
@@ -98,13 +98,15 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
       services.queryTimeoutMs,
     );
     const total = count?.n ?? 0;
+    // Only the fields given: the stored filter reads as what the operator asked for.
+    const given = Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== ''));
     const [operation] = await run<OperationRow>(
       services.pool,
-      insertOperation(resolved, upTo, total, c.get('session').who),
+      insertOperation(given, upTo, total, c.get('session').who),
     );
     if (!operation) throw new Error('insert into replay_operations returned no row');
     await audit(services, c, 'bulk_replay_started', `replay operation ${operation.id}`, {
-      filter: resolved,
+      filter: given,
       receivedUpTo: upTo.toISOString(),
       total,
     });
@@ -254,7 +256,7 @@ function progress(base: string, o: OperationRow, csrf: string): Html {
   </section>`;
 }
 
-function describeFilter(filter: FilterForm): string {
+function describeFilter(filter: Partial<FilterForm>): string {
   const parts = Object.entries(filter)
     .filter(([, v]) => v)
     .map(([k, v]) => `${k}=${v}`);

@@ -98,6 +98,17 @@ describe('sign-in', () => {
 });
 
 describe('sessions', () => {
+  it('signs out: clears the cookie and audits it', async () => {
+    const client = await login(stack.url, 'Linus');
+    const response = await client.post('/logout', { _csrf: client.csrf });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/console/login?why=signed_out');
+    expect(response.headers.getSetCookie().find((c) => c.startsWith('wi_console_session='))).toMatch(
+      /Max-Age=0/,
+    );
+    expect((await audit('logout')).map((r) => r.actor)).toEqual(['Linus']);
+  });
+
   it('sends a request without a session to the sign-in page, and refuses a forged cookie', async () => {
     const page = await fetch(`${stack.url}/events?status=failed`, { redirect: 'manual' });
     expect(page.status).toBe(303);

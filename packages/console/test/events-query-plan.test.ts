@@ -6,10 +6,10 @@ import { login, startStack, type Client, type Stack } from './support.ts';
 
 /**
  * The events page's queries on a large table: each must reach its rows through an index (never a sequential scan
- * of webhook_events) and answer a page fast. CONSOLE_PLAN_ROWS sets the table's size (default 200,000; the
+ * of webhook_events) and answer a page fast. CONSOLE_PLAN_ROWS sets the table's size (default 100,000; the
  * package README quotes a run with 1,000,000). The plans and page timings are printed.
  */
-const ROWS = Number(process.env.CONSOLE_PLAN_ROWS ?? 200_000);
+const ROWS = Number(process.env.CONSOLE_PLAN_ROWS ?? 100_000);
 const db = useTestDatabase();
 let stack: Stack;
 let client: Client;

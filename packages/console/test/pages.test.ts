@@ -104,6 +104,14 @@ describe('events page', () => {
   });
 });
 
+describe('dead letters page', () => {
+  it('lists the dead events only', async () => {
+    await stack.pool.query(`update webhook_events set status = 'dead' where event_id = 'evt_page_00007'`);
+    expect(ids(await (await client.get('/dead')).text())).toEqual(['evt_page_00007']);
+    await stack.pool.query(`update webhook_events set status = 'failed' where event_id = 'evt_page_00007'`);
+  });
+});
+
 describe('event page', () => {
   it('shows headers, the payload with every digit, the queue job and the CLI command', async () => {
     const page = await (

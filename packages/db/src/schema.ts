@@ -13,7 +13,13 @@ import {
   timestamp,
 } from 'drizzle-orm/pg-core';
 
-import { EFFECT_STATUSES, EVENT_SOURCES, EVENT_STATUSES, IDEMPOTENCY_KEY_STATUSES } from './statuses.ts';
+import {
+  EFFECT_STATUSES,
+  EVENT_SOURCES,
+  EVENT_STATUSES,
+  IDEMPOTENCY_KEY_STATUSES,
+  REPLAY_OPERATION_STATUSES,
+} from './statuses.ts';
 
 export * from './statuses.ts';
 
@@ -188,4 +194,66 @@ export const shopifyComplianceRequests = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('shopify_compliance_requests_shop_idx').on(t.shopDomain, t.createdAt)],
+);
+
+/**
+ * What operators did in the console, one row per action: who (the name given at login and the session), what
+ * (`login`, `login_refused`, `replay`, `replay_forced`, `bulk_replay_started`, ...), on which target, with the
+ * action's details. Written in the action's own transaction where there is one, so an action is never done
+ * without its row.
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    /** `stripe evt_1`, `replay operation 12`, or null for actions without one (login). */
+    target: text('target'),
+    details: jsonb('details').notNull().default({}),
+    /** The client address as the server saw it. */
+    remoteAddress: text('remote_address'),
+  },
+  (t) => [index('audit_log_at_idx').on(t.at)],
+);
+
+/**
+ * A bulk replay started from the console: the filter, how many events it matched when it started, how many it
+ * has replayed, and where it is (a keyset cursor over `(received_at, provider, event_id)`, oldest first). Any
+ * process running the console's operations runner claims an unfinished operation with a lease and continues
+ * from its cursor, so a restart or a crash resumes it instead of losing it.
+ */
+export const replayOperations = pgTable(
+  'replay_operations',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    /** The event filter, as the console's events page takes it. */
+    filter: jsonb('filter').notNull(),
+    /** Only events received up to this instant: the set is fixed when the operation starts. */
+    receivedUpTo: timestamp('received_up_to', { withTimezone: true }).notNull(),
+    status: text('status', { enum: REPLAY_OPERATION_STATUSES }).notNull().default('pending'),
+    total: integer('total').notNull(),
+    done: integer('done').notNull().default(0),
+    /** Replays that enqueued a job (the others had nothing left to run). */
+    enqueued: integer('enqueued').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    /** The last event replayed: `[received_at as ISO text with microseconds, provider, event_id]`. */
+    cursor: jsonb('cursor').$type<[string, string, string]>(),
+    lastError: text('last_error'),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    cancelledBy: text('cancelled_by'),
+    /** Which runner holds the operation, until when; an expired lease is free for any runner to take. */
+    lockedBy: text('locked_by'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+  },
+  (t) => [
+    check('replay_operations_status_check', sql`${t.status} in (${inList(REPLAY_OPERATION_STATUSES)})`),
+    index('replay_operations_unfinished_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} in ('pending', 'running')`),
+  ],
 );

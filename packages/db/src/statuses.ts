@@ -15,3 +15,7 @@ export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 /** `claimed`: the effect may be happening right now, or happened and was never marked (a crash). */
 export const IDEMPOTENCY_KEY_STATUSES = ['claimed', 'completed', 'failed'] as const;
 export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];
+
+/** A console bulk replay: waiting for a runner, being replayed, finished, stopped by an operator, or given up. */
+export const REPLAY_OPERATION_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const;
+export type ReplayOperationStatus = (typeof REPLAY_OPERATION_STATUSES)[number];

@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Hono } from 'hono';
+
+const require = createRequire(import.meta.url);
+
+// Read once at start: two small files, served from memory, cached by the browser for an hour.
+const ASSETS: Record<string, { body: string; type: string }> = {
+  'htmx.min.js': {
+    body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js'), 'utf8'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  'console.css': {
+    body: readFileSync(new URL('./assets/console.css', import.meta.url), 'utf8'),
+    type: 'text/css; charset=utf-8',
+  },
+};
+
+/** The console's static files, from this package and from the htmx npm package: nothing from a CDN. */
+export function assetRoutes(): Hono {
+  const assets = new Hono();
+  assets.get('/assets/:name', (c) => {
+    const asset = ASSETS[c.req.param('name')];
+    if (!asset) return c.text('no such asset', 404);
+    return c.body(asset.body, 200, { 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600' });
+  });
+  return assets;
+}

@@ -1,0 +1,93 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { ConsoleEnv, ConsoleServices } from '../context.ts';
+import { ConsoleError } from '../errors.ts';
+import { searchParams } from '../views/format.ts';
+
+export const SESSION_COOKIE = 'wi_console_session';
+export const LOGIN_COOKIE = 'wi_console_login';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * Headers on every console response: a Content-Security-Policy that allows only the console's own scripts and
+ * styles (no inline code, no other origin), no framing, no caching of pages that show payloads, no referrer to other sites.
+ * No Access-Control-* header is ever sent: a browser on another origin can neither read a page nor send a
+ * preflighted request.
+ */
+export const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header(
+    'Content-Security-Policy',
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('X-Frame-Options', 'DENY');
+  // `same-origin`, not `no-referrer`: with no referrer policy a browser sends `Origin: null` on the console's own
+  // form posts, which the same-origin check must refuse; other sites still get no referrer.
+  c.header('Referrer-Policy', 'same-origin');
+  if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store');
+};
+
+/**
+ * A state-changing request must come from the console's own pages: the browser's `Sec-Fetch-Site` and `Origin`
+ * say where it was sent from, and a request from another site is refused before anything else (the CSRF token
+ * is the check that does not depend on the browser).
+ */
+export const sameOrigin: MiddlewareHandler = async (c, next) => {
+  if (!SAFE_METHODS.has(c.req.method)) {
+    const site = c.req.header('sec-fetch-site');
+    const origin = c.req.header('origin');
+    if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== ownOrigin(c))) {
+      throw new ConsoleError('cross_origin', 'this request was sent from another site');
+    }
+  }
+  await next();
+};
+
+function ownOrigin(c: Context): string {
+  return new URL(c.req.url).origin;
+}
+
+/** True when the console is reached over HTTPS: its cookies are then `Secure`. */
+export function isHttps(c: Context): boolean {
+  return new URL(c.req.url).protocol === 'https:';
+}
+
+/**
+ * Every route but the login and the assets needs a session; every state-changing one also needs the session's
+ * CSRF token, in the `X-CSRF-Token` header (htmx) or the `_csrf` form field.
+ */
+export function requireSession(services: ConsoleServices): MiddlewareHandler<ConsoleEnv> {
+  return async (c, next) => {
+    const read = services.sessions.read(getCookie(c, SESSION_COOKIE));
+    if ('refused' in read) {
+      if (SAFE_METHODS.has(c.req.method) && c.req.header('hx-request') !== 'true') {
+        const next = new URL(c.req.url);
+        return c.redirect(
+          `${services.base}/login?${searchParams({ next: next.pathname + next.search, why: read.refused })}`,
+          303,
+        );
+      }
+      throw read.refused === 'expired'
+        ? new ConsoleError('session_expired', 'your session has expired: sign in again')
+        : new ConsoleError('unauthorized', 'sign in first');
+    }
+    c.set('session', read.session);
+    c.set('csrf', services.sessions.csrfToken(read.session));
+    if (!SAFE_METHODS.has(c.req.method)) {
+      let presented = c.req.header('x-csrf-token');
+      if (presented === undefined) {
+        const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+        presented = typeof form._csrf === 'string' ? form._csrf : undefined;
+      }
+      if (!services.sessions.csrfMatches(read.session, presented)) {
+        throw new ConsoleError(
+          'csrf_failed',
+          'this form is stale or was not sent by the console: reload the page',
+        );
+      }
+    }
+    await next();
+  };
+}

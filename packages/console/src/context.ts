@@ -1,0 +1,54 @@
+import type { EffectLookup } from '@webhook-inbox/inbox/replay';
+import type { Context, Hono } from 'hono';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { Session, Sessions } from './auth/session.ts';
+import { run } from './db.ts';
+import { insertAudit } from './sql/audit.ts';
+
+export type ConsoleEnv = { Variables: { session: Session; csrf: string } };
+export type ConsoleApp = Hono<ConsoleEnv>;
+export type ConsoleContext = Context<ConsoleEnv>;
+
+/** What every page handler gets: dependencies and the few services the console itself provides. */
+export interface ConsoleServices {
+  pool: pg.Pool;
+  boss: PgBoss;
+  logger: Logger;
+  effectsFor: EffectLookup | undefined;
+  /** Where the app is mounted, e.g. `/console`; every link starts with it. */
+  base: string;
+  now: () => Date;
+  sessions: Sessions;
+  queryTimeoutMs: number;
+  /** Tells this process's operations runner that an operation is waiting (it also polls). */
+  wakeRunner: () => void;
+}
+
+/** The client's address as the server saw it, when the runtime tells (@hono/node-server does). */
+export function remoteAddress(c: Context): string | null {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? null;
+}
+
+/** Writes one audit row for an action of the signed-in operator. */
+export async function audit(
+  services: ConsoleServices,
+  c: ConsoleContext,
+  action: string,
+  target: string | null,
+  details: Record<string, unknown> = {},
+): Promise<void> {
+  const session = c.get('session');
+  await run(
+    services.pool,
+    insertAudit({
+      actor: session.who,
+      action,
+      target,
+      details: { ...details, session: session.id.slice(0, 8) },
+      remoteAddress: remoteAddress(c),
+    }),
+  );
+}

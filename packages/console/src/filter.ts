@@ -1,0 +1,97 @@
+import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { parseDuration } from '@webhook-inbox/inbox/ops/duration';
+import { ConsoleError } from './errors.ts';
+import type { EventFilter } from './sql/events.ts';
+
+/**
+ * The events filter as a page's query string carries it, and as a bulk replay operation stores it: strings, with
+ * relative times ("24h") resolved to instants, so an operation replays the set its dry run counted.
+ */
+export interface FilterForm {
+  provider: string;
+  type: string;
+  status: string;
+  /** An ISO time, or a duration back from now (`24h`, `3d`). */
+  from: string;
+  to: string;
+  eventId: string;
+  /** `data.object.customer` */
+  path: string;
+  /** JSON (`42`, `"a"`, `true`) or, when it is not JSON, a string. */
+  value: string;
+}
+
+const FIELDS = ['provider', 'type', 'status', 'from', 'to', 'eventId', 'path', 'value'] as const;
+const PATH_SEGMENT = /^[A-Za-z0-9_$-]+$/;
+
+export function readForm(query: Record<string, unknown>): FilterForm {
+  const text = (key: string) => (typeof query[key] === 'string' ? query[key].trim() : '');
+  return Object.fromEntries(FIELDS.map((key) => [key, text(key)])) as unknown as FilterForm;
+}
+
+/** Checks a form and builds the filter; relative times count back from `now`. */
+export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter; resolved: FilterForm } {
+  const filter: EventFilter = {};
+  const resolved: FilterForm = { ...form };
+  if (form.provider) filter.provider = form.provider;
+  if (form.type) filter.type = form.type;
+  if (form.eventId) filter.eventId = form.eventId;
+  if (form.status) {
+    if (!(EVENT_STATUSES as readonly string[]).includes(form.status)) {
+      throw new ConsoleError('invalid_input', `status must be one of ${EVENT_STATUSES.join(', ')}`);
+    }
+    filter.status = form.status;
+  }
+  if (form.from) {
+    filter.from = parseTime('from', form.from, now);
+    resolved.from = filter.from.toISOString();
+  }
+  if (form.to) {
+    filter.to = parseTime('to', form.to, now);
+    resolved.to = filter.to.toISOString();
+  }
+  if (form.path || form.value) {
+    const path = form.path.split('.');
+    if (!form.path || !path.every((segment) => PATH_SEGMENT.test(segment))) {
+      throw new ConsoleError(
+        'invalid_input',
+        'the payload path is keys separated by dots, such as data.object.customer',
+      );
+    }
+    filter.payload = { path, json: jsonText(form.value) };
+  }
+  return { filter, resolved };
+}
+
+/** The form as a query string, without empty fields. */
+export function formQuery(form: FilterForm, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams();
+  for (const key of FIELDS) if (form[key]) params.set(key, form[key]);
+  for (const [key, value] of Object.entries(extra)) params.set(key, value);
+  return params.toString();
+}
+
+function parseTime(field: string, text: string, now: Date): Date {
+  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    // A time without a zone (what a datetime-local input sends) is UTC, as every time the console shows.
+    const date = new Date(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`);
+    if (!Number.isNaN(date.getTime())) return date;
+  } else {
+    try {
+      return new Date(now.getTime() - parseDuration(text));
+    } catch {
+      // falls through to the error
+    }
+  }
+  throw new ConsoleError('invalid_input', `${field} must be an ISO time or a duration such as 24h or 3d`);
+}
+
+/** The value as JSON text: kept as typed when it is JSON (a big integer keeps its digits), quoted otherwise. */
+function jsonText(value: string): string {
+  try {
+    JSON.parse(value);
+    return value;
+  } catch {
+    return JSON.stringify(value);
+  }
+}

@@ -1,0 +1,273 @@
+import { html } from 'hono/html';
+import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
+import { read, run } from '../db.ts';
+import { ConsoleError } from '../errors.ts';
+import { parseFilter, readForm, type FilterForm } from '../filter.ts';
+import { countEvents, listProviders, nextEvents } from '../sql/events.ts';
+import { cancelOperation, getOperation, insertOperation, listOperations } from '../sql/replay-operations.ts';
+import { cliCommand, utc } from '../views/format.ts';
+import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
+import { eventsTable, filterForm, type EventRow } from './events.ts';
+
+const SAMPLE_SIZE = 20;
+
+interface OperationRow {
+  id: number;
+  filter: Partial<FilterForm>;
+  receivedUpTo: Date;
+  status: string;
+  total: number;
+  done: number;
+  enqueued: number;
+  failed: number;
+  lastError: string | null;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+  cancelledBy: string | null;
+}
+
+/**
+ * Bulk replay: a dry run (how many events the filter covers, the first of them) whose form starts a background
+ * operation over exactly that set (events received up to the dry run's instant); the operation's page follows
+ * its progress and can cancel it.
+ */
+export function operationsPages(app: ConsoleApp, services: ConsoleServices): void {
+  const session = (c: ConsoleContext) => ({
+    who: c.get('session').who,
+    csrf: c.get('csrf'),
+  });
+
+  app.get('/bulk', async (c) => {
+    const form = readForm(c.req.query());
+    const upTo = services.now();
+    const { filter, resolved } = parseFilter(form, upTo);
+    const t = services.queryTimeoutMs;
+    const [[count], sample, providers] = await Promise.all([
+      read<{ n: number }>(services.pool, countEvents(filter, upTo), t),
+      read<EventRow>(services.pool, nextEvents(filter, upTo, SAMPLE_SIZE, null), t),
+      read<{ provider: string }>(services.pool, listProviders(), t),
+    ]);
+    const total = count?.n ?? 0;
+    return c.html(
+      layout({
+        base: services.base,
+        title: 'Bulk replay',
+        section: 'operations',
+        session: session(c),
+        body: html`<h1>Bulk replay: dry run</h1>
+          ${filterForm(
+            services.base,
+            '/bulk',
+            form,
+            providers.map((p) => p.provider),
+          )}
+          <p class="count" role="status">
+            <strong>${total.toLocaleString('en')}</strong> event${total === 1 ? '' : 's'} received up to
+            ${utc(upTo)} match. Each is replayed as the event page's button does: only effects that have not
+            completed run.
+          </p>
+          ${
+            total > 0
+              ? html`<form method="post" action="${services.base}/bulk" class="inline">
+                  ${csrfField(c.get('csrf'))}
+                  ${Object.entries(resolved).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
+                  <input type="hidden" name="upTo" value="${upTo.toISOString()}" />
+                  <button type="submit">Replay all ${total.toLocaleString('en')} events</button>
+                </form>`
+              : ''
+          }
+          <pre class="cli"><code>${bulkCli(resolved)}</code></pre>
+          <h2>The first ${Math.min(SAMPLE_SIZE, total)} (oldest first)</h2>
+          ${eventsTable(services.base, sample)}`,
+      }),
+    );
+  });
+
+  app.post('/bulk', async (c) => {
+    const body = await c.req.parseBody();
+    const form = readForm(body);
+    const upTo = new Date(typeof body.upTo === 'string' ? body.upTo : '');
+    if (Number.isNaN(upTo.getTime()))
+      throw new ConsoleError('invalid_input', "upTo must be the dry run's time");
+    const { filter, resolved } = parseFilter(form, services.now());
+    const [count] = await read<{ n: number }>(
+      services.pool,
+      countEvents(filter, upTo),
+      services.queryTimeoutMs,
+    );
+    const total = count?.n ?? 0;
+    // Only the fields given: the stored filter reads as what the operator asked for.
+    const given = Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== ''));
+    const [operation] = await run<OperationRow>(
+      services.pool,
+      insertOperation(given, upTo, total, c.get('session').who),
+    );
+    if (!operation) throw new Error('insert into replay_operations returned no row');
+    await audit(services, c, 'bulk_replay_started', `replay operation ${operation.id}`, {
+      filter: given,
+      receivedUpTo: upTo.toISOString(),
+      total,
+    });
+    services.wakeRunner();
+    return c.redirect(`${services.base}/operations/${operation.id}`, 303);
+  });
+
+  app.get('/operations', async (c) => {
+    const operations = await read<OperationRow>(services.pool, listOperations(50), services.queryTimeoutMs);
+    return c.html(
+      layout({
+        base: services.base,
+        title: 'Bulk replays',
+        section: 'operations',
+        session: session(c),
+        body: html`<h1>Bulk replays</h1>
+          <p>
+            <a class="button" href="${services.base}/bulk?status=failed">New bulk replay (failed events)…</a>
+          </p>
+          ${
+            operations.length === 0
+              ? html`<p class="empty">No bulk replay yet.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">#</th>
+                        <th scope="col">Filter</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Progress</th>
+                        <th scope="col">By</th>
+                        <th scope="col">Started (UTC)</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${operations.map(
+                        (o) =>
+                          html`<tr>
+                            <td><a href="${services.base}/operations/${o.id}">${o.id}</a></td>
+                            <td>${describeFilter(o.filter)}</td>
+                            <td>${statusBadge(o.status)}</td>
+                            <td class="num">${o.done} / ${o.total}</td>
+                            <td>${o.createdBy}</td>
+                            <td class="nowrap">${utc(o.createdAt)}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }`,
+      }),
+    );
+  });
+
+  app.get('/operations/:id{[0-9]+}', async (c) => {
+    const operation = await loadOperation(services, Number(c.req.param('id')));
+    return c.html(
+      layout({
+        base: services.base,
+        title: `Bulk replay ${operation.id}`,
+        section: 'operations',
+        session: session(c),
+        body: html`<h1>Bulk replay ${operation.id}</h1>
+          <dl class="facts">
+            <dt>Filter</dt>
+            <dd>${describeFilter(operation.filter)}</dd>
+            <dt>Events received up to</dt>
+            <dd>${utc(operation.receivedUpTo)}</dd>
+            <dt>Started by</dt>
+            <dd>${operation.createdBy}, ${utc(operation.createdAt)}</dd>
+          </dl>
+          ${progress(services.base, operation, c.get('csrf'))}`,
+      }),
+    );
+  });
+
+  // The progress block alone: the page's htmx polls it every second until the operation is finished.
+  app.get('/operations/:id{[0-9]+}/progress', async (c) => {
+    const operation = await loadOperation(services, Number(c.req.param('id')));
+    return c.html(progress(services.base, operation, c.get('csrf')));
+  });
+
+  app.post('/operations/:id{[0-9]+}/cancel', async (c) => {
+    const id = Number(c.req.param('id'));
+    const [operation] = await run<OperationRow>(services.pool, cancelOperation(id, c.get('session').who));
+    if (!operation) {
+      await loadOperation(services, id);
+      throw new ConsoleError('conflict', `bulk replay ${id} has already finished`);
+    }
+    await audit(services, c, 'bulk_replay_cancelled', `replay operation ${id}`, {
+      done: operation.done,
+      total: operation.total,
+    });
+    return c.redirect(`${services.base}/operations/${id}`, 303);
+  });
+}
+
+async function loadOperation(services: ConsoleServices, id: number): Promise<OperationRow> {
+  const [operation] = await read<OperationRow>(services.pool, getOperation(id), services.queryTimeoutMs);
+  if (!operation) throw new ConsoleError('not_found', `no bulk replay ${id}`);
+  return operation;
+}
+
+function progress(base: string, o: OperationRow, csrf: string): Html {
+  const unfinished = o.status === 'pending' || o.status === 'running';
+  const polling = unfinished
+    ? html`hx-get="${base}/operations/${o.id}/progress" hx-trigger="every 1s" hx-swap="outerHTML"`
+    : '';
+  const remaining = Math.max(o.total - o.done, 0);
+  return html`<section id="progress" class="progress" ${polling} aria-live="polite">
+    <p>
+      ${statusBadge(o.status)} <strong class="done">${o.done.toLocaleString('en')}</strong> of
+      <span class="total">${o.total.toLocaleString('en')}</span> replayed (${o.enqueued.toLocaleString('en')}
+      queued, ${o.failed} skipped)
+    </p>
+    <progress
+      max="${Math.max(o.total, 1)}"
+      value="${Math.min(o.done, Math.max(o.total, 1))}"
+      aria-label="Bulk replay progress"
+    ></progress>
+    ${
+      o.status === 'completed' && o.done < o.total
+        ? html`<p class="notice">
+            ${remaining.toLocaleString('en')} of the events counted at the start no longer matched the filter
+            when their turn came (a worker had processed them meanwhile).
+          </p>`
+        : ''
+    }
+    ${
+      o.status === 'cancelled'
+        ? html`<p class="warning">
+            Cancelled by ${o.cancelledBy ?? '?'} at ${utc(o.finishedAt)}; ${remaining.toLocaleString('en')}
+            events were not replayed.
+          </p>`
+        : ''
+    }
+    ${o.lastError ? html`<p class="error-text">Last error: ${o.lastError}</p>` : ''}
+    ${o.finishedAt ? html`<p>Finished ${utc(o.finishedAt)}.</p>` : ''}
+    ${
+      unfinished
+        ? html`<form method="post" action="${base}/operations/${o.id}/cancel" class="inline">
+            ${csrfField(csrf)}
+            <button type="submit" class="danger">Cancel this bulk replay</button>
+          </form>`
+        : ''
+    }
+  </section>`;
+}
+
+function describeFilter(filter: Partial<FilterForm>): string {
+  const parts = Object.entries(filter)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(', ') : 'every event';
+}
+
+function bulkCli(form: FilterForm): string {
+  const words = ['replay'];
+  if (form.status) words.push('--status', form.status);
+  if (form.provider) words.push('--provider', form.provider);
+  if (form.type) words.push('--type', form.type);
+  if (form.from) words.push('--since', form.from);
+  return `${cliCommand(...words)}${form.to || form.eventId || form.path ? '   # the CLI has no to/event id/payload filter' : ''}`;
+}

@@ -1,0 +1,29 @@
+import type { Statement } from './statement.ts';
+
+/** The console's audit trail (`audit_log`). */
+
+export interface AuditEntry {
+  actor: string;
+  action: string;
+  target: string | null;
+  details: Record<string, unknown>;
+  remoteAddress: string | null;
+}
+
+export function insertAudit(entry: AuditEntry): Statement {
+  return {
+    text: `insert into audit_log (actor, action, target, details, remote_address)
+           values ($1, $2, $3, $4::jsonb, $5) returning id`,
+    values: [entry.actor, entry.action, entry.target, JSON.stringify(entry.details), entry.remoteAddress],
+  };
+}
+
+/** Newest first, `limit` rows before the entry `beforeId` (exclusive) when given. */
+export function listAudit(limit: number, beforeId?: number): Statement {
+  return {
+    text: `select id, at, actor, action, target, details, remote_address as "remoteAddress"
+             from audit_log ${beforeId === undefined ? '' : 'where id < $2'}
+            order by id desc limit $1`,
+    values: beforeId === undefined ? [limit] : [limit, beforeId],
+  };
+}

@@ -1,0 +1,110 @@
+import type { EventCursor } from './events.ts';
+import type { Statement } from './statement.ts';
+
+/** Bulk replay operations (`replay_operations`): created by the console, advanced by the operations runner. */
+
+const COLUMNS = `
+  id, filter, received_up_to as "receivedUpTo", status, total, done, enqueued, failed, cursor,
+  last_error as "lastError", created_by as "createdBy", created_at as "createdAt", updated_at as "updatedAt",
+  finished_at as "finishedAt", cancelled_by as "cancelledBy"`;
+
+export function insertOperation(
+  filter: unknown,
+  receivedUpTo: Date,
+  total: number,
+  createdBy: string,
+): Statement {
+  return {
+    text: `insert into replay_operations (filter, received_up_to, total, created_by)
+           values ($1::jsonb, $2, $3, $4) returning ${COLUMNS}`,
+    values: [JSON.stringify(filter), receivedUpTo, total, createdBy],
+  };
+}
+
+export function getOperation(id: number): Statement {
+  return { text: `select ${COLUMNS} from replay_operations where id = $1`, values: [id] };
+}
+
+export function listOperations(limit: number): Statement {
+  return { text: `select ${COLUMNS} from replay_operations order by id desc limit $1`, values: [limit] };
+}
+
+/**
+ * Takes the oldest unfinished operation whose lease is free (never taken, released, or expired because its
+ * runner died) for `runner`, until `leaseMs` from now. Two runners never hold one operation.
+ */
+export function claimOperation(runner: string, leaseMs: number): Statement {
+  return {
+    text: `update replay_operations
+              set status = 'running', locked_by = $1, locked_until = now() + $2 * interval '1 millisecond',
+                  updated_at = now()
+            where id = (select id from replay_operations
+                         where status in ('pending', 'running') and (locked_until is null or locked_until < now())
+                         order by created_at, id limit 1 for update skip locked)
+        returning ${COLUMNS}`,
+    values: [runner, leaseMs],
+  };
+}
+
+export interface Progress {
+  done: number;
+  enqueued: number;
+  failed: number;
+  cursor: EventCursor;
+  lastError: string | null;
+}
+
+/**
+ * Records a chunk's progress and renews the lease; answers the operation's status (an operator may have
+ * cancelled it meanwhile) or no row when the lease went to another runner.
+ */
+export function recordProgress(id: number, runner: string, leaseMs: number, progress: Progress): Statement {
+  return {
+    text: `update replay_operations
+              set done = done + $3, enqueued = enqueued + $4, failed = failed + $5, cursor = $6::jsonb,
+                  last_error = coalesce($7, last_error), updated_at = now(),
+                  locked_until = now() + $8 * interval '1 millisecond'
+            where id = $1 and locked_by = $2
+        returning status`,
+    values: [
+      id,
+      runner,
+      progress.done,
+      progress.enqueued,
+      progress.failed,
+      JSON.stringify(progress.cursor),
+      progress.lastError,
+      leaseMs,
+    ],
+  };
+}
+
+export function completeOperation(id: number, runner: string): Statement {
+  return {
+    text: `update replay_operations
+              set status = 'completed', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null
+            where id = $1 and locked_by = $2 and status = 'running'`,
+    values: [id, runner],
+  };
+}
+
+/** Lets another runner (or this one, later) take the operation at once: this runner is stopping. */
+export function releaseOperation(id: number, runner: string, lastError: string | null): Statement {
+  return {
+    text: `update replay_operations
+              set locked_by = null, locked_until = null, updated_at = now(), last_error = coalesce($3, last_error)
+            where id = $1 and locked_by = $2`,
+    values: [id, runner, lastError],
+  };
+}
+
+/** Stops an unfinished operation; the runner sees it at its next chunk. Answers no row when already finished. */
+export function cancelOperation(id: number, cancelledBy: string): Statement {
+  return {
+    text: `update replay_operations
+              set status = 'cancelled', cancelled_by = $2, finished_at = now(), updated_at = now()
+            where id = $1 and status in ('pending', 'running')
+        returning ${COLUMNS}`,
+    values: [id, cancelledBy],
+  };
+}

@@ -1,0 +1,79 @@
+import { html } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+export interface LayoutOptions {
+  base: string;
+  title: string;
+  /** Which navigation entry is current. */
+  section?: 'overview' | 'events' | 'operations' | 'dead' | 'audit';
+  /** Signed in: the operator's name and the CSRF token every htmx request sends. */
+  session?: { who: string; csrf: string };
+  body: Html;
+}
+
+const NAV = [
+  ['overview', '', 'Overview'],
+  ['events', '/events', 'Events'],
+  ['dead', '/dead', 'Dead letters'],
+  ['operations', '/operations', 'Bulk replays'],
+  ['audit', '/audit', 'Audit log'],
+] as const;
+
+/**
+ * The page shell. No inline script or style (the Content-Security-Policy forbids both): htmx and the stylesheet
+ * come from the console's own /assets; htmx's configuration is a meta tag, and every htmx request carries the
+ * CSRF token through `hx-headers`.
+ */
+export function layout({ base, title, section, session, body }: LayoutOptions): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta
+          name="htmx-config"
+          content='{"includeIndicatorStyles":false,"allowEval":false,"historyCacheSize":0}'
+        />
+        <title>${title} · webhook-inbox console</title>
+        <link rel="stylesheet" href="${base}/assets/console.css" />
+        <script src="${base}/assets/htmx.min.js" defer></script>
+      </head>
+      <body hx-headers="${session ? JSON.stringify({ 'X-CSRF-Token': session.csrf }) : '{}'}">
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="${base}/">webhook-inbox</a>
+          ${
+            session
+              ? html`<nav aria-label="Sections">
+                    ${NAV.map(
+                      ([key, path, label]) =>
+                        html`<a
+                          href="${base}${path || '/'}"
+                          ${key === section ? html`aria-current="page"` : ''}
+                          >${label}</a
+                        >`,
+                    )}
+                  </nav>
+                  <form class="logout" method="post" action="${base}/logout">
+                    <input type="hidden" name="_csrf" value="${session.csrf}" />
+                    <span class="who">${session.who}</span>
+                    <button type="submit">Sign out</button>
+                  </form>`
+              : ''
+          }
+        </header>
+        <main id="main">${body}</main>
+      </body>
+    </html>`;
+}
+
+/** The CSRF field every form posts. */
+export function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${csrf}" />`;
+}
+
+export function statusBadge(status: string): Html {
+  return html`<span class="badge status-${status}">${status}</span>`;
+}

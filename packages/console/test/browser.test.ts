@@ -1,0 +1,197 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, insertFailedEvents, startStack, type Stack } from './support.ts';
+
+/**
+ * The console end to end in a real browser: Debian's Chromium (`apt-get install chromium`; .ci/run installs it)
+ * driven by playwright-core, against the console, a real inbox worker and PostgreSQL. Screenshots land in
+ * docs/console/ for the README.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const SCREENSHOTS = fileURLToPath(new URL('../../../docs/console/', import.meta.url));
+const BULK = 1500;
+
+const db = useTestDatabase();
+let stack: Stack;
+let browser: Browser;
+let page: Page;
+/** The console's clock: the expiry case moves it past the session's lifetime. */
+let offsetMs = 0;
+
+async function shot(name: string, target: Page = page): Promise<void> {
+  await target.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: false });
+}
+
+async function effectStatus(eventId: string, effect: string): Promise<string | undefined> {
+  const { rows } = await stack.pool.query<{ status: string }>(
+    'select status from effect_runs where event_id = $1 and effect = $2',
+    [eventId, effect],
+  );
+  return rows[0]?.status;
+}
+
+if (!hasChromium) {
+  console.warn(
+    `browser tests SKIPPED: no Chromium at ${CHROMIUM}. Install it (apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH.`,
+  );
+}
+
+describe.skipIf(!hasChromium)('the console in Chromium', () => {
+  beforeAll(async () => {
+    stack = await startStack(db.url, { clock: () => new Date(Date.now() + offsetMs) });
+    await stack.send(
+      'evt_browser_1',
+      '{"id":"evt_browser_1","data":{"object":{"customer":"cus_ada","amount_total":12345678901234567890}}}',
+    );
+    await insertFailedEvents(stack.pool, 'evt_many', BULK, 'cus_bulk');
+    await stack.startWorker();
+    await waitFor(async () => (await effectStatus('evt_browser_1', 'notifyCrm')) === 'failed', {
+      timeout: 30_000,
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it('refuses a wrong token, then signs in with the admin token', async () => {
+    await page.goto(`${stack.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/console/login');
+    await page.getByLabel('Your name').fill('Ada Lovelace');
+    await page.getByLabel('Admin token').fill('not-the-token-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That is not the admin token.').waitFor();
+    await shot('login-refused');
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('failed', { exact: false }).first().waitFor();
+    await shot('overview');
+  });
+
+  it('filters the events and opens a failed one', async () => {
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByLabel('Payload path').fill('data.object.customer');
+    await page.getByLabel('equals').fill('cus_ada');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=failed/);
+    const rows = page.locator('table.events tbody tr');
+    expect(await rows.count()).toBe(1);
+    await shot('events-filtered');
+    await page.getByRole('link', { name: 'evt_browser_1' }).click();
+    await page.getByRole('heading', { name: 'stripe · evt_browser_1' }).waitFor();
+    // The big integer keeps its 20 digits.
+    await page.getByText('"amount_total": 12345678901234567890').waitFor();
+    expect(await page.locator('#effects .effect.status-failed strong').innerText()).toBe('notifyCrm');
+    await shot('event-failed');
+  });
+
+  it('replays it and watches its failed effect turn completed', async () => {
+    stack.downstream.up = true;
+    await page.getByRole('button', { name: 'Replay unfinished effects' }).click();
+    await page.getByText('Replay queued: notifyCrm will run.').waitFor();
+    // The effects list refreshes itself; no reload.
+    await page
+      .locator('#effects .effect.status-completed', { hasText: 'notifyCrm' })
+      .waitFor({ timeout: 30_000 });
+    expect(await effectStatus('evt_browser_1', 'notifyCrm')).toBe('completed');
+    await shot('event-replayed');
+  });
+
+  it(`dry-runs and bulk-replays ${BULK.toLocaleString('en')} events with progress to the end`, async () => {
+    await page.goto(`${stack.url}/events?status=failed&path=data.object.customer&value=cus_bulk`);
+    await page.getByRole('link', { name: 'Bulk replay these events…' }).click();
+    await page.getByText(`${BULK.toLocaleString('en')} events received up to`).waitFor();
+    expect(await page.locator('table.events tbody tr').count()).toBe(20);
+    await shot('bulk-dry-run');
+    await page.getByRole('button', { name: `Replay all ${BULK.toLocaleString('en')} events` }).click();
+    await page.getByRole('heading', { name: /^Bulk replay \d+$/ }).waitFor();
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        const done = await page.locator('#progress .done').innerText();
+        if (seen.size === 0 && done !== '0' && done !== BULK.toLocaleString('en'))
+          await shot('bulk-progress');
+        seen.add(done);
+        return (await page.locator('#progress .badge').innerText()) === 'completed';
+      },
+      { timeout: 90_000, interval: 100 },
+    );
+    expect(await page.locator('#progress .done').innerText()).toBe(BULK.toLocaleString('en'));
+    // The page showed the count rising, polled by htmx, not just the end.
+    expect(seen.size).toBeGreaterThan(1);
+    await shot('bulk-completed');
+    await waitFor(
+      async () => {
+        const { rows } = await stack.pool.query<{ n: number }>(
+          `select count(*)::int as n from webhook_events where event_id like 'evt_many%' and status = 'processed'`,
+        );
+        return rows[0]?.n === BULK;
+      },
+      { timeout: 90_000, message: `the worker processing the ${BULK} replayed events` },
+    );
+  }, 200_000);
+
+  it('shows the actions in the audit log', async () => {
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const actions = await page.locator('table.audit tbody tr td:nth-child(3)').allInnerTexts();
+    expect(actions.slice(0, 4)).toEqual(['bulk_replay_started', 'replay', 'login', 'login_refused']);
+    await page.getByRole('cell', { name: 'Ada Lovelace' }).first().waitFor();
+    await shot('audit');
+  });
+
+  it('refuses a POST without the CSRF token, even from the console page itself', async () => {
+    const status = await page.evaluate(async (url) => {
+      const body = new URLSearchParams({ provider: 'stripe', id: 'evt_browser_1' });
+      return (await fetch(`${url}/event/replay`, { method: 'POST', body })).status;
+    }, stack.url);
+    expect(status).toBe(403);
+  });
+
+  it('reads well at a phone width', async () => {
+    const phone = await (
+      await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true })
+    ).newPage();
+    await phone.context().addCookies(await page.context().cookies());
+    await phone.goto(`${stack.url}/`);
+    await phone.getByRole('heading', { name: 'Overview' }).waitFor();
+    await shot('overview-phone', phone);
+    await phone.goto(`${stack.url}/event?provider=stripe&id=evt_browser_1`);
+    await phone.getByRole('heading', { name: 'Effects' }).waitFor();
+    await shot('event-phone', phone);
+    // Nothing wider than the screen but the tables and code blocks, which scroll inside their own box.
+    const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await phone.close();
+  });
+
+  it('sends an expired session back to the sign-in page', async () => {
+    offsetMs = 9 * 3_600_000;
+    try {
+      await page.goto(`${stack.url}/events`);
+      await page.getByText('Your session has expired. Sign in again.').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/console/login');
+    } finally {
+      offsetMs = 0;
+    }
+  });
+});

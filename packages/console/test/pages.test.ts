@@ -1,0 +1,189 @@
+import { ingest } from '@webhook-inbox/inbox';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';
+
+const db = useTestDatabase();
+let stack: Stack;
+let client: Client;
+
+const SHOPIFY_KEY = 'shop.example:orders/create:5678901234567890123';
+const BIG = '5678901234567890123';
+
+const ids = (page: string) =>
+  [...page.matchAll(/<td class="id"><a href="[^"]+">([^<]+)<\/a>/g)].map((m) => m[1]);
+const unescape = (text: string) =>
+  text.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&amp;', '&');
+
+async function effect(eventId: string, name: string) {
+  const { rows } = await stack.pool.query<{ status: string; forced_at: Date | null }>(
+    'select status, forced_at from effect_runs where event_id = $1 and effect = $2',
+    [eventId, name],
+  );
+  return rows[0];
+}
+
+beforeAll(async () => {
+  stack = await startStack(db.url);
+  await stack.send(
+    'evt_a',
+    JSON.stringify({ id: 'evt_a', data: { object: { customer: 'cus_A', amount: 100 } } }),
+  );
+  await stack.send(
+    'evt_b',
+    JSON.stringify({ id: 'evt_b', data: { object: { customer: 'cus_B', amount: 200 } } }),
+  );
+  await ingest(
+    { pool: stack.pool, boss: stack.boss },
+    {
+      provider: 'shopify',
+      eventId: SHOPIFY_KEY,
+      type: 'orders/create',
+      payloadText: `{"id":${BIG},"customer":{"id":${BIG}}}`,
+      headers: { 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': 'shop.example' },
+    },
+  );
+  await insertFailedEvents(stack.pool, 'evt_page', 120);
+  client = await login(stack.url);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('events page', () => {
+  it('filters by provider, by event id without a provider, and by a payload path', async () => {
+    expect(ids(await (await client.get('/events?provider=shopify')).text())).toEqual([SHOPIFY_KEY]);
+    expect(
+      ids(await (await client.get(`/events?eventId=${encodeURIComponent(SHOPIFY_KEY)}`)).text()),
+    ).toEqual([SHOPIFY_KEY]);
+    expect(ids(await (await client.get('/events?path=data.object.customer&value=cus_B')).text())).toEqual([
+      'evt_b',
+    ]);
+    // A JSON value is matched as JSON: the number 100, not the text "100"; a big integer keeps its digits.
+    expect(ids(await (await client.get('/events?path=data.object.amount&value=100')).text())).toEqual([
+      'evt_a',
+    ]);
+    expect(ids(await (await client.get('/events?path=data.object.amount&value=%22100%22')).text())).toEqual(
+      [],
+    );
+    expect(ids(await (await client.get(`/events?path=customer.id&value=${BIG}`)).text())).toEqual([
+      SHOPIFY_KEY,
+    ]);
+    expect(
+      ids(await (await client.get(`/events?path=customer.id&value=${BIG.slice(0, -1)}4`)).text()),
+    ).toEqual([]);
+  });
+
+  it('filters by status and time range', async () => {
+    const failed = ids(await (await client.get('/events?status=failed&from=2h')).text());
+    expect(failed).toHaveLength(50);
+    expect(failed.every((id) => id?.startsWith('evt_page_'))).toBe(true);
+    expect(ids(await (await client.get('/events?from=2h&to=30m&provider=stripe')).text())).toHaveLength(50);
+    expect(ids(await (await client.get('/events?from=10m')).text())).toHaveLength(3);
+  });
+
+  it('pages with a cursor through every matching event once, newest first', async () => {
+    let path: string | undefined = '/events?status=failed';
+    const seen: string[] = [];
+    while (path) {
+      const page: string = await (await client.get(path)).text();
+      seen.push(...(ids(page) as string[]));
+      const older: string | undefined = /<a rel="next" href="([^"]+)"/.exec(page)?.[1];
+      path = older ? unescape(older).replace('/console', '') : undefined;
+    }
+    const expected = Array.from({ length: 120 }, (_, i) => `evt_page_${String(120 - i).padStart(5, '0')}`);
+    expect(seen).toEqual(expected);
+  });
+
+  it('answers 400 invalid_input for a filter it cannot read', async () => {
+    for (const query of ['status=lost', 'from=yesterday', 'path=data..x&value=1', 'cursor=nope']) {
+      const response = await client.get(`/events?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(await response.text()).toContain('invalid_input');
+    }
+  });
+});
+
+describe('dead letters page', () => {
+  it('lists the dead events only', async () => {
+    await stack.pool.query(`update webhook_events set status = 'dead' where event_id = 'evt_page_00007'`);
+    expect(ids(await (await client.get('/dead')).text())).toEqual(['evt_page_00007']);
+    await stack.pool.query(`update webhook_events set status = 'failed' where event_id = 'evt_page_00007'`);
+  });
+});
+
+describe('event page', () => {
+  it('shows headers, the payload with every digit, the queue job and the CLI command', async () => {
+    const page = await (
+      await client.get(`/event?provider=shopify&id=${encodeURIComponent(SHOPIFY_KEY)}`)
+    ).text();
+    expect(page).toContain(`&quot;id&quot;: ${BIG}`);
+    expect(page).toContain('x-shopify-topic');
+    expect(unescape(page)).toContain(`pnpm inbox replay shopify ${SHOPIFY_KEY}`);
+    expect(page).toMatch(/webhook-events<\/td>\s*<td><span class="badge status-created">created<\/span>/);
+  });
+
+  it('answers 404 not_found for an unknown event', async () => {
+    const response = await client.get('/event?provider=stripe&id=evt_nope');
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain('not_found');
+  });
+
+  it('replays a failed event in one click: only the failed effect runs, and it completes', async () => {
+    await stack.startWorker();
+    await waitFor(async () => (await effect('evt_a', 'notifyCrm'))?.status === 'failed', { timeout: 20_000 });
+    const before = await (await client.get('/event?provider=stripe&id=evt_a')).text();
+    expect(before).toMatch(/<strong>notifyCrm<\/strong> <span class="badge status-failed">failed<\/span>/);
+    expect(before).toContain('last error: CRM unavailable (503)');
+    expect(before).toMatch(
+      /<strong>recordOrder<\/strong> <span class="badge status-completed">completed<\/span>/,
+    );
+
+    stack.downstream.up = true;
+    const replay = await client.post('/event/replay', {
+      _csrf: client.csrf,
+      provider: 'stripe',
+      id: 'evt_a',
+    });
+    expect(replay.status).toBe(303);
+    const flash = unescape(decodeURIComponent(replay.headers.get('location') ?? '').replaceAll('+', ' '));
+    expect(flash).toContain('Replay queued: notifyCrm will run.');
+    await waitFor(async () => (await effect('evt_a', 'notifyCrm'))?.status === 'completed', {
+      timeout: 20_000,
+    });
+    expect((await effect('evt_a', 'recordOrder'))?.forced_at).toBeNull();
+  });
+
+  it('forces a completed effect only through a confirmation that says what runs again', async () => {
+    const confirm = await (await client.get('/event/force?provider=stripe&id=evt_a&effect=notifyCrm')).text();
+    expect(confirm).toContain('Run notifyCrm again?');
+    expect(confirm).toContain('happens again');
+    expect(confirm).toContain('Will run: notifyCrm.');
+    const calls = stack.downstream.calls;
+    const forced = await client.post('/event/replay', {
+      _csrf: client.csrf,
+      provider: 'stripe',
+      id: 'evt_a',
+      force: 'notifyCrm',
+    });
+    expect(forced.status).toBe(303);
+    await waitFor(
+      async () =>
+        stack.downstream.calls > calls && (await effect('evt_a', 'notifyCrm'))?.status === 'completed',
+    );
+    expect((await effect('evt_a', 'notifyCrm'))?.forced_at).toBeInstanceOf(Date);
+    const { rows } = await stack.pool.query<{ action: string; target: string }>(
+      `select action, target from audit_log where action like 'replay%' order by id`,
+    );
+    expect(rows).toEqual([
+      { action: 'replay', target: 'stripe evt_a' },
+      { action: 'replay_forced', target: 'stripe evt_a' },
+    ]);
+  });
+
+  it('refuses to force an effect that is not registered', async () => {
+    const response = await client.get('/event/force?provider=stripe&id=evt_a&effect=sendFax');
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('unknown_effect');
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The console's test stack: a pool, a pg-boss sender with the queues configured, a real inbox worker running a
+ * test effect that fails until the test lets it pass, and the console served over real HTTP. Not a test file.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import {
+  configureQueues,
+  createInbox,
+  DEFAULT_QUEUE_SETTINGS,
+  ingest,
+  type InboxWorker,
+  type QueueSettings,
+} from '@webhook-inbox/inbox';
+import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+import { pino } from 'pino';
+import { createConsole, type Console, type ConsoleOptions } from '../src/index.ts';
+
+export const ADMIN_TOKEN = 'console-test-admin-token-0123456789';
+
+/**
+ * A failed event stays `failed` until someone replays it: the retry is an hour away. The worker's own retry can
+ * therefore never be what turns an effect completed in these tests.
+ */
+export const SLOW_RETRIES: QueueSettings = {
+  ...DEFAULT_QUEUE_SETTINGS,
+  retryLimit: 3,
+  retryDelay: 3600,
+  retryDelayMax: 3600,
+  retryBackoff: false,
+  expireInSeconds: 30,
+};
+
+/** The downstream of the test effect `notifyCrm`: down until a test brings it up. */
+export interface Downstream {
+  up: boolean;
+  calls: number;
+}
+
+export interface Stack {
+  pool: pg.Pool;
+  boss: PgBoss;
+  console: Console;
+  /** The console's base URL, e.g. http://127.0.0.1:41234/console */
+  url: string;
+  downstream: Downstream;
+  /** Records and enqueues an event as the receiver does. */
+  send(eventId: string, payloadText?: string, type?: string): Promise<string>;
+  startWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const EVENT_TYPE = 'checkout.session.completed';
+export const EFFECTS = ['recordOrder', 'notifyCrm'] as const;
+
+export async function startStack(
+  databaseUrl: string,
+  options: Partial<Omit<ConsoleOptions, 'pool' | 'boss' | 'logger' | 'adminToken'>> & {
+    worker?: boolean;
+  } = {},
+): Promise<Stack> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    max: 3,
+    supervise: false,
+    schedule: false,
+    migrate: false,
+  });
+  boss.on('error', () => {});
+  await boss.start();
+  await configureQueues(boss, SLOW_RETRIES);
+
+  const downstream: Downstream = { up: false, calls: 0 };
+  const inbox = createInbox().on('stripe', EVENT_TYPE, {
+    recordOrder: () => {},
+    notifyCrm: () => {
+      downstream.calls++;
+      if (!downstream.up) throw new Error('CRM unavailable (503)');
+    },
+  });
+  const logger = pino({ level: 'silent' });
+  const console = createConsole({
+    pool,
+    boss,
+    adminToken: ADMIN_TOKEN,
+    logger,
+    effectsFor: (provider, type) => inbox.effectsFor(provider, type),
+    operations: { pollIntervalMs: 100 },
+    ...options,
+  });
+  console.start();
+  const server = await new Promise<Server>((resolve) => {
+    const s: ServerType = serve({ fetch: console.app.fetch, port: 0, hostname: '127.0.0.1' }, () =>
+      resolve(s as Server),
+    );
+  });
+  const { port } = server.address() as AddressInfo;
+
+  let worker: InboxWorker | undefined;
+  return {
+    pool,
+    boss,
+    console,
+    url: `http://127.0.0.1:${port}${options.basePath ?? '/console'}`,
+    downstream,
+    send: (eventId, payloadText = '{}', type = EVENT_TYPE) =>
+      ingest(
+        { pool, boss },
+        { provider: 'stripe', eventId, type, payloadText, headers: { 'stripe-event-type': type } },
+      ),
+    async startWorker() {
+      worker ??= await inbox.start({
+        connectionString: databaseUrl,
+        queue: SLOW_RETRIES,
+        poolSize: 4,
+        batchSize: 100,
+        pollingIntervalSeconds: 0.5,
+      });
+    },
+    async stop() {
+      await console.stop();
+      await worker?.stop({ timeoutMs: 5000 });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await boss.stop({ graceful: false, close: true });
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Failed events written straight into the table (as a worker would have left them): `count` of them, received
+ * one millisecond apart an hour ago, ids `${prefix}_00001`..., with `data.object.customer` = `customer`.
+ */
+export async function insertFailedEvents(
+  pool: pg.Pool,
+  prefix: string,
+  count: number,
+  customer = 'cus_bulk',
+): Promise<void> {
+  await pool.query(
+    `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at)
+     select 'stripe', $1 || '_' || lpad(i::text, 5, '0'), $3,
+            jsonb_build_object('id', $1 || '_' || i, 'data', jsonb_build_object('object', jsonb_build_object('customer', $4::text))),
+            'failed', 1, 'CRM unavailable (503)', now() - interval '1 hour' + i * interval '1 millisecond'
+       from generate_series(1, $2::int) as i`,
+    [prefix, count, EVENT_TYPE, customer],
+  );
+}
+
+/** A cookie jar of one session for fetch: signs in and keeps the session cookie and the page's CSRF token. */
+export interface Client {
+  cookie: string;
+  csrf: string;
+  get(path: string, init?: RequestInit): Promise<Response>;
+  post(path: string, form: Record<string, string>, init?: RequestInit): Promise<Response>;
+}
+
+export async function loginNonce(url: string): Promise<{ nonce: string; cookie: string }> {
+  const page = await fetch(`${url}/login`);
+  const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const nonce = /name="_nonce" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  return { nonce, cookie };
+}
+
+export async function login(url: string, who = 'Ada'): Promise<Client> {
+  const { nonce, cookie: loginCookie } = await loginNonce(url);
+  const response = await fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: loginCookie },
+    body: new URLSearchParams({ _nonce: nonce, who, token: ADMIN_TOKEN, next: '' }),
+  });
+  if (response.status !== 303) throw new Error(`login answered ${response.status}`);
+  const cookie = response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('wi_console_session='))
+    ?.split(';')[0];
+  if (!cookie) throw new Error('login set no session cookie');
+  const overview = await fetch(`${url}/`, { headers: { cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await overview.text())?.[1];
+  if (!csrf) throw new Error(`no CSRF token on the overview (${overview.status})`);
+  const client: Client = {
+    cookie,
+    csrf,
+    get: (path, init = {}) =>
+      fetch(`${url}${path}`, {
+        redirect: 'manual',
+        ...init,
+        headers: { cookie, accept: 'text/html', ...init.headers },
+      }),
+    post: (path, form, init = {}) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        ...init,
+        headers: { cookie, accept: 'text/html', ...init.headers },
+        body: new URLSearchParams(form),
+      }),
+  };
+  return client;
+}

@@ -27,7 +27,7 @@ export interface BodyLease {
   take(bytes: number): boolean;
   /** Called (once) if this body is cut off to make room for a newer one; its bytes are already given back. */
   onEvicted(listener: () => void): void;
-  /** The body is complete: it is no longer cut off for newer ones (its request is being answered). */
+  /** The body is complete: newer bodies cannot cut it off (its request is being answered). */
   doneReading(): void;
   /** Gives every byte back. Idempotent. */
   release(): void;

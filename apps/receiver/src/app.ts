@@ -5,7 +5,9 @@ import type { Provider } from '@webhook-inbox/inbox/providers';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { mountConsole } from './console.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
@@ -36,6 +38,8 @@ export interface AppDeps {
    * management listener unless `ADMIN_LISTENER=public`).
    */
   adminToken?: string;
+  /** The operator console at `/console`, only when `ADMIN_LISTENER=public`; unset: it does not exist here. */
+  console?: Console;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
 }
@@ -130,6 +134,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
   app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

@@ -2,7 +2,9 @@ import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { mountConsole } from './console.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
@@ -22,13 +24,16 @@ export interface ManagementDeps {
   readyCacheMs?: number;
   /** Bearer token of the admin API on this listener; unset: `/admin/*` does not exist here. */
   adminToken?: string;
+  /** The operator console, served at `/console` on this listener; unset: it does not exist here. */
+  console?: Console;
 }
 
 type Readiness = { ok: boolean };
 
 /**
  * The receiver's management listener (`MANAGEMENT_HOST`:`MANAGEMENT_PORT`, 127.0.0.1 by default), kept off the
- * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API unless `ADMIN_LISTENER=public`.
+ * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API and the operator console (`/console`)
+ * unless `ADMIN_LISTENER=public`.
  * `/readyz` asks the database at most once per `readyCacheMs` however many probes arrive: probes in the
  * meantime, concurrent ones included, share the last answer, so a probe flood cannot take the request pool's
  * connections from the webhooks.
@@ -74,6 +79,7 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   );
 
   app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

@@ -81,6 +81,8 @@ export {
   replayEvents,
   ReplayError,
   type BulkReplayFilters,
+  type BulkReplayOptions,
+  type BulkReplayResult,
   type EffectLookup,
   type ReplayDeps,
   type ReplayOptions,

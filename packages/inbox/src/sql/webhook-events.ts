@@ -127,19 +127,71 @@ export interface EventKeyFilters {
   since?: Date;
 }
 
-/** Bulk replay: the keys of the events matching the filters, oldest first, `limit` at most. */
-export function selectEventKeys(filters: EventKeyFilters, limit: number): Statement {
+/** Where a bulk replay is in its events: the last one it took, in `(received_at, provider, event_id)` order. */
+export interface EventKeyCursor {
+  /** `received_at` as PostgreSQL prints it (microseconds, which a JS Date would lose). */
+  receivedAt: string;
+  provider: string;
+  eventId: string;
+}
+
+/** The conditions of a bulk replay's set: the filters, received up to `upTo` (null: now), after `after`. */
+function eventKeyWhere(
+  filters: EventKeyFilters,
+  upTo: string | null,
+  after: EventKeyCursor | null,
+): { where: string; values: unknown[] } {
   const values: unknown[] = [filters.status];
   const where = ['status = $1'];
+  where.push(upTo === null ? 'received_at <= now()' : `received_at <= $${values.push(upTo)}::timestamptz`);
   if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
   if (filters.type) where.push(`type = $${values.push(filters.type)}`);
   if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
+  if (after) {
+    const at = values.push(after.receivedAt);
+    values.push(after.provider, after.eventId);
+    where.push(`(received_at, provider, event_id) > ($${at}::timestamptz, $${at + 1}, $${at + 2})`);
+  }
+  return { where: where.join(' and '), values };
+}
+
+/**
+ * Bulk replay, first: how many events match, received up to the database's clock now (`upTo`, which every
+ * later page uses, so events arriving meanwhile are not in the set, nor is a replayed event that fails again).
+ */
+export function countEventKeys(filters: EventKeyFilters): Statement {
+  const { where, values } = eventKeyWhere(filters, null, null);
   return {
-    text: `
-      select provider, event_id from webhook_events where ${where.join(' and ')}
-       order by received_at limit $${values.push(limit)}`,
+    text: `select count(*)::int as n, now()::text as "upTo" from webhook_events where ${where}`,
     values,
   };
+}
+
+/** Bulk replay, then: the next `limit` keys of the set after `after`, oldest first (a keyset page). */
+export function selectEventKeys(
+  filters: EventKeyFilters,
+  upTo: string,
+  after: EventKeyCursor | null,
+  limit: number,
+): Statement {
+  const { where, values } = eventKeyWhere(filters, upTo, after);
+  return {
+    text: `
+      select provider, event_id as "eventId", received_at::text as "receivedAt" from webhook_events
+       where ${where}
+       order by received_at, provider, event_id limit $${values.push(limit)}`,
+    values,
+  };
+}
+
+/** Bulk replay stopped by a limit: how many events of its set remain after `after`. */
+export function countRemainingEventKeys(
+  filters: EventKeyFilters,
+  upTo: string,
+  after: EventKeyCursor,
+): Statement {
+  const { where, values } = eventKeyWhere(filters, upTo, after);
+  return { text: `select count(*)::int as n from webhook_events where ${where}`, values };
 }
 
 // Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is

@@ -114,6 +114,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       .locator('#effects .effect.status-completed', { hasText: 'notifyCrm' })
       .waitFor({ timeout: 30_000 });
     expect(await effectStatus('evt_browser_1', 'notifyCrm')).toBe('completed');
+    // The header's status follows the timeline (both come from each refresh), down to the settled event.
+    await page.locator('#event-facts', { hasText: 'processed' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#effects > .hint').innerText()).toBe('Event processed');
     await shot('event-replayed');
   });
 

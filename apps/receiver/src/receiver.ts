@@ -4,7 +4,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import pg from 'pg';
-import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
+import { createRecordedAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createReceiverConsole } from './console.ts';
@@ -81,7 +81,12 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const metrics = createMetrics(pool, { inFlight: () => inFlight, bodyBytes: () => bodyBudget.usedBytes() });
   const logSampler = createLogSampler(logger);
   // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
-  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
+  // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
+  const alerter = createRecordedAlerter(pool, {
+    url: config.alertWebhookUrl,
+    logger,
+    service: 'webhook-inbox receiver',
+  });
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
   // The console follows the admin API: same token, same listener (the management one unless ADMIN_LISTENER=public).
   const operatorConsole = config.adminToken

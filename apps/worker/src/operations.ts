@@ -1,8 +1,8 @@
 import { createPool } from '@webhook-inbox/db';
 import {
-  createAlerter,
   createOperationsBoss,
   createPurgeHandler,
+  createRecordedAlerter,
   ensureQueues,
   getEvent,
   PURGE_QUEUE,
@@ -31,12 +31,17 @@ export interface Operations {
 }
 
 export async function startOperations(config: WorkerConfig, logger: Logger): Promise<Operations> {
-  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox worker' });
   const pool = createPool({
     connectionString: config.databaseUrl,
     max: 3,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
+  });
+  // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
+  const alerter = createRecordedAlerter(pool, {
+    url: config.alertWebhookUrl,
+    logger,
+    service: 'webhook-inbox worker',
   });
   // Its own pg-boss, apart from the effects' one: it runs the cron scheduler and works the operations' queues.
   const boss = createOperationsBoss(config.databaseUrl, {
@@ -55,8 +60,8 @@ export async function startOperations(config: WorkerConfig, logger: Logger): Pro
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
-    await pool.end().catch(() => {});
     await alerter.close();
+    await pool.end().catch(() => {});
     throw error;
   }
 

@@ -13,6 +13,7 @@ import { createSessions } from './auth/session.ts';
 import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
 import { ConsoleError } from './errors.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
+import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
 import { deadPage } from './pages/dead.ts';
 import { eventPage } from './pages/event.ts';
@@ -101,6 +102,7 @@ export function createConsole(options: ConsoleOptions): Console {
   eventPage(pages, services);
   operationsPages(pages, services);
   deadPage(pages, services);
+  alertsPage(pages, services);
   auditPage(pages, services);
   app.route('/', pages);
 

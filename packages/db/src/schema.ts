@@ -14,6 +14,7 @@ import {
 } from 'drizzle-orm/pg-core';
 
 import {
+  ALERT_OUTCOMES,
   EFFECT_STATUSES,
   EVENT_SOURCES,
   EVENT_STATUSES,
@@ -255,5 +256,38 @@ export const replayOperations = pgTable(
     index('replay_operations_unfinished_idx')
       .on(t.createdAt)
       .where(sql`${t.status} in ('pending', 'running')`),
+  ],
+);
+
+/**
+ * Every alert message the receiver and the worker sent (or tried to): one row per message, so a group of
+ * repeats is one row with its `occurrences`. What the console's alerts page shows; written after the delivery,
+ * off the path of the events.
+ */
+export const alertsSent = pgTable(
+  'alerts_sent',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    /** Which process sent it: `webhook-inbox receiver`, `webhook-inbox worker`. */
+    service: text('service').notNull(),
+    /** `event_dead`, `effect_failed`, `signature_failures`. */
+    kind: text('kind').notNull(),
+    /** What makes two alerts the same problem (kind, provider, type, effect, the normalized error). */
+    fingerprint: text('fingerprint').notNull(),
+    provider: text('provider').notNull(),
+    eventType: text('event_type'),
+    effect: text('effect'),
+    /** The event of the first alert, or of the last one a summary stands for. */
+    eventId: text('event_id'),
+    /** Alerts this message stands for: 1, or a summary's repeats. */
+    occurrences: integer('occurrences').notNull(),
+    outcome: text('outcome', { enum: ALERT_OUTCOMES }).notNull(),
+    /** The message's first line (masked, as sent). */
+    headline: text('headline').notNull(),
+  },
+  (t) => [
+    check('alerts_sent_outcome_check', sql`${t.outcome} in (${inList(ALERT_OUTCOMES)})`),
+    index('alerts_sent_at_idx').on(t.at),
   ],
 );

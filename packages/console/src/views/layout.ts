@@ -7,7 +7,7 @@ export interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */
-  section?: 'overview' | 'events' | 'operations' | 'dead' | 'audit';
+  section?: 'overview' | 'events' | 'operations' | 'dead' | 'alerts' | 'audit';
   /** Signed in: the operator's name and the CSRF token every htmx request sends. */
   session?: { who: string; csrf: string };
   body: Html;
@@ -18,6 +18,7 @@ const NAV = [
   ['events', '/events', 'Events'],
   ['dead', '/dead', 'Dead letters'],
   ['operations', '/operations', 'Bulk replays'],
+  ['alerts', '/alerts', 'Alerts'],
   ['audit', '/audit', 'Audit log'],
 ] as const;
 

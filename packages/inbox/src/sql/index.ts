@@ -6,6 +6,7 @@
  *   retention, reconciliation.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
+ * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
  *
@@ -13,6 +14,7 @@
  * events it deletes) lives with the table it changes or counts.
  */
 export type { Statement } from './statement.ts';
+export * as alertsSent from './alerts-sent.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as ledger from '../effects/ledger.ts';

@@ -1,5 +1,5 @@
 // Operator alerts: what an alert is (model), which payload fields it may show (excerpt), how it reads in Slack
-// (slack), how it is grouped and delivered (delivery), and the monitor that turns refused signatures into alerts
+// (slack), how it is grouped and delivered (delivery), its durable record (journal), and the monitor that turns refused signatures into alerts
 // (signature-monitor).
 export {
   createAlerter,
@@ -7,7 +7,9 @@ export {
   type AlerterStats,
   type Alerter,
   type AlertLogger,
+  type AlertOutcome,
 } from './delivery.ts';
+export { createAlertJournal, createRecordedAlerter, type AlertJournal } from './journal.ts';
 export { alertExcerpt } from './excerpt.ts';
 export {
   alertFingerprint,

@@ -22,6 +22,8 @@ export interface BenchContext {
   postgres: BenchPostgres;
   durationMs: number;
   log(message: string): void;
+  /** `--events`: the table size of a benchmark that fills one (the console's). */
+  events?: number;
 }
 
 const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));

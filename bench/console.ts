@@ -53,8 +53,13 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
       ['sign-in page (baseline: no query)', () => '/login'],
       ['events, no filter (newest 50)', () => '/events'],
       ['events, status failed', () => '/events?status=failed'],
+      // 1 in 50 failed events has cus_20; none has cus_7, so that search reads every failed event (5% of all).
       [
-        'events, failed, payload path customer',
+        'events, failed, customer (1 in 50 match)',
+        () => '/events?status=failed&path=data.object.customer&value=cus_20',
+      ],
+      [
+        'events, failed, customer (no match)',
         () => '/events?status=failed&path=data.object.customer&value=cus_7',
       ],
       ['events, stripe + type, last 24h', () => '/events?provider=stripe&type=invoice.paid&from=24h'],

@@ -84,6 +84,15 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('failed', { exact: false }).first().waitFor();
+    // uPlot, served by the console, draws the events chart (a canvas with a legend per status).
+    await page.locator('.chart canvas').first().waitFor();
+    expect(await page.locator('.chart .u-legend .u-label').allInnerTexts()).toEqual([
+      'Time',
+      'processed',
+      'failed',
+      'dead',
+      'waiting',
+    ]);
     await shot('overview');
   });
 

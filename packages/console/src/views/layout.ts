@@ -11,6 +11,8 @@ export interface LayoutOptions {
   /** Signed in: the operator's name and the CSRF token every htmx request sends. */
   session?: { who: string; csrf: string };
   body: Html;
+  /** The page draws charts: uPlot and the overview's script are loaded. */
+  charts?: boolean;
 }
 
 const NAV = [
@@ -27,7 +29,7 @@ const NAV = [
  * come from the console's own /assets; htmx's configuration is a meta tag, and every htmx request carries the
  * CSRF token through `hx-headers`.
  */
-export function layout({ base, title, section, session, body }: LayoutOptions): Html {
+export function layout({ base, title, section, session, body, charts }: LayoutOptions): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -40,6 +42,13 @@ export function layout({ base, title, section, session, body }: LayoutOptions): 
         <title>${title} · webhook-inbox console</title>
         <link rel="stylesheet" href="${base}/assets/console.css" />
         <script src="${base}/assets/htmx.min.js" defer></script>
+        ${
+          charts
+            ? html`<link rel="stylesheet" href="${base}/assets/uplot.min.css" />
+                <script src="${base}/assets/uplot.min.js" defer></script>
+                <script src="${base}/assets/overview.js" defer></script>`
+            : ''
+        }
       </head>
       <body hx-headers="${session ? JSON.stringify({ 'X-CSRF-Token': session.csrf }) : '{}'}">
         <a class="skip" href="#main">Skip to content</a>

@@ -2,8 +2,8 @@ import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { alertGroups, recentAlerts, type AlertGroupRow, type AlertMessageRow } from '../sql/alerts.ts';
-import { searchParams, utc } from '../views/format.ts';
-import { layout, statusBadge, type Html } from '../views/layout.ts';
+import { utc } from '../views/format.ts';
+import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 import { eventHref } from './events.ts';
 
 /** The windows the page offers, as `?window=`. */
@@ -34,16 +34,12 @@ export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
         section: 'alerts',
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         body: html`<h1>Alerts sent</h1>
-          <nav class="tabs" aria-label="Window">
-            ${(Object.keys(WINDOWS) as Window[]).map(
-              (w) =>
-                html`<a
-                  href="${base}/alerts?${searchParams({ window: w })}"
-                  ${w === window ? html`aria-current="page"` : ''}
-                  >last ${w}</a
-                >`,
-            )}
-          </nav>
+          ${windowTabs(
+            `${base}/alerts`,
+            (Object.keys(WINDOWS) as Window[]).map((w) => [w, `last ${w}`]),
+            window,
+            'Window',
+          )}
           <section aria-labelledby="h-groups">
             <h2 id="h-groups">By problem, last ${window}</h2>
             ${

@@ -4,7 +4,7 @@ import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { backlog, failingEffects, openCounts, perBucket, statusCounts } from '../sql/overview.ts';
 import { age, searchParams, utc } from '../views/format.ts';
-import { layout, statusBadge, type Html } from '../views/layout.ts';
+import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -31,16 +31,12 @@ export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         charts: true,
         body: html`<h1>Overview</h1>
-          <nav class="tabs" aria-label="Chart window">
-            ${(Object.keys(WINDOWS) as Window[]).map(
-              (w) =>
-                html`<a
-                  href="${services.base}/?${searchParams({ window: w })}"
-                  ${w === window ? html`aria-current="page"` : ''}
-                  >${WINDOWS[w].label}</a
-                >`,
-            )}
-          </nav>
+          ${windowTabs(
+            `${services.base}/`,
+            (Object.keys(WINDOWS) as Window[]).map((w) => [w, WINDOWS[w].label]),
+            window,
+            'Chart window',
+          )}
           ${await figures(services, window)}`,
       }),
     );

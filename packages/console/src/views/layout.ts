@@ -87,3 +87,22 @@ export function csrfField(csrf: string): Html {
 export function statusBadge(status: string): Html {
   return html`<span class="badge status-${status}">${status}</span>`;
 }
+
+/** Links choosing a time window (`?window=`), the current one marked. */
+export function windowTabs(
+  href: string,
+  windows: Array<[key: string, label: string]>,
+  current: string,
+  label: string,
+): Html {
+  return html`<nav class="tabs" aria-label="${label}">
+    ${windows.map(
+      ([key, text]) =>
+        html`<a
+          href="${href}?${new URLSearchParams({ window: key }).toString()}"
+          ${key === current ? html`aria-current="page"` : ''}
+          >${text}</a
+        >`,
+    )}
+  </nav>`;
+}

@@ -35,6 +35,11 @@ export interface ConsoleOptions {
   basePath?: string;
   /** How long a sign-in lasts. Default 8 hours. */
   sessionTtlMs?: number;
+  /**
+   * Refused sign-ins one client address may make within `windowMs`, counted since its last success, before it
+   * gets 429 `too_many_attempts` until the oldest of them leaves the window. Default 5 per 15 minutes.
+   */
+  loginThrottle?: { maxFailures?: number; windowMs?: number };
   /** Deadline of one console query, ms. Default 5000. */
   queryTimeoutMs?: number;
   /** Bulk replay runner settings (see `startOperationsRunner`). */
@@ -88,7 +93,13 @@ export function createConsole(options: ConsoleOptions): Console {
   const app = new Hono<ConsoleEnv>({ strict: false }).basePath(base);
   app.use('*', securityHeaders, sameOrigin);
   app.route('/', assetRoutes());
-  app.route('/', authRoutes(services, sessionTtlMs));
+  app.route(
+    '/',
+    authRoutes(services, sessionTtlMs, {
+      maxFailures: options.loginThrottle?.maxFailures ?? 5,
+      windowMs: options.loginThrottle?.windowMs ?? 15 * 60_000,
+    }),
+  );
 
   const pages = new Hono<ConsoleEnv>();
   pages.use('*', requireSession(services));

@@ -11,7 +11,9 @@ import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './a
 import { authRoutes } from './auth/routes.ts';
 import { createSessions } from './auth/session.ts';
 import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
+import { run } from './db.ts';
 import { ConsoleError } from './errors.ts';
+import { revokeSession } from './sql/sessions.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
 import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
@@ -104,6 +106,9 @@ export function createConsole(options: ConsoleOptions): Console {
   const pages = new Hono<ConsoleEnv>();
   pages.use('*', requireSession(services));
   pages.post('/logout', async (c) => {
+    // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
+    const session = c.get('session');
+    await run(services.pool, revokeSession(session.id, new Date(session.expiresAt)));
     await audit(services, c, 'logout', null);
     deleteCookie(c, SESSION_COOKIE, { path: base || '/' });
     return c.redirect(`${base}/login?why=signed_out`, 303);

@@ -134,6 +134,20 @@ describe('sessions', () => {
       /Max-Age=0/,
     );
     expect((await audit('logout')).map((r) => r.actor)).toEqual(['Linus']);
+    // A copy of the signed-out cookie is refused: a page sends it to the sign-in, an action gets 401.
+    const page = await client.get('/events');
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toContain('why=signed_out');
+    const action = await client.post(
+      '/event/replay',
+      { _csrf: client.csrf, provider: 'stripe', id: 'evt_auth_1' },
+      { headers: { accept: 'application/json' } },
+    );
+    expect(action.status).toBe(401);
+    expect(await action.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    // Another operator's session is not affected.
+    const other = await login(stack.url, 'Grace');
+    expect((await other.get('/events')).status).toBe(200);
   });
 
   it('sends a request without a session to the sign-in page, and refuses a forged cookie', async () => {

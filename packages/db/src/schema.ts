@@ -291,3 +291,14 @@ export const alertsSent = pgTable(
     index('alerts_sent_at_idx').on(t.at),
   ],
 );
+
+/**
+ * Console sessions ended by a sign-out before they expired. Sessions live in signed cookies; a copied cookie of
+ * a signed-out session is refused because its id is here. A row is useless once `expires_at` passes (the
+ * cookie is refused as expired anyway), and sign-outs delete those.
+ */
+export const consoleRevokedSessions = pgTable('console_revoked_sessions', {
+  sessionId: text('session_id').primaryKey(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }).notNull().defaultNow(),
+});

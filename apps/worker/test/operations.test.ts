@@ -87,6 +87,23 @@ describe('dead-event alerts', () => {
       expect(alert).toContain('effect: provisionAccount');
       expect(alert).toContain('error: the checkout session has no customer email');
       expect(alert).toContain(sessionId);
+      // And recorded, for the console's alerts page, once delivered.
+      const recorded = await waitFor(
+        async () =>
+          (
+            await pool.query<{ kind: string; effect: string; outcome: string; service: string }>(
+              'select kind, effect, outcome, service from alerts_sent where event_id = $1',
+              [event.eventId],
+            )
+          ).rows[0],
+        { message: 'the alert recorded in alerts_sent' },
+      );
+      expect(recorded).toEqual({
+        kind: 'effect_failed',
+        effect: 'provisionAccount',
+        outcome: 'sent',
+        service: 'webhook-inbox worker',
+      });
     } finally {
       await alerted.close();
       await producer.stop();

@@ -91,6 +91,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logSampler,
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     onSignatureRefused: (provider) => refusals.record(provider),
+    groupCommit: { maxTransactions: config.groupCommitTransactions, maxBatch: config.groupCommitMaxBatch },
   });
   const management = createManagementApp({
     pool,

@@ -9,7 +9,7 @@ export interface ReceiverMetrics {
   readonly ingestSeconds: Histogram<'outcome'>;
   /** Whole request, from routing to the response being built. */
   readonly requestSeconds: Histogram<'provider'>;
-  /** Requests per group-commit transaction, by how it ended (`committed`, `failed`, `split`). */
+  /** Requests per group-commit transaction, by how it ended (`committed`, `failed`, `split`, `refused`). */
   readonly batchRequests: Histogram<'outcome'>;
 }
 
@@ -47,8 +47,8 @@ export function createMetrics(
   const batchRequests = new Histogram({
     name: 'webhook_ingest_batch_requests',
     help:
-      'Requests answered per group-commit transaction, by outcome: committed, failed (503 to each), or split ' +
-      '(a payload PostgreSQL refused, isolated by retrying the halves).',
+      'Requests answered per group-commit transaction, by outcome: committed, failed (503 to each), split ' +
+      '(a payload PostgreSQL refused, isolated by retrying the halves) or refused (that payload alone, a 400).',
     labelNames: ['outcome'] as const,
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],

@@ -15,16 +15,19 @@ export interface GroupCommitOptions {
   maxTransactions: number;
   /** Events in one transaction at most. */
   maxBatch: number;
-  /** Told of every transaction that ended: committed, failed, or split to isolate a payload PostgreSQL refused. */
+  /**
+   * Told of every transaction that ended: committed, failed (its requests rejected `UnavailableError`), split
+   * (a payload PostgreSQL refused, isolated by retrying the halves), or refused (that payload, alone).
+   */
   onBatch?: (report: BatchReport) => void;
 }
 
 export interface BatchReport {
-  /** The requests the transaction answered (a key sent twice counts twice). */
+  /** The requests it held (a key sent twice counts twice). */
   requests: number;
   /** Distinct events (keys) it inserted or found. */
   events: number;
-  outcome: 'committed' | 'failed' | 'split';
+  outcome: 'committed' | 'failed' | 'split' | 'refused';
 }
 
 /** Records events like `ingest()`, several concurrent ones per transaction. */
@@ -126,17 +129,17 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
         await commitOrSplit(keyed.slice(half));
         return;
       }
-      report(keyed, 'failed');
-      for (const { first, rest } of keyed) {
+      if (error instanceof InvalidPayloadError) {
+        // Alone now: its key's other requests may carry another body, so they get a transaction of their own.
+        const [{ first, rest }] = keyed as [Keyed];
+        options.onBatch?.({ requests: 1, events: 1, outcome: 'refused' });
         first.reject(error);
-        if (error instanceof InvalidPayloadError) {
-          // Another request for the key may carry another body: it gets its own transaction.
-          waiting.push(...rest);
-          schedule();
-        } else {
-          for (const request of rest) request.reject(error);
-        }
+        waiting.push(...rest);
+        schedule();
+        return;
       }
+      report(keyed, 'failed');
+      for (const { first, rest } of keyed) for (const request of [first, ...rest]) request.reject(error);
       return;
     }
     report(keyed, 'committed');

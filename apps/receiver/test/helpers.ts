@@ -394,7 +394,9 @@ export async function batchCounts(
   const text = await (await fetch(new URL('/metrics', managementUrl))).text();
   const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
   const counts = (outcome: string) => {
-    const batches = value(new RegExp(`^webhook_ingest_batch_requests_count\\{outcome="${outcome}"\\} (\\d+)`, 'm'));
+    const batches = value(
+      new RegExp(`^webhook_ingest_batch_requests_count\\{outcome="${outcome}"\\} (\\d+)`, 'm'),
+    );
     const single = value(
       new RegExp(`^webhook_ingest_batch_requests_bucket\\{le="1",outcome="${outcome}"\\} (\\d+)`, 'm'),
     );

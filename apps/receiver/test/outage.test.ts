@@ -100,6 +100,15 @@ async function expectConsistent(results: Result[]): Promise<void> {
   expect(orphanJobs.rows[0]).toEqual({ n: 0 });
 }
 
+/** Ends every session of the receiver's request pool (what it was doing fails, the pool reconnects). */
+async function killReceiverSessions(): Promise<void> {
+  await sql(
+    db.url,
+    `select pg_terminate_backend(pid) from pg_stat_activity
+      where application_name = 'webhook-inbox-receiver' and datname = current_database()`,
+  );
+}
+
 describe('the database goes away mid-run', () => {
   it("pg_terminate_backend of the receiver's connections: 503s for what was cut, then 200s again", async () => {
     const receiver = await start(db.url);
@@ -108,11 +117,7 @@ describe('the database goes away mid-run', () => {
     // Keep killing the receiver's sessions until some in-flight request has been caught by it.
     await waitFor(
       async () => {
-        await sql(
-          db.url,
-          `select pg_terminate_backend(pid) from pg_stat_activity
-            where application_name = 'webhook-inbox-receiver' and datname = current_database()`,
-        );
+        await killReceiverSessions();
         return traffic.results.some((r) => r.status === 503);
       },
       { timeout: 20_000, interval: 50, message: 'a request caught by a terminated session (503)' },
@@ -135,11 +140,7 @@ describe('the database goes away mid-run', () => {
     // Keep killing the receiver's sessions until a transaction of several requests has been caught by it.
     await waitFor(
       async () => {
-        await sql(
-          db.url,
-          `select pg_terminate_backend(pid) from pg_stat_activity
-            where application_name = 'webhook-inbox-receiver' and datname = current_database()`,
-        );
+        await killReceiverSessions();
         return (await batchCounts(receiver.managementUrl)).failed.multi > 0;
       },
       { timeout: 30_000, interval: 20, message: 'a transaction of several requests killed mid-way' },

@@ -96,27 +96,30 @@ describe.each([
   it.each([
     ['a \\u0000 escape', { payloadText: '{"a":"\\u0000"}' }],
     ['a NUL in the type', { type: 'invoice.\u0000paid' }],
-  ])('a payload PostgreSQL refuses (%s) inside a batch: its own 400, its neighbours recorded', async (_what, bad) => {
-    reports = [];
-    const poison = event(bad);
-    const neighbours = Array.from({ length: 6 }, () => event());
-    const batch = [...neighbours.slice(0, 3), poison, poison, ...neighbours.slice(3)];
-    const answers = await outcomes(batch.map((e) => recorder.record(e)));
-    expect(answers).toEqual([
-      'accepted',
-      'accepted',
-      'accepted',
-      'InvalidPayloadError',
-      'InvalidPayloadError',
-      'accepted',
-      'accepted',
-      'accepted',
-    ]);
-    expect(reports[0]).toEqual({ requests: 8, events: 7, outcome: 'split' });
-    expect(reports.filter((r) => r.outcome === 'committed').reduce((n, r) => n + r.events, 0)).toBe(6);
-    for (const e of neighbours) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
-    expect(await stored(poison)).toEqual({ events: 0, jobs: 0 });
-  });
+  ])(
+    'a payload PostgreSQL refuses (%s) inside a batch: its own 400, its neighbours recorded',
+    async (_what, bad) => {
+      reports = [];
+      const poison = event(bad);
+      const neighbours = Array.from({ length: 6 }, () => event());
+      const batch = [...neighbours.slice(0, 3), poison, poison, ...neighbours.slice(3)];
+      const answers = await outcomes(batch.map((e) => recorder.record(e)));
+      expect(answers).toEqual([
+        'accepted',
+        'accepted',
+        'accepted',
+        'InvalidPayloadError',
+        'InvalidPayloadError',
+        'accepted',
+        'accepted',
+        'accepted',
+      ]);
+      expect(reports[0]).toEqual({ requests: 8, events: 7, outcome: 'split' });
+      expect(reports.filter((r) => r.outcome === 'committed').reduce((n, r) => n + r.events, 0)).toBe(6);
+      for (const e of neighbours) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+      expect(await stored(poison)).toEqual({ events: 0, jobs: 0 });
+    },
+  );
 
   it('a failing transaction answers UnavailableError to its own events only, nothing of it recorded', async () => {
     const provider = `fail-gc-${pipeline}`;

@@ -223,12 +223,14 @@ export async function insertJobsAndCommit(
   if (committed) {
     const result = await committed;
     transaction.open = false;
-    if (result.command !== 'COMMIT') throw new Error(`the transaction ended in ${result.command}, not COMMIT`);
+    if (result.command !== 'COMMIT')
+      throw new Error(`the transaction ended in ${result.command}, not COMMIT`);
     // Cannot happen on a standard queue (checked once per pg-boss instance); say so loudly if it ever does.
     if (created !== count) throw new Error('pg-boss skipped the job of an event that is now recorded');
     return;
   }
-  if (created !== count) throw new Error(`pg-boss did not create every job (queue "${EVENTS_QUEUE}" policy?)`);
+  if (created !== count)
+    throw new Error(`pg-boss did not create every job (queue "${EVENTS_QUEUE}" policy?)`);
   await client.query('commit');
   transaction.open = false;
 }

@@ -147,7 +147,8 @@ const schema = z.object({
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
   LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
-  GROUP_COMMIT_TRANSACTIONS: integer(1, 200, DEFAULT_GROUP_COMMIT.maxTransactions),
+  // Unset (0): the group-commit default, or the pool's size when that is smaller.
+  GROUP_COMMIT_TRANSACTIONS: integer(1, 200, 0),
   GROUP_COMMIT_MAX_BATCH: integer(1, 1_000, DEFAULT_GROUP_COMMIT.maxBatch),
   DATABASE_TIMEOUT_MS: integer(100, 60_000, 5_000),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
@@ -237,7 +238,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
-    groupCommitTransactions: e.GROUP_COMMIT_TRANSACTIONS,
+    groupCommitTransactions:
+      e.GROUP_COMMIT_TRANSACTIONS || Math.min(DEFAULT_GROUP_COMMIT.maxTransactions, e.DATABASE_POOL_SIZE),
     groupCommitMaxBatch: e.GROUP_COMMIT_MAX_BATCH,
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

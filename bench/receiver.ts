@@ -317,7 +317,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         },
       ],
       notes: [
-        `${CONCURRENCY} concurrent clients; (a), (b) and (r) in ${ROUNDS} alternating turns of ${turn} (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
+        `${WIDE} and ${CONCURRENCY} concurrent clients ((r) ${CONCURRENCY} only); (a), (b) and (r) in ${ROUNDS} alternating turns of ${turn} (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run; latency from the scheduled start at a fixed rate (no coordinated omission)',
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',

@@ -48,9 +48,19 @@ async function stored(e: VerifiedEvent): Promise<{ events: number; jobs: number 
   return { events: (events.rows[0] as { n: number }).n, jobs: (jobs.rows[0] as { n: number }).n };
 }
 
-/** Each promise's outcome, or the class name of its error. */
+/** Each promise's outcome, or which typed error it rejected with. */
 const outcomes = (calls: Array<Promise<IngestOutcome>>) =>
-  Promise.all(calls.map((call) => call.catch((error: unknown) => (error as Error).constructor.name)));
+  Promise.all(
+    calls.map((call) =>
+      call.catch((error: unknown) =>
+        error instanceof InvalidPayloadError
+          ? 'InvalidPayloadError'
+          : error instanceof UnavailableError
+            ? 'UnavailableError'
+            : String(error),
+      ),
+    ),
+  );
 
 describe.each([
   ['plain pool', false],

@@ -1,6 +1,6 @@
 import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
-import { ingest } from '@webhook-inbox/inbox/ingest';
+import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import type { Provider } from '@webhook-inbox/inbox/providers';
 import { Hono } from 'hono';
 import type pg from 'pg';
@@ -16,7 +16,7 @@ import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
 export interface AppDeps {
-  /** The request pool: each new or duplicate event takes one connection for one short transaction. */
+  /** The request pool: each group-commit transaction, and the admin API, take a connection from it. */
   pool: pg.Pool;
   /** A started pg-boss used only to send (on our transaction's connection). */
   boss: PgBoss;
@@ -42,6 +42,8 @@ export interface AppDeps {
   console?: Console;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
+  /** How verified events are recorded together (group-commit.ts); unset: its defaults. */
+  groupCommit?: { maxTransactions: number; maxBatch: number };
 }
 
 type Env = {
@@ -70,7 +72,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
     deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
-  const ingestDeps = { pool, boss };
+  // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
+  const recorder = createGroupCommit(
+    { pool, boss },
+    {
+      ...(deps.groupCommit ?? DEFAULT_GROUP_COMMIT),
+      onBatch: ({ requests, outcome }) => metrics.batchRequests.observe({ outcome }, requests),
+    },
+  );
   const app = new Hono<Env>();
 
   // A body's bytes count against the budget from its first read until its answer is built (errors included).
@@ -110,7 +119,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
-    const outcome = await ingest(ingestDeps, event);
+    const outcome = await recorder.record(event);
     const finishedAt = performance.now();
 
     metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);

@@ -106,6 +106,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     onSignatureRefused: (provider) => refusals.record(provider),
     console: publicConsole,
+    groupCommit: { maxTransactions: config.groupCommitTransactions, maxBatch: config.groupCommitMaxBatch },
   });
   const management = createManagementApp({
     pool,

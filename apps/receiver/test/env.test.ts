@@ -39,6 +39,8 @@ describe('parseConfig', () => {
       maxBodyBytes: 1_048_576,
       logLevel: 'info',
       poolSize: 16,
+      groupCommitTransactions: 4,
+      groupCommitMaxBatch: 64,
       databaseTimeoutMs: 5_000,
       shutdownTimeoutMs: 10_000,
       adminToken: undefined,
@@ -90,6 +92,21 @@ describe('parseConfig', () => {
     const described = JSON.stringify(describeConfig(config));
     expect(described).not.toMatch(/whsec_|do_not_print/);
     expect(described).not.toContain(':p@');
+  });
+
+  it('group commit: at most the pool in transactions, and no more than it by default', () => {
+    expect(parseConfig({ DATABASE_URL: DB, DATABASE_POOL_SIZE: '2' })).toMatchObject({
+      groupCommitTransactions: 2,
+    });
+    expect(
+      parseConfig({ DATABASE_URL: DB, GROUP_COMMIT_TRANSACTIONS: '8', GROUP_COMMIT_MAX_BATCH: '1' }),
+    ).toMatchObject({ groupCommitTransactions: 8, groupCommitMaxBatch: 1 });
+    expect(() =>
+      parseConfig({ DATABASE_URL: DB, DATABASE_POOL_SIZE: '4', GROUP_COMMIT_TRANSACTIONS: '5' }),
+    ).toThrow(/GROUP_COMMIT_TRANSACTIONS must be at most DATABASE_POOL_SIZE/);
+    expect(() => parseConfig({ DATABASE_URL: DB, GROUP_COMMIT_MAX_BATCH: '0' })).toThrow(
+      /GROUP_COMMIT_MAX_BATCH/,
+    );
   });
 
   it('treats empty values as unset', () => {

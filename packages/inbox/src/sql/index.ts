@@ -2,7 +2,7 @@
  * Where the inbox's SQL lives: every statement is a named, documented function returning `{ text, values }`
  * (`Statement`), grouped by the table it acts on.
  *
- * - `webhook-events.ts`, `webhook_events`: the receiver's insert (`ingest()`), the event log (event-store), replay,
+ * - `webhook-events.ts`, `webhook_events`: the receiver's inserts (`ingest()`, group commit), the event log (event-store), replay,
  *   retention, reconciliation.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.

@@ -38,6 +38,36 @@ export function insertEvent(event: NewEvent, source: EventSource): Statement {
   };
 }
 
+/**
+ * Group commit's insert: many events in one statement, one row per array position, the same `ON CONFLICT DO
+ * NOTHING` as `insertEvent`, returning the keys this statement created (an absent key was already recorded).
+ * Rows are inserted in the order given (the arrays are read in order, nothing sorts them): callers pass them
+ * sorted by key, so two concurrent batches that share keys wait for each other in one order and never deadlock.
+ * The arrays are text; each row's payload and headers are cast to jsonb on the way in, so a payload PostgreSQL
+ * refuses fails the statement with the same SQLSTATE as `insertEvent`. Named: its parameters are six arrays
+ * whatever the batch's size, so one plan serves every batch.
+ */
+export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
+  return {
+    name: 'webhook_inbox_insert_events',
+    text: `
+  insert into webhook_events (provider, event_id, type, payload, headers, source)
+  select provider, event_id, type, payload::jsonb, headers::jsonb, source
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+      as batch (provider, event_id, type, payload, headers, source)
+  on conflict (provider, event_id) do nothing
+  returning provider, event_id`,
+    values: [
+      events.map(({ event }) => event.provider),
+      events.map(({ event }) => event.eventId),
+      events.map(({ event }) => event.type),
+      events.map(({ event }) => event.payloadText),
+      events.map(({ event }) => JSON.stringify(event.headers)),
+      events.map(({ source }) => source),
+    ],
+  };
+}
+
 /** The columns of an event's summary, named as `EventSummary` (event-store.ts) names them. */
 const SUMMARY_COLUMNS = `
   provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",

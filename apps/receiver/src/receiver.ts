@@ -4,7 +4,11 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import pg from 'pg';
-import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
+import {
+  createAlerter,
+  createSignatureFailureMonitor,
+  registerAlertMetrics,
+} from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createSender } from './boss.ts';
@@ -78,6 +82,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const logSampler = createLogSampler(logger);
   // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
   const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
+  registerAlertMetrics(metrics.registry, () => alerter.stats());
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
   const app = createApp({
     pool,

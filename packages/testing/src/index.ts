@@ -2,3 +2,4 @@ export { createTestDatabase, useTestDatabase, type TestDatabase } from './databa
 export { databaseUrl } from './database-url.ts';
 export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';
+export { metricValue } from './prometheus-text.ts';

@@ -6,6 +6,7 @@ export {
   createSignatureFailureMonitor,
   formatAlert,
   normalizeErrorMessage,
+  registerAlertMetrics,
   replayCommand,
   type Alert,
   type AlertKind,
@@ -20,6 +21,7 @@ export {
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
+export { readInboxStats, type InboxStats } from './inbox-stats.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

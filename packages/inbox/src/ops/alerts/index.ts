@@ -1,6 +1,6 @@
 // Operator alerts: what an alert is (model), which payload fields it may show (excerpt), how it reads in Slack
 // (slack), how it is grouped and delivered (delivery), and the monitor that turns refused signatures into alerts
-// (signature-monitor).
+// (signature-monitor), and their counters for Prometheus (metrics).
 export {
   createAlerter,
   type AlerterOptions,
@@ -9,6 +9,7 @@ export {
   type AlertLogger,
 } from './delivery.ts';
 export { alertExcerpt } from './excerpt.ts';
+export { registerAlertMetrics } from './metrics.ts';
 export {
   alertFingerprint,
   normalizeErrorMessage,

@@ -2,7 +2,8 @@ import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { ingest } from '@webhook-inbox/inbox/ingest';
 import type { Provider } from '@webhook-inbox/inbox/providers';
-import { Hono } from 'hono';
+import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { createAdminApp } from './admin.ts';
@@ -38,6 +39,8 @@ export interface AppDeps {
   adminToken?: string;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
+  /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
+  requestSpans?: MiddlewareHandler;
 }
 
 type Env = {
@@ -68,6 +71,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
   const ingestDeps = { pool, boss };
   const app = new Hono<Env>();
+
+  if (deps.requestSpans) app.use('/webhooks/:provider', deps.requestSpans);
 
   // A body's bytes count against the budget from its first read until its answer is built (errors included).
   app.use('/webhooks/:provider', async (c, next) => {
@@ -106,12 +111,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
-    const outcome = await ingest(ingestDeps, event);
+    const outcome = await traceIngest(event, () => ingest(ingestDeps, event));
     const finishedAt = performance.now();
 
     metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
     metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
     metrics.requests.inc({ provider: name, outcome });
+    annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
     logger.info(
       {
         provider: name,
@@ -144,6 +150,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       deps.onSignatureRefused?.(provider);
     }
     if (provider !== undefined) {
+      annotateRequest({ provider, outcome: mapped.body.error.code });
       metrics.requests.inc({ provider, outcome: mapped.body.error.code });
       if (startedAt !== undefined) {
         metrics.requestSeconds.observe({ provider }, (performance.now() - startedAt) / 1000);

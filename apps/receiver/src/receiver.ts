@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
+import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
 import pg from 'pg';
 import {
   createAlerter,
@@ -84,7 +85,10 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
   registerAlertMetrics(metrics.registry, () => alerter.stats());
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
+  // @hono/otel is loaded only when tracing is on (server.ts starts the SDK first).
+  const requestSpans = tracingInstalled() ? (await import('./tracing.ts')).requestSpans() : undefined;
   const app = createApp({
+    requestSpans,
     pool,
     boss,
     providers,

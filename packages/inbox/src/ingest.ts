@@ -6,6 +6,7 @@ import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts
 import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
 import { webhookEvents } from './sql/index.ts';
+import { jobTraceContext } from './telemetry.ts';
 
 export type IngestOutcome = 'accepted' | 'duplicate';
 
@@ -145,7 +146,7 @@ export async function ingest(
       return 'duplicate';
     }
 
-    const job: EventJob = { provider: event.provider, eventId: event.eventId };
+    const job: EventJob = { provider: event.provider, eventId: event.eventId, ...jobTraceContext() };
     // With a pipeline and a queue that never skips an insert, `commit` follows the job insert in the same write:
     // if the insert fails, Postgres answers the commit with a rollback, so both or neither still holds.
     const commitBehindJob = pipelined && (await neverSkipsInserts(boss));

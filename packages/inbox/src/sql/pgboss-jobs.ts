@@ -24,3 +24,24 @@ export function countLiveJobs(): Statement {
     values: [],
   };
 }
+
+/**
+ * The trace context the receiver's job for an event carried (its `trace`), for a replay to link to. That job was
+ * sent in the transaction that recorded the event, so its `created_on` is the event's `received_at` (both are
+ * that transaction's `now()`): one probe of pg-boss's (name, created_on) index (`job_i15`). No row once pg-boss
+ * has deleted the job, or when tracing was off.
+ */
+export function selectFirstJobTrace(queue: string, provider: string, eventId: string): Statement {
+  return {
+    name: 'webhook_inbox_select_first_job_trace',
+    text: `
+      select j.data->'trace' as trace
+        from webhook_events e
+        join pgboss.job j on j.name = $1 and j.created_on = e.received_at
+       where e.provider = $2 and e.event_id = $3
+         and j.data->>'provider' = $2 and j.data->>'eventId' = $3
+         and j.data ? 'trace'
+       limit 1`,
+    values: [queue, provider, eventId],
+  };
+}

@@ -13,12 +13,14 @@ import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
+import { tracingBenchmark } from './tracing.ts';
 import { workerBenchmark } from './worker.ts';
 
 /** Each benchmark is a function returning one table; add new ones here. */
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   receiver: receiverBenchmark,
   worker: workerBenchmark,
+  tracing: tracingBenchmark,
 };
 
 const { values } = parseArgs({

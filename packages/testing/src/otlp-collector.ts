@@ -66,8 +66,8 @@ function attributesOf(list: OtlpAttribute[] = []): Record<string, string | numbe
 
 /**
  * A stand-in for an OpenTelemetry collector on loopback: it accepts OTLP/HTTP JSON exports on `/v1/traces` and
- * keeps the spans in memory (tests read them), or, with `keep: false`, only counts the requests (a benchmark's
- * sink). Anything but a JSON export is answered 415.
+ * keeps the spans in memory (tests read them); anything but a JSON export is then answered 415. With `keep: false`
+ * it accepts any export (JSON or protobuf) and only counts the requests: a benchmark's sink.
  *
  * @example
  * const collector = await startOtlpCollector();
@@ -82,7 +82,7 @@ export async function startOtlpCollector(options: { keep?: boolean } = {}): Prom
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       requests++;
-      if (!request.headers['content-type']?.includes('json')) {
+      if (keep && !request.headers['content-type']?.includes('json')) {
         response.writeHead(415).end();
         return;
       }

@@ -29,13 +29,21 @@ export interface StartTracingOptions {
  * const { startReceiver } = await import('./receiver.ts');
  */
 export function startTracing(options: StartTracingOptions): Tracing {
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
+  // The loader hook wraps only the modules the instrumentation patches: every other import stays as it is.
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
+    data: { include: ['pg', 'pg-pool'] },
+  });
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     instrumentations: [
       // Statements inside a traced request, event or effect; pg-boss's polling outside them makes no traces.
       // Statement text only, never parameter values (they hold payloads).
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      // No span per pool checkout: the statements are what a trace needs, and a connect span per request costs.
+      new PgInstrumentation({
+        requireParentSpan: true,
+        enhancedDatabaseReporting: false,
+        ignoreConnectSpans: true,
+      }),
     ],
     metricReaders: [],
     logRecordProcessors: [],

@@ -115,27 +115,20 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
     const receiverOn = perSecond({ n: requests.on.completed, seconds: requests.on.seconds });
     const workerOff = perSecond({ n: drains.off.events, seconds: drains.off.seconds });
     const workerOn = perSecond({ n: drains.on.events, seconds: drains.on.seconds });
-    const verdict = (ratio: number) => (ratio >= 0.9 ? 'ok' : 'MISSED');
+    const row = (measurement: string, off: number, on: number) => ({
+      measurement,
+      'off /s': fixed(off, 0),
+      'on /s': fixed(on, 0),
+      'on / off': fixed(on / off, 2),
+      target: '>= 0.9',
+      result: on / off >= 0.9 ? 'ok' : 'MISSED',
+    });
     return {
       title: 'Tracing on (OTLP to a local collector stand-in) vs off (same run)',
       columns: ['measurement', 'off /s', 'on /s', 'on / off', 'target', 'result'],
       rows: [
-        {
-          measurement: 'receiver: new signed Stripe events (16 connections)',
-          'off /s': fixed(receiverOff, 0),
-          'on /s': fixed(receiverOn, 0),
-          'on / off': fixed(receiverOn / receiverOff, 2),
-          target: '>= 0.9',
-          result: verdict(receiverOn / receiverOff),
-        },
-        {
-          measurement: 'worker: drain checkout events (3 effects, SMTP)',
-          'off /s': fixed(workerOff, 0),
-          'on /s': fixed(workerOn, 0),
-          'on / off': fixed(workerOn / workerOff, 2),
-          target: '>= 0.9',
-          result: verdict(workerOn / workerOff),
-        },
+        row('receiver: new signed Stripe events (16 connections)', receiverOff, receiverOn),
+        row('worker: drain checkout events (3 effects, SMTP)', workerOff, workerOn),
       ],
       notes: [
         `${ROUNDS} alternating turns each; receiver turns of ${fixed(sliceMs / 1000)}s, worker drains of ${events} events (BENCH_TRACING_EVENTS)`,

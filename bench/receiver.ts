@@ -26,7 +26,7 @@ export interface BenchContext {
   events?: number;
 }
 
-const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
+export const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
 const BARE_SERVER = fileURLToPath(new URL('./lib/bare-receiver.ts', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../apps/receiver/package.json', import.meta.url));
 
@@ -52,7 +52,7 @@ const ROUNDS = 3;
 // A real Stripe event (3.8 kB, as Stripe sends it), with its id swapped for each new event.
 const TEMPLATE = readFileSync(FIXTURE, 'utf8');
 const FIXTURE_ID = /"id": "(evt_[A-Za-z0-9]+)"/.exec(TEMPLATE)![1]!;
-const eventBody = (id: string) => TEMPLATE.replace(FIXTURE_ID, id);
+export const eventBody = (id: string) => TEMPLATE.replace(FIXTURE_ID, id);
 const verified = (id: string): VerifiedEvent => ({
   provider: 'stripe',
   eventId: id,
@@ -462,7 +462,7 @@ function formatCpu(cpu: CpuPerRequest): string {
   return `${µs(cpu.here)} / ${µs(cpu.receiver)} / ${µs(cpu.postgres)}`;
 }
 
-const signedRequest = (body: string): Buffer =>
+export const signedRequest = (body: string): Buffer =>
   httpRequest(
     '/webhooks/stripe',
     { 'content-type': 'application/json', 'stripe-signature': signStripe({ payload: body, secret: SECRET }) },
@@ -470,7 +470,7 @@ const signedRequest = (body: string): Buffer =>
   );
 
 /** One HTTP run against the receiver; fails unless every response was a 200 with the expected outcome. */
-async function load(
+export async function load(
   url: string,
   options: {
     durationMs: number;
@@ -500,7 +500,7 @@ async function load(
   return result;
 }
 
-interface SpawnedReceiver {
+export interface SpawnedReceiver {
   child: ChildProcess;
   url: string;
   /** The management listener (`/metrics`); the bare reference has none. */
@@ -512,11 +512,12 @@ interface SpawnedReceiver {
  * The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it (or the bare reference server, with the
  * same flags and environment), in its own process (its RSS is its own).
  */
-async function spawnReceiver(
+export async function spawnReceiver(
   script: string,
   databaseUrl: string,
   poolSize: number,
   logLevel: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<SpawnedReceiver> {
   const port = await findFreePort();
   const managementPort = await findFreePort();
@@ -532,6 +533,7 @@ async function spawnReceiver(
       SHOPIFY_WEBHOOK_SECRET: 'bench-shopify-secret',
       DATABASE_POOL_SIZE: String(poolSize),
       LOG_LEVEL: logLevel,
+      ...extraEnv,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -15,6 +15,7 @@ import { startBenchPostgres } from './lib/postgres.ts';
 import { consoleBenchmark } from './console.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
+import { tracingBenchmark } from './tracing.ts';
 import { workerBenchmark } from './worker.ts';
 
 /** Each benchmark is a function returning one table; add new ones here. */
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   receiver: receiverBenchmark,
   worker: workerBenchmark,
   console: consoleBenchmark,
+  tracing: tracingBenchmark,
 };
 
 const { values } = parseArgs({

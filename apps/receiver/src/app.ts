@@ -2,7 +2,8 @@ import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import type { Provider } from '@webhook-inbox/inbox/providers';
-import { Hono } from 'hono';
+import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
@@ -44,6 +45,8 @@ export interface AppDeps {
   onSignatureRefused?: (provider: string) => void;
   /** How verified events are recorded together (group-commit.ts); unset: its defaults. */
   groupCommit?: { maxTransactions: number; maxBatch: number };
+  /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
+  requestSpans?: MiddlewareHandler;
 }
 
 type Env = {
@@ -82,6 +85,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   );
   const app = new Hono<Env>();
 
+  if (deps.requestSpans) app.use('/webhooks/:provider', deps.requestSpans);
+
   // A body's bytes count against the budget from its first read until its answer is built (errors included).
   app.use('/webhooks/:provider', async (c, next) => {
     const lease = bodyBudget.open();
@@ -119,12 +124,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
-    const outcome = await recorder.record(event);
+    const outcome = await traceIngest(event, () => recorder.record(event));
     const finishedAt = performance.now();
 
     metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
     metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
     metrics.requests.inc({ provider: name, outcome });
+    annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
     logger.info(
       {
         provider: name,
@@ -158,6 +164,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       deps.onSignatureRefused?.(provider);
     }
     if (provider !== undefined) {
+      annotateRequest({ provider, outcome: mapped.body.error.code });
       metrics.requests.inc({ provider, outcome: mapped.body.error.code });
       if (startedAt !== undefined) {
         metrics.requestSeconds.observe({ provider }, (performance.now() - startedAt) / 1000);

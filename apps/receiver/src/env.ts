@@ -13,6 +13,7 @@ import {
   optionalHttpUrl,
   parseEnv,
   textOr,
+  tracingEnabled,
   type LogLevel,
 } from '@webhook-inbox/env';
 import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
@@ -77,6 +78,8 @@ export interface ReceiverConfig {
   alertWebhookUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
+  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
+  tracing: boolean;
   production: boolean;
 }
 
@@ -246,6 +249,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     adminToken: e.ADMIN_TOKEN,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
+    tracing: tracingEnabled(env),
     production,
   };
 }
@@ -280,6 +284,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     signatureFailureThreshold: config.signatureFailureThreshold,
+    tracing: config.tracing ? 'on' : 'off',
     production: config.production,
   };
 }

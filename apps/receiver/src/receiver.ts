@@ -3,8 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
+import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
 import pg from 'pg';
-import { createRecordedAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
+import {
+  createRecordedAlerter,
+  createSignatureFailureMonitor,
+  registerAlertMetrics,
+} from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createReceiverConsole } from './console.ts';
@@ -87,13 +92,17 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     service: 'webhook-inbox receiver',
   });
+  registerAlertMetrics(metrics.registry, () => alerter.stats());
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
   // The console follows the admin API: same token, same listener (the management one unless ADMIN_LISTENER=public).
   const operatorConsole = config.adminToken
     ? createReceiverConsole({ databaseUrl: config.databaseUrl, boss, adminToken: config.adminToken, logger })
     : undefined;
   const publicConsole = config.adminListener === 'public' ? operatorConsole?.console : undefined;
+  // @hono/otel is loaded only when tracing is on (server.ts starts the SDK first).
+  const requestSpans = tracingInstalled() ? (await import('./tracing.ts')).requestSpans() : undefined;
   const app = createApp({
+    requestSpans,
     pool,
     boss,
     providers,

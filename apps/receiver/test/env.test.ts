@@ -46,8 +46,13 @@ describe('parseConfig', () => {
       adminToken: undefined,
       alertWebhookUrl: undefined,
       signatureFailureThreshold: 20,
+      tracing: false,
       production: false,
     });
+    // Tracing is the OTEL_* environment's to turn on (the rule: tracingEnabled in @webhook-inbox/env).
+    expect(
+      parseConfig({ DATABASE_URL: DB, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing,
+    ).toBe(true);
   });
 
   it('takes an admin token of 16+ characters and an http(s) alert URL', () => {

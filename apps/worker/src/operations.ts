@@ -10,7 +10,9 @@ import {
   schedulePurge,
   sinceDuration,
   type Alerter,
+  type AlerterStats,
   type DeadEvent,
+  type PurgeResult,
 } from '@webhook-inbox/inbox';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -27,10 +29,21 @@ export const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
 export interface Operations {
   /** For `startWorker`'s onDead: alerts per failed effect (or for the event), never throws, never blocks. */
   onDead(event: DeadEvent): void;
+  /** The alerter's running totals (metrics). */
+  alertStats(): AlerterStats;
   stop(): Promise<void>;
 }
 
-export async function startOperations(config: WorkerConfig, logger: Logger): Promise<Operations> {
+export interface OperationsHooks {
+  /** Told of every retention run (metrics). */
+  onRetentionRun?: (run: { result: PurgeResult } | { error: unknown }) => void;
+}
+
+export async function startOperations(
+  config: WorkerConfig,
+  logger: Logger,
+  hooks: OperationsHooks = {},
+): Promise<Operations> {
   const pool = createPool({
     connectionString: config.databaseUrl,
     max: 3,
@@ -56,7 +69,7 @@ export async function startOperations(config: WorkerConfig, logger: Logger): Pro
       payloadDays: config.retention.payloadDays,
       keyDays: config.retention.keyDays,
     });
-    await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger }));
+    await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger, onRun: hooks.onRetentionRun }));
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
@@ -67,6 +80,7 @@ export async function startOperations(config: WorkerConfig, logger: Logger): Pro
 
   return {
     onDead: (event) => void alertDead(alerter, pool, event, logger),
+    alertStats: () => alerter.stats(),
     async stop() {
       await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
         logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');

@@ -4,6 +4,7 @@ import { InvalidPayloadError } from './errors.ts';
 import type { IngestDeps, IngestOutcome } from './ingest.ts';
 import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+import { jobTraceContext } from './telemetry.ts';
 import { beginWith, endEmpty, insertJobsAndCommit, onRecordingConnection } from './recording.ts';
 import { webhookEvents } from './sql/index.ts';
 
@@ -45,6 +46,8 @@ export const DEFAULT_GROUP_COMMIT = { maxTransactions: 4, maxBatch: 64 } as cons
 interface Waiting {
   event: VerifiedEvent;
   source: EventSource;
+  /** The request's trace (its ingest span), carried in the job so the worker's span joins it; `{}` when off. */
+  trace: ReturnType<typeof jobTraceContext>;
   resolve(outcome: IngestOutcome): void;
   reject(error: unknown): void;
 }
@@ -152,7 +155,7 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
   return {
     record: (event, source = 'webhook') =>
       new Promise<IngestOutcome>((resolve, reject) => {
-        waiting.push({ event, source, resolve, reject });
+        waiting.push({ event, source, trace: jobTraceContext(), resolve, reject });
         schedule();
       }),
   };
@@ -177,8 +180,13 @@ async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<
       await endEmpty(transaction);
       return created;
     }
+    const firstOf = new Map(keyed.map(({ key, first }) => [key, first]));
     const jobs: Array<JobInsert<EventJob>> = inserted.rows.map((row) => ({
-      data: { provider: row.provider, eventId: row.event_id },
+      data: {
+        provider: row.provider,
+        eventId: row.event_id,
+        ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
+      },
     }));
     await insertJobsAndCommit(
       transaction,

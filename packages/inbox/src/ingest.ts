@@ -5,6 +5,7 @@ import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
 import { beginWith, endEmpty, insertJobsAndCommit, onRecordingConnection } from './recording.ts';
 import { webhookEvents } from './sql/index.ts';
+import { jobTraceContext } from './telemetry.ts';
 
 export type IngestOutcome = 'accepted' | 'duplicate';
 
@@ -40,7 +41,7 @@ export async function ingest(
       await endEmpty(transaction);
       return 'duplicate';
     }
-    const job: EventJob = { provider: event.provider, eventId: event.eventId };
+    const job: EventJob = { provider: event.provider, eventId: event.eventId, ...jobTraceContext() };
     await insertJobsAndCommit(transaction, boss, 1, async (db) =>
       (await boss.send(EVENTS_QUEUE, job, { db })) === null ? 0 : 1,
     );

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
-import { effectRuns, idempotencyKeys, webhookEvents } from './sql/index.ts';
+import { effectRuns, idempotencyKeys, pgbossJobs, webhookEvents } from './sql/index.ts';
+import { jobTraceContext, type TraceContext } from './telemetry.ts';
 
 /**
  * Operator replay: puts an event back on the same queue the receiver feeds. The effect ledger decides what
@@ -108,7 +109,12 @@ export async function replayEvent(
       await client.query(effectRuns.forceEffect(provider, eventId, forced));
     }
     await client.query(webhookEvents.requeueEvent(provider, eventId));
-    const job: EventJob = { provider, eventId };
+    // A replay is a trace of its own (the caller's, when it traces), linked to the first delivery's.
+    const first = await client.query<{ trace: TraceContext }>(
+      pgbossJobs.selectFirstJobTrace(EVENTS_QUEUE, provider, eventId),
+    );
+    const replayOf = first.rows[0]?.trace;
+    const job: EventJob = { provider, eventId, ...jobTraceContext(), ...(replayOf ? { replayOf } : {}) };
     await boss.send(EVENTS_QUEUE, job, {
       db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
     });

@@ -8,6 +8,7 @@ export {
   createSignatureFailureMonitor,
   formatAlert,
   normalizeErrorMessage,
+  registerAlertMetrics,
   replayCommand,
   type Alert,
   type AlertKind,
@@ -24,6 +25,7 @@ export {
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
+export { readInboxStats, type InboxStats } from './inbox-stats.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

@@ -295,3 +295,30 @@ export function countPurgeable(keyCutoff: Date, payloadCutoff: Date): Statement 
     values: [keyCutoff, payloadCutoff],
   };
 }
+
+/** The statuses `countUnfinished` counts: everything but `processed`, whose count only ever grows. */
+export const UNFINISHED_STATUSES = ['received', 'processing', 'failed', 'dead'] as const;
+
+/**
+ * Events per unfinished status, and how long the oldest event that still has work to do (received, processing,
+ * failed: dead events wait for an operator, not for the worker) has waited, seconds (0 when none). Every part is
+ * read from `webhook_events_status_received_at_idx`: a count of the rows of one status, and a `min` per status
+ * (the least of three, so each is one index probe), so the cost follows the backlog, not the table.
+ */
+export function countUnfinished(): Statement {
+  return {
+    name: 'webhook_inbox_count_unfinished',
+    text: `
+      select coalesce(extract(epoch from now() - least(
+               (select min(received_at) from webhook_events where status = 'received'),
+               (select min(received_at) from webhook_events where status = 'processing'),
+               (select min(received_at) from webhook_events where status = 'failed'))), 0)::float8
+               as "oldestUnprocessedAgeSeconds",
+             (select coalesce(json_object_agg(status, n), '{}')
+                from (select status, count(*)::int as n
+                        from webhook_events
+                       where status in ('received', 'processing', 'failed', 'dead')
+                       group by status) counts) as "byStatus"`,
+    values: [],
+  };
+}

@@ -343,7 +343,7 @@ describe('docker/Dockerfile', () => {
     }
     expect(execForm(last(lineage(dockerfile, 'migrate'), 'CMD')!.args)).toEqual([
       'node',
-      'packages/db/src/cli/migrate.ts',
+      'apps/worker/src/cli/migrate.ts',
     ]);
     for (const app of apps) {
       const manifest = JSON.parse(read(`${app.dir}/package.json`)) as { scripts: Record<string, string> };
@@ -359,7 +359,7 @@ describe('docker/Dockerfile', () => {
     for (const [target, pkg] of [
       ['receiver', '@webhook-inbox/receiver'],
       ['worker', '@webhook-inbox/worker'],
-      ['migrate', '@webhook-inbox/db'],
+      ['migrate', '@webhook-inbox/worker'],
     ] as const) {
       const stage = dockerfile.stages.get(target)!;
       const copies = copiesOf(stage);
@@ -392,8 +392,13 @@ describe('docker/Dockerfile', () => {
       `/app/${workspace.get('@webhook-inbox/db')}`,
       path.relative(dbDir, MIGRATIONS_FOLDER),
     );
-    expect(inImage).toBe('/app/drizzle');
-    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(inImage);
+    expect(inImage).toBe('/app/packages/db/drizzle');
+    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
+      '/app/apps/worker',
+    );
+    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
+      '/app/packages/db',
+    );
   });
 
   it('checks health on the port and host the apps really use', () => {
@@ -451,8 +456,10 @@ describe('.dockerignore', () => {
         if (file.endsWith('.ts') && !file.endsWith('.test.ts')) needed.push(`${dir}/${file}`);
       }
     }
-    for (const file of readdirSync(path.join(root, 'drizzle'), { recursive: true, encoding: 'utf8' })) {
-      needed.push(`drizzle/${file}`);
+    for (const dir of ['packages/db/drizzle', 'apps/worker/drizzle']) {
+      for (const file of readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })) {
+        needed.push(`${dir}/${file}`);
+      }
     }
     const excluded = needed.filter((file) => ignored(file));
     expect(excluded).toEqual([]);
@@ -567,7 +574,9 @@ describe('docker-compose.yml', () => {
     );
 
     const migrateReads = new Set(
-      [...read('packages/db/src/cli/migrate.ts').matchAll(/process\.env\.(\w+)/g)].map((match) => match[1]!),
+      [...read('packages/db/src/migrate-command.ts').matchAll(/process\.env\.(\w+)/g)].map(
+        (match) => match[1]!,
+      ),
     );
     expect(migrateReads).toContain('DATABASE_URL');
     for (const key of Object.keys(environment(service('migrate'), secrets))) {

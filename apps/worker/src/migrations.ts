@@ -1,0 +1,13 @@
+import { fileURLToPath } from 'node:url';
+import { migrateDatabase, type MigrationSet } from '@webhook-inbox/db';
+
+/** The example product's tables (src/schema.ts), applied after the inbox's own. */
+export const EXAMPLE_MIGRATIONS: MigrationSet = {
+  folder: fileURLToPath(new URL('../drizzle', import.meta.url)),
+  table: '__webhook_inbox_example_migrations',
+};
+
+/** The inbox's migrations, the example product's, and the pg-boss schema: what this deployment runs on. */
+export function migrateExampleDatabase(connectionString: string): Promise<void> {
+  return migrateDatabase(connectionString, { also: [EXAMPLE_MIGRATIONS] });
+}

@@ -5,31 +5,39 @@
  *   pnpm bench                       all benchmarks, 10 s per measurement
  *   pnpm bench -- --duration=3       quick run (or BENCH_DURATION_SECONDS=3)
  *   pnpm bench -- --only=receiver    one benchmark
+ *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
  *   BENCH_POOL_SIZE, BENCH_LOG_LEVEL receiver pool size (default: the receiver's) and log level (default info)
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
+import { consoleBenchmark } from './console.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
+import { tracingBenchmark } from './tracing.ts';
 import { workerBenchmark } from './worker.ts';
 
 /** Each benchmark is a function returning one table; add new ones here. */
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   receiver: receiverBenchmark,
   worker: workerBenchmark,
+  console: consoleBenchmark,
+  tracing: tracingBenchmark,
 };
 
 const { values } = parseArgs({
   // `pnpm bench -- --duration=3` passes the `--` through; it is not the end of our options.
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
-  options: { duration: { type: 'string' }, only: { type: 'string' } },
+  options: { duration: { type: 'string' }, only: { type: 'string' }, events: { type: 'string' } },
   allowPositionals: true,
 });
 const durationSeconds = Number(values.duration ?? process.env.BENCH_DURATION_SECONDS ?? 10);
 if (!Number.isFinite(durationSeconds) || durationSeconds <= 0)
   throw new Error('--duration must be > 0 seconds');
+const events = values.events === undefined ? undefined : Number(values.events);
+if (events !== undefined && !(Number.isInteger(events) && events >= 1_000))
+  throw new Error('--events must be a whole number of at least 1000');
 const selected = values.only ? values.only.split(',') : Object.keys(BENCHMARKS);
 for (const name of selected) {
   if (!BENCHMARKS[name])
@@ -58,7 +66,7 @@ let failed = false;
 try {
   for (const name of selected) {
     try {
-      const table = await BENCHMARKS[name]!({ postgres, durationMs: durationSeconds * 1000, log });
+      const table = await BENCHMARKS[name]!({ postgres, durationMs: durationSeconds * 1000, log, events });
       process.stdout.write(`${formatTable(table)}\n`);
     } catch (error) {
       failed = true;

@@ -11,12 +11,12 @@ import type { BenchContext } from './receiver.ts';
 import { memory, sampleRss } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
-const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
+export const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
 const WORKER_PACKAGE = fileURLToPath(new URL('../apps/worker/package.json', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('../apps/worker/test/support/raw-boss.ts', import.meta.url));
 const SENDERS = 16;
 
-interface Rate {
+export interface Rate {
   events: number;
   seconds: number;
   perSecond: number;
@@ -162,7 +162,7 @@ async function inboxPipeline(url: string, events: number, smtp: SmtpSink, logLev
 }
 
 /** The Node flags of `pnpm --filter @webhook-inbox/worker start` (`node <flags> src/server.ts`). */
-function workerStartFlags(): string[] {
+export function workerStartFlags(): string[] {
   const { scripts } = JSON.parse(readFileSync(WORKER_PACKAGE, 'utf8')) as { scripts: { start: string } };
   const words = scripts.start.trim().split(/\s+/);
   if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
@@ -172,7 +172,7 @@ function workerStartFlags(): string[] {
 }
 
 /** `events` sends, `SENDERS` at a time. */
-async function sendAll(events: number, send: (i: number) => Promise<unknown>): Promise<void> {
+export async function sendAll(events: number, send: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: SENDERS }, async () => {
@@ -181,7 +181,7 @@ async function sendAll(events: number, send: (i: number) => Promise<unknown>): P
   );
 }
 
-async function timeUntil(target: number, done: () => Promise<number>): Promise<Rate> {
+export async function timeUntil(target: number, done: () => Promise<number>): Promise<Rate> {
   const started = performance.now();
   const seconds = await waitForCount(target, done, started);
   return { events: target, seconds, perSecond: target / seconds };
@@ -211,13 +211,13 @@ async function waitForCount(target: number, done: () => Promise<number>, started
   return (performance.now() - started) / 1000;
 }
 
-async function count(pool: pg.Pool, sql: string, values: unknown[] = []): Promise<number> {
+export async function count(pool: pg.Pool, sql: string, values: unknown[] = []): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(sql, values);
   return rows[0]?.n ?? 0;
 }
 
 /** A child process whose stdout goes to /dev/null once `ready` has been printed. */
-async function spawnReady(
+export async function spawnReady(
   command: string,
   args: string[],
   env: Record<string, string>,
@@ -246,7 +246,7 @@ async function spawnReady(
   return child;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');

@@ -4,8 +4,9 @@
  * - DATABASE_URL unset: starts an embedded PostgreSQL with its data under `.data/postgres` (kept across
  *   restarts, on a port derived from this checkout's path so two clones don't collide).
  * - Applies the migrations (Drizzle + pg-boss).
- * - Secrets unset: generates dev secrets once, keeps them in `.data/dev-secrets.json`, and prints them. A secret
- *   taken from the environment is never printed, nor the database URL's credentials.
+ * - Secrets unset (webhook secrets, ADMIN_TOKEN): generates dev secrets once, keeps them in
+ *   `.data/dev-secrets.json`, and prints them, with the console's URL and its dev sign-in. A secret taken from
+ *   the environment is never printed, nor the database URL's credentials.
  * - Writes `.data/runtime.json` (database, receiver and management URLs) for `pnpm inbox` while it runs.
  * - Runs the receiver and the worker as child processes (as they run in production) and forwards one
  *   SIGTERM to each on Ctrl-C/SIGTERM; when both have exited, stops PostgreSQL. A second signal kills.
@@ -34,16 +35,22 @@ const log = (message: string) => process.stdout.write(`[start] ${message}\n`);
 interface DevSecrets {
   stripe: string;
   shopify: string;
+  /** ADMIN_TOKEN: the admin API's bearer token and the console's sign-in. */
+  admin: string;
 }
 
+/** The dev secrets kept in `.data/dev-secrets.json`; one missing from an older file is generated and added. */
 async function devSecrets(): Promise<DevSecrets> {
   const file = path.join(dataDir, 'dev-secrets.json');
-  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DevSecrets;
-  const secrets = {
-    stripe: `whsec_${randomBytes(24).toString('base64')}`,
-    shopify: randomBytes(32).toString('hex'),
+  const kept = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as Partial<DevSecrets>) : {};
+  const secrets: DevSecrets = {
+    stripe: kept.stripe ?? `whsec_${randomBytes(24).toString('base64')}`,
+    shopify: kept.shopify ?? randomBytes(32).toString('hex'),
+    admin: kept.admin ?? `dev_${randomBytes(24).toString('base64url')}`,
   };
-  await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  if (!kept.stripe || !kept.shopify || !kept.admin) {
+    await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  }
   return secrets;
 }
 
@@ -134,11 +141,14 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET || secrets.stripe,
     SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET || secrets.shopify,
+    ADMIN_TOKEN: process.env.ADMIN_TOKEN || secrets.admin,
     MAIL_DIR: process.env.MAIL_DIR ?? path.join(dataDir, 'mail'),
   };
   const host = env.HOST ?? '127.0.0.1';
   const port = env.PORT ?? '3000';
   const managementUrl = `http://${env.MANAGEMENT_HOST ?? '127.0.0.1'}:${env.MANAGEMENT_PORT ?? '3002'}`;
+  // The console is where the admin API is: the management listener unless ADMIN_LISTENER=public.
+  const consoleUrl = `${env.ADMIN_LISTENER?.trim().toLowerCase() === 'public' ? `http://${host}:${port}` : managementUrl}/console/`;
 
   for (const [name, entry] of [
     ['receiver', 'apps/receiver/src/server.ts'],
@@ -172,9 +182,13 @@ async function main(): Promise<void> {
   for (const [name, generated] of [
     ['STRIPE_WEBHOOK_SECRET', secrets.stripe],
     ['SHOPIFY_WEBHOOK_SECRET', secrets.shopify],
+    ['ADMIN_TOKEN', secrets.admin],
   ] as const) {
     log(process.env[name] ? `${name}: from the environment` : `${name}=${generated} (dev, generated)`);
   }
+  log(
+    `console: ${consoleUrl} (sign in with ${process.env.ADMIN_TOKEN ? 'your ADMIN_TOKEN' : `the dev token ${secrets.admin}`})`,
+  );
   log(`DATABASE_URL=${maskUrl(databaseUrl)}`);
   log('try: pnpm inbox send stripe checkout.session.completed');
   log('ready (Ctrl-C to stop)');

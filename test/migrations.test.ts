@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,7 +18,15 @@ const run = promisify(execFile);
 const packageDir = fileURLToPath(new URL('../packages/db/', import.meta.url));
 const workerDir = fileURLToPath(new URL('../apps/worker/', import.meta.url));
 const legacyMigrations = fileURLToPath(new URL('fixtures/legacy-migrations', import.meta.url));
-const INBOX_TABLES = ['audit_log', 'effect_runs', 'idempotency_keys', 'replay_operations', 'webhook_events'];
+const INBOX_TABLES = [
+  'alerts_sent',
+  'audit_log',
+  'console_revoked_sessions',
+  'effect_runs',
+  'idempotency_keys',
+  'replay_operations',
+  'webhook_events',
+];
 const EXAMPLE_TABLES = [
   'accounts',
   'shopify_compliance_requests',
@@ -81,6 +90,26 @@ async function layout(url: string) {
   return { columns, constraints, indexes };
 }
 
+/** Migrates `url` with the first `count` of 0.1's shared migrations (test/fixtures/legacy-migrations). */
+async function migrateLegacy(url: string, count: number): Promise<void> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'legacy-migrations-'));
+  try {
+    await cp(legacyMigrations, folder, { recursive: true });
+    const journalFile = path.join(folder, 'meta/_journal.json');
+    const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: unknown[] };
+    await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, count) }));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await migrate(drizzle({ client }), { migrationsFolder: folder });
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
 describe('db:migrate', () => {
   it('applies every migration and the pg-boss schema to an empty database', async () => {
     database = await createTestDatabase({ migrated: false });
@@ -104,59 +133,83 @@ describe('db:migrate', () => {
     expect(first.migrations.length).toBeGreaterThan(0);
   });
 
-  it("brings a database migrated by 0.1's shared migrations to the split layout, keeping its rows", async () => {
+  // 0.1's last migration, and the one before the console's two (0004, 0005): a database on either upgrades.
+  it.each([
+    ['0005_console_revoked_sessions', 6],
+    ['0003_console_audit_and_replay_operations', 4],
+  ])(
+    "brings a database migrated by 0.1's shared migrations up to %s to the split layout, keeping its rows",
+    async (_last, applied) => {
+      database = await createTestDatabase({ migrated: false });
+      await migrateLegacy(database.url, applied);
+      const rows = [
+        `insert into webhook_events (provider, event_id, type, payload) values ('stripe', 'evt_1', 'invoice.paid', '{"id":"evt_1"}')`,
+        `insert into effect_runs (provider, event_id, effect, status, idempotency_key) values ('stripe', 'evt_1', 'markPaid', 'completed', 'k1')`,
+        `insert into idempotency_keys (key, effect, provider, event_id, status) values ('account:cus_1', 'welcome', 'stripe', 'evt_1', 'completed')`,
+        `insert into accounts (stripe_customer_id, email) values ('cus_1', 'a@example.com')`,
+        `insert into subscriptions (stripe_subscription_id, customer_id, status, event_created_at) values ('sub_1', 'cus_1', 'active', now())`,
+        `insert into shopify_orders (shop_domain, order_id) values ('s.myshopify.com', 9007199254740993)`,
+        `insert into audit_log (actor, action) values ('ops', 'login')`,
+        `insert into replay_operations (filter, received_up_to, total, created_by) values ('{}', now(), 1, 'ops')`,
+      ];
+      if (applied === 6) {
+        rows.push(
+          `insert into alerts_sent (service, kind, fingerprint, provider, occurrences, outcome, headline) values ('worker', 'dead', 'f', 'stripe', 1, 'sent', 'h')`,
+          `insert into console_revoked_sessions (session_id, expires_at) values ('s1', now() + interval '1 hour')`,
+        );
+      }
+      await query(database.url, rows.join(';\n'));
+
+      await migrateDatabase(database.url);
+      await migrateDatabase(database.url);
+
+      const counts = await query<Record<string, string>>(
+        database.url,
+        `select ${[...INBOX_TABLES, ...EXAMPLE_TABLES].map((t) => `(select count(*) from ${t}) as ${t}`).join(', ')}`,
+      );
+      const fromConsole = applied === 6 ? '1' : '0';
+      expect(counts[0]).toEqual({
+        alerts_sent: fromConsole,
+        audit_log: '1',
+        console_revoked_sessions: fromConsole,
+        effect_runs: '1',
+        idempotency_keys: '1',
+        replay_operations: '1',
+        webhook_events: '1',
+        accounts: '1',
+        shopify_compliance_requests: '0',
+        shopify_orders: '1',
+        shopify_shops: '0',
+        subscriptions: '1',
+      });
+      const [order] = await query<{ order_id: string }>(database.url, 'select order_id from shopify_orders');
+      expect(order?.order_id).toBe('9007199254740993');
+
+      // The same tables, constraints and indexes, and the same migrations recorded, as a database created by
+      // the current migrations (drizzle.__drizzle_migrations, 0.1's record, stays as it was).
+      const fresh = await createTestDatabase({ migrated: false });
+      try {
+        await migrateDatabase(fresh.url);
+        const [migrated, created] = [await fingerprint(database.url), await fingerprint(fresh.url)];
+        expect(migrated.layout).toEqual(created.layout);
+        expect(migrated.migrations).toEqual(created.migrations);
+      } finally {
+        await fresh.drop();
+      }
+      expect(
+        await query(database.url, 'select count(*)::int as n from drizzle.__drizzle_migrations'),
+      ).toEqual([{ n: applied }]);
+    },
+  );
+
+  it("refuses a database that ran only part of 0.1's shared migrations, changing nothing", async () => {
     database = await createTestDatabase({ migrated: false });
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await migrate(drizzle({ client }), { migrationsFolder: legacyMigrations });
-      await client.query(`
-        insert into webhook_events (provider, event_id, type, payload) values ('stripe', 'evt_1', 'invoice.paid', '{"id":"evt_1"}');
-        insert into effect_runs (provider, event_id, effect, status, idempotency_key) values ('stripe', 'evt_1', 'markPaid', 'completed', 'k1');
-        insert into idempotency_keys (key, effect, provider, event_id, status) values ('account:cus_1', 'welcome', 'stripe', 'evt_1', 'completed');
-        insert into accounts (stripe_customer_id, email) values ('cus_1', 'a@example.com');
-        insert into subscriptions (stripe_subscription_id, customer_id, status, event_created_at) values ('sub_1', 'cus_1', 'active', now());
-        insert into shopify_orders (shop_domain, order_id) values ('s.myshopify.com', 9007199254740993);
-        insert into audit_log (actor, action) values ('ops', 'login');
-        insert into replay_operations (filter, received_up_to, total, created_by) values ('{}', now(), 1, 'ops');
-      `);
-    } finally {
-      await client.end();
-    }
-
-    await migrateDatabase(database.url);
-    await migrateDatabase(database.url);
-
-    const counts = await query<Record<string, string>>(
-      database.url,
-      `select ${[...INBOX_TABLES, ...EXAMPLE_TABLES].map((t) => `(select count(*) from ${t}) as ${t}`).join(', ')}`,
+    await migrateLegacy(database.url, 2);
+    const before = await layout(database.url);
+    await expect(migrateDatabase(database.url)).rejects.toThrow(
+      /only part of webhook-inbox 0\.1's migrations/,
     );
-    expect(counts[0]).toEqual({
-      audit_log: '1',
-      effect_runs: '1',
-      idempotency_keys: '1',
-      replay_operations: '1',
-      webhook_events: '1',
-      accounts: '1',
-      shopify_compliance_requests: '0',
-      shopify_orders: '1',
-      shopify_shops: '0',
-      subscriptions: '1',
-    });
-    const [order] = await query<{ order_id: string }>(database.url, 'select order_id from shopify_orders');
-    expect(order?.order_id).toBe('9007199254740993');
-
-    // The same tables, constraints and indexes, and the same migrations recorded, as a database created by the
-    // current migrations (drizzle.__drizzle_migrations, 0.1's record, stays as it was).
-    const fresh = await createTestDatabase({ migrated: false });
-    try {
-      await migrateDatabase(fresh.url);
-      const [migrated, created] = [await fingerprint(database.url), await fingerprint(fresh.url)];
-      expect(migrated.layout).toEqual(created.layout);
-      expect(migrated.migrations).toEqual(created.migrations);
-    } finally {
-      await fresh.drop();
-    }
+    expect(await layout(database.url)).toEqual(before);
   });
 
   it("leaves a team's own drizzle-kit migrations (drizzle.__drizzle_migrations) alone", async () => {

@@ -574,7 +574,7 @@ describe('docker-compose.yml', () => {
     );
 
     const migrateReads = new Set(
-      [...read('packages/db/src/migrate-command.ts').matchAll(/process\.env\.(\w+)/g)].map(
+      [...read('packages/db/src/cli/migrate-command.ts').matchAll(/process\.env\.(\w+)/g)].map(
         (match) => match[1]!,
       ),
     );

@@ -25,7 +25,14 @@ function postgresProcesses(): string[] {
 async function startOnce(
   extraEnv: Record<string, string> = {},
 ): Promise<{ output: () => string; stop: () => Promise<number | null> }> {
-  const { DATABASE_URL: _, STRIPE_WEBHOOK_SECRET: _s, SHOPIFY_WEBHOOK_SECRET: _h, ...env } = process.env;
+  const {
+    DATABASE_URL: _,
+    STRIPE_WEBHOOK_SECRET: _s,
+    SHOPIFY_WEBHOOK_SECRET: _h,
+    ADMIN_TOKEN: _a,
+    ADMIN_LISTENER: _l,
+    ...env
+  } = process.env;
   const child = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
     env: {
@@ -62,6 +69,27 @@ describe('pnpm start', () => {
     await mkdir(dataDir, { recursive: true, mode: 0o755 });
     const first = await startOnce();
     expect(first.output()).toMatch(/STRIPE_WEBHOOK_SECRET=whsec_/);
+    // The console's URL and a dev sign-in that works: the generated admin token is the receiver's.
+    const signIn =
+      /console: (http:\/\/127\.0\.0\.1:\d+\/console\/) \(sign in with the dev token (dev_\S+)\)/.exec(
+        first.output(),
+      );
+    expect(signIn, first.output()).not.toBeNull();
+    const [, consoleUrl, devToken] = signIn!;
+    expect(first.output()).toContain(`ADMIN_TOKEN=${devToken} (dev, generated)`);
+    // "ready" means started: the receiver may still be binding its listeners.
+    const page = await waitFor(
+      async () => {
+        const response = await fetch(new URL('login', consoleUrl));
+        return response.status === 200 && response;
+      },
+      { timeout: 60_000, message: 'the console answering' },
+    );
+    expect(await page.text()).toContain('name="token"');
+    const admin = await fetch(new URL('/admin/events', consoleUrl), {
+      headers: { authorization: `Bearer ${devToken}` },
+    });
+    expect(admin.status).toBe(200);
     expect(postgresProcesses().length).toBeGreaterThan(0);
     expect(await first.stop()).toBe(0);
     expect(first.output()).toContain('stopped');
@@ -72,11 +100,15 @@ describe('pnpm start', () => {
     // only the generated dev secrets are.
     const secrets = await readFile(path.join(dataDir, 'dev-secrets.json'), 'utf8');
     const operatorSecret = 'whsec_from_the_operator_not_to_be_printed';
-    const second = await startOnce({ STRIPE_WEBHOOK_SECRET: operatorSecret });
+    const operatorToken = 'operator_admin_token_not_to_be_printed';
+    const second = await startOnce({ STRIPE_WEBHOOK_SECRET: operatorSecret, ADMIN_TOKEN: operatorToken });
     const { shopify } = JSON.parse(secrets) as { shopify: string };
     expect(second.output()).toContain(`SHOPIFY_WEBHOOK_SECRET=${shopify} (dev, generated)`);
     expect(second.output()).toContain('STRIPE_WEBHOOK_SECRET: from the environment');
+    expect(second.output()).toContain('ADMIN_TOKEN: from the environment');
+    expect(second.output()).toMatch(/console: http:\/\/\S+\/console\/ \(sign in with your ADMIN_TOKEN\)/);
     expect(second.output()).not.toContain(operatorSecret);
+    expect(second.output()).not.toContain(operatorToken);
     expect(await second.stop()).toBe(0);
     expect(postgresProcesses()).toEqual([]);
   }, 300_000);

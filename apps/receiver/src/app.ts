@@ -1,11 +1,14 @@
 import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
-import { ingest } from '@webhook-inbox/inbox/ingest';
+import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import type { Provider } from '@webhook-inbox/inbox/providers';
-import { Hono } from 'hono';
+import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { mountConsole } from './console.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
@@ -14,7 +17,7 @@ import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
 export interface AppDeps {
-  /** The request pool: each new or duplicate event takes one connection for one short transaction. */
+  /** The request pool: each group-commit transaction, and the admin API, take a connection from it. */
   pool: pg.Pool;
   /** A started pg-boss used only to send (on our transaction's connection). */
   boss: PgBoss;
@@ -36,8 +39,14 @@ export interface AppDeps {
    * management listener unless `ADMIN_LISTENER=public`).
    */
   adminToken?: string;
+  /** The operator console at `/console`, only when `ADMIN_LISTENER=public`; unset: it does not exist here. */
+  console?: Console;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
+  /** How verified events are recorded together (group-commit.ts); unset: its defaults. */
+  groupCommit?: { maxTransactions: number; maxBatch: number };
+  /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
+  requestSpans?: MiddlewareHandler;
 }
 
 type Env = {
@@ -66,8 +75,17 @@ export function createApp(deps: AppDeps): Hono<Env> {
     deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
-  const ingestDeps = { pool, boss };
+  // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
+  const recorder = createGroupCommit(
+    { pool, boss },
+    {
+      ...(deps.groupCommit ?? DEFAULT_GROUP_COMMIT),
+      onBatch: ({ requests, outcome }) => metrics.batchRequests.observe({ outcome }, requests),
+    },
+  );
   const app = new Hono<Env>();
+
+  if (deps.requestSpans) app.use('/webhooks/:provider', deps.requestSpans);
 
   // A body's bytes count against the budget from its first read until its answer is built (errors included).
   app.use('/webhooks/:provider', async (c, next) => {
@@ -106,12 +124,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
-    const outcome = await ingest(ingestDeps, event);
+    const outcome = await traceIngest(event, () => recorder.record(event));
     const finishedAt = performance.now();
 
     metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
     metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
     metrics.requests.inc({ provider: name, outcome });
+    annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
     logger.info(
       {
         provider: name,
@@ -130,6 +149,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
   app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 
@@ -144,6 +164,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       deps.onSignatureRefused?.(provider);
     }
     if (provider !== undefined) {
+      annotateRequest({ provider, outcome: mapped.body.error.code });
       metrics.requests.inc({ provider, outcome: mapped.body.error.code });
       if (startedAt !== undefined) {
         metrics.requestSeconds.observe({ provider }, (performance.now() - startedAt) / 1000);

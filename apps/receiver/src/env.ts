@@ -13,8 +13,10 @@ import {
   optionalHttpUrl,
   parseEnv,
   textOr,
+  tracingEnabled,
   type LogLevel,
 } from '@webhook-inbox/env';
+import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import { z } from 'zod';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
@@ -59,6 +61,10 @@ export interface ReceiverConfig {
   logLevel: LogLevel;
   /** Connections the request path may hold at once. */
   poolSize: number;
+  /** Group commit: transactions recording events at once (at most `poolSize`). */
+  groupCommitTransactions: number;
+  /** Group commit: events in one transaction at most (1: one transaction per event). */
+  groupCommitMaxBatch: number;
   /**
    * Deadline for one database round trip on the request path, and for getting a connection: a database that
    * stops answering turns into 503s (the sender retries) instead of requests that hang.
@@ -72,6 +78,8 @@ export interface ReceiverConfig {
   alertWebhookUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
+  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
+  tracing: boolean;
   production: boolean;
 }
 
@@ -142,6 +150,9 @@ const schema = z.object({
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
   LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
+  // Unset (0): the group-commit default, or the pool's size when that is smaller.
+  GROUP_COMMIT_TRANSACTIONS: integer(1, 200, 0),
+  GROUP_COMMIT_MAX_BATCH: integer(1, 1_000, DEFAULT_GROUP_COMMIT.maxBatch),
   DATABASE_TIMEOUT_MS: integer(100, 60_000, 5_000),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
   // Long enough not to be guessed; the admin API can replay events.
@@ -201,6 +212,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (e.WEBHOOK_BODY_TIMEOUT_MS >= e.REQUEST_TIMEOUT_MS) {
     issues.push('WEBHOOK_BODY_TIMEOUT_MS must be less than REQUEST_TIMEOUT_MS');
   }
+  // Each transaction holds a request-path connection; the admin API needs one too at times.
+  if (e.GROUP_COMMIT_TRANSACTIONS > e.DATABASE_POOL_SIZE) {
+    issues.push('GROUP_COMMIT_TRANSACTIONS must be at most DATABASE_POOL_SIZE');
+  }
   if (e.MANAGEMENT_PORT !== 0 && e.MANAGEMENT_PORT === e.PORT) {
     issues.push('MANAGEMENT_PORT must differ from PORT');
   }
@@ -226,11 +241,15 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
+    groupCommitTransactions:
+      e.GROUP_COMMIT_TRANSACTIONS || Math.min(DEFAULT_GROUP_COMMIT.maxTransactions, e.DATABASE_POOL_SIZE),
+    groupCommitMaxBatch: e.GROUP_COMMIT_MAX_BATCH,
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
+    tracing: tracingEnabled(env),
     production,
   };
 }
@@ -258,11 +277,14 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     maxBodyBytes: config.maxBodyBytes,
     logLevel: config.logLevel,
     poolSize: config.poolSize,
+    groupCommitTransactions: config.groupCommitTransactions,
+    groupCommitMaxBatch: config.groupCommitMaxBatch,
     databaseTimeoutMs: config.databaseTimeoutMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     signatureFailureThreshold: config.signatureFailureThreshold,
+    tracing: config.tracing ? 'on' : 'off',
     production: config.production,
   };
 }

@@ -2,8 +2,12 @@ import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { cachedFor } from './cached.ts';
+import { mountConsole } from './console.ts';
 import { errorResponse, mapError } from './http-errors.ts';
+import { registerInboxMetrics } from './inbox-metrics.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
@@ -20,18 +24,24 @@ export interface ManagementDeps {
   readyTimeoutMs?: number;
   /** How long one readiness result is reused. Default 1 s. */
   readyCacheMs?: number;
+  /** How long one read of the database for `/metrics`' inbox gauges is reused (see inbox-metrics.ts). Default 5 s. */
+  statsMaxAgeMs?: number;
   /** Bearer token of the admin API on this listener; unset: `/admin/*` does not exist here. */
   adminToken?: string;
+  /** The operator console, served at `/console` on this listener; unset: it does not exist here. */
+  console?: Console;
 }
 
 type Readiness = { ok: boolean };
 
 /**
  * The receiver's management listener (`MANAGEMENT_HOST`:`MANAGEMENT_PORT`, 127.0.0.1 by default), kept off the
- * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API unless `ADMIN_LISTENER=public`.
+ * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API and the operator console (`/console`)
+ * unless `ADMIN_LISTENER=public`.
  * `/readyz` asks the database at most once per `readyCacheMs` however many probes arrive: probes in the
  * meantime, concurrent ones included, share the last answer, so a probe flood cannot take the request pool's
- * connections from the webhooks.
+ * connections from the webhooks. `/metrics` reads the inbox's gauges from the database the same way, at most once
+ * per `statsMaxAgeMs`.
  *
  * @example
  * const management = createManagementApp({ pool, boss, logger, metrics });
@@ -44,21 +54,16 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
   const app = new Hono();
 
-  let last: { at: number; result: Promise<Readiness> } | undefined;
-  const readiness = (): Promise<Readiness> => {
-    const now = performance.now();
-    if (!last || now - last.at >= readyCacheMs) {
-      const result = withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(
-        (): Readiness => ({ ok: true }),
-        (error: unknown): Readiness => {
-          logger.warn({ err: errorFields(error) }, 'readiness check failed: database unreachable');
-          return { ok: false };
-        },
-      );
-      last = { at: now, result };
-    }
-    return last.result;
-  };
+  const readiness = cachedFor(readyCacheMs, () =>
+    withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(
+      (): Readiness => ({ ok: true }),
+      (error: unknown): Readiness => {
+        logger.warn({ err: errorFields(error) }, 'readiness check failed: database unreachable');
+        return { ok: false };
+      },
+    ),
+  );
+  registerInboxMetrics(metrics.registry, { pool, logger, maxAgeMs: deps.statsMaxAgeMs });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
@@ -74,6 +79,7 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   );
 
   app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

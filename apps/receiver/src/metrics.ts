@@ -9,6 +9,8 @@ export interface ReceiverMetrics {
   readonly ingestSeconds: Histogram<'outcome'>;
   /** Whole request, from routing to the response being built. */
   readonly requestSeconds: Histogram<'provider'>;
+  /** Requests per group-commit transaction, by how it ended (`committed`, `failed`, `split`, `refused`). */
+  readonly batchRequests: Histogram<'outcome'>;
 }
 
 /**
@@ -40,6 +42,15 @@ export function createMetrics(
     help: 'Time from routing a webhook request to its response, by provider.',
     labelNames: ['provider'] as const,
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const batchRequests = new Histogram({
+    name: 'webhook_ingest_batch_requests',
+    help:
+      'Requests answered per group-commit transaction, by outcome: committed, failed (503 to each), split ' +
+      '(a payload PostgreSQL refused, isolated by retrying the halves) or refused (that payload alone, a 400).',
+    labelNames: ['outcome'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],
   });
   new Gauge({
@@ -78,5 +89,5 @@ export function createMetrics(
     });
   }
 
-  return { registry, requests, ingestSeconds, requestSeconds };
+  return { registry, requests, ingestSeconds, requestSeconds, batchRequests };
 }

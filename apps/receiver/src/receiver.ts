@@ -3,10 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
+import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
 import pg from 'pg';
-import { createAlerter, createSignatureFailureMonitor } from '@webhook-inbox/inbox/ops/alerts';
+import {
+  createRecordedAlerter,
+  createSignatureFailureMonitor,
+  registerAlertMetrics,
+} from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
+import { createReceiverConsole } from './console.ts';
 import { createSender } from './boss.ts';
 import { describeConfig, type ReceiverConfig } from './env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
@@ -17,7 +23,10 @@ import { createMetrics } from './metrics.ts';
 export interface Receiver {
   /** The public listener, e.g. `http://127.0.0.1:3000` (the real port when `config.port` was 0). */
   readonly url: string;
-  /** The management listener (`/healthz`, `/readyz`, `/metrics`, admin API), e.g. `http://127.0.0.1:3002`. */
+  /**
+   * The management listener (`/healthz`, `/readyz`, `/metrics`, admin API and console at `/console`), e.g.
+   * `http://127.0.0.1:3002`.
+   */
   readonly managementUrl: string;
   /**
    * Graceful stop, once: `/readyz` turns 503, the public listener refuses new connections and lets in-flight
@@ -77,9 +86,23 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const metrics = createMetrics(pool, { inFlight: () => inFlight, bodyBytes: () => bodyBudget.usedBytes() });
   const logSampler = createLogSampler(logger);
   // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
-  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox receiver' });
+  // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
+  const alerter = createRecordedAlerter(pool, {
+    url: config.alertWebhookUrl,
+    logger,
+    service: 'webhook-inbox receiver',
+  });
+  registerAlertMetrics(metrics.registry, () => alerter.stats());
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
+  // The console follows the admin API: same token, same listener (the management one unless ADMIN_LISTENER=public).
+  const operatorConsole = config.adminToken
+    ? createReceiverConsole({ databaseUrl: config.databaseUrl, boss, adminToken: config.adminToken, logger })
+    : undefined;
+  const publicConsole = config.adminListener === 'public' ? operatorConsole?.console : undefined;
+  // @hono/otel is loaded only when tracing is on (server.ts starts the SDK first).
+  const requestSpans = tracingInstalled() ? (await import('./tracing.ts')).requestSpans() : undefined;
   const app = createApp({
+    requestSpans,
     pool,
     boss,
     providers,
@@ -91,6 +114,8 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logSampler,
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     onSignatureRefused: (provider) => refusals.record(provider),
+    console: publicConsole,
+    groupCommit: { maxTransactions: config.groupCommitTransactions, maxBatch: config.groupCommitMaxBatch },
   });
   const management = createManagementApp({
     pool,
@@ -99,6 +124,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     metrics,
     isShuttingDown: () => shuttingDown,
     adminToken: config.adminListener === 'management' ? config.adminToken : undefined,
+    console: config.adminListener === 'management' ? operatorConsole?.console : undefined,
   });
 
   let server: ServerType | undefined;
@@ -133,10 +159,13 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logSampler.close();
     managementServer?.close();
     await alerter.close();
+    await operatorConsole?.pool.end().catch(() => {});
     await boss.stop({ graceful: false, close: true }).catch(() => {});
     await pool.end().catch(() => {});
     throw error;
   }
+  // Resumes any bulk replay a stopped or crashed process left unfinished.
+  operatorConsole?.console.start();
   // Node closes a connection past MAX_CONNECTIONS as it arrives; say so (sampled, like every refusal).
   server.on('drop', () => {
     if (logSampler.allow('connection dropped')) {
@@ -150,6 +179,9 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       url,
       managementUrl,
       admin: config.adminToken ? config.adminListener : 'disabled',
+      console: operatorConsole
+        ? `${config.adminListener === 'public' ? url : managementUrl}/console`
+        : 'disabled',
       providers: [...providers.keys()],
     },
     'receiver listening',
@@ -169,6 +201,13 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       );
       await closeServer(managementServer);
       logSampler.close();
+      if (operatorConsole) {
+        // Its bulk replay runner finishes its chunk and releases its operation for the next process.
+        await operatorConsole.console.stop().catch((error: unknown) => {
+          logger.warn({ err: errorFields(error) }, 'console did not stop cleanly');
+        });
+        await operatorConsole.pool.end().catch(() => {});
+      }
       await boss.stop({ graceful: false, close: true, timeout: 5_000 }).catch((error: unknown) => {
         logger.warn({ err: errorFields(error) }, 'pg-boss did not stop cleanly');
       });

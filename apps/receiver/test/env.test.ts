@@ -39,13 +39,20 @@ describe('parseConfig', () => {
       maxBodyBytes: 1_048_576,
       logLevel: 'info',
       poolSize: 16,
+      groupCommitTransactions: 4,
+      groupCommitMaxBatch: 64,
       databaseTimeoutMs: 5_000,
       shutdownTimeoutMs: 10_000,
       adminToken: undefined,
       alertWebhookUrl: undefined,
       signatureFailureThreshold: 20,
+      tracing: false,
       production: false,
     });
+    // Tracing is the OTEL_* environment's to turn on (the rule: tracingEnabled in @webhook-inbox/env).
+    expect(
+      parseConfig({ DATABASE_URL: DB, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing,
+    ).toBe(true);
   });
 
   it('takes an admin token of 16+ characters and an http(s) alert URL', () => {
@@ -90,6 +97,21 @@ describe('parseConfig', () => {
     const described = JSON.stringify(describeConfig(config));
     expect(described).not.toMatch(/whsec_|do_not_print/);
     expect(described).not.toContain(':p@');
+  });
+
+  it('group commit: at most the pool in transactions, and no more than it by default', () => {
+    expect(parseConfig({ DATABASE_URL: DB, DATABASE_POOL_SIZE: '2' })).toMatchObject({
+      groupCommitTransactions: 2,
+    });
+    expect(
+      parseConfig({ DATABASE_URL: DB, GROUP_COMMIT_TRANSACTIONS: '8', GROUP_COMMIT_MAX_BATCH: '1' }),
+    ).toMatchObject({ groupCommitTransactions: 8, groupCommitMaxBatch: 1 });
+    expect(() =>
+      parseConfig({ DATABASE_URL: DB, DATABASE_POOL_SIZE: '4', GROUP_COMMIT_TRANSACTIONS: '5' }),
+    ).toThrow(/GROUP_COMMIT_TRANSACTIONS must be at most DATABASE_POOL_SIZE/);
+    expect(() => parseConfig({ DATABASE_URL: DB, GROUP_COMMIT_MAX_BATCH: '0' })).toThrow(
+      /GROUP_COMMIT_MAX_BATCH/,
+    );
   });
 
   it('treats empty values as unset', () => {

@@ -386,3 +386,21 @@ async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[
 
 /** The fault-injection proxy in front of Postgres (cut, black-hole, restore), shared with the worker's tests. */
 export { TcpProxy } from '@webhook-inbox/testing';
+
+/** Group-commit transactions so far, by outcome: how many, and how many of them answered more than one request. */
+export async function batchCounts(
+  managementUrl: string,
+): Promise<Record<'committed' | 'failed' | 'split', { batches: number; multi: number }>> {
+  const text = await (await fetch(new URL('/metrics', managementUrl))).text();
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+  const counts = (outcome: string) => {
+    const batches = value(
+      new RegExp(`^webhook_ingest_batch_requests_count\\{outcome="${outcome}"\\} (\\d+)`, 'm'),
+    );
+    const single = value(
+      new RegExp(`^webhook_ingest_batch_requests_bucket\\{le="1",outcome="${outcome}"\\} (\\d+)`, 'm'),
+    );
+    return { batches, multi: batches - single };
+  };
+  return { committed: counts('committed'), failed: counts('failed'), split: counts('split') };
+}

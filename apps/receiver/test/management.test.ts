@@ -9,7 +9,7 @@ import {
   startReceiver,
   type Receiver,
 } from '../src/index.ts';
-import { memoryLogger, receiverEnv } from './helpers.ts';
+import { memoryLogger, post, receiverEnv, sql, stripeDelivery } from './helpers.ts';
 
 // Health, readiness, metrics and the admin API live on the management listener (127.0.0.1 by default), off
 // the port providers (and anyone else) reach; only a database-free /healthz stays public.
@@ -63,6 +63,89 @@ describe('the two listeners', () => {
     expect(await status(receiver.url, '/admin/events', ADMIN)).toBe(200);
     expect(await status(receiver.managementUrl, '/admin/events', ADMIN)).toBe(404);
     expect(await status(receiver.url, '/readyz')).toBe(404);
+    expect(await status(receiver.url, '/console/login')).toBe(200);
+    expect(await status(receiver.managementUrl, '/console/login')).toBe(404);
+  });
+});
+
+/** Signs in to the console at `base` (its sign-in nonce, then the admin token); returns the session cookie. */
+async function consoleSession(base: string, token: string): Promise<{ status: number; cookie?: string }> {
+  const page = await fetch(`${base}/console/login`);
+  const nonceCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const nonce = /name="_nonce" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const response = await fetch(`${base}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: nonceCookie },
+    body: new URLSearchParams({ _nonce: nonce, who: 'Ada', token, next: '' }),
+  });
+  await response.arrayBuffer();
+  const cookie = response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('wi_console_session='))
+    ?.split(';')[0];
+  return { status: response.status, cookie };
+}
+
+describe('the operator console', () => {
+  it('is served on the management listener, signed in to with the admin token, and not on the public port', async () => {
+    receiver = await startReceiver(parseConfig(receiverEnv(db.url, { PORT: '0', ADMIN_TOKEN: TOKEN })));
+    const { url, managementUrl } = receiver;
+    expect(await status(url, '/console/login')).toBe(404);
+    expect(await status(url, '/console/')).toBe(404);
+    expect(await status(managementUrl, '/console/login')).toBe(200);
+
+    expect((await consoleSession(managementUrl, 'not-the-admin-token-at-all')).status).toBe(401);
+    const { status: signIn, cookie } = await consoleSession(managementUrl, TOKEN);
+    expect(signIn).toBe(303);
+    expect(cookie).toBeDefined();
+
+    // A webhook taken on the public port is listed, and replayed from the console through the receiver's
+    // own pg-boss: the replay sends a second job for the event.
+    const delivery = stripeDelivery();
+    expect((await post(url, delivery)).status).toBe(200);
+    const headers = { cookie: cookie!, accept: 'text/html' };
+    // Unknown console paths get the console's own page, not the management listener's JSON.
+    const unknown = await fetch(`${managementUrl}/console/nope`, { headers });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('<code>not_found</code>');
+    const events = await fetch(`${managementUrl}/console/events?provider=stripe`, { headers });
+    expect(events.status).toBe(200);
+    const list = await events.text();
+    expect(list).toContain(delivery.key);
+    const event = await fetch(`${managementUrl}/console/event?provider=stripe&id=${delivery.key}`, {
+      headers,
+    });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await event.text())?.[1];
+    expect(csrf).toBeDefined();
+    const replay = await fetch(`${managementUrl}/console/event/replay`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers,
+      body: new URLSearchParams({ _csrf: csrf!, provider: 'stripe', id: delivery.key }),
+    });
+    await replay.arrayBuffer();
+    expect(replay.status).toBe(303);
+    const jobs = await sql(
+      db.url,
+      `select count(*)::int as n from pgboss.job where name = 'webhook-events' and data->>'eventId' = $1`,
+      [delivery.key],
+    );
+    expect(jobs.rows[0]).toEqual({ n: 2 });
+    const audit = await sql(
+      db.url,
+      `select actor, action, target, remote_address from audit_log where action in ('login', 'replay') order by id`,
+    );
+    expect(audit.rows).toEqual([
+      { actor: 'Ada', action: 'login', target: null, remote_address: '127.0.0.1' },
+      { actor: 'Ada', action: 'replay', target: `stripe ${delivery.key}`, remote_address: '127.0.0.1' },
+    ]);
+  });
+
+  it('does not exist without an admin token', async () => {
+    receiver = await startReceiver(parseConfig(receiverEnv(db.url, { PORT: '0' })));
+    expect(await status(receiver.managementUrl, '/console/login')).toBe(404);
+    expect(await status(receiver.url, '/console/login')).toBe(404);
   });
 });
 

@@ -3,7 +3,16 @@ import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
-import { getStatus, post, receiverEnv, sql, stripeDelivery, TcpProxy, type Delivery } from './helpers.ts';
+import {
+  batchCounts,
+  getStatus,
+  post,
+  receiverEnv,
+  sql,
+  stripeDelivery,
+  TcpProxy,
+  type Delivery,
+} from './helpers.ts';
 
 // The database goes away while deliveries are flowing. Whatever happens, no 2xx for an event that is not
 // committed (with its job), failures are 503s, and the receiver recovers by itself once the database is back.
@@ -91,6 +100,15 @@ async function expectConsistent(results: Result[]): Promise<void> {
   expect(orphanJobs.rows[0]).toEqual({ n: 0 });
 }
 
+/** Ends every session of the receiver's request pool (what it was doing fails, the pool reconnects). */
+async function killReceiverSessions(): Promise<void> {
+  await sql(
+    db.url,
+    `select pg_terminate_backend(pid) from pg_stat_activity
+      where application_name = 'webhook-inbox-receiver' and datname = current_database()`,
+  );
+}
+
 describe('the database goes away mid-run', () => {
   it("pg_terminate_backend of the receiver's connections: 503s for what was cut, then 200s again", async () => {
     const receiver = await start(db.url);
@@ -99,11 +117,7 @@ describe('the database goes away mid-run', () => {
     // Keep killing the receiver's sessions until some in-flight request has been caught by it.
     await waitFor(
       async () => {
-        await sql(
-          db.url,
-          `select pg_terminate_backend(pid) from pg_stat_activity
-            where application_name = 'webhook-inbox-receiver' and datname = current_database()`,
-        );
+        await killReceiverSessions();
         return traffic.results.some((r) => r.status === 503);
       },
       { timeout: 20_000, interval: 50, message: 'a request caught by a terminated session (503)' },
@@ -113,6 +127,31 @@ describe('the database goes away mid-run', () => {
       timeout: 60_000,
     });
     await expectConsistent(await traffic.stop());
+  });
+
+  it('sessions killed while group-commit transactions hold several requests: 503 to each of them, no 2xx', async () => {
+    // One transaction at a time and twelve senders: requests queue up behind it and go together.
+    const receiver = await start(db.url, { GROUP_COMMIT_TRANSACTIONS: '1' });
+    const traffic = load(receiver.url, 12);
+    await waitFor(async () => (await batchCounts(receiver.managementUrl)).committed.multi >= 5, {
+      timeout: 60_000,
+      message: 'committed transactions of several requests',
+    });
+    // Keep killing the receiver's sessions until a transaction of several requests has been caught by it.
+    await waitFor(
+      async () => {
+        await killReceiverSessions();
+        return (await batchCounts(receiver.managementUrl)).failed.multi > 0;
+      },
+      { timeout: 30_000, interval: 20, message: 'a transaction of several requests killed mid-way' },
+    );
+    const healed = Date.now();
+    await waitFor(() => traffic.since(healed).filter((r) => r.status === 200).length >= 20, {
+      timeout: 60_000,
+    });
+    const results = await traffic.stop();
+    expect(results.filter((r) => r.status === 503).length).toBeGreaterThan(1);
+    await expectConsistent(results);
   });
 
   it('TCP to the database cut: 503s and /readyz 503 while it is down; recovers without a restart', async () => {

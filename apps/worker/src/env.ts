@@ -10,6 +10,7 @@ import {
   optionalHttpUrl,
   parseEnv,
   textOr,
+  tracingEnabled,
   type LogLevel,
 } from '@webhook-inbox/env';
 import { z } from 'zod';
@@ -51,6 +52,8 @@ export interface WorkerConfig {
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
+  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
+  tracing: boolean;
   production: boolean;
 }
 
@@ -153,6 +156,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
+    tracing: tracingEnabled(env),
     production,
   };
 }
@@ -172,5 +176,6 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
+    tracing: config.tracing ? 'on' : 'off',
   };
 }

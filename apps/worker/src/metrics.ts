@@ -1,10 +1,12 @@
-import type { InboxObserver } from '@webhook-inbox/inbox';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { InboxObserver, PurgeResult } from '@webhook-inbox/inbox';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface WorkerMetrics {
   readonly registry: Registry;
   /** Feeds the counters from the runner. */
   readonly observer: InboxObserver;
+  /** Feeds the retention counters from the purge handler (`createPurgeHandler`'s `onRun`). */
+  retentionRun(run: { result: PurgeResult } | { error: unknown }): void;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -47,8 +49,38 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
     registers: [registry],
   });
 
+  const retentionRuns = new Counter({
+    name: 'webhook_retention_runs_total',
+    help: 'Retention purges run here, by outcome: complete, incomplete (stopped early; the next run goes on), failed.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const retentionRows = new Counter({
+    name: 'webhook_retention_rows_total',
+    help: 'Rows retention changed: payloads (set to null), keys (events deleted), effect_runs (deleted with them).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const retentionLastSuccess = new Gauge({
+    name: 'webhook_retention_last_success_timestamp_seconds',
+    help: 'When a retention purge last completed here (Unix seconds); absent until one has.',
+    registers: [registry],
+  });
+
   return {
     registry,
+    retentionRun(run) {
+      if ('error' in run) {
+        retentionRuns.inc({ outcome: 'failed' });
+        return;
+      }
+      const { result } = run;
+      retentionRuns.inc({ outcome: result.complete ? 'complete' : 'incomplete' });
+      retentionRows.inc({ kind: 'payloads' }, result.payloadsPurged);
+      retentionRows.inc({ kind: 'keys' }, result.keysDeleted);
+      retentionRows.inc({ kind: 'effect_runs' }, result.effectRunsDeleted);
+      if (result.complete) retentionLastSuccess.setToCurrentTime();
+    },
     observer: {
       effect(outcome) {
         effects.inc({ provider: outcome.provider, effect: outcome.effect, outcome: outcome.status });

@@ -1,8 +1,8 @@
 import { createPool } from '@webhook-inbox/db';
 import {
-  createAlerter,
   createOperationsBoss,
   createPurgeHandler,
+  createRecordedAlerter,
   ensureQueues,
   getEvent,
   PURGE_QUEUE,
@@ -10,7 +10,9 @@ import {
   schedulePurge,
   sinceDuration,
   type Alerter,
+  type AlerterStats,
   type DeadEvent,
+  type PurgeResult,
 } from '@webhook-inbox/inbox';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -27,16 +29,32 @@ export const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
 export interface Operations {
   /** For `startWorker`'s onDead: alerts per failed effect (or for the event), never throws, never blocks. */
   onDead(event: DeadEvent): void;
+  /** The alerter's running totals (metrics). */
+  alertStats(): AlerterStats;
   stop(): Promise<void>;
 }
 
-export async function startOperations(config: WorkerConfig, logger: Logger): Promise<Operations> {
-  const alerter = createAlerter({ url: config.alertWebhookUrl, logger, service: 'webhook-inbox worker' });
+export interface OperationsHooks {
+  /** Told of every retention run (metrics). */
+  onRetentionRun?: (run: { result: PurgeResult } | { error: unknown }) => void;
+}
+
+export async function startOperations(
+  config: WorkerConfig,
+  logger: Logger,
+  hooks: OperationsHooks = {},
+): Promise<Operations> {
   const pool = createPool({
     connectionString: config.databaseUrl,
     max: 3,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
+  });
+  // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
+  const alerter = createRecordedAlerter(pool, {
+    url: config.alertWebhookUrl,
+    logger,
+    service: 'webhook-inbox worker',
   });
   // Its own pg-boss, apart from the effects' one: it runs the cron scheduler and works the operations' queues.
   const boss = createOperationsBoss(config.databaseUrl, {
@@ -51,17 +69,18 @@ export async function startOperations(config: WorkerConfig, logger: Logger): Pro
       payloadDays: config.retention.payloadDays,
       keyDays: config.retention.keyDays,
     });
-    await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger }));
+    await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger, onRun: hooks.onRetentionRun }));
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
-    await pool.end().catch(() => {});
     await alerter.close();
+    await pool.end().catch(() => {});
     throw error;
   }
 
   return {
     onDead: (event) => void alertDead(alerter, pool, event, logger),
+    alertStats: () => alerter.stats(),
     async stop() {
       await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
         logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');

@@ -1,7 +1,6 @@
 import { loadDotEnv } from '@webhook-inbox/db';
 import { ConfigError, parseConfig } from './env.ts';
 import { createLogger } from './logger.ts';
-import { startWorker } from './worker.ts';
 
 loadDotEnv();
 let config;
@@ -13,6 +12,12 @@ try {
   process.exit(2);
 }
 const logger = createLogger(config.logLevel);
+// Tracing first, and only when the OTEL_* environment asks for it: the SDK must see `pg` being imported, so the
+// worker (which imports it) is loaded after it.
+const tracing = config.tracing
+  ? (await import('@webhook-inbox/inbox/telemetry/sdk')).startTracing({ serviceName: 'webhook-inbox-worker' })
+  : undefined;
+const { startWorker } = await import('./worker.ts');
 const starting = startWorker(config, { logger });
 starting.catch(() => {}); // A failed start is reported below.
 
@@ -29,6 +34,7 @@ const onSignal = (signal: NodeJS.Signals) => {
   logger.info({ signal }, 'shutting down');
   starting
     .then((worker) => worker.close())
+    .then(() => tracing?.shutdown())
     .then(
       () => process.exit(0),
       (error: unknown) => {

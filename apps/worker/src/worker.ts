@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import type { DeadEvent, Inbox, InboxOptions } from '@webhook-inbox/inbox';
+import { registerAlertMetrics, type DeadEvent, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
 import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
 import { describeConfig, type WorkerConfig } from './env.ts';
@@ -47,11 +47,14 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const metrics = createMetrics();
   let operations: Operations;
   try {
-    operations = await startOperations(config, logger);
+    operations = await startOperations(config, logger, {
+      onRetentionRun: (run) => metrics.retentionRun(run),
+    });
   } catch (error) {
     mailer.close();
     throw error;
   }
+  registerAlertMetrics(metrics.registry, () => operations.alertStats());
   const inbox = createExampleInbox({
     mailer,
     messageIdDomain: config.mailFrom.split('@')[1] || 'localhost',

@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { createSenderBoss, PURGE_QUEUE } from '@webhook-inbox/inbox';
+import { metricValue, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
@@ -87,6 +88,32 @@ describe('dead-event alerts', () => {
       expect(alert).toContain('effect: provisionAccount');
       expect(alert).toContain('error: the checkout session has no customer email');
       expect(alert).toContain(sessionId);
+      // And recorded, for the console's alerts page, once delivered.
+      const recorded = await waitFor(
+        async () =>
+          (
+            await pool.query<{ kind: string; effect: string; outcome: string; service: string }>(
+              'select kind, effect, outcome, service from alerts_sent where event_id = $1',
+              [event.eventId],
+            )
+          ).rows[0],
+        { message: 'the alert recorded in alerts_sent' },
+      );
+      expect(recorded).toEqual({
+        kind: 'effect_failed',
+        effect: 'provisionAccount',
+        outcome: 'sent',
+        service: 'webhook-inbox worker',
+      });
+      // Delivered, and counted on /metrics (the alerter's totals, read at scrape time).
+      const sent = await waitFor(
+        async () => {
+          const value = metricValue(await scrape(alerted.url), 'webhook_alerts_total', { outcome: 'sent' });
+          return value !== undefined && value >= 1 ? value : undefined;
+        },
+        { timeout: 10_000, message: 'the sent alert counted' },
+      );
+      expect(sent).toBeGreaterThanOrEqual(1);
     } finally {
       await alerted.close();
       await producer.stop();
@@ -95,3 +122,45 @@ describe('dead-event alerts', () => {
     }
   });
 });
+
+describe('retention metrics', () => {
+  it('counts a purge run and the rows it changed', async () => {
+    const worker = await startWorker(
+      parseConfig({ DATABASE_URL: db.url, WORKER_PORT: '0', MAIL_DIR: os.tmpdir(), LOG_LEVEL: 'silent' }),
+    );
+    const boss = createSenderBoss(db.url, { applicationName: 'retention-metrics-test' });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // A processed event past the key retention (90 days by default): the purge deletes it.
+      await client.query(
+        `insert into webhook_events (provider, event_id, type, payload, status, received_at)
+         values ('stripe', 'evt_retention_metrics', 'checkout.session.completed', '{}', 'processed',
+                 now() - interval '120 days')`,
+      );
+      expect(
+        metricValue(await scrape(worker.url), 'webhook_retention_runs_total', { outcome: 'complete' }),
+      ).toBe(undefined);
+      await boss.start();
+      await boss.send(PURGE_QUEUE, {});
+      await waitFor(
+        async () =>
+          metricValue(await scrape(worker.url), 'webhook_retention_runs_total', { outcome: 'complete' }) ===
+            1 || undefined,
+        { timeout: 30_000, message: 'the purge run counted' },
+      );
+      const text = await scrape(worker.url);
+      expect(metricValue(text, 'webhook_retention_rows_total', { kind: 'keys' })).toBe(1);
+      expect(metricValue(text, 'webhook_retention_last_success_timestamp_seconds')).toBeGreaterThan(0);
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+      await client.end();
+      await worker.close();
+    }
+  });
+});
+
+async function scrape(url: string): Promise<string> {
+  const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+  return response.text();
+}

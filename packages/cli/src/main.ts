@@ -80,6 +80,7 @@ program
   .option('--type <type>', 'bulk: only this event type')
   .option('--since <duration>', 'bulk: only events received within this window (24h, 3d)')
   .option('--force-effect <name>', 'also re-run this completed effect (recorded as forced)')
+  .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)
   .option('--json', 'machine-readable output', false)
   .action((provider: string | undefined, id: string | undefined, options: Parameters<typeof replay>[3]) =>

@@ -442,5 +442,46 @@ describe('inbox replay', () => {
     const bulk = await inbox(['replay', '--status', 'dead', '--since', '1h', '--dry-run']);
     expect(bulk.code, bulk.stderr).toBe(0);
     expect(bulk.stdout).toContain('dry run: nothing was changed');
+    expect((await inbox(['replay', 'stripe', sent.eventId, '--limit', '3'])).code).toBe(2);
+    expect((await inbox(['replay', '--status', 'dead', '--limit', '0'])).code).toBe(2);
+  });
+
+  it('bulk: replays all 1,053 matching events in chunks, and says how many more remain when --limit stops it', async () => {
+    // More than one page (200) and more than the 1,000 a bulk replay once stopped at.
+    await pool.query(
+      `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at)
+       select 'stripe', 'evt_bulk_' || lpad(i::text, 5, '0'), 'customer.subscription.created', '{}'::jsonb,
+              'failed', 1, 'CRM unavailable (503)', now() - interval '1 hour' + i * interval '1 millisecond'
+         from generate_series(1, 1053) as i`,
+    );
+    const failed = async () =>
+      (
+        await pool.query<{ n: number }>(
+          `select count(*)::int as n from webhook_events where event_id like 'evt_bulk_%' and status = 'failed'`,
+        )
+      ).rows[0]?.n;
+    const bulk = ['replay', '--status', 'failed', '--type', 'customer.subscription.created'];
+
+    const limited = await inbox([...bulk, '--limit', '1000']);
+    expect(limited.code, limited.stderr).toBe(0);
+    expect(limited.stdout).toContain(
+      'replayed 1000 of 1053 matching events (1000 queued, 0 with nothing left to run); 53 more remain',
+    );
+    expect(await failed()).toBe(53);
+
+    const rest = await inbox([...bulk, '--json']);
+    expect(rest.code, rest.stderr).toBe(0);
+    const results = JSON.parse(rest.stdout) as { eventId: string; enqueued: boolean }[];
+    // Oldest first: the 53 the limit left, and only those.
+    expect(results.map((r) => r.eventId)).toEqual(
+      Array.from({ length: 53 }, (_, i) => `evt_bulk_${String(1001 + i).padStart(5, '0')}`),
+    );
+    expect(rest.stderr).toContain('replayed 53 of 53 matching events (53 queued');
+    expect(rest.stderr).not.toContain('more remain');
+    expect(await failed()).toBe(0);
+    const jobs = await pool.query(
+      `select count(distinct data->>'eventId')::int as n from pgboss.job where data->>'eventId' like 'evt_bulk_%'`,
+    );
+    expect(jobs.rows).toEqual([{ n: 1053 }]);
   });
 });

@@ -11,8 +11,11 @@ import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './a
 import { authRoutes } from './auth/routes.ts';
 import { createSessions } from './auth/session.ts';
 import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
+import { run } from './db.ts';
 import { ConsoleError } from './errors.ts';
+import { revokeSession } from './sql/sessions.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
+import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
 import { deadPage } from './pages/dead.ts';
 import { eventPage } from './pages/event.ts';
@@ -34,6 +37,11 @@ export interface ConsoleOptions {
   basePath?: string;
   /** How long a sign-in lasts. Default 8 hours. */
   sessionTtlMs?: number;
+  /**
+   * Refused sign-ins one client address may make within `windowMs`, counted since its last success, before it
+   * gets 429 `too_many_attempts` until the oldest of them leaves the window. Default 5 per 15 minutes.
+   */
+  loginThrottle?: { maxFailures?: number; windowMs?: number };
   /** Deadline of one console query, ms. Default 5000. */
   queryTimeoutMs?: number;
   /** Bulk replay runner settings (see `startOperationsRunner`). */
@@ -87,11 +95,20 @@ export function createConsole(options: ConsoleOptions): Console {
   const app = new Hono<ConsoleEnv>({ strict: false }).basePath(base);
   app.use('*', securityHeaders, sameOrigin);
   app.route('/', assetRoutes());
-  app.route('/', authRoutes(services, sessionTtlMs));
+  app.route(
+    '/',
+    authRoutes(services, sessionTtlMs, {
+      maxFailures: options.loginThrottle?.maxFailures ?? 5,
+      windowMs: options.loginThrottle?.windowMs ?? 15 * 60_000,
+    }),
+  );
 
   const pages = new Hono<ConsoleEnv>();
   pages.use('*', requireSession(services));
   pages.post('/logout', async (c) => {
+    // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
+    const session = c.get('session');
+    await run(services.pool, revokeSession(session.id, new Date(session.expiresAt)));
     await audit(services, c, 'logout', null);
     deleteCookie(c, SESSION_COOKIE, { path: base || '/' });
     return c.redirect(`${base}/login?why=signed_out`, 303);
@@ -101,6 +118,7 @@ export function createConsole(options: ConsoleOptions): Console {
   eventPage(pages, services);
   operationsPages(pages, services);
   deadPage(pages, services);
+  alertsPage(pages, services);
   auditPage(pages, services);
   app.route('/', pages);
 

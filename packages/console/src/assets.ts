@@ -4,10 +4,23 @@ import { Hono } from 'hono';
 
 const require = createRequire(import.meta.url);
 
-// Read once at start: two small files, served from memory, cached by the browser for an hour.
+// Read once at start: a few small files, served from memory, cached by the browser for an hour.
 const ASSETS: Record<string, { body: string; type: string }> = {
   'htmx.min.js': {
     body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js'), 'utf8'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  // uPlot (about 50 kB): the overview's charts.
+  'uplot.min.js': {
+    body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  'uplot.min.css': {
+    body: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+    type: 'text/css; charset=utf-8',
+  },
+  'overview.js': {
+    body: readFileSync(new URL('./assets/overview.js', import.meta.url), 'utf8'),
     type: 'text/javascript; charset=utf-8',
   },
   'console.css': {
@@ -16,7 +29,7 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   },
 };
 
-/** The console's static files, from this package and from the htmx npm package: nothing from a CDN. */
+/** The console's static files, from this package and from the htmx and uplot npm packages: nothing from a CDN. */
 export function assetRoutes(): Hono {
   const assets = new Hono();
   assets.get('/assets/:name', (c) => {

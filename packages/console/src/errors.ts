@@ -19,6 +19,8 @@ export const CONSOLE_ERRORS = {
   query_too_slow: 422,
   /** The operation is finished and cannot be cancelled. */
   conflict: 409,
+  /** Too many refused sign-ins from this address lately. */
+  too_many_attempts: 429,
 } as const;
 
 export type ConsoleErrorCode = keyof typeof CONSOLE_ERRORS;

@@ -49,6 +49,33 @@ describe('sign-in', () => {
     ]);
   });
 
+  it('throttles an address after 5 refused sign-ins: 429 too_many_attempts, even with the right token', async () => {
+    const attempt = async (token: string) => {
+      const { nonce, cookie } = await loginNonce(stack.url);
+      return fetch(`${stack.url}/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie },
+        body: new URLSearchParams({ _nonce: nonce, who: 'Mallory', token }),
+      });
+    };
+    // A success first: failures count since the address's last successful sign-in.
+    expect((await attempt(ADMIN_TOKEN)).status).toBe(303);
+    for (let i = 0; i < 5; i++) expect((await attempt(`guess-${i}-of-the-admin-token`)).status).toBe(401);
+    const throttled = await attempt(ADMIN_TOKEN);
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(await throttled.json()).toMatchObject({ error: { code: 'too_many_attempts' } });
+    expect(throttled.headers.getSetCookie().some((c) => c.startsWith('wi_console_session='))).toBe(false);
+    // Once the refusals are older than the window (15 minutes), the address may sign in again.
+    offsetMs = 15 * 60_000 + 1_000;
+    try {
+      expect((await attempt(ADMIN_TOKEN)).status).toBe(303);
+    } finally {
+      offsetMs = 0;
+    }
+  });
+
   it('refuses a login form posted without its nonce (login CSRF)', async () => {
     const response = await fetch(`${stack.url}/login`, {
       method: 'POST',
@@ -107,6 +134,20 @@ describe('sessions', () => {
       /Max-Age=0/,
     );
     expect((await audit('logout')).map((r) => r.actor)).toEqual(['Linus']);
+    // A copy of the signed-out cookie is refused: a page sends it to the sign-in, an action gets 401.
+    const page = await client.get('/events');
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toContain('why=signed_out');
+    const action = await client.post(
+      '/event/replay',
+      { _csrf: client.csrf, provider: 'stripe', id: 'evt_auth_1' },
+      { headers: { accept: 'application/json' } },
+    );
+    expect(action.status).toBe(401);
+    expect(await action.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    // Another operator's session is not affected.
+    const other = await login(stack.url, 'Grace');
+    expect((await other.get('/events')).status).toBe(200);
   });
 
   it('sends a request without a session to the sign-in page, and refuses a forged cookie', async () => {

@@ -84,6 +84,15 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('failed', { exact: false }).first().waitFor();
+    // uPlot, served by the console, draws the events chart (a canvas with a legend per status).
+    await page.locator('.chart canvas').first().waitFor();
+    expect(await page.locator('.chart .u-legend .u-label').allInnerTexts()).toEqual([
+      'Time',
+      'processed',
+      'failed',
+      'dead',
+      'waiting',
+    ]);
     await shot('overview');
   });
 
@@ -114,6 +123,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       .locator('#effects .effect.status-completed', { hasText: 'notifyCrm' })
       .waitFor({ timeout: 30_000 });
     expect(await effectStatus('evt_browser_1', 'notifyCrm')).toBe('completed');
+    // The header's status follows the timeline (both come from each refresh), down to the settled event.
+    await page.locator('#event-facts', { hasText: 'processed' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#effects > .hint').innerText()).toBe('Event processed');
     await shot('event-replayed');
   });
 

@@ -1,4 +1,4 @@
-import { ingest } from '@webhook-inbox/inbox';
+import { createRecordedAlerter, ingest } from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';
@@ -185,5 +185,51 @@ describe('event page', () => {
     const response = await client.get('/event/force?provider=stripe&id=evt_a&effect=sendFax');
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('unknown_effect');
+  });
+});
+
+describe('alerts page', () => {
+  it('shows the alerts the alerter recorded, grouped by problem, with how often and when', async () => {
+    // The receiver's and the worker's wiring: an alerter whose messages the journal records in alerts_sent.
+    const silent = { info: () => {}, warn: () => {}, error: () => {} };
+    const alerter = createRecordedAlerter(stack.pool, { logger: silent, service: 'webhook-inbox worker' });
+    for (const eventId of ['evt_crm_1', 'evt_crm_2', 'evt_crm_3']) {
+      alerter.notify({
+        kind: 'effect_failed',
+        provider: 'stripe',
+        eventId,
+        type: 'checkout.session.completed',
+        effect: 'notifyCrm',
+        error: `CRM unavailable (503) for ${eventId}`,
+      });
+    }
+    alerter.notify({
+      kind: 'signature_failures',
+      provider: 'shopify',
+      count: 40,
+      threshold: 20,
+      windowMs: 60_000,
+      since: new Date(),
+      complete: false,
+    });
+    // The first of each problem at once, the two repeats of the CRM failure as one summary at close.
+    await alerter.close();
+
+    const page = unescape(await (await client.get('/alerts')).text());
+    const groups = [
+      ...page.matchAll(
+        /<tr>\s*<td><code>(\w+)<\/code><\/td>\s*<td>([^<]*)<\/td>\s*<td class="num">(\d+)<\/td>\s*<td class="num">\s*(\d+)/g,
+      ),
+    ].map((m) => [m[1], m[2], Number(m[3]), Number(m[4])]);
+    expect(groups).toEqual(
+      expect.arrayContaining([
+        ['effect_failed', 'stripe · checkout.session.completed · notifyCrm', 3, 2],
+        ['signature_failures', 'shopify', 1, 1],
+      ]),
+    );
+    expect(groups).toHaveLength(2);
+    // Without ALERT_WEBHOOK_URL an alert is logged, and says so; the newest one links its event.
+    expect(page).toContain('<span class="badge status-logged">logged</span>');
+    expect(page).toContain('href="/console/event?provider=stripe&id=evt_crm_3"');
   });
 });

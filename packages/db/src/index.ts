@@ -2,10 +2,11 @@ export { createDb, createPool, type Database, type PoolOptions } from './client.
 export { loadDotEnv } from './dotenv.ts';
 export {
   INBOX_MIGRATIONS,
+  LEGACY_SHARED_MIGRATIONS,
   MIGRATIONS_FOLDER,
   migrateDatabase,
   type MigrateOptions,
   type MigrationSet,
 } from './migrate.ts';
-export { runMigrateCommand } from './migrate-command.ts';
+export { runMigrateCommand } from './cli/migrate-command.ts';
 export * from './schema.ts';

@@ -13,6 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 
 import {
+  ALERT_OUTCOMES,
   EFFECT_STATUSES,
   EVENT_SOURCES,
   EVENT_STATUSES,
@@ -172,3 +173,47 @@ export const replayOperations = pgTable(
       .where(sql`${t.status} in ('pending', 'running')`),
   ],
 );
+
+/**
+ * Every alert message the receiver and the worker sent (or tried to): one row per message, so a group of
+ * repeats is one row with its `occurrences`. What the console's alerts page shows; written after the delivery,
+ * off the path of the events.
+ */
+export const alertsSent = pgTable(
+  'alerts_sent',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    /** Which process sent it: `webhook-inbox receiver`, `webhook-inbox worker`. */
+    service: text('service').notNull(),
+    /** `event_dead`, `effect_failed`, `signature_failures`. */
+    kind: text('kind').notNull(),
+    /** What makes two alerts the same problem (kind, provider, type, effect, the normalized error). */
+    fingerprint: text('fingerprint').notNull(),
+    provider: text('provider').notNull(),
+    eventType: text('event_type'),
+    effect: text('effect'),
+    /** The event of the first alert, or of the last one a summary stands for. */
+    eventId: text('event_id'),
+    /** Alerts this message stands for: 1, or a summary's repeats. */
+    occurrences: integer('occurrences').notNull(),
+    outcome: text('outcome', { enum: ALERT_OUTCOMES }).notNull(),
+    /** The message's first line (masked, as sent). */
+    headline: text('headline').notNull(),
+  },
+  (t) => [
+    check('alerts_sent_outcome_check', sql`${t.outcome} in (${inList(ALERT_OUTCOMES)})`),
+    index('alerts_sent_at_idx').on(t.at),
+  ],
+);
+
+/**
+ * Console sessions ended by a sign-out before they expired. Sessions live in signed cookies; a copied cookie of
+ * a signed-out session is refused because its id is here. A row is useless once `expires_at` passes (the
+ * cookie is refused as expired anyway), and sign-outs delete those.
+ */
+export const consoleRevokedSessions = pgTable('console_revoked_sessions', {
+  sessionId: text('session_id').primaryKey(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  revokedAt: timestamp('revoked_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -19,3 +19,7 @@ export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];
 /** A console bulk replay: waiting for a runner, being replayed, finished, stopped by an operator, or given up. */
 export const REPLAY_OPERATION_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type ReplayOperationStatus = (typeof REPLAY_OPERATION_STATUSES)[number];
+
+/** What became of an alert message: delivered to ALERT_WEBHOOK_URL, only logged (no URL), or not delivered. */
+export const ALERT_OUTCOMES = ['sent', 'logged', 'failed'] as const;
+export type AlertOutcome = (typeof ALERT_OUTCOMES)[number];

@@ -10,6 +10,7 @@ import {
   optionalHttpUrl,
   parseEnv,
   textOr,
+  tracingEnabled,
 } from './index.ts';
 
 function issuesOf(schema: z.ZodType, env: Record<string, string | undefined>): string[] {
@@ -121,5 +122,23 @@ describe('shared configuration helpers', () => {
     expect(maskUrl('postgres://u:pw@db/inbox#pw')).toBe('postgres://***@db/inbox');
     expect(maskUrl('postgres//u:pw@db')).toBe('[unparseable URL hidden]');
     expect(maskUrl('postgres:u:pw@db')).toBe('postgres:[unparseable URL hidden]');
+  });
+});
+
+describe('tracingEnabled', () => {
+  it('is on when an exporter or an OTLP endpoint is set, off by default, with none, or when the SDK is disabled', () => {
+    expect(tracingEnabled({})).toBe(false);
+    expect(tracingEnabled({ OTEL_SERVICE_NAME: 'inbox' })).toBe(false);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toBe(true);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    expect(
+      tracingEnabled({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }),
+    ).toBe(false);
+    expect(tracingEnabled({ OTEL_TRACES_EXPORTER: ' ' })).toBe(false);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' })).toBe(
+      false,
+    );
   });
 });

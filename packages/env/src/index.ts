@@ -111,3 +111,24 @@ export function parseEnv<S extends z.ZodType>(
 }
 
 export { maskUrl } from './mask.ts';
+
+/**
+ * Whether the OpenTelemetry environment asks for traces: `OTEL_TRACES_EXPORTER` is set to something other than
+ * `none`, or an OTLP endpoint is (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); and
+ * `OTEL_SDK_DISABLED` is not `true`. Everything else about tracing (exporter, protocol, sampler, service name)
+ * is the OpenTelemetry SDK's to read from the same standard variables.
+ */
+export function tracingEnabled(env: Record<string, string | undefined>): boolean {
+  const set = (name: string) => (blankToUndefined(env[name]) as string | undefined)?.trim();
+  if (set('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return false;
+  const exporters = set('OTEL_TRACES_EXPORTER')
+    ?.split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (exporters?.length === 1 && exporters[0] === 'none') return false;
+  return (
+    (exporters?.length ?? 0) > 0 ||
+    set('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined ||
+    set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined
+  );
+}

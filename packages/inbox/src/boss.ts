@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { PgBoss, type ConstructorOptions } from 'pg-boss';
+import { tracingInstalled } from './telemetry.ts';
 
 /**
  * Options every pg-boss instance of ours passes through to its `pg.Pool` (pg-boss hands its options to pg):
@@ -33,7 +34,8 @@ function auxiliaryBoss(connectionString: string, options: BossOptions, schedule:
     createSchema: false,
     registerInstance: false,
     persistWarnings: false,
-    openTelemetry: { enabled: false },
+    // pg-boss's own spans (send, process, settle) when tracing is on; none of its work otherwise.
+    openTelemetry: { enabled: tracingInstalled() },
   };
   const boss = new PgBoss(config);
   boss.on('error', options.onError ?? (() => {}));

@@ -4,6 +4,7 @@ import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
 import { BOSS_POOL_OPTIONS } from './boss.ts';
+import { tracingInstalled } from './telemetry.ts';
 import { EffectRegistry } from './effects/registry.ts';
 import { EffectRunner } from './effects/runner.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
@@ -160,6 +161,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         migrate: false,
         superviseIntervalSeconds: start.superviseIntervalSeconds ?? 60,
         monitorIntervalSeconds: start.superviseIntervalSeconds ?? 60,
+        // pg-boss's own spans (fetch, process, settle) when tracing is on; none of its work otherwise.
+        openTelemetry: { enabled: tracingInstalled() },
       });
       boss.on('error', (error) => logger.error({ err: error }, 'pg-boss error'));
       boss.on('warning', (warning) => logger.warn({ warning: warning.message }, 'pg-boss warning'));

@@ -1,5 +1,12 @@
 export * from './errors.ts';
 export { ingest, type IngestDeps, type IngestOutcome } from './ingest.ts';
+export {
+  createGroupCommit,
+  DEFAULT_GROUP_COMMIT,
+  type BatchReport,
+  type GroupCommit,
+  type GroupCommitOptions,
+} from './group-commit.ts';
 export { parseJsonLossless } from './json.ts';
 export type { Provider, SignedRequest, VerifiedEvent } from './providers/types.ts';
 export {
@@ -81,6 +88,8 @@ export {
   replayEvents,
   ReplayError,
   type BulkReplayFilters,
+  type BulkReplayOptions,
+  type BulkReplayResult,
   type EffectLookup,
   type ReplayDeps,
   type ReplayOptions,

@@ -1,14 +1,22 @@
 import type { PgBoss } from 'pg-boss';
+import type { TraceContext } from './telemetry.ts';
 
 /** The pg-boss queue the receiver feeds and the worker drains. */
 export const EVENTS_QUEUE = 'webhook-events';
 /** Where a job goes after its last retry. */
 export const DEAD_LETTER_QUEUE = 'webhook-events-dead';
 
-/** A job carries only the event key; the worker reads the event from `webhook_events`. */
+/**
+ * A job carries only the event key (the worker reads the event from `webhook_events`) and, when tracing is on,
+ * the W3C trace context it was sent in (telemetry.ts).
+ */
 export interface EventJob {
   provider: string;
   eventId: string;
+  /** The trace of the request (or replay) that sent the job; the worker's event span continues it. */
+  trace?: TraceContext;
+  /** On a replay: the trace of the event's first delivery, which the replay's trace links to. */
+  replayOf?: TraceContext;
 }
 
 export interface QueueSettings {

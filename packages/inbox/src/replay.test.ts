@@ -146,7 +146,7 @@ describe('replay', () => {
     await settled('evt_b1', 'dead');
     await settled('evt_b2', 'dead');
     downstream.up = true;
-    const results = await replayEvents(deps, { status: 'dead', provider: 'test', type: 'order.paid' });
+    const { results } = await replayEvents(deps, { status: 'dead', provider: 'test', type: 'order.paid' });
     expect(results.map((r) => r.eventId).sort()).toEqual(['evt_b1', 'evt_b2']);
     await settled('evt_b1', 'processed');
     await settled('evt_b2', 'processed');

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { EVENTS_QUEUE, type EventJob } from './queue.ts';
-import { effectRuns, idempotencyKeys, webhookEvents } from './sql/index.ts';
+import { effectRuns, idempotencyKeys, pgbossJobs, webhookEvents } from './sql/index.ts';
+import { jobTraceContext, type TraceContext } from './telemetry.ts';
 
 /**
  * Operator replay: puts an event back on the same queue the receiver feeds. The effect ledger decides what
@@ -108,7 +109,12 @@ export async function replayEvent(
       await client.query(effectRuns.forceEffect(provider, eventId, forced));
     }
     await client.query(webhookEvents.requeueEvent(provider, eventId));
-    const job: EventJob = { provider, eventId };
+    // A replay is a trace of its own (the caller's, when it traces), linked to the first delivery's.
+    const first = await client.query<{ trace: TraceContext }>(
+      pgbossJobs.selectFirstJobTrace(EVENTS_QUEUE, provider, eventId),
+    );
+    const replayOf = first.rows[0]?.trace;
+    const job: EventJob = { provider, eventId, ...jobTraceContext(), ...(replayOf ? { replayOf } : {}) };
     await boss.send(EVENTS_QUEUE, job, {
       db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
     });
@@ -128,20 +134,55 @@ export interface BulkReplayFilters {
   provider?: string;
   type?: string;
   since?: Date;
-  /** At most this many events per call. Default 1000. */
-  limit?: number;
 }
 
-/** Replays every event matching the filters, oldest first; each in its own transaction. */
+export interface BulkReplayOptions extends Omit<ReplayOptions, 'forceEffect'> {
+  /** Replay at most this many events; the rest are counted in `remaining`. Default: all of them. */
+  limit?: number;
+  /** Events read per page. Default 200. */
+  chunkSize?: number;
+  /** Told after each chunk: events replayed so far, of `total`. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface BulkReplayResult {
+  /** One per event replayed, oldest first. */
+  results: ReplayResult[];
+  /** Events that matched when the replay began. */
+  total: number;
+  /** Matching events not replayed because `limit` stopped it (0 when it went through them all). */
+  remaining: number;
+}
+
+/**
+ * Replays every event matching the filters that was received before the call, oldest first, each in its own
+ * transaction, in keyset pages of `chunkSize`: no cap but `limit`, and what a limit leaves is counted.
+ */
 export async function replayEvents(
   deps: ReplayDeps,
   filters: BulkReplayFilters,
-  options: Omit<ReplayOptions, 'forceEffect'> = {},
-): Promise<ReplayResult[]> {
-  const { rows } = await deps.pool.query<{ provider: string; event_id: string }>(
-    webhookEvents.selectEventKeys(filters, filters.limit ?? 1000),
-  );
+  options: BulkReplayOptions = {},
+): Promise<BulkReplayResult> {
+  const { limit = Infinity, chunkSize = 200, onProgress, ...replayOptions } = options;
+  const counted = await deps.pool.query<{ n: number; upTo: string }>(webhookEvents.countEventKeys(filters));
+  const { n: total, upTo } = counted.rows[0]!;
   const results: ReplayResult[] = [];
-  for (const row of rows) results.push(await replayEvent(deps, row.provider, row.event_id, options));
-  return results;
+  let after: webhookEvents.EventKeyCursor | null = null;
+  while (results.length < limit) {
+    const page = Math.min(chunkSize, limit - results.length);
+    const { rows }: { rows: webhookEvents.EventKeyCursor[] } = await deps.pool.query(
+      webhookEvents.selectEventKeys(filters, upTo, after, page),
+    );
+    for (const row of rows) {
+      results.push(await replayEvent(deps, row.provider, row.eventId, replayOptions));
+    }
+    after = rows.at(-1) ?? after;
+    onProgress?.(results.length, total);
+    if (rows.length < page) return { results, total, remaining: 0 };
+  }
+  if (!after) return { results, total, remaining: 0 };
+  const left = await deps.pool.query<{ n: number }>(
+    webhookEvents.countRemainingEventKeys(filters, upTo, after),
+  );
+  return { results, total, remaining: left.rows[0]!.n };
 }

@@ -14,9 +14,11 @@ import { printJson } from '../output.ts';
 
 const DAY_MS = 86_400_000;
 
+// One `now` for both readings: two clock reads a millisecond apart would turn `1ms` into zero days.
 function days(flag: string, duration: string): number {
+  const now = new Date();
   try {
-    return (Date.now() - sinceDuration(duration).getTime()) / DAY_MS;
+    return (now.getTime() - sinceDuration(duration, now).getTime()) / DAY_MS;
   } catch (error) {
     throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
   }

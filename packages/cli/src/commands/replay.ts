@@ -5,6 +5,7 @@ import {
   ReplayError,
   replayEvent,
   replayEvents,
+  type BulkReplayResult,
   type ReplayResult,
 } from '@webhook-inbox/inbox';
 import { createExampleInbox, type Mailer } from '@webhook-inbox/worker';
@@ -19,9 +20,14 @@ export interface ReplayCliOptions {
   type?: string;
   since?: string;
   forceEffect?: string;
+  /** Bulk: replay at most this many events (the rest are counted and reported). */
+  limit?: string;
   dryRun: boolean;
   json: boolean;
 }
+
+/** Events a bulk replay reads per page. */
+const CHUNK_SIZE = 200;
 
 // The effect registry of this deployment (apps/worker), consulted only for effect names: it never sends mail.
 const noMail: Mailer = {
@@ -47,6 +53,9 @@ export async function replay(
     throw new UsageError(`--status ${options.status} is not a status`);
   if (!single && options.forceEffect)
     throw new UsageError('--force-effect applies to one event: replay <provider> <id>');
+  if (single && options.limit !== undefined)
+    throw new UsageError('--limit applies to a bulk replay (--status)');
+  const limit = options.limit === undefined ? undefined : positiveInteger('--limit', options.limit);
 
   const boss = createSenderBoss(context.databaseUrl(), { applicationName: 'webhook-inbox-cli' });
   await boss.start();
@@ -57,10 +66,11 @@ export async function replay(
       boss,
       effectsFor: (p: string, t: string) => effects.effectsFor(p, t),
     };
-    let results: ReplayResult[];
+    const progress = single ? undefined : progressLine();
+    let bulk: BulkReplayResult;
     try {
-      results = single
-        ? [await replayEvent(deps, provider, eventId ?? '', options)]
+      bulk = single
+        ? { results: [await replayEvent(deps, provider, eventId ?? '', options)], total: 1, remaining: 0 }
         : await replayEvents(
             deps,
             {
@@ -69,15 +79,18 @@ export async function replay(
               type: options.type,
               since: options.since ? sinceDate(options.since) : undefined,
             },
-            options,
+            { dryRun: options.dryRun, limit, chunkSize: CHUNK_SIZE, onProgress: progress?.update },
           );
     } catch (error) {
       if (error instanceof ReplayError) {
         throw error.code === 'not_found' ? new NotFoundError(error.message) : new UsageError(error.message);
       }
       throw error;
+    } finally {
+      progress?.end();
     }
-    report(results, options);
+    report(bulk.results, options);
+    if (!single) summary(bulk, options);
   } finally {
     await boss.stop({ graceful: false, close: true });
   }
@@ -103,4 +116,38 @@ function report(results: ReplayResult[], options: ReplayCliOptions): void {
     false,
   );
   if (options.dryRun) process.stdout.write('dry run: nothing was changed\n');
+}
+
+/**
+ * A bulk replay's outcome, never silent about what it left: on stdout for a person, on stderr with `--json`
+ * (stdout stays the JSON array).
+ */
+function summary({ results, total, remaining }: BulkReplayResult, options: ReplayCliOptions): void {
+  const verb = options.dryRun ? 'would replay' : 'replayed';
+  const queued = results.filter((r) => r.enqueued).length;
+  let line = `${verb} ${results.length} of ${total} matching events`;
+  if (!options.dryRun) line += ` (${queued} queued, ${results.length - queued} with nothing left to run)`;
+  if (remaining > 0) line += `; ${remaining} more remain (--limit stopped it: run it again or raise --limit)`;
+  (options.json ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+/** Progress on a terminal (stderr, one line rewritten in place); nothing when stderr is a pipe or a file. */
+function progressLine(): { update: (done: number, total: number) => void; end: () => void } | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let shown = false;
+  return {
+    update: (done, total) => {
+      shown = true;
+      process.stderr.write(`\rreplaying: ${done}/${total} events`);
+    },
+    end: () => {
+      if (shown) process.stderr.write('\n');
+    },
+  };
+}
+
+function positiveInteger(flag: string, value: string): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1)
+    throw new UsageError(`${flag} ${value} is not a whole number from 1`);
+  return Number(value);
 }

@@ -1,7 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ConsoleEnv, ConsoleServices } from '../context.ts';
+import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
+import { isRevoked } from '../sql/sessions.ts';
 import { searchParams } from '../views/format.ts';
 
 export const SESSION_COOKIE = 'wi_console_session';
@@ -55,23 +57,33 @@ export function isHttps(c: Context): boolean {
 }
 
 /**
- * Every route but the login and the assets needs a session; every state-changing one also needs the session's
+ * Every route but the login and the assets needs a session that has not been signed out (`console_revoked_sessions`,
+ * one primary-key lookup); every state-changing one also needs the session's
  * CSRF token, in the `X-CSRF-Token` header (htmx) or the `_csrf` form field.
  */
 export function requireSession(services: ConsoleServices): MiddlewareHandler<ConsoleEnv> {
   return async (c, next) => {
     const read = services.sessions.read(getCookie(c, SESSION_COOKIE));
-    if ('refused' in read) {
+    const refused =
+      'refused' in read
+        ? read.refused
+        : (await revoked(services, read.session.id))
+          ? 'signed_out'
+          : undefined;
+    if (refused || 'refused' in read) {
       if (SAFE_METHODS.has(c.req.method) && c.req.header('hx-request') !== 'true') {
         const next = new URL(c.req.url);
         return c.redirect(
-          `${services.base}/login?${searchParams({ next: next.pathname + next.search, why: read.refused })}`,
+          `${services.base}/login?${searchParams({ next: next.pathname + next.search, why: refused ?? 'invalid' })}`,
           303,
         );
       }
-      throw read.refused === 'expired'
+      throw refused === 'expired'
         ? new ConsoleError('session_expired', 'your session has expired: sign in again')
-        : new ConsoleError('unauthorized', 'sign in first');
+        : new ConsoleError(
+            'unauthorized',
+            refused === 'signed_out' ? 'this session was signed out' : 'sign in first',
+          );
     }
     c.set('session', read.session);
     c.set('csrf', services.sessions.csrfToken(read.session));
@@ -90,4 +102,9 @@ export function requireSession(services: ConsoleServices): MiddlewareHandler<Con
     }
     await next();
   };
+}
+
+async function revoked(services: ConsoleServices, sessionId: string): Promise<boolean> {
+  const [row] = await run<{ revoked: boolean }>(services.pool, isRevoked(sessionId));
+  return row?.revoked === true;
 }

@@ -5,7 +5,7 @@ import type { ConsoleServices } from '../context.ts';
 import { remoteAddress } from '../context.ts';
 import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
-import { insertAudit } from '../sql/audit.ts';
+import { insertAudit, recentLoginFailures } from '../sql/audit.ts';
 import { layout } from '../views/layout.ts';
 import { isHttps, LOGIN_COOKIE, SESSION_COOKIE } from './middleware.ts';
 import { loginNonce, sameBytes } from './session.ts';
@@ -20,7 +20,7 @@ const REASONS: Record<string, string> = {
  * Sign-in with the admin token, sign-out. The login form is protected from cross-site posting by a
  * double-submit nonce (a SameSite=Strict cookie and the same value in the form), as there is no session yet.
  */
-export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hono {
+export function authRoutes(services: ConsoleServices, sessionTtlMs: number, throttle: LoginThrottle): Hono {
   const routes = new Hono();
   const cookiePath = services.base || '/';
 
@@ -49,6 +49,16 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hon
     }
     const who = text('who').trim().slice(0, 80);
     const address = remoteAddress(c);
+    // Checked before the token, so a throttled address learns nothing, even from the right token.
+    const retryAfter = address ? await throttled(services, throttle, address) : 0;
+    if (retryAfter > 0) {
+      services.logger.warn({ remoteAddress: address }, 'console login throttled');
+      c.header('Retry-After', String(retryAfter));
+      throw new ConsoleError(
+        'too_many_attempts',
+        `too many refused sign-ins from your address: try again in ${Math.ceil(retryAfter / 60)} min`,
+      );
+    }
     if (!services.sessions.tokenMatches(text('token'))) {
       await run(
         services.pool,
@@ -103,6 +113,27 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number): Hon
   });
 
   return routes;
+}
+
+/** Refused sign-ins an address may make within `windowMs` (since its last success) before it must wait. */
+export interface LoginThrottle {
+  maxFailures: number;
+  windowMs: number;
+}
+
+/** Seconds `address` must wait before its next sign-in, 0 when it may try now. */
+async function throttled(
+  services: ConsoleServices,
+  throttle: LoginThrottle,
+  address: string,
+): Promise<number> {
+  const now = services.now().getTime();
+  const [failures] = await run<{ n: number; oldest: Date | null }>(
+    services.pool,
+    recentLoginFailures(address, new Date(now - throttle.windowMs)),
+  );
+  if (!failures?.oldest || failures.n < throttle.maxFailures) return 0;
+  return Math.max(1, Math.ceil((new Date(failures.oldest).getTime() + throttle.windowMs - now) / 1000));
 }
 
 interface LoginForm {

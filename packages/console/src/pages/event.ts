@@ -79,25 +79,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         section: 'events',
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         body: html`<h1 class="id">${provider} · ${eventId}</h1>
-          ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''}
-          <dl class="facts">
-            <dt>Type</dt>
-            <dd>${event.type}</dd>
-            <dt>Status</dt>
-            <dd>${statusBadge(event.status)}</dd>
-            <dt>Received</dt>
-            <dd>${utc(event.receivedAt)} (${event.source})</dd>
-            <dt>Processed</dt>
-            <dd>${utc(event.processedAt) || '-'}</dd>
-            <dt>Attempts</dt>
-            <dd>${event.attempts}</dd>
-            ${
-              event.lastError
-                ? html`<dt>Last error</dt>
-                    <dd class="error-text">${event.lastError}</dd>`
-                : ''
-            }
-          </dl>
+          ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false)}
           <section aria-labelledby="h-replay">
             <h2 id="h-replay">Replay</h2>
             <form method="post" action="${services.base}/event/replay" class="inline">
@@ -153,7 +135,8 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     const runs = await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t);
     const registered = services.effectsFor?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
-    return c.html(effectsTimeline(services.base, event, runs, notStarted));
+    // The facts come along (swapped out of band): the header and the timeline always show the same read.
+    return c.html(html`${effectsTimeline(services.base, event, runs, notStarted)}${eventFacts(event, true)}`);
   });
 
   // The confirmation for forcing a completed effect: says what runs again, from a dry run of the same replay.
@@ -233,6 +216,31 @@ async function replayOrRefuse(fn: () => Promise<ReplayResult>): Promise<ReplayRe
 function planList(plan: ReplayResult): Html {
   if (!plan.effects) return html`<p>The worker's ledger decides which effects run.</p>`;
   return html`<p>Will run: ${plan.effects.length ? plan.effects.join(', ') : 'nothing'}.</p>`;
+}
+
+/**
+ * The event's row: status, attempts, last error. The effects poll re-renders it with `outOfBand` (htmx's
+ * `hx-swap-oob`), so it changes with the timeline rather than staying as the page was first served.
+ */
+function eventFacts(event: EventDetailRow, outOfBand: boolean): Html {
+  return html`<dl class="facts" id="event-facts" ${outOfBand ? html`hx-swap-oob="true"` : ''}>
+    <dt>Type</dt>
+    <dd>${event.type}</dd>
+    <dt>Status</dt>
+    <dd>${statusBadge(event.status)}</dd>
+    <dt>Received</dt>
+    <dd>${utc(event.receivedAt)} (${event.source})</dd>
+    <dt>Processed</dt>
+    <dd>${utc(event.processedAt) || '-'}</dd>
+    <dt>Attempts</dt>
+    <dd>${event.attempts}</dd>
+    ${
+      event.lastError
+        ? html`<dt>${event.status === 'processed' ? 'Error before it was processed' : 'Last error'}</dt>
+            <dd class="error-text">${event.lastError}</dd>`
+        : ''
+    }
+  </dl>`;
 }
 
 /**

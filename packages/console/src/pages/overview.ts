@@ -2,35 +2,53 @@ import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { backlog, failingEffects, openCounts, perMinute, statusCounts } from '../sql/overview.ts';
-import { age, utc } from '../views/format.ts';
-import { layout, statusBadge, type Html } from '../views/layout.ts';
+import { backlog, failingEffects, openCounts, perBucket, statusCounts } from '../sql/overview.ts';
+import { age, searchParams, utc } from '../views/format.ts';
+import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-const MINUTES_SHOWN = 15;
 
-/** The overview: what came in, what waits, what fails; its figures refresh every 5 seconds. */
+/** The chart's windows (`?window=`): how far back, and the width of one point. */
+const WINDOWS = {
+  '1h': { ms: 3_600_000, bucketSeconds: 60, label: 'last hour, per minute' },
+  '24h': { ms: DAY_MS, bucketSeconds: 600, label: 'last 24 hours, per 10 minutes' },
+} as const;
+type Window = keyof typeof WINDOWS;
+const STATUSES = ['processed', 'failed', 'dead', 'waiting'] as const;
+const ROWS_SHOWN = 15;
+
+/** The overview: what came in, what waits, what fails; its figures and charts refresh every 5 seconds. */
 export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
-  app.get('/', async (c) =>
-    c.html(
+  const windowOf = (requested: string | undefined): Window =>
+    requested && requested in WINDOWS ? (requested as Window) : '1h';
+  app.get('/', async (c) => {
+    const window = windowOf(c.req.query('window'));
+    return c.html(
       layout({
         base: services.base,
         title: 'Overview',
         section: 'overview',
         session: { who: c.get('session').who, csrf: c.get('csrf') },
+        charts: true,
         body: html`<h1>Overview</h1>
-          ${await figures(services)}`,
+          ${windowTabs(
+            `${services.base}/`,
+            (Object.keys(WINDOWS) as Window[]).map((w) => [w, WINDOWS[w].label]),
+            window,
+            'Chart window',
+          )}
+          ${await figures(services, window)}`,
       }),
-    ),
-  );
-  app.get('/overview/figures', async (c) => c.html(await figures(services)));
+    );
+  });
+  app.get('/overview/figures', async (c) => c.html(await figures(services, windowOf(c.req.query('window')))));
 }
 
-async function figures(services: ConsoleServices): Promise<Html> {
+async function figures(services: ConsoleServices, window: Window): Promise<Html> {
   const now = services.now();
+  const { ms, bucketSeconds, label } = WINDOWS[window];
   const t = services.queryTimeoutMs;
-  const [byStatus, [open], [queue], effects, minutes] = await Promise.all([
+  const [byStatus, [open], [queue], effects, buckets] = await Promise.all([
     read<{ status: string; n: number }>(services.pool, statusCounts(new Date(now.getTime() - DAY_MS)), t),
     read<{ failed: number; dead: number }>(services.pool, openCounts(), t),
     read<{ ready: number; deferred: number; active: number; oldestReadySeconds: number | null }>(
@@ -39,16 +57,21 @@ async function figures(services: ConsoleServices): Promise<Html> {
       t,
     ),
     read<{ effect: string; n: number; sampleError: string | null }>(services.pool, failingEffects(), t),
-    read<{ minute: Date; status: string; n: number }>(
+    read<{ bucket: Date; status: string; n: number }>(
       services.pool,
-      perMinute(new Date(now.getTime() - HOUR_MS)),
+      perBucket(new Date(Math.floor((now.getTime() - ms) / 60_000) * 60_000), bucketSeconds),
       t,
     ),
   ]);
-  const grid = minuteGrid(now, minutes);
+  const grid = bucketGrid(now, ms, bucketSeconds, buckets);
+  const series = {
+    x: grid.map((b) => b.at / 1000),
+    names: STATUSES,
+    values: STATUSES.map((status) => grid.map((b) => b[status])),
+  };
   return html`<div
     id="figures"
-    hx-get="${services.base}/overview/figures"
+    hx-get="${services.base}/overview/figures?${searchParams({ window })}"
     hx-trigger="every 5s"
     hx-swap="outerHTML"
   >
@@ -116,12 +139,21 @@ async function figures(services: ConsoleServices): Promise<Html> {
       }
     </section>
     <section aria-labelledby="h-minutes">
-      <h2 id="h-minutes">Events received per minute (last ${MINUTES_SHOWN} minutes, by status now)</h2>
+      <h2 id="h-minutes">Events received, ${label} (by status now)</h2>
+      <div
+        class="chart"
+        role="img"
+        aria-label="Events received, ${label}, by status: the table below holds the same numbers"
+        data-series="${JSON.stringify(series)}"
+      ></div>
       <div class="table-wrap">
         <table class="minutes">
+          <caption>
+            The newest ${ROWS_SHOWN} points
+          </caption>
           <thead>
             <tr>
-              <th scope="col">Minute (UTC)</th>
+              <th scope="col">From (UTC)</th>
               <th scope="col">Received</th>
               <th scope="col">Processed</th>
               <th scope="col">Failed</th>
@@ -130,22 +162,20 @@ async function figures(services: ConsoleServices): Promise<Html> {
             </tr>
           </thead>
           <tbody>
-            ${grid.map(
-              (m) =>
-                html`<tr>
-                  <td class="nowrap">${m.label}</td>
-                  <td class="num">
-                    <meter min="0" max="${grid.max}" value="${m.total}" aria-label="received">
-                      ${m.total}
-                    </meter>
-                    ${m.total}
-                  </td>
-                  <td class="num">${m.processed}</td>
-                  <td class="num">${m.failed}</td>
-                  <td class="num">${m.dead}</td>
-                  <td class="num">${m.waiting}</td>
-                </tr>`,
-            )}
+            ${grid
+              .slice(-ROWS_SHOWN)
+              .reverse()
+              .map(
+                (b) =>
+                  html`<tr>
+                    <td class="nowrap">${utc(new Date(b.at)).slice(11, 16)}</td>
+                    <td class="num">${b.total}</td>
+                    <td class="num">${b.processed}</td>
+                    <td class="num">${b.failed}</td>
+                    <td class="num">${b.dead}</td>
+                    <td class="num">${b.waiting}</td>
+                  </tr>`,
+              )}
           </tbody>
         </table>
       </div>
@@ -153,8 +183,9 @@ async function figures(services: ConsoleServices): Promise<Html> {
   </div>`;
 }
 
-interface MinuteRow {
-  label: string;
+interface Bucket {
+  /** Its start, epoch ms. */
+  at: number;
   total: number;
   processed: number;
   failed: number;
@@ -162,30 +193,25 @@ interface MinuteRow {
   waiting: number;
 }
 
-function minuteGrid(
+/** Every bucket of the window, oldest first, empty ones included (a chart needs its zeros). */
+function bucketGrid(
   now: Date,
-  rows: { minute: Date; status: string; n: number }[],
-): MinuteRow[] & { max: number } {
-  const start = Math.floor(now.getTime() / 60_000) * 60_000;
-  const grid: MinuteRow[] = [];
-  for (let i = 0; i < MINUTES_SHOWN; i++) {
-    const at = start - i * 60_000;
-    const of = (status: string) =>
-      rows
-        .filter((r) => new Date(r.minute).getTime() === at && r.status === status)
-        .reduce((n, r) => n + r.n, 0);
-    const processed = of('processed');
-    const failed = of('failed');
-    const dead = of('dead');
-    const waiting = of('received') + of('processing');
-    grid.push({
-      label: utc(new Date(at)).slice(11, 16),
-      total: processed + failed + dead + waiting,
-      processed,
-      failed,
-      dead,
-      waiting,
-    });
+  windowMs: number,
+  bucketSeconds: number,
+  rows: { bucket: Date; status: string; n: number }[],
+): Bucket[] {
+  const step = bucketSeconds * 1000;
+  const origin = Math.floor((now.getTime() - windowMs) / 60_000) * 60_000;
+  const byStart = new Map<number, Bucket>();
+  for (let at = origin; at <= now.getTime(); at += step) {
+    byStart.set(at, { at, total: 0, processed: 0, failed: 0, dead: 0, waiting: 0 });
   }
-  return Object.assign(grid, { max: Math.max(1, ...grid.map((m) => m.total)) });
+  for (const row of rows) {
+    const bucket = byStart.get(new Date(row.bucket).getTime());
+    if (!bucket) continue;
+    const key = row.status === 'received' || row.status === 'processing' ? 'waiting' : row.status;
+    if (key === 'processed' || key === 'failed' || key === 'dead' || key === 'waiting') bucket[key] += row.n;
+    bucket.total += row.n;
+  }
+  return [...byStart.values()];
 }

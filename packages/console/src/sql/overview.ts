@@ -24,13 +24,13 @@ export function openCounts(): Statement {
   };
 }
 
-/** Events received per minute over the window, by status now. */
-export function perMinute(since: Date): Statement {
+/** Events received per bucket of `bucketSeconds` since `since` (a `received_at` index range), by status now. */
+export function perBucket(since: Date, bucketSeconds: number): Statement {
   return {
-    text: `select date_trunc('minute', received_at) as minute, status, count(*)::int as n
+    text: `select date_bin($2 * interval '1 second', received_at, $1) as bucket, status, count(*)::int as n
              from webhook_events where received_at >= $1
             group by 1, 2 order by 1`,
-    values: [since],
+    values: [since, bucketSeconds],
   };
 }
 

@@ -7,10 +7,12 @@ export interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */
-  section?: 'overview' | 'events' | 'operations' | 'dead' | 'audit';
+  section?: 'overview' | 'events' | 'operations' | 'dead' | 'alerts' | 'audit';
   /** Signed in: the operator's name and the CSRF token every htmx request sends. */
   session?: { who: string; csrf: string };
   body: Html;
+  /** The page draws charts: uPlot and the overview's script are loaded. */
+  charts?: boolean;
 }
 
 const NAV = [
@@ -18,6 +20,7 @@ const NAV = [
   ['events', '/events', 'Events'],
   ['dead', '/dead', 'Dead letters'],
   ['operations', '/operations', 'Bulk replays'],
+  ['alerts', '/alerts', 'Alerts'],
   ['audit', '/audit', 'Audit log'],
 ] as const;
 
@@ -26,7 +29,7 @@ const NAV = [
  * come from the console's own /assets; htmx's configuration is a meta tag, and every htmx request carries the
  * CSRF token through `hx-headers`.
  */
-export function layout({ base, title, section, session, body }: LayoutOptions): Html {
+export function layout({ base, title, section, session, body, charts }: LayoutOptions): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -39,6 +42,13 @@ export function layout({ base, title, section, session, body }: LayoutOptions): 
         <title>${title} · webhook-inbox console</title>
         <link rel="stylesheet" href="${base}/assets/console.css" />
         <script src="${base}/assets/htmx.min.js" defer></script>
+        ${
+          charts
+            ? html`<link rel="stylesheet" href="${base}/assets/uplot.min.css" />
+                <script src="${base}/assets/uplot.min.js" defer></script>
+                <script src="${base}/assets/overview.js" defer></script>`
+            : ''
+        }
       </head>
       <body hx-headers="${session ? JSON.stringify({ 'X-CSRF-Token': session.csrf }) : '{}'}">
         <a class="skip" href="#main">Skip to content</a>
@@ -76,4 +86,23 @@ export function csrfField(csrf: string): Html {
 
 export function statusBadge(status: string): Html {
   return html`<span class="badge status-${status}">${status}</span>`;
+}
+
+/** Links choosing a time window (`?window=`), the current one marked. */
+export function windowTabs(
+  href: string,
+  windows: Array<[key: string, label: string]>,
+  current: string,
+  label: string,
+): Html {
+  return html`<nav class="tabs" aria-label="${label}">
+    ${windows.map(
+      ([key, text]) =>
+        html`<a
+          href="${href}?${new URLSearchParams({ window: key }).toString()}"
+          ${key === current ? html`aria-current="page"` : ''}
+          >${text}</a
+        >`,
+    )}
+  </nav>`;
 }

@@ -8,7 +8,16 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { errorLine } from '../error-text.ts';
 import * as ledger from './ledger.ts';
-import { asError, bindings, contextBase, keyOf, type Task, type TaskContext } from './task.ts';
+import { traceEffect } from '../telemetry.ts';
+import {
+  asError,
+  bindings,
+  contextBase,
+  keyOf,
+  spanAttributes,
+  type Task,
+  type TaskContext,
+} from './task.ts';
 import type { DatabaseEffectContext, Tx } from './types.ts';
 
 // A batch's database effects commit in at most this many transactions, of at least this many events each.
@@ -72,7 +81,9 @@ async function runTogether(
         if (task.ref.scoped) scopesUsed.add(task.ref.idempotencyKey);
         current = task;
         t0 = performance.now();
-        await task.effect.run(effectContext(ctx, task, tx));
+        await traceEffect(task.run.span, spanAttributes(task), async () =>
+          task.effect.run(effectContext(ctx, task, tx)),
+        );
         outcomes.set(task, { outcome: 'completed', ms: performance.now() - t0 });
         current = undefined;
       }
@@ -94,7 +105,9 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
         toSql(ledger.claimDatabaseEffects([task.ref])),
       );
       if (!rows[0]?.fresh) return 'skipped' as const;
-      await task.effect.run(effectContext(ctx, task, tx));
+      await traceEffect(task.run.span, spanAttributes(task), async () =>
+        task.effect.run(effectContext(ctx, task, tx)),
+      );
       return 'completed' as const;
     });
     ctx.finish(task, outcome, performance.now() - t0);

@@ -12,7 +12,8 @@ import type pg from 'pg';
 import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
 import * as ledger from './ledger.ts';
-import { asError, bindings, contextBase, type Task, type TaskContext } from './task.ts';
+import { traceEffect } from '../telemetry.ts';
+import { asError, bindings, contextBase, spanAttributes, type Task, type TaskContext } from './task.ts';
 import type { ExternalEffectContext } from './types.ts';
 
 export interface ExternalEffectsContext extends TaskContext {
@@ -222,7 +223,7 @@ async function runClaimed(
   try {
     // `db` is the worker's pool, not `client`: this connection carries the round's other claims and marks.
     const context: ExternalEffectContext<unknown> = { ...contextBase(task, log), db: ctx.db };
-    await task.effect.run(context as never);
+    await traceEffect(task.run.span, spanAttributes(task), async () => task.effect.run(context as never));
   } catch (error) {
     const failure = asError(error);
     ctx.finish(task, failure, performance.now() - t0);

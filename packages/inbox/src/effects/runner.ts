@@ -9,7 +9,8 @@ import { runExternalEffects, type ExternalEffectsContext } from './external-effe
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import * as ledger from './ledger.ts';
 import type { EffectRegistry, RegisteredEffect } from './registry.ts';
-import { bindings, keyOf, type EventRun, type Job, type Outcome, type Task } from './task.ts';
+import { startEventSpan, traceSkippedEffect } from '../telemetry.ts';
+import { bindings, keyOf, spanAttributes, type EventRun, type Job, type Outcome, type Task } from './task.ts';
 import {
   PermanentEffectError,
   type DeadEvent,
@@ -88,24 +89,30 @@ export class EffectRunner {
       primaries.set(key, run);
       return run;
     });
-    const tasks = runs.flatMap((run) => run.tasks);
+    try {
+      const tasks = runs.flatMap((run) => run.tasks);
 
-    await runDatabaseEffects(
-      this.#tasks,
-      tasks.filter((task) => task.effect.kind === 'database'),
-    );
-    await runExternalEffects(
-      this.#tasks,
-      tasks.filter((task) => task.effect.kind === 'external'),
-    );
+      await runDatabaseEffects(
+        this.#tasks,
+        tasks.filter((task) => task.effect.kind === 'database'),
+      );
+      await runExternalEffects(
+        this.#tasks,
+        tasks.filter((task) => task.effect.kind === 'external'),
+      );
 
-    for (const run of runs) if (!run.settlement && !run.shadowOf) this.#conclude(run);
-    const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
-    if (settlements.length > 0) {
-      const { rows: settled } = await this.#pool.query<ledger.SettledRow>(ledger.settleEvents(settlements));
-      await this.#reportSettled(settled);
+      for (const run of runs) if (!run.settlement && !run.shadowOf) this.#conclude(run);
+      const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
+      if (settlements.length > 0) {
+        const { rows: settled } = await this.#pool.query<ledger.SettledRow>(ledger.settleEvents(settlements));
+        await this.#reportSettled(settled);
+      }
+    } catch (error) {
+      // The database failed us: the jobs go back to pg-boss as they are, and their spans say so.
+      for (const run of runs) run.span?.end('failed');
+      throw error;
     }
-
+    for (const run of runs) run.span?.end(run.settlement?.status ?? 'processed');
     this.#observer?.batch?.(jobs.length, performance.now() - started);
     return runs.map((run): JobResult => {
       const { settlement, permanent } = run.shadowOf ?? run;
@@ -133,8 +140,17 @@ export class EffectRunner {
 
   /** What this attempt of an event has to do: its effects not completed yet, or a settlement right away. */
   #plan(job: Job, row: ledger.LoadedEventRow | undefined, expiresAt: number): EventRun {
-    const run: EventRun = { job, expiresAt, permanent: false, tasks: [] };
     const { provider, eventId } = job.data;
+    const span = startEventSpan({
+      provider,
+      eventId,
+      type: row?.type,
+      trace: job.data.trace,
+      replayOf: job.data.replayOf,
+      jobId: job.id,
+      attempt: job.retryCount + 1,
+    });
+    const run: EventRun = { job, expiresAt, permanent: false, tasks: [], span };
     if (!row) {
       // Purged by retention, or a job sent by hand: nothing to do, and nothing to retry.
       this.#log.warn({ provider, eventId }, 'job for an event that is not recorded; completing it');
@@ -155,11 +171,13 @@ export class EffectRunner {
     }
     const completed = new Set(row.completed);
     for (const effect of effects) {
+      const task: Task = { run, event, effect, ref: refOf(effect, event) };
       if (completed.has(effect.name)) {
         this.#observe(effect, event, 'skipped', 0);
+        traceSkippedEffect(span, spanAttributes(task));
         continue;
       }
-      run.tasks.push({ run, event, effect, ref: refOf(effect, event) });
+      run.tasks.push(task);
     }
     return run;
   }
@@ -191,6 +209,8 @@ export class EffectRunner {
   /** Records a task's outcome: metrics, and a log line per completed or failed effect. */
   #finish(task: Task, outcome: Outcome, durationMs: number): void {
     task.outcome = outcome;
+    // Run effects have their span already; one found done when claimed gets one saying so.
+    if (outcome === 'skipped') traceSkippedEffect(task.run.span, spanAttributes(task));
     const failed = outcome instanceof Error;
     this.#observe(
       task.effect,

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { EventJob } from '../queue.ts';
+import type { EventSpan } from '../telemetry.ts';
 import type * as ledger from './ledger.ts';
 import type { RegisteredEffect } from './registry.ts';
 import type { InboxEventBase } from './types.ts';
@@ -26,6 +27,8 @@ export interface EventRun {
   shadowOf?: EventRun;
   permanent: boolean;
   tasks: Task[];
+  /** This attempt's span, when tracing is on; its tasks' spans are its children. */
+  span?: EventSpan | undefined;
 }
 
 /** One effect of one event to run in this attempt. */
@@ -62,6 +65,11 @@ export function contextBase(task: Task, log: Logger) {
     attempt: task.run.job.retryCount + 1,
     log,
   };
+}
+
+/** What an effect's span says about it. */
+export function spanAttributes(task: Task) {
+  return { effect: task.effect.name, kind: task.effect.kind, attempt: task.run.job.retryCount + 1 };
 }
 
 /** A map key from several strings. */

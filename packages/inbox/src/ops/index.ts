@@ -3,13 +3,18 @@ export {
   alertExcerpt,
   alertFingerprint,
   createAlerter,
+  createAlertJournal,
+  createRecordedAlerter,
   createSignatureFailureMonitor,
   formatAlert,
   normalizeErrorMessage,
+  registerAlertMetrics,
   replayCommand,
   type Alert,
   type AlertKind,
+  type AlertJournal,
   type AlertLogger,
+  type AlertOutcome,
   type AlertMessage,
   type Alerter,
   type AlerterOptions,
@@ -20,6 +25,7 @@ export {
   type SignatureFailureMonitorOptions,
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
+export { readInboxStats, type InboxStats } from './inbox-stats.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

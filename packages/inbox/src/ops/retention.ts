@@ -311,13 +311,27 @@ export async function schedulePurge(boss: PgBoss, options: SchedulePurgeOptions 
  */
 export function createPurgeHandler(
   pool: pg.Pool,
-  { logger }: { logger: Pick<Logger, 'info'> },
+  {
+    logger,
+    onRun,
+  }: {
+    logger: Pick<Logger, 'info'>;
+    /** Told of every run: its result, or the error it failed with (metrics). */
+    onRun?: (run: { result: PurgeResult } | { error: unknown }) => void;
+  },
 ): (jobs: Job<PurgeJobData>[]) => Promise<PurgeResult[]> {
   return async (jobs) => {
     const results: PurgeResult[] = [];
     for (const job of jobs) {
-      const data = purgeJobData.parse(job.data ?? {});
-      const result = await purgeExpired(pool, { ...data, signal: job.signal });
+      let result: PurgeResult;
+      try {
+        const data = purgeJobData.parse(job.data ?? {});
+        result = await purgeExpired(pool, { ...data, signal: job.signal });
+      } catch (error) {
+        onRun?.({ error });
+        throw error;
+      }
+      onRun?.({ result });
       logger.info({ job: job.id, ...result }, 'retention purge');
       results.push(result);
     }

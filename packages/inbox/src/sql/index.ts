@@ -2,10 +2,12 @@
  * Where the inbox's SQL lives: every statement is a named, documented function returning `{ text, values }`
  * (`Statement`), grouped by the table it acts on.
  *
- * - `webhook-events.ts`, `webhook_events`: the receiver's insert (`ingest()`), the event log (event-store), replay,
- *   retention, reconciliation.
+ * - `webhook-events.ts`, `webhook_events`: the receiver's inserts (`ingest()`, group commit), the event log
+ *   (event-store), replay, retention, reconciliation, the metrics' counts.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
+ * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
+ * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
  *
@@ -13,7 +15,9 @@
  * events it deletes) lives with the table it changes or counts.
  */
 export type { Statement } from './statement.ts';
+export * as alertsSent from './alerts-sent.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
+export * as pgbossJobs from './pgboss-jobs.ts';
 export * as ledger from '../effects/ledger.ts';
 export * as webhookEvents from './webhook-events.ts';

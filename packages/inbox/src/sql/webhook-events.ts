@@ -38,6 +38,36 @@ export function insertEvent(event: NewEvent, source: EventSource): Statement {
   };
 }
 
+/**
+ * Group commit's insert: many events in one statement, one row per array position, the same `ON CONFLICT DO
+ * NOTHING` as `insertEvent`, returning the keys this statement created (an absent key was already recorded).
+ * Rows are inserted in the order given (the arrays are read in order, nothing sorts them): callers pass them
+ * sorted by key, so two concurrent batches that share keys wait for each other in one order and never deadlock.
+ * The arrays are text; each row's payload and headers are cast to jsonb on the way in, so a payload PostgreSQL
+ * refuses fails the statement with the same SQLSTATE as `insertEvent`. Named: its parameters are six arrays
+ * whatever the batch's size, so one plan serves every batch.
+ */
+export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
+  return {
+    name: 'webhook_inbox_insert_events',
+    text: `
+  insert into webhook_events (provider, event_id, type, payload, headers, source)
+  select provider, event_id, type, payload::jsonb, headers::jsonb, source
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+      as batch (provider, event_id, type, payload, headers, source)
+  on conflict (provider, event_id) do nothing
+  returning provider, event_id`,
+    values: [
+      events.map(({ event }) => event.provider),
+      events.map(({ event }) => event.eventId),
+      events.map(({ event }) => event.type),
+      events.map(({ event }) => event.payloadText),
+      events.map(({ event }) => JSON.stringify(event.headers)),
+      events.map(({ source }) => source),
+    ],
+  };
+}
+
 /** The columns of an event's summary, named as `EventSummary` (event-store.ts) names them. */
 const SUMMARY_COLUMNS = `
   provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
@@ -127,19 +157,71 @@ export interface EventKeyFilters {
   since?: Date;
 }
 
-/** Bulk replay: the keys of the events matching the filters, oldest first, `limit` at most. */
-export function selectEventKeys(filters: EventKeyFilters, limit: number): Statement {
+/** Where a bulk replay is in its events: the last one it took, in `(received_at, provider, event_id)` order. */
+export interface EventKeyCursor {
+  /** `received_at` as PostgreSQL prints it (microseconds, which a JS Date would lose). */
+  receivedAt: string;
+  provider: string;
+  eventId: string;
+}
+
+/** The conditions of a bulk replay's set: the filters, received up to `upTo` (null: now), after `after`. */
+function eventKeyWhere(
+  filters: EventKeyFilters,
+  upTo: string | null,
+  after: EventKeyCursor | null,
+): { where: string; values: unknown[] } {
   const values: unknown[] = [filters.status];
   const where = ['status = $1'];
+  where.push(upTo === null ? 'received_at <= now()' : `received_at <= $${values.push(upTo)}::timestamptz`);
   if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
   if (filters.type) where.push(`type = $${values.push(filters.type)}`);
   if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
+  if (after) {
+    const at = values.push(after.receivedAt);
+    values.push(after.provider, after.eventId);
+    where.push(`(received_at, provider, event_id) > ($${at}::timestamptz, $${at + 1}, $${at + 2})`);
+  }
+  return { where: where.join(' and '), values };
+}
+
+/**
+ * Bulk replay, first: how many events match, received up to the database's clock now (`upTo`, which every
+ * later page uses, so events arriving meanwhile are not in the set, nor is a replayed event that fails again).
+ */
+export function countEventKeys(filters: EventKeyFilters): Statement {
+  const { where, values } = eventKeyWhere(filters, null, null);
   return {
-    text: `
-      select provider, event_id from webhook_events where ${where.join(' and ')}
-       order by received_at limit $${values.push(limit)}`,
+    text: `select count(*)::int as n, now()::text as "upTo" from webhook_events where ${where}`,
     values,
   };
+}
+
+/** Bulk replay, then: the next `limit` keys of the set after `after`, oldest first (a keyset page). */
+export function selectEventKeys(
+  filters: EventKeyFilters,
+  upTo: string,
+  after: EventKeyCursor | null,
+  limit: number,
+): Statement {
+  const { where, values } = eventKeyWhere(filters, upTo, after);
+  return {
+    text: `
+      select provider, event_id as "eventId", received_at::text as "receivedAt" from webhook_events
+       where ${where}
+       order by received_at, provider, event_id limit $${values.push(limit)}`,
+    values,
+  };
+}
+
+/** Bulk replay stopped by a limit: how many events of its set remain after `after`. */
+export function countRemainingEventKeys(
+  filters: EventKeyFilters,
+  upTo: string,
+  after: EventKeyCursor,
+): Statement {
+  const { where, values } = eventKeyWhere(filters, upTo, after);
+  return { text: `select count(*)::int as n from webhook_events where ${where}`, values };
 }
 
 // Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is
@@ -211,5 +293,32 @@ export function countPurgeable(keyCutoff: Date, payloadCutoff: Date): Statement 
         from webhook_events
        where received_at < greatest($1, $2) and ${FINISHED}`,
     values: [keyCutoff, payloadCutoff],
+  };
+}
+
+/** The statuses `countUnfinished` counts: everything but `processed`, whose count only ever grows. */
+export const UNFINISHED_STATUSES = ['received', 'processing', 'failed', 'dead'] as const;
+
+/**
+ * Events per unfinished status, and how long the oldest event that still has work to do (received, processing,
+ * failed: dead events wait for an operator, not for the worker) has waited, seconds (0 when none). Every part is
+ * read from `webhook_events_status_received_at_idx`: a count of the rows of one status, and a `min` per status
+ * (the least of three, so each is one index probe), so the cost follows the backlog, not the table.
+ */
+export function countUnfinished(): Statement {
+  return {
+    name: 'webhook_inbox_count_unfinished',
+    text: `
+      select coalesce(extract(epoch from now() - least(
+               (select min(received_at) from webhook_events where status = 'received'),
+               (select min(received_at) from webhook_events where status = 'processing'),
+               (select min(received_at) from webhook_events where status = 'failed'))), 0)::float8
+               as "oldestUnprocessedAgeSeconds",
+             (select coalesce(json_object_agg(status, n), '{}')
+                from (select status, count(*)::int as n
+                        from webhook_events
+                       where status in ('received', 'processing', 'failed', 'dead')
+                       group by status) counts) as "byStatus"`,
+    values: [],
   };
 }

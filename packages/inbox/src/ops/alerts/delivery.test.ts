@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAlerter, type Alerter } from './delivery.ts';
+import { createAlerter, type Alerter, type AlertOutcome } from './delivery.ts';
 import {
   effectFailed,
   freePort,
@@ -297,5 +297,28 @@ describe('createAlerter', () => {
       'replay: pnpm inbox replay shopify shop.myshopify.com:orders/create:1b2c',
     );
     expect(JSON.stringify(lines)).not.toContain('jane@example.com');
+  });
+
+  it('tells onOutcome what became of each message: sent, or failed when the webhook refuses it', async () => {
+    const accepting = await startHook();
+    const refusing = await startHook({ respond: 400 });
+    cleanups.push(accepting.close, refusing.close);
+    const { logger } = collectingLogger();
+    const outcomes: AlertOutcome[] = [];
+    for (const hook of [accepting, refusing]) {
+      const alerter = createAlerter({
+        url: hook.url,
+        logger,
+        service: 'test',
+        onOutcome: (o) => outcomes.push(o),
+      });
+      alerter.notify(effectFailed(1));
+      await alerter.close();
+    }
+    expect(outcomes.map((o) => [o.outcome, o.kind, o.effect, o.eventId, o.occurrences, o.service])).toEqual([
+      ['sent', 'effect_failed', 'send-welcome-email', 'evt_1Test000001Ab', 1, 'test'],
+      ['failed', 'effect_failed', 'send-welcome-email', 'evt_1Test000001Ab', 1, 'test'],
+    ]);
+    expect(outcomes[0]?.headline).toContain('send-welcome-email');
   });
 });

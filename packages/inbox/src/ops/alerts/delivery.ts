@@ -33,6 +33,28 @@ export interface AlerterOptions {
   excerptLength?: number;
   /** Names the sender in the message title. Default `webhook-inbox`. */
   service?: string;
+  /**
+   * Told once per message after its last try (a durable record: `createAlertJournal`). Called on the sender's
+   * turn, never on `notify()`'s; a throw is logged and ignored.
+   */
+  onOutcome?: (outcome: AlertOutcome) => void;
+}
+
+/** What became of one alert message. */
+export interface AlertOutcome {
+  service: string;
+  kind: Alert['kind'];
+  fingerprint: string;
+  provider: string;
+  eventType: string | null;
+  effect: string | null;
+  eventId: string | null;
+  /** Alerts the message stands for: 1, or a summary's repeats. */
+  occurrences: number;
+  /** `sent` (2xx), `logged` (no URL: the log line is the alert), `failed` (refused, or out of attempts). */
+  outcome: 'sent' | 'logged' | 'failed';
+  /** The message's first line. */
+  headline: string;
 }
 
 /** Running totals, for metrics and tests. */
@@ -257,7 +279,34 @@ export function createAlerter(options: AlerterOptions): Alerter {
     }
   }
 
+  function told(item: Queued, outcome: AlertOutcome['outcome'], headline: string): void {
+    if (!options.onOutcome) return;
+    const { alert } = item;
+    const event = alert.kind === 'signature_failures' ? undefined : alert;
+    try {
+      options.onOutcome({
+        service: options.service ?? 'webhook-inbox',
+        kind: alert.kind,
+        fingerprint: item.fingerprint,
+        provider: alert.provider,
+        eventType: event?.type ?? null,
+        effect: event?.effect ?? null,
+        eventId: event?.eventId ?? null,
+        occurrences: item.repeats?.more ?? 1,
+        outcome,
+        headline,
+      });
+    } catch (error) {
+      logger.error({ err: errorLine(error) }, 'alerter: onOutcome failed');
+    }
+  }
+
   async function deliver(item: Queued): Promise<void> {
+    const outcome = await attempt(item);
+    told(item, outcome.outcome, outcome.headline);
+  }
+
+  async function attempt(item: Queued): Promise<{ outcome: AlertOutcome['outcome']; headline: string }> {
     const dropped = droppedUnreported;
     const { plain, ...message } = formatAlert(item.alert, {
       service: options.service,
@@ -265,12 +314,13 @@ export function createAlerter(options: AlerterOptions): Alerter {
       repeats: item.repeats,
       dropped,
     });
-    const headline = `alert: ${plain.split('\n')[0] ?? ''}`;
+    const firstLine = plain.split('\n')[0] ?? '';
+    const headline = `alert: ${firstLine}`;
     if (!url) {
       logger.error({ ...logFields(item), message: plain }, headline);
       counts.sent++;
       droppedUnreported -= dropped;
-      return;
+      return { outcome: 'logged', headline: firstLine };
     }
     logger.warn(logFields(item), headline);
     const body = JSON.stringify(message);
@@ -289,7 +339,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
         if (response.ok) {
           counts.sent++;
           droppedUnreported -= dropped;
-          return;
+          return { outcome: 'sent', headline: firstLine };
         }
         lastProblem = `HTTP ${response.status}`;
         if (response.status !== 429 && response.status < 500) {
@@ -298,7 +348,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
             { ...logFields(item), status: response.status },
             'alert refused by the webhook; not retrying',
           );
-          return;
+          return { outcome: 'failed', headline: firstLine };
         }
         const wait = retryAfterMs(response);
         if (wait !== undefined) delay = Math.min(retryMaxDelayMs, wait);
@@ -316,6 +366,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
         ? 'alert not delivered before shutdown'
         : `alert not delivered after ${maxAttempts} attempts`,
     );
+    return { outcome: 'failed', headline: firstLine };
   }
 
   function summary(fingerprint: string, group: Group): Queued {

@@ -1,5 +1,5 @@
-import { loadDotEnv } from './dotenv.ts';
-import { migrateDatabase, type MigrateOptions } from './migrate.ts';
+import { loadDotEnv } from '../dotenv.ts';
+import { migrateDatabase, type MigrateOptions } from '../migrate.ts';
 
 /**
  * A migrate command's body: DATABASE_URL (or .env), the migrations, a one-line result. Resolves to the exit

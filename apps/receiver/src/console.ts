@@ -1,0 +1,59 @@
+import { createConsole, type Console } from '@webhook-inbox/console';
+import { createPool } from '@webhook-inbox/db';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
+import type { Context, Env, Hono } from 'hono';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from './logger.ts';
+
+/** The operator console as the receiver serves it, with the pool it alone uses. */
+export interface ReceiverConsole {
+  console: Console;
+  /** Closed after `console.stop()`, at the receiver's shutdown. */
+  pool: pg.Pool;
+}
+
+/** Connections the console holds at most: a few operators' pages and the bulk replay runner's chunk. */
+const CONSOLE_POOL_SIZE = 4;
+
+/**
+ * The console for the receiver's admin listener (`ADMIN_LISTENER`), signed in to with `ADMIN_TOKEN`.
+ *
+ * It has its own small pool: its searches may take seconds on a large table (its own 5 s statement timeout),
+ * which the request pool's short client-side deadline would cut off, and they must never hold the connections
+ * webhooks are stored on.
+ *
+ * No `effectsFor`: the effect registry is the product's code in the worker, and the receiver does not import
+ * it. A replay without it does what the admin API's does: it re-enqueues the event and the worker's effect
+ * ledger runs exactly the effects that have not completed, so the outcome is the same; the console only
+ * cannot list by name, before the fact, which effects a replay will run (it shows the completed ones, which
+ * are the ones a force can re-run).
+ */
+export function createReceiverConsole(deps: {
+  databaseUrl: string;
+  boss: PgBoss;
+  adminToken: string;
+  logger: Logger;
+}): ReceiverConsole {
+  const logger = deps.logger.child({ component: 'console' });
+  const pool = createPool({
+    connectionString: deps.databaseUrl,
+    max: CONSOLE_POOL_SIZE,
+    applicationName: 'webhook-inbox-console',
+    onError: (error) => logger.warn({ err: errorFields(error) }, 'console database connection lost'),
+  });
+  const console = createConsole({ pool, boss: deps.boss, adminToken: deps.adminToken, logger });
+  return { console, pool };
+}
+
+/**
+ * Serves the console's routes (`/console`, `/console/*`) from `app`. Forwarded rather than `app.route()`d, so
+ * the console's own not-found page and error handler answer under its path, and it sees the client's socket
+ * (for the audit log's address).
+ */
+export function mountConsole<E extends Env>(app: Hono<E>, console: Console | undefined): void {
+  if (!console) return;
+  const forward = (c: Context<E>) => console.app.fetch(c.req.raw, c.env);
+  app.all('/console', forward);
+  app.all('/console/*', forward);
+}

@@ -1,0 +1,153 @@
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import pino from 'pino';
+import { PgBoss } from 'pg-boss';
+import { createConsole } from '@webhook-inbox/console';
+import { createPool } from '../packages/db/src/index.ts';
+import type { BenchContext } from './receiver.ts';
+import { fixed, type BenchTable } from './lib/table.ts';
+
+const ADMIN_TOKEN = 'bench-console-admin-token-0123456789';
+/** Events in the table by default: the size the console must stay fast on. */
+const DEFAULT_EVENTS = 1_000_000;
+
+interface Timing {
+  requests: number;
+  p50: number;
+  p95: number;
+}
+
+/**
+ * The console's pages over HTTP on a large `webhook_events` table (`--events`, default 1,000,000, inserted with
+ * one `insert ... select generate_series`: 90% processed, 5% failed, 5% dead, over 30 days, three providers),
+ * each page requested one at a time by a signed-in client. Baseline: the sign-in page of the same server, which
+ * reads no table, so the ratio is what the database work adds to a page.
+ */
+export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
+  const events = ctx.events ?? DEFAULT_EVENTS;
+  const url = await ctx.postgres.database('bench_console');
+  const pool = createPool({ connectionString: url, max: 8, applicationName: 'bench-console' });
+  const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false, migrate: false });
+  boss.on('error', () => {});
+  let server: ServerType | undefined;
+  try {
+    ctx.log(`console: inserting ${events.toLocaleString('en')} events`);
+    const started = performance.now();
+    await fill(pool, events);
+    const fillSeconds = (performance.now() - started) / 1000;
+    await boss.start();
+    const operatorConsole = createConsole({
+      pool,
+      boss,
+      adminToken: ADMIN_TOKEN,
+      logger: pino({ level: 'silent' }),
+    });
+    server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: operatorConsole.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/console`;
+    const cookie = await signIn(base);
+
+    const perPage = Math.max(30, Math.round(ctx.durationMs / 100));
+    const pages: Array<[string, (i: number) => string]> = [
+      ['sign-in page (baseline: no query)', () => '/login'],
+      ['events, no filter (newest 50)', () => '/events'],
+      ['events, status failed', () => '/events?status=failed'],
+      // 1 in 50 failed events has cus_20; none has cus_7, so that search reads every failed event (5% of all).
+      [
+        'events, failed, customer (1 in 50 match)',
+        () => '/events?status=failed&path=data.object.customer&value=cus_20',
+      ],
+      [
+        'events, failed, customer (no match)',
+        () => '/events?status=failed&path=data.object.customer&value=cus_7',
+      ],
+      ['events, stripe + type, last 24h', () => '/events?provider=stripe&type=invoice.paid&from=24h'],
+      ['event detail (a random event)', (i) => `/event?provider=stripe&id=evt_bench_${pick(i, events)}`],
+    ];
+    const results: Array<[string, Timing]> = [];
+    for (const [name, path] of pages) {
+      ctx.log(`console: ${name}, ${perPage} requests`);
+      results.push([name, await time(base, cookie, path, perPage)]);
+    }
+    const baseline = results[0]![1];
+    return {
+      title: `Console: page latency over HTTP with ${events.toLocaleString('en')} events in the table`,
+      columns: ['page', 'requests', 'p50 ms', 'p95 ms', 'p95 vs sign-in'],
+      rows: results.map(([page, t]) => ({
+        page,
+        requests: t.requests,
+        'p50 ms': fixed(t.p50, 1),
+        'p95 ms': fixed(t.p95, 1),
+        'p95 vs sign-in': `${fixed(t.p95 / baseline.p95, 1)}x`,
+      })),
+      notes: [
+        `table filled in ${fixed(fillSeconds, 0)} s (insert ... select, then analyze); one client, one request at a time, 5 uncounted first`,
+        'the console in this process (as in the receiver), its pool of 8; `--events=N` for a smaller table',
+      ],
+    };
+  } finally {
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await pool.end();
+  }
+}
+
+/** A stripe event's number among those inserted (stripe's are the multiples of 3), spread over the table. */
+function pick(i: number, events: number): number {
+  return 3 * (1 + ((i * 7919) % Math.floor(events / 3)));
+}
+
+async function fill(pool: ReturnType<typeof createPool>, events: number): Promise<void> {
+  await pool.query(
+    `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at, processed_at)
+     select (array['stripe', 'shopify', 'acme'])[1 + i % 3],
+            'evt_bench_' || i,
+            (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated'])[1 + (i / 3) % 3],
+            jsonb_build_object('id', 'evt_bench_' || i, 'data',
+              jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || (i % 1000), 'amount', i))),
+            case when i % 20 = 0 then 'failed' when i % 20 = 1 then 'dead' else 'processed' end,
+            1 + i % 3,
+            case when i % 20 in (0, 1) then 'CRM unavailable (503)' end,
+            now() - interval '30 days' * (1 - i::float8 / $1),
+            case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end
+       from generate_series(1, $1::int) as i`,
+    [events],
+  );
+  await pool.query('analyze webhook_events');
+}
+
+async function signIn(base: string): Promise<string> {
+  const page = await fetch(`${base}/login`);
+  const nonceCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const nonce = /name="_nonce" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const response = await fetch(`${base}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: nonceCookie },
+    body: new URLSearchParams({ _nonce: nonce, who: 'bench', token: ADMIN_TOKEN, next: '' }),
+  });
+  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('wi_console_session='));
+  if (response.status !== 303 || !cookie) throw new Error(`console sign-in answered ${response.status}`);
+  return cookie.split(';')[0]!;
+}
+
+async function time(
+  base: string,
+  cookie: string,
+  path: (i: number) => string,
+  requests: number,
+): Promise<Timing> {
+  const ms: number[] = [];
+  // The first few (a new connection, cold caches, JIT) are not counted.
+  for (let i = -5; i < requests; i++) {
+    const started = performance.now();
+    const response = await fetch(`${base}${path(Math.abs(i))}`, { headers: { cookie, accept: 'text/html' } });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${path(Math.abs(i))} answered ${response.status}`);
+    if (i >= 0) ms.push(performance.now() - started);
+  }
+  ms.sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.ceil(q * ms.length) - 1)]!;
+  return { requests, p50: at(0.5), p95: at(0.95) };
+}

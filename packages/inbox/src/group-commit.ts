@@ -1,0 +1,199 @@
+import type { EventSource } from '@webhook-inbox/db';
+import type { JobInsert } from 'pg-boss';
+import { InvalidPayloadError } from './errors.ts';
+import type { IngestDeps, IngestOutcome } from './ingest.ts';
+import type { VerifiedEvent } from './providers/types.ts';
+import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+import { jobTraceContext } from './telemetry.ts';
+import { beginWith, endEmpty, insertJobsAndCommit, onRecordingConnection } from './recording.ts';
+import { webhookEvents } from './sql/index.ts';
+
+export interface GroupCommitOptions {
+  /**
+   * Transactions open at once, each on its own pool connection (at most the pool's size). Requests that arrive
+   * while they are all open wait for the next one to end, and then go together in one transaction.
+   */
+  maxTransactions: number;
+  /** Events in one transaction at most. */
+  maxBatch: number;
+  /**
+   * Told of every transaction that ended: committed, failed (its requests rejected `UnavailableError`), split
+   * (a payload PostgreSQL refused, isolated by retrying the halves), or refused (that payload, alone).
+   */
+  onBatch?: (report: BatchReport) => void;
+}
+
+export interface BatchReport {
+  /** The requests it held (a key sent twice counts twice). */
+  requests: number;
+  /** Distinct events (keys) it inserted or found. */
+  events: number;
+  outcome: 'committed' | 'failed' | 'split' | 'refused';
+}
+
+/** Records events like `ingest()`, several concurrent ones per transaction. */
+export interface GroupCommit {
+  /**
+   * Resolves `accepted` or `duplicate` once the transaction holding this event (and its job) has committed;
+   * rejects with `InvalidPayloadError` when PostgreSQL refuses this event's payload, and with `UnavailableError`
+   * when its transaction failed (nothing of it is recorded, or, when the commit's answer was lost, all of it).
+   */
+  record(event: VerifiedEvent, source?: EventSource): Promise<IngestOutcome>;
+}
+
+export const DEFAULT_GROUP_COMMIT = { maxTransactions: 4, maxBatch: 64 } as const;
+
+interface Waiting {
+  event: VerifiedEvent;
+  source: EventSource;
+  /** The request's trace (its ingest span), carried in the job so the worker's span joins it; `{}` when off. */
+  trace: ReturnType<typeof jobTraceContext>;
+  resolve(outcome: IngestOutcome): void;
+  reject(error: unknown): void;
+}
+
+/** The requests for one key in a batch: the first is inserted, the rest answer `duplicate` behind it. */
+interface Keyed {
+  key: string;
+  first: Waiting;
+  rest: Waiting[];
+}
+
+// Providers are configured names (no NUL), so the key sorts as (provider, event id) and never collides.
+const keyOf = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;
+
+/**
+ * Group commit: every `record()` waiting while earlier transactions run is recorded in one transaction, with one
+ * multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` of the jobs of the rows it created,
+ * and one commit; then each caller gets its own answer. No timer: a lone event starts its transaction at once
+ * (after the current turn of the event loop, which lets events that arrived together go together), and batches
+ * grow only while `maxTransactions` transactions are already open.
+ *
+ * The guarantees are `ingest()`'s: nothing resolves before the commit that holds the event and its job; a failed
+ * transaction rejects its own events only; the same key twice resolves one `accepted` and the rest `duplicate`.
+ * An event whose payload PostgreSQL refuses fails the whole statement, so the batch is split in halves until
+ * that event is alone (its own `InvalidPayloadError`) and its neighbours are recorded without it.
+ *
+ * @example
+ * const recorder = createGroupCommit({ pool, boss }, DEFAULT_GROUP_COMMIT);
+ * const outcome = await recorder.record(event); // 'accepted' | 'duplicate'
+ */
+export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions): GroupCommit {
+  const waiting: Waiting[] = [];
+  let open = 0;
+  let scheduled = false;
+
+  const startTransactions = () => {
+    scheduled = false;
+    while (open < options.maxTransactions && waiting.length > 0) {
+      const batch = waiting.splice(0, options.maxBatch);
+      open++;
+      void settle(batch).finally(() => {
+        open--;
+        schedule();
+      });
+    }
+  };
+  const schedule = () => {
+    if (scheduled || waiting.length === 0) return;
+    scheduled = true;
+    setImmediate(startTransactions);
+  };
+
+  /** Answers every request of the batch, whatever happens (this never rejects). */
+  const settle = async (batch: Waiting[]): Promise<void> => {
+    const byKey = new Map<string, Keyed>();
+    for (const request of batch) {
+      const key = keyOf(request.event.provider, request.event.eventId);
+      const known = byKey.get(key);
+      if (known) known.rest.push(request);
+      else byKey.set(key, { key, first: request, rest: [] });
+    }
+    const keyed = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    await commitOrSplit(keyed);
+  };
+
+  const report = (keyed: Keyed[], outcome: BatchReport['outcome']) =>
+    options.onBatch?.({
+      requests: keyed.reduce((sum, k) => sum + 1 + k.rest.length, 0),
+      events: keyed.length,
+      outcome,
+    });
+
+  const commitOrSplit = async (keyed: Keyed[]): Promise<void> => {
+    let created: Set<string>;
+    try {
+      created = await transaction(deps, keyed);
+    } catch (error) {
+      if (error instanceof InvalidPayloadError && keyed.length > 1) {
+        report(keyed, 'split');
+        const half = keyed.length >>> 1;
+        await commitOrSplit(keyed.slice(0, half));
+        await commitOrSplit(keyed.slice(half));
+        return;
+      }
+      if (error instanceof InvalidPayloadError) {
+        // Alone now: its key's other requests may carry another body, so they get a transaction of their own.
+        const [{ first, rest }] = keyed as [Keyed];
+        options.onBatch?.({ requests: 1, events: 1, outcome: 'refused' });
+        first.reject(error);
+        waiting.push(...rest);
+        schedule();
+        return;
+      }
+      report(keyed, 'failed');
+      for (const { first, rest } of keyed) for (const request of [first, ...rest]) request.reject(error);
+      return;
+    }
+    report(keyed, 'committed');
+    for (const { key, first, rest } of keyed) {
+      first.resolve(created.has(key) ? 'accepted' : 'duplicate');
+      for (const request of rest) request.resolve('duplicate');
+    }
+  };
+
+  return {
+    record: (event, source = 'webhook') =>
+      new Promise<IngestOutcome>((resolve, reject) => {
+        waiting.push({ event, source, trace: jobTraceContext(), resolve, reject });
+        schedule();
+      }),
+  };
+}
+
+/**
+ * One transaction for the first request of each key, in key order: insert the events, insert the jobs of the
+ * rows created, commit. Returns the keys it created. Throws `InvalidPayloadError` (rolled back, connection
+ * kept) when PostgreSQL refused a payload, `UnavailableError` for anything else (connection discarded).
+ *
+ * Round trips on a pipelined pool: two (begin + insert in one write; the job insert + commit in another), one
+ * when every event was a duplicate (its empty transaction is ended behind the answer).
+ */
+async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<Set<string>> {
+  return onRecordingConnection(pool, async (transaction) => {
+    const inserted = await beginWith<{ provider: string; event_id: string }>(
+      transaction,
+      webhookEvents.insertEvents(keyed.map(({ first }) => ({ event: first.event, source: first.source }))),
+    );
+    const created = new Set(inserted.rows.map((row) => keyOf(row.provider, row.event_id)));
+    if (created.size === 0) {
+      await endEmpty(transaction);
+      return created;
+    }
+    const firstOf = new Map(keyed.map(({ key, first }) => [key, first]));
+    const jobs: Array<JobInsert<EventJob>> = inserted.rows.map((row) => ({
+      data: {
+        provider: row.provider,
+        eventId: row.event_id,
+        ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
+      },
+    }));
+    await insertJobsAndCommit(
+      transaction,
+      boss,
+      jobs.length,
+      async (db) => (await boss.insert(EVENTS_QUEUE, jobs, { db, returnId: true }))?.length ?? 0,
+    );
+    return created;
+  });
+}

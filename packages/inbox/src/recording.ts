@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
+import { EVENTS_QUEUE } from './queue.ts';
+import type { Statement } from './sql/index.ts';
+
+/**
+ * What every way of recording events (`ingest()` one at a time, `createGroupCommit()` in batches) does the same on
+ * its connection: check one out and give it back in a known state, classify the errors that are the payload's
+ * fault, begin with the insert, send pg-boss's job insert inside the transaction and commit behind it.
+ */
+
+/**
+ * SQLSTATEs that say an event can never be stored, however often it is sent: the body is authentic but PostgreSQL
+ * refuses it, so the answer is a 400 (the sender stops retrying), not a 503. Classified where the insert fails,
+ * so a normal event pays nothing for it.
+ */
+const UNSTORABLE: ReadonlyMap<string, string> = new Map([
+  // jsonb refuses a \u0000 escape (and escapes the server encoding cannot represent).
+  ['22P05', 'the body has a Unicode escape PostgreSQL cannot store (e.g. \\u0000)'],
+  // JSON that JavaScript accepts and jsonb does not (a lone surrogate escape).
+  ['22P02', 'the body is JSON that PostgreSQL cannot parse (e.g. a lone surrogate escape)'],
+  // A NUL character in a text value (the event id or type).
+  ['22021', 'the event id or type holds a character PostgreSQL cannot store (NUL)'],
+  // A number too large for jsonb's numeric.
+  ['22003', 'the body has a number too large for PostgreSQL'],
+  // Stack depth limit exceeded: nesting deeper than the server's parser allows.
+  ['54001', 'the body is nested too deeply for PostgreSQL'],
+  // Program limit exceeded: an event key too long for the index, a jsonb string or object over its size limit.
+  ['54000', 'the event is larger than PostgreSQL can store or index'],
+]);
+
+/** The `InvalidPayloadError` a failed statement means, when PostgreSQL refused the payload itself. */
+export function unstorablePayload(error: unknown): InvalidPayloadError | undefined {
+  const code = error instanceof pg.DatabaseError ? error.code : undefined;
+  const reason = code === undefined ? undefined : UNSTORABLE.get(code);
+  return reason === undefined
+    ? undefined
+    : new InvalidPayloadError(`${reason} (SQLSTATE ${code})`, { cause: error });
+}
+
+// pg-boss builds one job-insert statement per queue (a large one); naming it by its text lets Postgres keep its
+// plan per connection instead of parsing and planning it for every transaction.
+// Bounded: should pg-boss ever vary the text per call, statements stay unnamed instead of piling up.
+const statementNames = new Map<string, string>();
+const MAX_NAMED_STATEMENTS = 32;
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
+    name = `webhook_inbox_job_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+// pg-boss's insert ends in ON CONFLICT DO NOTHING: on a queue whose policy limits jobs (one queued, one
+// active, ...) a send can be skipped without an error. Only a standard queue never skips one; the policy cannot
+// change after the queue is created, so it is read once per pg-boss instance.
+const standardQueue = new WeakMap<PgBoss, Promise<boolean>>();
+function neverSkipsInserts(boss: PgBoss): Promise<boolean> {
+  let known = standardQueue.get(boss);
+  if (!known) {
+    known = boss.getQueue(EVENTS_QUEUE).then(
+      (queue) => (queue?.policy ?? 'standard') === 'standard',
+      () => {
+        standardQueue.delete(boss);
+        return false;
+      },
+    );
+    standardQueue.set(boss, known);
+  }
+  return known;
+}
+
+/**
+ * The connection's socket, to send two pipelined queries in one write (pg writes each query on its own; on a
+ * machine where a syscall is expensive, that is a measurable share of a duplicate's cost). Not part of pg's
+ * typed API: when it is not there, the queries simply go out in two writes.
+ */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection
+    ?.stream;
+  return typeof stream?.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : undefined;
+}
+
+/** pg-boss's `db` option for a job insert on `client`, in its open transaction. */
+interface JobConnection {
+  db: { executeSql(text: string, params?: unknown[]): Promise<pg.QueryResult> };
+  /** The `commit` sent behind the job insert (`commitBehind`), once the insert has been sent. */
+  committed(): Promise<pg.QueryResult> | undefined;
+}
+
+/**
+ * Runs pg-boss's job insert on `client` as a named statement. With `commitBehind` (a pipelined connection and a
+ * queue that never skips an insert), `commit` follows the insert in the same write: if the insert fails, Postgres
+ * answers the commit with a rollback, so the events and their jobs are still committed both or neither.
+ */
+function jobConnection(client: pg.PoolClient, commitBehind: boolean): JobConnection {
+  let committed: Promise<pg.QueryResult> | undefined;
+  return {
+    db: {
+      executeSql: (text: string, params?: unknown[]) => {
+        if (!commitBehind) return client.query({ name: statementName(text), text, values: params });
+        const stream = socketOf(client);
+        stream?.cork();
+        const inserted = client.query({ name: statementName(text), text, values: params });
+        committed = client.query('commit');
+        stream?.uncork();
+        committed.catch(() => {});
+        return inserted;
+      },
+    },
+    committed: () => committed,
+  };
+}
+
+/** The recording transaction on its connection: `open` is true between its `begin` and its end. */
+export interface RecordingTransaction {
+  client: pg.PoolClient;
+  open: boolean;
+}
+
+/**
+ * Runs `work` on a connection of `pool` and gives the connection back in a known state. A payload PostgreSQL
+ * refuses (the sender's fault, not the connection's) is rolled back and rethrown as `InvalidPayloadError`, the
+ * connection kept. Anything else (a reset, a timeout, a half-sent pipeline, a statement the server refused)
+ * becomes `UnavailableError` (the sender retries) and discards the connection, which also ends its transaction
+ * on the server, rather than wait on a rollback that may never be answered or keep a session in an unknown state.
+ */
+export async function onRecordingConnection<T>(
+  pool: pg.Pool,
+  work: (transaction: RecordingTransaction) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new UnavailableError('cannot reach the database to record the event', { cause: error });
+  }
+  let discard = false;
+  // A checked-out client has no 'error' listener of the pool's: a connection dropped between two of our queries
+  // would otherwise be an uncaught exception. The next query fails anyway; just make sure it is not reused.
+  const onConnectionError = () => {
+    discard = true;
+  };
+  client.on('error', onConnectionError);
+  const transaction: RecordingTransaction = { client, open: false };
+  try {
+    return await work(transaction);
+  } catch (error) {
+    const invalid = unstorablePayload(error);
+    if (invalid) {
+      await client.query('rollback').catch(() => {
+        discard = true;
+      });
+      transaction.open = false;
+      throw invalid;
+    }
+    discard = true;
+    if (error instanceof WebhookError) throw error;
+    throw new UnavailableError('the event could not be recorded', { cause: error });
+  } finally {
+    client.off('error', onConnectionError);
+    client.release(discard || transaction.open);
+  }
+}
+
+/**
+ * `begin`, then `insert`: on a pipelined connection both go out in one write, before either answer (if `begin`
+ * failed, the insert fails too).
+ */
+export async function beginWith<R extends pg.QueryResultRow>(
+  transaction: RecordingTransaction,
+  insert: Statement,
+): Promise<pg.QueryResult<R>> {
+  const { client } = transaction;
+  if (!client.pipeline) {
+    await client.query('begin');
+    transaction.open = true;
+    return client.query<R>(insert);
+  }
+  const stream = socketOf(client);
+  stream?.cork();
+  const begun = client.query('begin');
+  transaction.open = true;
+  const insertion = client.query<R>(insert);
+  stream?.uncork();
+  const [, inserted] = await Promise.all([begun, insertion]);
+  return inserted;
+}
+
+/**
+ * Ends a transaction that wrote nothing: ending it cannot change the answer, so with a pipeline it goes out
+ * behind the answer (the connection's next user queues after it) instead of costing a round trip.
+ */
+export async function endEmpty(transaction: RecordingTransaction): Promise<void> {
+  const end = transaction.client.query('commit');
+  transaction.open = false;
+  if (transaction.client.pipeline) end.catch(() => {});
+  else await end;
+}
+
+/**
+ * Enqueues `count` jobs through `insertJobs` (pg-boss's `send` or `insert`, given our `db`) inside the
+ * transaction, and commits. `insertJobs` answers how many jobs it created: pg-boss skips an insert its queue's
+ * policy forbids, and an event must never be committed without its job. With a pipeline and a queue that never
+ * skips an insert, `commit` follows the job insert in the same write (if the insert fails, Postgres answers the
+ * commit with a rollback, so both or neither still holds).
+ */
+export async function insertJobsAndCommit(
+  transaction: RecordingTransaction,
+  boss: PgBoss,
+  count: number,
+  insertJobs: (db: JobConnection['db']) => Promise<number>,
+): Promise<void> {
+  const { client } = transaction;
+  const connection = jobConnection(client, client.pipeline && (await neverSkipsInserts(boss)));
+  const created = await insertJobs(connection.db);
+  const committed = connection.committed();
+  if (committed) {
+    const result = await committed;
+    transaction.open = false;
+    if (result.command !== 'COMMIT')
+      throw new Error(`the transaction ended in ${result.command}, not COMMIT`);
+    // Cannot happen on a standard queue (checked once per pg-boss instance); say so loudly if it ever does.
+    if (created !== count) throw new Error('pg-boss skipped the job of an event that is now recorded');
+    return;
+  }
+  if (created !== count)
+    throw new Error(`pg-boss did not create every job (queue "${EVENTS_QUEUE}" policy?)`);
+  await client.query('commit');
+  transaction.open = false;
+}

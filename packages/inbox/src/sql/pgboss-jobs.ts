@@ -1,0 +1,47 @@
+import type { Statement } from './statement.ts';
+
+/**
+ * Read-only statements on pg-boss's job table (`pgboss.job`). pg-boss owns that table and writes it through its
+ * own API; only what pg-boss's API cannot answer cheaply and up to date lives here.
+ */
+
+/** The job states `countLiveJobs` counts: waiting to run, waiting for a retry, running. */
+export const LIVE_JOB_STATES = ['created', 'retry', 'active'] as const;
+
+/**
+ * Jobs per queue and live state, counted now (pg-boss's own queue counts are a cache the supervising instance
+ * refreshes once a minute). Served by pg-boss's partial index on live jobs (`job_i14`: name, state), so the cost
+ * follows the backlog, not the history of completed jobs.
+ */
+export function countLiveJobs(): Statement {
+  return {
+    name: 'webhook_inbox_count_live_jobs',
+    text: `
+      select name as queue, state::text as state, count(*)::int as n
+        from pgboss.job
+       where state in ('created', 'retry', 'active')
+       group by name, state`,
+    values: [],
+  };
+}
+
+/**
+ * The trace context the receiver's job for an event carried (its `trace`), for a replay to link to. That job was
+ * sent in the transaction that recorded the event, so its `created_on` is the event's `received_at` (both are
+ * that transaction's `now()`): one probe of pg-boss's (name, created_on) index (`job_i15`). No row once pg-boss
+ * has deleted the job, or when tracing was off.
+ */
+export function selectFirstJobTrace(queue: string, provider: string, eventId: string): Statement {
+  return {
+    name: 'webhook_inbox_select_first_job_trace',
+    text: `
+      select j.data->'trace' as trace
+        from webhook_events e
+        join pgboss.job j on j.name = $1 and j.created_on = e.received_at
+       where e.provider = $2 and e.event_id = $3
+         and j.data->>'provider' = $2 and j.data->>'eventId' = $3
+         and j.data ? 'trace'
+       limit 1`,
+    values: [queue, provider, eventId],
+  };
+}

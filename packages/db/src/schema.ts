@@ -14,6 +14,7 @@ import {
 
 import {
   ALERT_OUTCOMES,
+  EFFECT_KINDS,
   EFFECT_STATUSES,
   EVENT_SOURCES,
   EVENT_STATUSES,
@@ -217,3 +218,24 @@ export const consoleRevokedSessions = pgTable('console_revoked_sessions', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * The effects the worker registered, one row per (provider, event type, effect), in the order they run
+ * (`position`). The worker replaces the rows when it starts; replays (CLI, admin API, console) and Stripe
+ * reconciliation read them, so they know the effects of the code that runs without importing it.
+ */
+export const effectRoutes = pgTable(
+  'effect_routes',
+  {
+    provider: text('provider').notNull(),
+    eventType: text('event_type').notNull(),
+    effect: text('effect').notNull(),
+    kind: text('kind', { enum: EFFECT_KINDS }).notNull(),
+    position: integer('position').notNull(),
+    registeredAt: timestamp('registered_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventType, t.effect] }),
+    check('effect_routes_kind_check', sql`${t.kind} in (${inList(EFFECT_KINDS)})`),
+  ],
+);

@@ -82,6 +82,13 @@ export {
   type Tx,
 } from './effects/types.ts';
 export * from './ops/index.ts';
+export {
+  loadEffectLookup,
+  readEffectRoutes,
+  recordedEventTypes,
+  recordEffectRoutes,
+} from './effect-routes.ts';
+export type { EffectRouteRow } from './sql/effect-routes.ts';
 export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
 export {
   replayEvent,

@@ -165,12 +165,9 @@ describe('admin API', () => {
       });
       const unregistered = await post('/admin/events/stripe/evt_admin_2/replay', { forceEffect: 'nope' });
       expect(unregistered.status).toBe(400);
-      expect(await unregistered.json()).toMatchObject({
-        error: {
-          code: 'unknown_effect',
-          message: expect.stringContaining('provisionAccount, sendWelcomeEmail'),
-        },
-      });
+      const refusal = (await unregistered.json()) as { error: { code: string; message: string } };
+      expect(refusal.error.code).toBe('unknown_effect');
+      expect(refusal.error.message).toContain('registered: provisionAccount, sendWelcomeEmail');
     } finally {
       await sql(db.url, 'delete from effect_routes');
     }

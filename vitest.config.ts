@@ -9,7 +9,7 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],
-    exclude: ['**/node_modules/**', 'test/chaos/**'],
+    exclude: ['**/node_modules/**', 'test/chaos/**', 'test/consumer/**'],
     globalSetup: ['./test/global-setup.ts'],
     // A backstop: tests wait on conditions with their own deadlines. Tests that start processes (the CLI, the
     // migrations, docker-compose) take far longer than usual on a two-core machine shared with other work.

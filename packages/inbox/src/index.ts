@@ -102,3 +102,5 @@ export {
   type ReplayOptions,
   type ReplayResult,
 } from './replay.ts';
+// The inbox's tables travel with @webhook-inbox/db; a team's deploy script applies them from here.
+export { INBOX_MIGRATIONS, migrateDatabase, type MigrateOptions, type MigrationSet } from '@webhook-inbox/db';

@@ -2,7 +2,8 @@
  * Packaging checks that need no container engine: docker/Dockerfile, .dockerignore and docker-compose.yml
  * against the code they package (entry points, workspace dependencies, env.ts, ports, shutdown budgets,
  * pinned tool versions). `config` of a real compose implementation runs too when one is installed (the v2
- * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2).
+ * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2). And the Node floor, stated alike
+ * in the engines, the READMEs and CI.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -790,3 +791,18 @@ describe.skipIf(!composeTool)(
     });
   },
 );
+
+describe('the Node floor', () => {
+  // 22.18 is the first Node 22 that strips types without a flag: every script of the workspace and a team's own
+  // `.ts` files need it (22.12 and 22.17 fail with ERR_UNKNOWN_FILE_EXTENSION).
+  it('is one version everywhere: the engines, both READMEs, the CI check', () => {
+    const engines = (file: string) => (JSON.parse(read(file)) as { engines?: { node?: string } }).engines?.node;
+    expect(engines('package.json')).toBe('>=22.18');
+    for (const dir of ['packages/db', 'packages/inbox', 'packages/cli']) {
+      expect(engines(`${dir}/package.json`), dir).toBe('>=22.18');
+    }
+    expect(read('README.md')).toContain('Node.js 22.18 or newer');
+    expect(read('packages/inbox/README.md')).toContain('Node.js 22.18 or newer');
+    expect(read('.ci/run')).toContain('a > 22 || (a === 22 && b >= 18)');
+  });
+});

@@ -69,11 +69,11 @@ describe.skipIf(!hasPromtool)(`alert rules through promtool ${hasPromtool ? '' :
 describe('alert runbooks', () => {
   const cli = readFileSync(path.join(root, 'docs/cli.md'), 'utf8');
   it.each(alerts.map((rule) => [rule.alert, rule.annotations?.runbook ?? '']))(
-    '%s names `pnpm inbox` commands the CLI has',
+    '%s names `npx webhook-inbox` commands the CLI has',
     (_alert, runbook) => {
-      const commands = [...runbook.matchAll(/`pnpm inbox ([a-z]+)/g)].map((m) => m[1]);
+      const commands = [...runbook.matchAll(/`npx webhook-inbox ([a-z]+)/g)].map((m) => m[1]);
       expect(commands.length).toBeGreaterThan(0);
-      for (const command of commands) expect(cli).toContain(`\`pnpm inbox ${command} `);
+      for (const command of commands) expect(cli).toContain(`\`npx webhook-inbox ${command} `);
     },
   );
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `pnpm inbox <command>`: the operator CLI. Every command has --help; list commands take --json; exit codes:
+ * `webhook-inbox <command>` (`npx webhook-inbox` in a team's project, `pnpm inbox` in this repository): the
+ * operator CLI. Every command has --help; list commands take --json; exit codes:
  * 0 ok, 1 the operation failed, 2 wrong usage or missing configuration, 3 not found.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -22,7 +23,7 @@ const positiveInt = (value: string) => {
   return n;
 };
 
-const program = new Command('inbox')
+const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
   .showHelpAfterError()
   .exitOverride();
@@ -59,7 +60,7 @@ program
 
 program
   .command('migrate')
-  .description('Apply the Drizzle migrations and the pg-boss schema to DATABASE_URL')
+  .description("Apply the inbox's migrations (its own tables) and the pg-boss schema to DATABASE_URL")
   .action(() => migrate(context));
 
 program

@@ -796,7 +796,8 @@ describe('the Node floor', () => {
   // 22.18 is the first Node 22 that strips types without a flag: every script of the workspace and a team's own
   // `.ts` files need it (22.12 and 22.17 fail with ERR_UNKNOWN_FILE_EXTENSION).
   it('is one version everywhere: the engines, both READMEs, the CI check', () => {
-    const engines = (file: string) => (JSON.parse(read(file)) as { engines?: { node?: string } }).engines?.node;
+    const engines = (file: string) =>
+      (JSON.parse(read(file)) as { engines?: { node?: string } }).engines?.node;
     expect(engines('package.json')).toBe('>=22.18');
     for (const dir of ['packages/db', 'packages/inbox', 'packages/cli']) {
       expect(engines(`${dir}/package.json`), dir).toBe('>=22.18');

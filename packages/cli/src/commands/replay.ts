@@ -54,7 +54,7 @@ export async function replay(
   await boss.start();
   try {
     await ensureQueues(boss);
-    const pool = context.db().pool;
+    const pool = await context.pool();
     // The effects the worker recorded at its start (`effect_routes`): the team's own, whatever they are.
     const effectsFor = await loadEffectLookup(pool);
     const deps = { pool, boss, ...(effectsFor ? { effectsFor } : {}) };

@@ -3,13 +3,23 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', '**/dist/**', 'drizzle/**', '.turbo/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.data/**',
+      '**/dist/**',
+      'drizzle/**',
+      '.turbo/**',
+      // A product team's project, type-checked there against the installed packages (test/consumer).
+      'test/consumer/project/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js'] },
+        projectService: { allowDefaultProject: ['*.js', '.pnpmfile.cjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -40,7 +50,11 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': 'off' },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },
 );

@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     include: ['test/chaos/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
-    globalSetup: ['./packages/testing/src/global-setup.ts'],
+    globalSetup: ['./test/global-setup.ts'],
     testTimeout: 600_000,
     hookTimeout: 300_000,
     pool: 'forks',

@@ -9,8 +9,8 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],
-    exclude: ['**/node_modules/**', 'test/chaos/**'],
-    globalSetup: ['./packages/testing/src/global-setup.ts'],
+    exclude: ['**/node_modules/**', 'test/chaos/**', 'test/consumer/**'],
+    globalSetup: ['./test/global-setup.ts'],
     // A backstop: tests wait on conditions with their own deadlines. Tests that start processes (the CLI, the
     // migrations, docker-compose) take far longer than usual on a two-core machine shared with other work.
     testTimeout: 120_000,

@@ -17,8 +17,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadDotEnv, migrateDatabase } from '@webhook-inbox/db';
-import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/db/embedded';
+import { loadDotEnv } from '@webhook-inbox/db';
+import { migrateExampleDatabase } from '@webhook-inbox/worker/migrations';
+import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/testing/embedded';
 import { maskUrl } from '@webhook-inbox/env/mask';
 import pg from 'pg';
 
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
 
   log('migrating');
-  await migrateDatabase(databaseUrl);
+  await migrateExampleDatabase(databaseUrl);
 
   const secrets = await devSecrets();
   const env: NodeJS.ProcessEnv = {

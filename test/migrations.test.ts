@@ -1,24 +1,39 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { migrateDatabase } from '@webhook-inbox/db';
 import { createTestDatabase, type TestDatabase } from '@webhook-inbox/testing';
+import { migrateExampleDatabase as migrateDatabase } from '@webhook-inbox/worker/migrations';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 
-// The db package's migrations and its CLIs (`db:migrate`, `db:check`). The test lives here rather than in
-// packages/db because it uses the test harness, which itself depends on @webhook-inbox/db.
+// The migrations (the inbox's in packages/db, the example worker's in apps/worker) and their CLIs (migrate,
+// `db:check`). The test lives here rather than in packages/db because it uses the test harness, which itself
+// depends on @webhook-inbox/db.
 const run = promisify(execFile);
 const packageDir = fileURLToPath(new URL('../packages/db/', import.meta.url));
-const CONTRACT_TABLES = [
-  'accounts',
+const workerDir = fileURLToPath(new URL('../apps/worker/', import.meta.url));
+const legacyMigrations = fileURLToPath(new URL('fixtures/legacy-migrations', import.meta.url));
+const INBOX_TABLES = [
+  'alerts_sent',
+  'audit_log',
+  'console_revoked_sessions',
+  'effect_routes',
   'effect_runs',
+  'idempotency_keys',
+  'replay_operations',
+  'webhook_events',
+];
+const EXAMPLE_TABLES = [
+  'accounts',
+  'shopify_compliance_requests',
   'shopify_orders',
   'shopify_shops',
   'subscriptions',
-  'webhook_events',
 ];
 
 let database: TestDatabase | undefined;
@@ -48,10 +63,52 @@ async function fingerprint(url: string) {
   );
   const migrations = await query(
     url,
-    'select hash, created_at from drizzle.__drizzle_migrations order by id',
+    `select 'inbox' as set, hash, created_at from drizzle.__webhook_inbox_migrations
+     union all
+     select 'example', hash, created_at from drizzle.__webhook_inbox_example_migrations
+     order by 1, 3`,
   );
   const boss = await query(url, 'select version from pgboss.version');
-  return { columns, migrations, boss };
+  return { columns, migrations, boss, layout: await layout(url) };
+}
+
+/** The public schema's tables, columns, constraints and indexes: what the migrations built. */
+async function layout(url: string) {
+  const columns = await query(
+    url,
+    `select table_name, column_name, data_type, is_nullable, column_default, is_identity
+       from information_schema.columns where table_schema = 'public' order by 1, 2`,
+  );
+  const constraints = await query(
+    url,
+    `select conrelid::regclass::text as table_name, conname, pg_get_constraintdef(oid) as definition
+       from pg_constraint where connamespace = 'public'::regnamespace order by 1, 2`,
+  );
+  const indexes = await query(
+    url,
+    `select tablename, indexname, indexdef from pg_indexes where schemaname = 'public' order by 1, 2`,
+  );
+  return { columns, constraints, indexes };
+}
+
+/** Migrates `url` with the first `count` of 0.1's shared migrations (test/fixtures/legacy-migrations). */
+async function migrateLegacy(url: string, count: number): Promise<void> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'legacy-migrations-'));
+  try {
+    await cp(legacyMigrations, folder, { recursive: true });
+    const journalFile = path.join(folder, 'meta/_journal.json');
+    const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: unknown[] };
+    await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, count) }));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await migrate(drizzle({ client }), { migrationsFolder: folder });
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 describe('db:migrate', () => {
@@ -63,7 +120,7 @@ describe('db:migrate', () => {
       database.url,
       `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(CONTRACT_TABLES));
+    expect(tables.map((t) => t.table_name).sort()).toEqual([...INBOX_TABLES, ...EXAMPLE_TABLES].sort());
     const [boss] = await query<{ version: number }>(database.url, 'select version from pgboss.version');
     expect(boss?.version).toBeGreaterThan(0);
   });
@@ -77,6 +134,105 @@ describe('db:migrate', () => {
     expect(first.migrations.length).toBeGreaterThan(0);
   });
 
+  // 0.1's last migration, and the one before the console's two (0004, 0005): a database on either upgrades.
+  it.each([
+    ['0005_console_revoked_sessions', 6],
+    ['0003_console_audit_and_replay_operations', 4],
+  ])(
+    "brings a database migrated by 0.1's shared migrations up to %s to the split layout, keeping its rows",
+    async (_last, applied) => {
+      database = await createTestDatabase({ migrated: false });
+      await migrateLegacy(database.url, applied);
+      const rows = [
+        `insert into webhook_events (provider, event_id, type, payload) values ('stripe', 'evt_1', 'invoice.paid', '{"id":"evt_1"}')`,
+        `insert into effect_runs (provider, event_id, effect, status, idempotency_key) values ('stripe', 'evt_1', 'markPaid', 'completed', 'k1')`,
+        `insert into idempotency_keys (key, effect, provider, event_id, status) values ('account:cus_1', 'welcome', 'stripe', 'evt_1', 'completed')`,
+        `insert into accounts (stripe_customer_id, email) values ('cus_1', 'a@example.com')`,
+        `insert into subscriptions (stripe_subscription_id, customer_id, status, event_created_at) values ('sub_1', 'cus_1', 'active', now())`,
+        `insert into shopify_orders (shop_domain, order_id) values ('s.myshopify.com', 9007199254740993)`,
+        `insert into audit_log (actor, action) values ('ops', 'login')`,
+        `insert into replay_operations (filter, received_up_to, total, created_by) values ('{}', now(), 1, 'ops')`,
+      ];
+      if (applied === 6) {
+        rows.push(
+          `insert into alerts_sent (service, kind, fingerprint, provider, occurrences, outcome, headline) values ('worker', 'dead', 'f', 'stripe', 1, 'sent', 'h')`,
+          `insert into console_revoked_sessions (session_id, expires_at) values ('s1', now() + interval '1 hour')`,
+        );
+      }
+      await query(database.url, rows.join(';\n'));
+
+      await migrateDatabase(database.url);
+      await migrateDatabase(database.url);
+
+      const counts = await query<Record<string, string>>(
+        database.url,
+        `select ${[...INBOX_TABLES, ...EXAMPLE_TABLES].map((t) => `(select count(*) from ${t}) as ${t}`).join(', ')}`,
+      );
+      const fromConsole = applied === 6 ? '1' : '0';
+      expect(counts[0]).toEqual({
+        alerts_sent: fromConsole,
+        audit_log: '1',
+        console_revoked_sessions: fromConsole,
+        effect_routes: '0',
+        effect_runs: '1',
+        idempotency_keys: '1',
+        replay_operations: '1',
+        webhook_events: '1',
+        accounts: '1',
+        shopify_compliance_requests: '0',
+        shopify_orders: '1',
+        shopify_shops: '0',
+        subscriptions: '1',
+      });
+      const [order] = await query<{ order_id: string }>(database.url, 'select order_id from shopify_orders');
+      expect(order?.order_id).toBe('9007199254740993');
+
+      // The same tables, constraints and indexes, and the same migrations recorded, as a database created by
+      // the current migrations (drizzle.__drizzle_migrations, 0.1's record, stays as it was).
+      const fresh = await createTestDatabase({ migrated: false });
+      try {
+        await migrateDatabase(fresh.url);
+        const [migrated, created] = [await fingerprint(database.url), await fingerprint(fresh.url)];
+        expect(migrated.layout).toEqual(created.layout);
+        expect(migrated.migrations).toEqual(created.migrations);
+      } finally {
+        await fresh.drop();
+      }
+      expect(
+        await query(database.url, 'select count(*)::int as n from drizzle.__drizzle_migrations'),
+      ).toEqual([{ n: applied }]);
+    },
+  );
+
+  it("refuses a database that ran only part of 0.1's shared migrations, changing nothing", async () => {
+    database = await createTestDatabase({ migrated: false });
+    await migrateLegacy(database.url, 2);
+    const before = await layout(database.url);
+    await expect(migrateDatabase(database.url)).rejects.toThrow(
+      /only part of webhook-inbox 0\.1's migrations/,
+    );
+    expect(await layout(database.url)).toEqual(before);
+  });
+
+  it("leaves a team's own drizzle-kit migrations (drizzle.__drizzle_migrations) alone", async () => {
+    database = await createTestDatabase({ migrated: false });
+    await query(
+      database.url,
+      `create schema drizzle;
+       create table drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint);
+       insert into drizzle.__drizzle_migrations (hash, created_at) values ('a-team-migration', 1);`,
+    );
+    await migrateDatabase(database.url);
+    const tables = await query<{ table_name: string }>(
+      database.url,
+      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(INBOX_TABLES));
+    expect(await query(database.url, 'select hash from drizzle.__drizzle_migrations')).toEqual([
+      { hash: 'a-team-migration' },
+    ]);
+  });
+
   it('succeeds from two processes at once, applying each migration once', async () => {
     database = await createTestDatabase({ migrated: false });
     const env = { ...process.env, DATABASE_URL: database.url };
@@ -86,17 +242,18 @@ describe('db:migrate', () => {
     expect(runs.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
 
     const journal = JSON.parse(
-      await readFile(path.join(packageDir, '../../drizzle/meta/_journal.json'), 'utf8'),
+      await readFile(path.join(packageDir, 'drizzle/meta/_journal.json'), 'utf8'),
     ) as {
       entries: unknown[];
     };
-    const applied = await query(database.url, 'select id from drizzle.__drizzle_migrations');
+    const applied = await query(database.url, 'select id from drizzle.__webhook_inbox_migrations');
     expect(applied).toHaveLength(journal.entries.length);
+    // packages/db's own command applies the inbox's tables only.
     const tables = await query<{ table_name: string }>(
       database.url,
-      `select table_name from information_schema.tables where table_schema = 'public'`,
+      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(CONTRACT_TABLES));
+    expect(tables.map((t) => t.table_name)).toEqual(INBOX_TABLES);
   });
 
   it('explains a missing DATABASE_URL', async () => {
@@ -119,7 +276,7 @@ describe('db:check', () => {
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
     // The schema's own imports come along.
     await cp(path.join(packageDir, 'src/statuses.ts'), path.join(dir, 'statuses.ts'));
-    await cp(path.join(packageDir, '../../drizzle'), out, { recursive: true });
+    await cp(path.join(packageDir, 'drizzle'), out, { recursive: true });
     return { dir, schema, out };
   }
 
@@ -144,13 +301,18 @@ describe('db:check', () => {
     }
   });
 
+  it("passes for the example worker's schema and migrations", async () => {
+    const result = await check(path.join(workerDir, 'src/schema.ts'), path.join(workerDir, 'drizzle'));
+    expect(result).toMatchObject({ code: 0 });
+  });
+
   it('fails when a column is added to the schema without a migration', async () => {
     const scratch = await scratchCopy();
     try {
       const source = await readFile(scratch.schema, 'utf8');
       const edited = source.replace(
-        "email: text('email').notNull(),",
-        "email: text('email').notNull(),\n  nickname: text('nickname'),",
+        "type: text('type').notNull(),",
+        "type: text('type').notNull(),\n    nickname: text('nickname'),",
       );
       expect(edited).not.toEqual(source);
       await writeFile(scratch.schema, edited);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@webhook-inbox/db/embedded';
+import { findFreePort } from '@webhook-inbox/testing/embedded';
 import { createSenderBoss, PURGE_QUEUE } from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
@@ -74,11 +74,11 @@ describe.skipIf(!hasPromtool)(`alert rules through promtool ${hasPromtool ? '' :
 describe('alert runbooks', () => {
   const cli = readFileSync(path.join(root, 'docs/cli.md'), 'utf8');
   it.each(alerts.map((rule) => [rule.alert, rule.annotations?.runbook ?? '']))(
-    '%s names `pnpm inbox` commands the CLI has',
+    '%s names `npx webhook-inbox` commands the CLI has',
     (_alert, runbook) => {
-      const commands = [...runbook.matchAll(/`pnpm inbox ([a-z]+)/g)].map((m) => m[1]);
+      const commands = [...runbook.matchAll(/`npx webhook-inbox ([a-z]+)/g)].map((m) => m[1]);
       expect(commands.length).toBeGreaterThan(0);
-      for (const command of commands) expect(cli).toContain(`\`pnpm inbox ${command} `);
+      for (const command of commands) expect(cli).toContain(`\`npx webhook-inbox ${command} `);
     },
   );
 });

@@ -2,7 +2,8 @@
  * Packaging checks that need no container engine: docker/Dockerfile, .dockerignore and docker-compose.yml
  * against the code they package (entry points, workspace dependencies, env.ts, ports, shutdown budgets,
  * pinned tool versions). `config` of a real compose implementation runs too when one is installed (the v2
- * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2).
+ * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2). And the Node floor, stated alike
+ * in the engines, the READMEs and CI.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -343,7 +344,7 @@ describe('docker/Dockerfile', () => {
     }
     expect(execForm(last(lineage(dockerfile, 'migrate'), 'CMD')!.args)).toEqual([
       'node',
-      'packages/db/src/cli/migrate.ts',
+      'apps/worker/src/cli/migrate.ts',
     ]);
     for (const app of apps) {
       const manifest = JSON.parse(read(`${app.dir}/package.json`)) as { scripts: Record<string, string> };
@@ -359,7 +360,7 @@ describe('docker/Dockerfile', () => {
     for (const [target, pkg] of [
       ['receiver', '@webhook-inbox/receiver'],
       ['worker', '@webhook-inbox/worker'],
-      ['migrate', '@webhook-inbox/db'],
+      ['migrate', '@webhook-inbox/worker'],
     ] as const) {
       const stage = dockerfile.stages.get(target)!;
       const copies = copiesOf(stage);
@@ -392,8 +393,13 @@ describe('docker/Dockerfile', () => {
       `/app/${workspace.get('@webhook-inbox/db')}`,
       path.relative(dbDir, MIGRATIONS_FOLDER),
     );
-    expect(inImage).toBe('/app/drizzle');
-    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(inImage);
+    expect(inImage).toBe('/app/packages/db/drizzle');
+    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
+      '/app/apps/worker',
+    );
+    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
+      '/app/packages/db',
+    );
   });
 
   it('checks health on the port and host the apps really use', () => {
@@ -451,8 +457,10 @@ describe('.dockerignore', () => {
         if (file.endsWith('.ts') && !file.endsWith('.test.ts')) needed.push(`${dir}/${file}`);
       }
     }
-    for (const file of readdirSync(path.join(root, 'drizzle'), { recursive: true, encoding: 'utf8' })) {
-      needed.push(`drizzle/${file}`);
+    for (const dir of ['packages/db/drizzle', 'apps/worker/drizzle']) {
+      for (const file of readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })) {
+        needed.push(`${dir}/${file}`);
+      }
     }
     const excluded = needed.filter((file) => ignored(file));
     expect(excluded).toEqual([]);
@@ -567,7 +575,9 @@ describe('docker-compose.yml', () => {
     );
 
     const migrateReads = new Set(
-      [...read('packages/db/src/cli/migrate.ts').matchAll(/process\.env\.(\w+)/g)].map((match) => match[1]!),
+      [...read('packages/db/src/cli/migrate-command.ts').matchAll(/process\.env\.(\w+)/g)].map(
+        (match) => match[1]!,
+      ),
     );
     expect(migrateReads).toContain('DATABASE_URL');
     for (const key of Object.keys(environment(service('migrate'), secrets))) {
@@ -781,3 +791,19 @@ describe.skipIf(!composeTool)(
     });
   },
 );
+
+describe('the Node floor', () => {
+  // 22.18 is the first Node 22 that strips types without a flag: every script of the workspace and a team's own
+  // `.ts` files need it (22.12 and 22.17 fail with ERR_UNKNOWN_FILE_EXTENSION).
+  it('is one version everywhere: the engines, both READMEs, the CI check', () => {
+    const engines = (file: string) =>
+      (JSON.parse(read(file)) as { engines?: { node?: string } }).engines?.node;
+    expect(engines('package.json')).toBe('>=22.18');
+    for (const dir of ['packages/db', 'packages/inbox', 'packages/cli']) {
+      expect(engines(`${dir}/package.json`), dir).toBe('>=22.18');
+    }
+    expect(read('README.md')).toContain('Node.js 22.18 or newer');
+    expect(read('packages/inbox/README.md')).toContain('Node.js 22.18 or newer');
+    expect(read('.ci/run')).toContain('a > 22 || (a === 22 && b >= 18)');
+  });
+});

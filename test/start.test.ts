@@ -5,7 +5,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@webhook-inbox/db/embedded';
+import { findFreePort } from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 

@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort, startEmbeddedPostgres } from '../../packages/db/src/embedded-postgres.ts';
-import { createPool, migrateDatabase } from '../../packages/db/src/index.ts';
+import { migrateExampleDatabase } from '../../apps/worker/src/migrations.ts';
+import { createPool } from '../../packages/db/src/index.ts';
+import { findFreePort, startEmbeddedPostgres } from '../../packages/testing/src/embedded-postgres.ts';
 
 export interface BenchPostgres {
   /** A new, migrated database on the benchmark server; each benchmark takes its own. */
@@ -42,7 +43,7 @@ export async function startBenchPostgres(options: { durable: boolean }): Promise
         await admin.end();
       }
       const url = server.url(name);
-      await migrateDatabase(url);
+      await migrateExampleDatabase(url);
       return url;
     },
     async stop() {

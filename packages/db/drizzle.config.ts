@@ -3,5 +3,5 @@ import { defineConfig } from 'drizzle-kit';
 export default defineConfig({
   dialect: 'postgresql',
   schema: './src/schema.ts',
-  out: '../../drizzle',
+  out: './drizzle',
 });

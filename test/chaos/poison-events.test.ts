@@ -184,6 +184,6 @@ describe('poison events among good ones', () => {
     const text = alertsReceived.join('\n');
     for (const why of ALERTED) expect(text).toContain(why);
     expect(deadKeys.some((key) => text.includes(key))).toBe(true);
-    expect(text).toContain('pnpm inbox replay');
+    expect(text).toContain('npx webhook-inbox replay');
   });
 });

@@ -22,7 +22,7 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
-} from '@webhook-inbox/db/embedded';
+} from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
 import { getStatus } from '../../apps/receiver/test/helpers.ts';

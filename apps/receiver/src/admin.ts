@@ -4,6 +4,7 @@ import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
 import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
 import { parseSince } from '@webhook-inbox/inbox/ops/duration';
 import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
+import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { replayEvent } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
@@ -153,7 +154,16 @@ export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
     async (c) => {
       const { provider, eventId } = eventKeyFrom(c.req.url, true);
       const { forceEffect } = replayOptions(await c.req.text());
-      const result = await replayEvent({ pool, boss }, provider, eventId, { forceEffect });
+      // The effects the worker recorded, read per replay: the CLI's lookup, so both replay alike.
+      const effectsFor = await loadEffectLookup(pool);
+      const result = await replayEvent(
+        { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
+        provider,
+        eventId,
+        {
+          forceEffect,
+        },
+      );
       logger.info({ provider, eventId, forced: result.forced, enqueued: result.enqueued }, 'admin replay');
       return c.json(result, 202);
     },

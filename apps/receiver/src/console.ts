@@ -23,11 +23,7 @@ const CONSOLE_POOL_SIZE = 4;
  * which the request pool's short client-side deadline would cut off, and they must never hold the connections
  * webhooks are stored on.
  *
- * No `effectsFor`: the effect registry is the product's code in the worker, and the receiver does not import
- * it. A replay without it does what the admin API's does: it re-enqueues the event and the worker's effect
- * ledger runs exactly the effects that have not completed, so the outcome is the same; the console only
- * cannot list by name, before the fact, which effects a replay will run (it shows the completed ones, which
- * are the ones a force can re-run).
+ * Replays read the effects the worker recorded at its start (`effect_routes`), as the admin API and the CLI do.
  */
 export function createReceiverConsole(deps: {
   databaseUrl: string;

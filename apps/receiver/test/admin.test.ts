@@ -149,6 +149,28 @@ describe('admin API', () => {
     const force = await post('/admin/events/stripe/evt_admin_2/replay', { forceEffect: 'neverCompleted' });
     expect(force.status).toBe(400);
     expect(await force.json()).toMatchObject({ error: { code: 'unknown_effect' } });
+
+    // Once a worker has recorded its effects (effect_routes), the replay names them, as the CLI's does.
+    await sql(
+      db.url,
+      `insert into effect_routes (provider, event_type, effect, kind, position)
+       values ('stripe', 'checkout.session.completed', 'provisionAccount', 'database', 0),
+              ('stripe', 'checkout.session.completed', 'sendWelcomeEmail', 'external', 1)`,
+    );
+    try {
+      const named = await post('/admin/events/stripe/evt_admin_2/replay');
+      expect(await named.json()).toMatchObject({
+        effects: ['provisionAccount', 'sendWelcomeEmail'],
+        enqueued: true,
+      });
+      const unregistered = await post('/admin/events/stripe/evt_admin_2/replay', { forceEffect: 'nope' });
+      expect(unregistered.status).toBe(400);
+      const refusal = (await unregistered.json()) as { error: { code: string; message: string } };
+      expect(refusal.error.code).toBe('unknown_effect');
+      expect(refusal.error.message).toContain('registered: provisionAccount, sendWelcomeEmail');
+    } finally {
+      await sql(db.url, 'delete from effect_routes');
+    }
   });
 
   it('refuses every malformed parameter with 400 and a stable code, logged without a stack', async () => {

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@webhook-inbox/db/embedded';
+import { findFreePort } from '@webhook-inbox/testing/embedded';
 import {
   createProviders,
   EVENTS_QUEUE,

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createDb, createPool, type Database } from '@webhook-inbox/db';
 import type pg from 'pg';
 import { UsageError } from './errors.ts';
 
@@ -16,8 +15,8 @@ export interface CliContext {
   stripeApiKey(): string | undefined;
   /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
   stripeApiBase(): string | undefined;
-  /** A pool + Drizzle handle, opened on first use and closed by `close()`. */
-  db(): { pool: pg.Pool; db: Database };
+  /** A connection pool, opened on first use (loading the database code then, not at start-up) and closed by `close()`. */
+  pool(): Promise<pg.Pool>;
   close(): Promise<void>;
 }
 
@@ -42,7 +41,7 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
   const runtime = () => readJson<Runtime>(path.join(dataDir, 'runtime.json')) ?? {};
   const devSecrets = () =>
     readJson<{ stripe?: string; shopify?: string }>(path.join(dataDir, 'dev-secrets.json')) ?? {};
-  let opened: { pool: pg.Pool; db: Database } | undefined;
+  let opened: pg.Pool | undefined;
 
   const context: CliContext = {
     databaseUrl() {
@@ -68,19 +67,19 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     stripeApiBase() {
       return env.STRIPE_API_BASE || undefined;
     },
-    db() {
+    async pool() {
       if (!opened) {
-        const pool = createPool({
+        const { createPool } = await import('@webhook-inbox/db');
+        opened = createPool({
           connectionString: context.databaseUrl(),
           max: 4,
           applicationName: 'webhook-inbox-cli',
         });
-        opened = { pool, db: createDb(pool) };
       }
       return opened;
     },
     async close() {
-      await opened?.pool.end();
+      await opened?.end();
       opened = undefined;
     },
   };

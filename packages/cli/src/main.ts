@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 /**
- * `pnpm inbox <command>`: the operator CLI. Every command has --help; list commands take --json; exit codes:
+ * `webhook-inbox <command>` (`npx webhook-inbox` in a team's project, `pnpm inbox` in this repository): the
+ * operator CLI. Every command has --help; list commands take --json; exit codes:
  * 0 ok, 1 the operation failed, 2 wrong usage or missing configuration, 3 not found.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { loadDotEnv } from '@webhook-inbox/db';
-import { events, show } from './commands/events.ts';
-import { migrate } from './commands/migrate.ts';
-import { purge, reconcile } from './commands/ops.ts';
-import { replay } from './commands/replay.ts';
-import { sendShopify, sendStripe } from './commands/send.ts';
+import { loadDotEnv } from '@webhook-inbox/db/dotenv';
+import type { EventsOptions } from './commands/events.ts';
+import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
+import type { ReplayCliOptions } from './commands/replay.ts';
 import { createContext } from './context.ts';
 import { EXIT, NotFoundError, UsageError } from './errors.ts';
 
@@ -22,7 +21,12 @@ const positiveInt = (value: string) => {
   return n;
 };
 
-const program = new Command('inbox')
+// Each command loads its module (and the inbox, pg, pg-boss behind it) when it runs: `--help` loads none.
+const events = () => import('./commands/events.ts');
+const ops = () => import('./commands/ops.ts');
+const send = () => import('./commands/send.ts');
+
+const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
   .showHelpAfterError()
   .exitOverride();
@@ -45,7 +49,7 @@ program
   .option('--limit <n>', 'page size (1-500)', positiveInt, 50)
   .option('--cursor <cursor>', 'continue from a previous page')
   .option('--json', 'machine-readable output', false)
-  .action((options: Parameters<typeof events>[1]) => events(context, options));
+  .action(async (options: EventsOptions) => (await events()).events(context, options));
 
 program
   .command('show')
@@ -53,14 +57,14 @@ program
   .argument('<provider>')
   .argument('<id>', 'event key (Stripe evt_..., Shopify shop:topic:event-id)')
   .option('--json', 'machine-readable output', false)
-  .action((provider: string, id: string, options: { json: boolean }) =>
-    show(context, provider, id, options.json),
+  .action(async (provider: string, id: string, options: { json: boolean }) =>
+    (await events()).show(context, provider, id, options.json),
   );
 
 program
   .command('migrate')
-  .description('Apply the Drizzle migrations and the pg-boss schema to DATABASE_URL')
-  .action(() => migrate(context));
+  .description("Apply the inbox's migrations (its own tables) and the pg-boss schema to DATABASE_URL")
+  .action(async () => (await import('./commands/migrate.ts')).migrate(context));
 
 program
   .command('replay')
@@ -83,8 +87,8 @@ program
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)
   .option('--json', 'machine-readable output', false)
-  .action((provider: string | undefined, id: string | undefined, options: Parameters<typeof replay>[3]) =>
-    replay(context, provider, id, options),
+  .action(async (provider: string | undefined, id: string | undefined, options: ReplayCliOptions) =>
+    (await import('./commands/replay.ts')).replay(context, provider, id, options),
   );
 
 program
@@ -106,7 +110,7 @@ program
     'after',
     '\nExit codes: 0 purged (or counted, with --dry-run), 1 the purge failed, 2 a refused or invalid age.',
   )
-  .action((options: Parameters<typeof purge>[1]) => purge(context, options));
+  .action(async (options: PurgeCliOptions) => (await ops()).purge(context, options));
 
 program
   .command('reconcile')
@@ -115,16 +119,16 @@ program
   .option('--since <duration>', 'how far back to look (Stripe keeps 30 days)', '3d')
   .option('--dry-run', 'report what is missing, record nothing', false)
   .option('--json', 'machine-readable output', false)
-  .action((provider: string, options: Parameters<typeof reconcile>[2]) =>
-    reconcile(context, provider, options),
+  .action(async (provider: string, options: ReconcileCliOptions) =>
+    (await ops()).reconcile(context, provider, options),
   );
 
-const send = program
+const sendCommand = program
   .command('send')
   .description(
     'Sign a realistic sample event with the configured secret and POST it to the running receiver',
   );
-send
+sendCommand
   .command('stripe')
   .argument('<type>', 'checkout.session.completed | customer.subscription.created | .updated | .deleted')
   .option('--event-id <id>', 'reuse an event id (a redelivery)')
@@ -149,11 +153,11 @@ send
         json: boolean;
       },
     ) => {
-      const ok = await sendStripe(context, type, o, o);
+      const ok = await (await send()).sendStripe(context, type, o, o);
       if (!ok) process.exitCode = EXIT.failure;
     },
   );
-send
+sendCommand
   .command('shopify')
   .argument(
     '<topic>',
@@ -169,7 +173,7 @@ send
       topic: string,
       o: { eventId?: string; shop: string; times: number; url?: string; json: boolean },
     ) => {
-      const ok = await sendShopify(context, topic, o, o);
+      const ok = await (await send()).sendShopify(context, topic, o, o);
       if (!ok) process.exitCode = EXIT.failure;
     },
   );

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, useTestDatabase } from '@webhook-inbox/testing';
+import { recordEffectRoutes } from '@webhook-inbox/inbox';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
+import { createExampleInbox } from '@webhook-inbox/worker';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -61,6 +63,12 @@ beforeAll(async () => {
     }),
   );
   pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  // What the example worker records when it starts: the CLI's replays read it.
+  const example = createExampleInbox({
+    mailer: { send: () => Promise.reject(new Error('no mail in this test')), close: () => {} },
+    messageIdDomain: 'localhost',
+  });
+  await recordEffectRoutes(pool, example.effectRoutes());
 });
 
 afterAll(async () => {

@@ -1,3 +1,4 @@
+import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { Hono, type Context } from 'hono';
 import { deleteCookie } from 'hono/cookie';
@@ -31,7 +32,11 @@ export interface ConsoleOptions {
   /** The token operators sign in with (16+ characters); its change ends every session. */
   adminToken: string;
   logger: Logger;
-  /** The product's effect registry (`inbox.effectsFor`): lets replays say which effects will run. */
+  /**
+   * Which effects are registered for an event type, for a replay's plan. Default: what the worker recorded at
+   * its start (`effect_routes`), read per replay; pass `inbox.effectsFor` when the worker's registry is in this
+   * process.
+   */
   effectsFor?: EffectLookup;
   /** Where the console is mounted. Default `/console`. */
   basePath?: string;
@@ -63,7 +68,7 @@ export interface Console {
  * sign-in with the admin token.
  *
  * @example
- * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, logger, effectsFor: (p, t) => inbox.effectsFor(p, t) });
+ * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, logger });
  * managementApp.route('/', console.app);
  * console.start();
  * // at shutdown: await console.stop();
@@ -75,11 +80,13 @@ export function createConsole(options: ConsoleOptions): Console {
   const now = options.clock ?? (() => new Date());
   const sessionTtlMs = options.sessionTtlMs ?? 8 * 3_600_000;
   let runner: OperationsRunner | undefined;
+  const given = options.effectsFor;
+  const effectsFor = given ? () => Promise.resolve(given) : () => loadEffectLookup(options.pool);
   const services: ConsoleServices = {
     pool: options.pool,
     boss: options.boss,
     logger: options.logger,
-    effectsFor: options.effectsFor,
+    effectsFor,
     base,
     now,
     sessions: createSessions({
@@ -135,7 +142,7 @@ export function createConsole(options: ConsoleOptions): Console {
       runner ??= startOperationsRunner({
         pool: options.pool,
         boss: options.boss,
-        effectsFor: options.effectsFor,
+        effectsFor,
         logger: options.logger,
         ...options.operations,
       });

@@ -16,7 +16,8 @@ export interface ConsoleServices {
   pool: pg.Pool;
   boss: PgBoss;
   logger: Logger;
-  effectsFor: EffectLookup | undefined;
+  /** The effects registered per event type, for a replay's plan: `undefined` when none are known. */
+  effectsFor: () => Promise<EffectLookup | undefined>;
   /** Where the app is mounted, e.g. `/console`; every link starts with it. */
   base: string;
   now: () => Date;

@@ -118,6 +118,7 @@ describe('bulk replay', () => {
     const second = startOperationsRunner({
       pool: stack.pool,
       boss: stack.boss,
+      effectsFor: () => Promise.resolve(undefined),
       logger: pino({ level: 'silent' }),
       chunkSize: 50,
       pollIntervalMs: 50,

@@ -119,7 +119,7 @@ describe('event page', () => {
     ).text();
     expect(page).toContain(`&quot;id&quot;: ${BIG}`);
     expect(page).toContain('x-shopify-topic');
-    expect(unescape(page)).toContain(`pnpm inbox replay shopify ${SHOPIFY_KEY}`);
+    expect(unescape(page)).toContain(`npx webhook-inbox replay shopify ${SHOPIFY_KEY}`);
     expect(page).toMatch(/webhook-events<\/td>\s*<td><span class="badge status-created">created<\/span>/);
   });
 

@@ -1,8 +1,10 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import * as schema from './schema.ts';
-
-export type Database = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+/**
+ * A Drizzle handle without a relational schema: its query builders take any table, the inbox's (`./schema.ts`)
+ * or a team's own, so effects write their tables through the same `tx` as the inbox's ledger row.
+ */
+export type Database = NodePgDatabase & { $client: pg.Pool };
 
 export interface PoolOptions {
   connectionString: string;
@@ -35,5 +37,5 @@ export function createPool(options: PoolOptions): pg.Pool {
 }
 
 export function createDb(pool: pg.Pool): Database {
-  return drizzle({ client: pool, schema });
+  return drizzle({ client: pool });
 }

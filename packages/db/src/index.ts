@@ -1,4 +1,12 @@
 export { createDb, createPool, type Database, type PoolOptions } from './client.ts';
 export { loadDotEnv } from './dotenv.ts';
-export { MIGRATIONS_FOLDER, migrateDatabase, type MigrateOptions } from './migrate.ts';
+export {
+  INBOX_MIGRATIONS,
+  LEGACY_SHARED_MIGRATIONS,
+  MIGRATIONS_FOLDER,
+  migrateDatabase,
+  type MigrateOptions,
+  type MigrationSet,
+} from './migrate.ts';
+export { runMigrateCommand } from './cli/migrate-command.ts';
 export * from './schema.ts';

@@ -23,3 +23,7 @@ export type ReplayOperationStatus = (typeof REPLAY_OPERATION_STATUSES)[number];
 /** What became of an alert message: delivered to ALERT_WEBHOOK_URL, only logged (no URL), or not delivered. */
 export const ALERT_OUTCOMES = ['sent', 'logged', 'failed'] as const;
 export type AlertOutcome = (typeof ALERT_OUTCOMES)[number];
+
+/** How an effect runs: in the ledger's transaction (`database`), or claimed and marked around it (`external`). */
+export const EFFECT_KINDS = ['database', 'external'] as const;
+export type EffectKind = (typeof EFFECT_KINDS)[number];

@@ -5,7 +5,9 @@ import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
 import { BOSS_POOL_OPTIONS } from './boss.ts';
 import { tracingInstalled } from './telemetry.ts';
+import { recordEffectRoutes } from './effect-routes.ts';
 import { EffectRegistry } from './effects/registry.ts';
+import type { EffectRouteRow } from './sql/effect-routes.ts';
 import { EffectRunner } from './effects/runner.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
 import {
@@ -98,6 +100,8 @@ export interface Inbox {
   routes(): string[];
   /** The names of the effects registered for one event type, in the order they run (replay, dry runs). */
   effectsFor(provider: string, type: string): string[];
+  /** Every registered (provider, type, effect): what `start()` records in `effect_routes`. */
+  effectRoutes(): EffectRouteRow[];
   start(options: InboxStartOptions): Promise<InboxWorker>;
 }
 
@@ -112,6 +116,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
     },
     routes: () => registry.routes(),
     effectsFor: (provider, type) => registry.get(provider, type).map((effect) => effect.name),
+    effectRoutes: () => registry.list(),
     async start(start) {
       const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
       const batchSize = start.batchSize ?? 50;
@@ -179,6 +184,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       try {
         await boss.start();
         await configureQueues(boss, queue);
+        // Before the first job: replays and reconciliation read what this worker runs from the record.
+        await recordEffectRoutes(pool, registry.list());
         await boss.work(
           EVENTS_QUEUE,
           {

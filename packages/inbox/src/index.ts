@@ -82,6 +82,13 @@ export {
   type Tx,
 } from './effects/types.ts';
 export * from './ops/index.ts';
+export {
+  loadEffectLookup,
+  readEffectRoutes,
+  recordedEventTypes,
+  recordEffectRoutes,
+} from './effect-routes.ts';
+export type { EffectRouteRow } from './sql/effect-routes.ts';
 export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
 export {
   replayEvent,
@@ -95,3 +102,5 @@ export {
   type ReplayOptions,
   type ReplayResult,
 } from './replay.ts';
+// The inbox's tables travel with @webhook-inbox/db; a team's deploy script applies them from here.
+export { INBOX_MIGRATIONS, migrateDatabase, type MigrateOptions, type MigrationSet } from '@webhook-inbox/db';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { migrateDatabase } from '@webhook-inbox/db';
-import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/db/embedded';
+import { migrateDatabase, type MigrateOptions } from '@webhook-inbox/db';
+import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { databaseUrl } from './database-url.ts';
@@ -12,7 +12,12 @@ import type {} from './database.ts';
  * One PostgreSQL for the whole run: the server in DATABASE_URL when set, else an embedded one in a throwaway
  * directory. A template database is migrated once; each test file clones it (see `useTestDatabase`).
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return setupWith(project, {});
+}
+
+/** `setup`, migrating the template with `options` too (an application's own migration sets). */
+export async function setupWith(project: TestProject, options: MigrateOptions): Promise<() => Promise<void>> {
   let server: EmbeddedPostgres | undefined;
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
@@ -34,7 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await admin.connect();
   try {
     await admin.query(`create database ${template}`);
-    await migrateDatabase(databaseUrl(adminUrl, template));
+    await migrateDatabase(databaseUrl(adminUrl, template), options);
   } finally {
     await admin.end();
   }

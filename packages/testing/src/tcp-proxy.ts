@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { findFreePort } from '@webhook-inbox/db/embedded';
+import { findFreePort } from './embedded-postgres.ts';
 
 /**
  * A TCP proxy in front of PostgreSQL for fault tests: `cut()` resets every connection and refuses new ones

@@ -3,7 +3,8 @@
  * SMTP sink, a producer that records events as the receiver does (when the scenario loads the queue directly),
  * every process the scenario starts, and one teardown for all of it. Then the waits and checks they end with.
  */
-import { createPool, migrateDatabase } from '@webhook-inbox/db';
+import { createPool } from '@webhook-inbox/db';
+import { migrateExampleDatabase } from '@webhook-inbox/worker/migrations';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
@@ -81,7 +82,7 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
     await options.afterStop?.();
   };
   try {
-    if (options.migrate) await migrateDatabase(options.databaseUrl);
+    if (options.migrate) await migrateExampleDatabase(options.databaseUrl);
     smtp = await startSmtpSink({ delayMs: options.smtpDelayMs, hold: options.smtpHold });
     if (options.producerQueue) {
       producer = await startProducer(pool, options.databaseUrl, options.producerQueue);

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { findFreePort } from '@webhook-inbox/db/embedded';
+import { findFreePort } from '@webhook-inbox/testing/embedded';
 
 interface Pair {
   client: net.Socket;

@@ -1,4 +1,4 @@
-import { shopifyComplianceRequests, shopifyOrders, shopifyShops } from '@webhook-inbox/db';
+import { shopifyComplianceRequests, shopifyOrders, shopifyShops } from '../schema.ts';
 import { PermanentEffectError, type DatabaseEffectFn, type ShopifyInboxEvent } from '@webhook-inbox/inbox';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import { z } from 'zod';

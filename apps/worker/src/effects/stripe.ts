@@ -1,4 +1,4 @@
-import { accounts, subscriptions } from '@webhook-inbox/db';
+import { accounts, subscriptions } from '../schema.ts';
 import {
   external,
   messageIdFor,

@@ -80,6 +80,7 @@ function crashingInbox(options: InboxOptions): Inbox {
     },
     routes: () => inbox.routes(),
     effectsFor: (provider, type) => inbox.effectsFor(provider, type),
+    effectRoutes: () => inbox.effectRoutes(),
     start: (start) => inbox.start(start),
   };
   return wrapper;

@@ -27,7 +27,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
   }
   let page: EventPage;
   try {
-    page = await listEvents(context.db().pool, {
+    page = await listEvents(await context.pool(), {
       provider: options.provider,
       status: options.status as EventFilters['status'],
       type: options.type,
@@ -62,7 +62,7 @@ export async function show(
   eventId: string,
   json: boolean,
 ): Promise<void> {
-  const event = await getEvent(context.db().pool, provider, eventId);
+  const event = await getEvent(await context.pool(), provider, eventId);
   if (!event) throw new NotFoundError(`no ${provider} event ${eventId}`);
   if (json) {
     printJson(event);

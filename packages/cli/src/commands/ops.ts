@@ -40,7 +40,7 @@ export interface PurgeCliOptions {
 export async function purge(context: CliContext, options: PurgeCliOptions): Promise<void> {
   let result;
   try {
-    result = await purgeExpired(context.db().pool, {
+    result = await purgeExpired(await context.pool(), {
       payloadDays: days('--older-than', options.olderThan),
       keyDays: days('--keys-older-than', options.keysOlderThan),
       force: options.force,
@@ -104,7 +104,7 @@ export async function reconcile(
     await ensureQueues(boss);
     const report = await reconcileStripe({
       stripe: new StripeClient(apiKey, stripeClientOptions(context)),
-      pool: context.db().pool,
+      pool: await context.pool(),
       boss,
       since,
       dryRun: options.dryRun,

@@ -2,13 +2,13 @@ import {
   createSenderBoss,
   ensureQueues,
   isEventStatus,
+  loadEffectLookup,
   ReplayError,
   replayEvent,
   replayEvents,
   type BulkReplayResult,
   type ReplayResult,
 } from '@webhook-inbox/inbox';
-import { createExampleInbox, type Mailer } from '@webhook-inbox/worker';
 import type { CliContext } from '../context.ts';
 import { sinceDate } from '../duration.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
@@ -28,13 +28,6 @@ export interface ReplayCliOptions {
 
 /** Events a bulk replay reads per page. */
 const CHUNK_SIZE = 200;
-
-// The effect registry of this deployment (apps/worker), consulted only for effect names: it never sends mail.
-const noMail: Mailer = {
-  send: () => Promise.reject(new Error('the CLI sends no mail')),
-  close: () => {},
-};
-const effects = createExampleInbox({ mailer: noMail, messageIdDomain: 'localhost' });
 
 /** `replay <provider> <id>` or `replay --status failed [...]`: back on the queue; the ledger decides what runs. */
 export async function replay(
@@ -61,11 +54,10 @@ export async function replay(
   await boss.start();
   try {
     await ensureQueues(boss);
-    const deps = {
-      pool: context.db().pool,
-      boss,
-      effectsFor: (p: string, t: string) => effects.effectsFor(p, t),
-    };
+    const pool = await context.pool();
+    // The effects the worker recorded at its start (`effect_routes`): the team's own, whatever they are.
+    const effectsFor = await loadEffectLookup(pool);
+    const deps = { pool, boss, ...(effectsFor ? { effectsFor } : {}) };
     const progress = single ? undefined : progressLine();
     let bulk: BulkReplayResult;
     try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { errorFields, errorLine } from '@webhook-inbox/inbox/error-text';
-import { ReplayError, replayEvent, type ReplayDeps } from '@webhook-inbox/inbox/replay';
+import { ReplayError, replayEvent, type EffectLookup, type ReplayDeps } from '@webhook-inbox/inbox/replay';
 import type { Logger } from 'pino';
 import { parseFilter, readForm } from '../filter.ts';
 import { run } from '../db.ts';
@@ -12,7 +12,9 @@ import {
   releaseOperation,
 } from '../sql/replay-operations.ts';
 
-export interface RunnerOptions extends ReplayDeps {
+export interface RunnerOptions extends Omit<ReplayDeps, 'effectsFor'> {
+  /** The effects registered per event type, read again for each chunk (a worker may have restarted). */
+  effectsFor: () => Promise<EffectLookup | undefined>;
   logger: Logger;
   /** Events replayed between two progress records (and cancellation checks). Default 200. */
   chunkSize?: number;
@@ -53,7 +55,6 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
   const leaseMs = options.leaseMs ?? 30_000;
   const runner = `console-${randomBytes(6).toString('hex')}`;
   const { logger, pool } = options;
-  const deps: ReplayDeps = { pool, boss: options.boss, effectsFor: options.effectsFor };
   let stopping = false;
   let wakeUp: (() => void) | undefined;
 
@@ -80,6 +81,8 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
         logger.info({ operation: operation.id }, 'bulk replay operation completed');
         return;
       }
+      const effectsFor = await options.effectsFor();
+      const deps: ReplayDeps = { pool, boss: options.boss, ...(effectsFor ? { effectsFor } : {}) };
       let enqueued = 0;
       let failed = 0;
       let lastError: string | null = null;

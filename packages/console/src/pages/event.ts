@@ -1,5 +1,5 @@
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
-import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
+import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import { html } from 'hono/html';
 import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
@@ -58,7 +58,10 @@ async function formKey(c: ConsoleContext): Promise<{ provider: string; eventId: 
  * (one click for the unfinished effects; forcing a completed one goes through a confirmation page).
  */
 export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
-  const replayDeps = { pool: services.pool, boss: services.boss, effectsFor: services.effectsFor };
+  const replayDeps = async (): Promise<ReplayDeps> => {
+    const effectsFor = await services.effectsFor();
+    return { pool: services.pool, boss: services.boss, ...(effectsFor ? { effectsFor } : {}) };
+  };
 
   app.get('/event', async (c) => {
     const { provider, eventId } = eventKey(c);
@@ -69,7 +72,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t),
       read<JobRow>(services.pool, eventJobs([EVENTS_QUEUE, DEAD_LETTER_QUEUE], provider, eventId), t),
     ]);
-    const registered = services.effectsFor?.(provider, event.type) ?? [];
+    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
     return c.html(
@@ -133,7 +136,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     const [event] = await read<EventDetailRow>(services.pool, getEvent(provider, eventId), t);
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
     const runs = await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t);
-    const registered = services.effectsFor?.(provider, event.type) ?? [];
+    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     // The facts come along (swapped out of band): the header and the timeline always show the same read.
     return c.html(html`${effectsTimeline(services.base, event, runs, notStarted)}${eventFacts(event, true)}`);
@@ -143,8 +146,8 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event/force', async (c) => {
     const { provider, eventId } = eventKey(c);
     const effect = c.req.query('effect') ?? '';
-    const plan = await replayOrRefuse(() =>
-      replayEvent(replayDeps, provider, eventId, { forceEffect: effect, dryRun: true }),
+    const plan = await replayOrRefuse(async () =>
+      replayEvent(await replayDeps(), provider, eventId, { forceEffect: effect, dryRun: true }),
     );
     const [run] = (
       await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), services.queryTimeoutMs)
@@ -180,8 +183,8 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
 
   app.post('/event/replay', async (c) => {
     const { provider, eventId, force } = await formKey(c);
-    const result = await replayOrRefuse(() =>
-      replayEvent(replayDeps, provider, eventId, force ? { forceEffect: force } : {}),
+    const result = await replayOrRefuse(async () =>
+      replayEvent(await replayDeps(), provider, eventId, force ? { forceEffect: force } : {}),
     );
     await audit(services, c, force ? 'replay_forced' : 'replay', `${provider} ${eventId}`, {
       forced: result.forced,

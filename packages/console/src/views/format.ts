@@ -24,7 +24,7 @@ export function shellWord(value: string): string {
 
 /** The CLI line that does what a console button does. */
 export function cliCommand(...words: string[]): string {
-  return ['pnpm', 'inbox', ...words.map(shellWord)].join(' ');
+  return ['npx', 'webhook-inbox', ...words.map(shellWord)].join(' ');
 }
 
 /** A query string (without the `?`). */

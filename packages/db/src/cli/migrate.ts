@@ -1,18 +1,4 @@
-import { loadDotEnv } from '../dotenv.ts';
-import { migrateDatabase } from '../migrate.ts';
+/** `node src/cli/migrate.ts`: the inbox's tables and pg-boss's schema on DATABASE_URL. */
+import { runMigrateCommand } from './migrate-command.ts';
 
-loadDotEnv();
-const url = process.env.DATABASE_URL;
-if (!url) {
-  console.error(
-    'DATABASE_URL is not set: db:migrate needs the database to migrate (postgres://user:pass@host/db).',
-  );
-  process.exit(2);
-}
-try {
-  await migrateDatabase(url);
-  console.log('database migrated (drizzle migrations and pg-boss schema)');
-} catch (error) {
-  console.error('migration failed:', error instanceof Error ? error.message : error);
-  process.exit(1);
-}
+process.exitCode = await runMigrateCommand();

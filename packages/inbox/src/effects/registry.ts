@@ -1,3 +1,4 @@
+import type { EffectRouteRow } from '../sql/effect-routes.ts';
 import type { EffectSpec } from './types.ts';
 
 /** An effect as the runner sees it, whatever form it was registered in. */
@@ -37,6 +38,20 @@ export class EffectRegistry {
 
   get(provider: string, type: string): readonly RegisteredEffect[] {
     return this.#effects.get(keyOf(provider, type)) ?? [];
+  }
+
+  /** Every (provider, type, effect), as the worker records them in `effect_routes`. */
+  list(): EffectRouteRow[] {
+    return [...this.#effects].flatMap(([key, effects]) => {
+      const [provider = '', eventType = ''] = key.split('\0');
+      return effects.map((effect, position) => ({
+        provider,
+        eventType,
+        effect: effect.name,
+        kind: effect.kind,
+        position,
+      }));
+    });
   }
 
   /** `provider type` pairs with effects, for logs and docs. */

@@ -29,7 +29,6 @@ export { readInboxStats, type InboxStats } from './inbox-stats.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,
-  STRIPE_EFFECT_TYPES,
   STRIPE_EVENTS_RETENTION_DAYS,
   type ReconcileCounts,
   type ReconcileReport,

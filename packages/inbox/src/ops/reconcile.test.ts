@@ -7,7 +7,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import { EVENTS_QUEUE } from '../queue.ts';
-import { reconcileStripe, STRIPE_EFFECT_TYPES } from './reconcile.ts';
+import { recordEffectRoutes } from '../effect-routes.ts';
+import { reconcileStripe } from './reconcile.ts';
 import { openDeps, silentLogger, type OpsTestDeps } from '../../test/support/ops.ts';
 
 const FIXTURES = [
@@ -16,6 +17,17 @@ const FIXTURES = [
   'customer.subscription.updated',
 ];
 FIXTURES.push('customer.subscription.deleted', 'invoice.paid');
+
+/**
+ * The Stripe types with a recorded effect (as the worker records them at its start), in the order reconciliation
+ * asks for them: the example's `invoice.paid` and a type only a team's effect handles, `charge.refunded`.
+ */
+const HANDLED = [
+  'charge.refunded',
+  'checkout.session.completed',
+  'customer.subscription.updated',
+  'invoice.paid',
+];
 
 interface StripeEventJson {
   id: string;
@@ -36,6 +48,8 @@ const templates = FIXTURES.map(
       readFileSync(new URL(`../../../../test/fixtures/stripe/${type}.json`, import.meta.url), 'utf8'),
     ) as StripeEventJson,
 );
+// Reconciliation reads only `id`, `type` and `created`: a refund is an invoice event renamed.
+templates.push({ ...templates.at(-1)!, type: 'charge.refunded' });
 
 /**
  * A fake of Stripe's `GET /v1/events` on 127.0.0.1, with the real API's filters (`created[gte|lt]`,
@@ -100,7 +114,7 @@ let fake: Awaited<ReturnType<typeof startFakeStripe>>;
 
 const nowSec = Math.floor(Date.now() / 1000);
 const since = new Date((nowSec - 3 * 86_400) * 1000);
-const handled = new Set(STRIPE_EFFECT_TYPES);
+const handled = new Set(HANDLED);
 
 // 250 recent events from the five fixtures (distinct ids and times, 3 in 7 undelivered: two pages of them), and 10 older than
 // `since` that must not be looked at.
@@ -129,7 +143,7 @@ const undelivered = recent.filter((e) => !e.delivered);
 // Recorded before reconciliation by ordinary deliveries: every third expected event, and one it never lists.
 const prerecorded = [
   ...expected.filter((_, i) => i % 3 === 0),
-  recent.find((e) => e.delivered && e.event.type === 'invoice.paid') as FakeEvent,
+  recent.find((e) => e.delivered && e.event.type === 'customer.subscription.deleted') as FakeEvent,
 ];
 const expectedIds = new Set(expected.map((e) => e.event.id));
 const prerecordedIds = new Set(prerecorded.map((e) => e.event.id));
@@ -150,6 +164,16 @@ async function snapshot() {
 beforeAll(async () => {
   deps = await openDeps(db.url);
   fake = await startFakeStripe(events);
+  await recordEffectRoutes(
+    deps.pool,
+    [
+      ...HANDLED.map((eventType) => ({ eventType, effect: 'recordPayment' })),
+      // Another effect of a handled type: the type is asked for once.
+      { eventType: 'invoice.paid', effect: 'notifyFinance' },
+      // Another provider's routes are not Stripe types.
+      { provider: 'shopify', eventType: 'orders/create', effect: 'saveOrder' },
+    ].map((route, position) => ({ provider: 'stripe', kind: 'database' as const, position, ...route })),
+  );
 });
 afterAll(async () => {
   await fake?.close();
@@ -250,7 +274,7 @@ describe('reconcileStripe', () => {
     expect(typedCalls[0]).toEqual({
       'created[gte]': gte,
       limit: '100',
-      ...Object.fromEntries(STRIPE_EFFECT_TYPES.map((type, i) => [`types[${i}]`, type])),
+      ...Object.fromEntries(HANDLED.map((type, i) => [`types[${i}]`, type])),
     });
     // Pagination: each next page starts after the last event of the previous one (newest first).
     const newestFirst = [...handledOfRecent].sort((a, b) => b.event.created - a.event.created);

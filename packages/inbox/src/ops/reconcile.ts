@@ -2,16 +2,9 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
+import { recordedEventTypes } from '../effect-routes.ts';
 import { ingest } from '../ingest.ts';
 import { webhookEvents } from '../sql/index.ts';
-
-/** The Stripe event types the worker's effects act on (`apps/worker/src/effects`). */
-export const STRIPE_EFFECT_TYPES: readonly string[] = [
-  'checkout.session.completed',
-  'customer.subscription.created',
-  'customer.subscription.updated',
-  'customer.subscription.deleted',
-];
 
 /** How far back Stripe's `GET /v1/events` reaches. */
 export const STRIPE_EVENTS_RETENTION_DAYS = 30;
@@ -31,8 +24,8 @@ export interface ReconcileStripeOptions {
   /** Events created before this time only. Default: no upper bound. */
   until?: Date;
   /**
-   * Types checked in full, delivered or not: the ones the effects act on. Default `STRIPE_EFFECT_TYPES`. Events
-   * Stripe could not deliver are checked whatever their type.
+   * Types checked in full, delivered or not: the ones the effects act on. Default: the types the worker
+   * recorded effects for (`effect_routes`). Events Stripe could not deliver are checked whatever their type.
    */
   types?: readonly string[];
   logger: Pick<Logger, 'info' | 'warn'>;
@@ -87,10 +80,17 @@ function emptyCounts(): ReconcileCounts {
  */
 export async function reconcileStripe(options: ReconcileStripeOptions): Promise<ReconcileReport> {
   const { stripe, pool, boss, since, until, logger, provider = 'stripe', dryRun = false } = options;
-  const types = [...new Set(options.types ?? STRIPE_EFFECT_TYPES)];
   if (Number.isNaN(since.getTime())) throw new RangeError('reconcileStripe: since is not a valid date');
   if (until && !(until.getTime() > since.getTime())) {
     throw new RangeError('reconcileStripe: until must be later than since');
+  }
+  const types = [...new Set(options.types ?? (await recordedEventTypes(pool, provider)))];
+  if (types.length === 0) {
+    logger.warn(
+      { provider },
+      'no effects are recorded for this provider (no worker has started on this database): only the events ' +
+        'Stripe could not deliver are checked',
+    );
   }
   if (Date.now() - since.getTime() > STRIPE_EVENTS_RETENTION_DAYS * 86_400_000) {
     logger.warn(

@@ -7,6 +7,7 @@
  * - `effect-runs.ts`, `effect_runs`: the event log, replay.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
+ * - `effect-routes.ts`, `effect_routes`: the effects the worker registered (replay, reconciliation).
  * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
@@ -16,6 +17,7 @@
  */
 export type { Statement } from './statement.ts';
 export * as alertsSent from './alerts-sent.ts';
+export * as effectRoutes from './effect-routes.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';

@@ -71,7 +71,7 @@ describe('createAlerter', () => {
     expect(text).toContain('type: checkout.session.completed');
     expect(text).toContain('effect: send-welcome-email');
     expect(text).toContain('error: 550 mailbox unavailable: [email]');
-    expect(text).toContain(`replay: pnpm inbox replay stripe ${checkout.id}`);
+    expect(text).toContain(`replay: npx webhook-inbox replay stripe ${checkout.id}`);
     expect(text).toMatch(/payload excerpt: \{"id":"evt_/);
     expect(message?.body.blocks?.length).toBeGreaterThan(3);
     // Neither the text nor the blocks carry the customer's email or name.
@@ -162,8 +162,8 @@ describe('createAlerter', () => {
     expect(texts[2]).toContain('… and 99 more like this');
     expect(texts[2]).toContain('(100 in total since');
     // The summary names the latest occurrence and how to find the rest.
-    expect(texts[2]).toContain('replay: pnpm inbox replay stripe evt_1Test000100Ab');
-    expect(texts[2]).toContain('pnpm inbox events --provider stripe --status failed');
+    expect(texts[2]).toContain('replay: npx webhook-inbox replay stripe evt_1Test000100Ab');
+    expect(texts[2]).toContain('npx webhook-inbox events --provider stripe --status failed');
   });
 
   it('close() sends the summary of a window still open, then later notify() calls are only logged', async () => {
@@ -294,7 +294,7 @@ describe('createAlerter', () => {
       type: 'orders/create',
     });
     expect(String(line?.message)).toContain(
-      'replay: pnpm inbox replay shopify shop.myshopify.com:orders/create:1b2c',
+      'replay: npx webhook-inbox replay shopify shop.myshopify.com:orders/create:1b2c',
     );
     expect(JSON.stringify(lines)).not.toContain('jane@example.com');
   });

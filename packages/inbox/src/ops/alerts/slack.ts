@@ -32,7 +32,7 @@ function shellArg(value: string): string {
 
 /** The exact command that re-runs the event's unfinished effects. */
 export function replayCommand(provider: string, eventId: string): string {
-  return `pnpm inbox replay ${shellArg(provider)} ${shellArg(eventId)}`;
+  return `npx webhook-inbox replay ${shellArg(provider)} ${shellArg(eventId)}`;
 }
 
 function escapeMrkdwn(text: string): string {
@@ -118,7 +118,7 @@ export function formatAlert(
     ...(command ? [`replay: ${command}`] : []),
     ...(repeats && alert.kind !== 'signature_failures'
       ? [
-          `list: pnpm inbox events --provider ${shellArg(alert.provider)} --status ${alert.kind === 'event_dead' ? 'dead' : 'failed'} --since 1h`,
+          `list: npx webhook-inbox events --provider ${shellArg(alert.provider)} --status ${alert.kind === 'event_dead' ? 'dead' : 'failed'} --since 1h`,
         ]
       : []),
     ...lines,

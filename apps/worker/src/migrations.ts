@@ -1,0 +1,15 @@
+import { fileURLToPath } from 'node:url';
+import { LEGACY_SHARED_MIGRATIONS, migrateDatabase, type MigrationSet } from '@webhook-inbox/db';
+
+/** The example product's tables (src/schema.ts), applied after the inbox's own. */
+export const EXAMPLE_MIGRATIONS: MigrationSet = {
+  folder: fileURLToPath(new URL('../drizzle', import.meta.url)),
+  table: '__webhook_inbox_example_migrations',
+  // webhook-inbox 0.1 created these tables in the migrations it shared with the inbox's.
+  legacy: [LEGACY_SHARED_MIGRATIONS],
+};
+
+/** The inbox's migrations, the example product's, and the pg-boss schema: what this deployment runs on. */
+export function migrateExampleDatabase(connectionString: string): Promise<void> {
+  return migrateDatabase(connectionString, { also: [EXAMPLE_MIGRATIONS] });
+}

@@ -1,0 +1,96 @@
+import { createPool } from '@webhook-inbox/db';
+import { useTestDatabase } from '@webhook-inbox/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_RETRIES } from '../test/support/harness.ts';
+import {
+  loadEffectLookup,
+  readEffectRoutes,
+  recordedEventTypes,
+  recordEffectRoutes,
+} from './effect-routes.ts';
+import { external } from './effects/types.ts';
+import { createInbox } from './inbox.ts';
+
+const db = useTestDatabase();
+let pool: pg.Pool;
+
+beforeAll(() => {
+  pool = createPool({ connectionString: db.url, max: 4 });
+});
+afterAll(async () => {
+  await pool?.end();
+});
+
+describe('effect_routes', () => {
+  it('is empty before a worker starts: replays then leave the choice to the worker', async () => {
+    expect(await readEffectRoutes(pool)).toEqual([]);
+    expect(await loadEffectLookup(pool)).toBeUndefined();
+    expect(await recordedEventTypes(pool, 'stripe')).toEqual([]);
+  });
+
+  it("holds the effects of the worker that started last, each type's in the order they run", async () => {
+    const first = createInbox()
+      .on('stripe', ['invoice.paid', 'charge.refunded'], { recordPayment: () => {} })
+      .on('stripe', 'charge.refunded', { notifyFinance: external({ run: () => {} }) })
+      .on('shopify', 'orders/create', { saveOrder: () => {} });
+    const worker = await first.start({ connectionString: db.url, queue: FAST_RETRIES });
+    await worker.stop();
+
+    expect(await readEffectRoutes(pool)).toEqual([
+      { provider: 'shopify', eventType: 'orders/create', effect: 'saveOrder', kind: 'database', position: 0 },
+      {
+        provider: 'stripe',
+        eventType: 'charge.refunded',
+        effect: 'recordPayment',
+        kind: 'database',
+        position: 0,
+      },
+      {
+        provider: 'stripe',
+        eventType: 'charge.refunded',
+        effect: 'notifyFinance',
+        kind: 'external',
+        position: 1,
+      },
+      {
+        provider: 'stripe',
+        eventType: 'invoice.paid',
+        effect: 'recordPayment',
+        kind: 'database',
+        position: 0,
+      },
+    ]);
+    const effectsFor = await loadEffectLookup(pool);
+    expect(effectsFor?.('stripe', 'charge.refunded')).toEqual(['recordPayment', 'notifyFinance']);
+    expect(effectsFor?.('stripe', 'customer.created')).toEqual([]);
+    expect(await recordedEventTypes(pool, 'stripe')).toEqual(['charge.refunded', 'invoice.paid']);
+
+    // A new version of the worker drops an effect and adds one: the record follows it.
+    const second = createInbox().on('stripe', 'invoice.paid', {
+      recordPayment: () => {},
+      sendReceipt: () => {},
+    });
+    const next = await second.start({ connectionString: db.url, queue: FAST_RETRIES });
+    await next.stop();
+    expect((await loadEffectLookup(pool))?.('stripe', 'charge.refunded')).toEqual([]);
+    expect(await recordedEventTypes(pool, 'stripe')).toEqual(['invoice.paid']);
+    expect(second.effectRoutes()).toEqual(await readEffectRoutes(pool));
+  });
+
+  it('records from several processes at once without a conflict: one complete set wins', async () => {
+    const sets = Array.from({ length: 8 }, (_, i) =>
+      Array.from({ length: 20 }, (_, j) => ({
+        provider: 'stripe',
+        eventType: `type.${j}`,
+        effect: `effect${i}`,
+        kind: 'database' as const,
+        position: 0,
+      })),
+    );
+    await Promise.all(sets.map((set) => recordEffectRoutes(pool, set)));
+    const rows = await readEffectRoutes(pool);
+    expect(rows).toHaveLength(20);
+    expect(new Set(rows.map((row) => row.effect)).size).toBe(1);
+  });
+});

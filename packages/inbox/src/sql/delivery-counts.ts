@@ -1,3 +1,4 @@
+import { countMinutesBefore, deleteMinutesBefore } from './per-minute.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -44,32 +45,14 @@ export function addDeliveryCounts(counts: readonly DeliveryCount[]): Statement {
   };
 }
 
-/**
- * Retention: deletes up to `limit` rows of minutes in [`from`, `before`), oldest first; answers `n` (rows
- * deleted) and `last` (the last minute deleted, the next batch's `from`), as the event batches do.
- */
+/** Retention: a batch of rows older than `before` (see `deleteMinutesBefore`). */
 export function deleteDeliveryCounts(before: Date, from: string, limit: number): Statement {
-  return {
-    text: `
-      with batch as (
-        delete from webhook_delivery_counts
-        where ctid = any(array(
-          select ctid from webhook_delivery_counts
-          where minute < $1::timestamptz and minute >= $2::timestamptz
-          order by minute
-          limit $3))
-        returning minute)
-      select count(*)::int as n, max(minute)::text as last from batch`,
-    values: [before, from, limit],
-  };
+  return deleteMinutesBefore('webhook_delivery_counts', before, from, limit);
 }
 
 /** Retention's dry run: the rows a purge would delete. */
 export function countDeliveryCountsBefore(before: Date): Statement {
-  return {
-    text: `select count(*)::int as n from webhook_delivery_counts where minute < $1`,
-    values: [before],
-  };
+  return countMinutesBefore('webhook_delivery_counts', before);
 }
 
 function compare(a: string, b: string): number {

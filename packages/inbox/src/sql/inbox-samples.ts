@@ -1,3 +1,4 @@
+import { countMinutesBefore, deleteMinutesBefore } from './per-minute.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -54,27 +55,12 @@ export function currentMinuteSampled(): Statement {
   };
 }
 
-/** Retention: deletes up to `limit` samples of minutes in [`from`, `before`), oldest first (`n`, `last`). */
+/** Retention: a batch of samples older than `before` (see `deleteMinutesBefore`). */
 export function deleteInboxSamples(before: Date, from: string, limit: number): Statement {
-  return {
-    text: `
-      with batch as (
-        delete from inbox_samples
-        where minute = any(array(
-          select minute from inbox_samples
-          where minute < $1::timestamptz and minute >= $2::timestamptz
-          order by minute
-          limit $3))
-        returning minute)
-      select count(*)::int as n, max(minute)::text as last from batch`,
-    values: [before, from, limit],
-  };
+  return deleteMinutesBefore('inbox_samples', before, from, limit);
 }
 
 /** Retention's dry run: the samples a purge would delete. */
 export function countInboxSamplesBefore(before: Date): Statement {
-  return {
-    text: `select count(*)::int as n from inbox_samples where minute < $1`,
-    values: [before],
-  };
+  return countMinutesBefore('inbox_samples', before);
 }

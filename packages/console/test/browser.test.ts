@@ -163,17 +163,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     ]);
 
     // Drawn: each series' color is on the canvas.
-    const colors = await requests.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
-      const { data } = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height) ?? {
-        data: [],
-      };
-      const found: Record<string, number> = {};
+    // (A string: this package's types have no DOM.)
+    const colors = await page.evaluate<Record<string, number>>(`(() => {
+      const canvas = document.querySelector('[data-chart=requests] canvas');
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      const found = {};
       for (let i = 0; i < data.length; i += 4) {
-        const key = [data[i], data[i + 1], data[i + 2]].join(',');
-        found[key] = (found[key] ?? 0) + 1;
+        const key = data[i] + ',' + data[i + 1] + ',' + data[i + 2];
+        found[key] = (found[key] || 0) + 1;
       }
       return found;
-    });
+    })()`);
     for (const rgb of ['26,127,55', '11,92,173', '207,34,46']) expect(colors[rgb] ?? 0).toBeGreaterThan(10);
 
     // The legend under the cursor says what was counted in that minute (the figures refresh every 5 s, which

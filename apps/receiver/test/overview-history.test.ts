@@ -118,26 +118,32 @@ describe('the overview history, from a real receiver', () => {
     );
     // The receiver sampled this minute at its start; a sampler that finds the minute's row reads nothing more.
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    const sampler = startInboxSampler({ pool, logger: memory.logger });
-    await sampler.stop();
-    await sql(db.url, 'delete from inbox_samples');
-    await sampler.sample();
-    const { rows } = await sql(
-      db.url,
-      `select events_failed as failed, events_dead as dead, failing_effects as effects,
-              jobs_created + jobs_retry as waiting
-         from inbox_samples`,
-    );
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ failed: 1, dead: 1, effects: { notifyCrm: 2, sendReceipt: 1 } });
-    expect((rows[0] as { waiting: number }).waiting).toBeGreaterThanOrEqual(3); // the jobs of the accepted events
+    try {
+      const sampler = startInboxSampler({ pool, logger: memory.logger });
+      await sampler.stop();
+      await sql(db.url, 'delete from inbox_samples');
+      await sampler.sample();
+      const { rows } = await sql(
+        db.url,
+        `select events_failed as failed, events_dead as dead, failing_effects as effects,
+                jobs_created + jobs_retry as waiting
+           from inbox_samples`,
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ failed: 1, dead: 1, effects: { notifyCrm: 2, sendReceipt: 1 } });
+      expect((rows[0] as { waiting: number }).waiting).toBeGreaterThanOrEqual(3); // the jobs of the accepted events
 
-    // A second sample in the same minute keeps the first one.
-    await sql(db.url, `update webhook_events set status = 'dead' where event_id = 'evt_sample_failed'`);
-    await sampler.sample();
-    const again = await sql(db.url, `select minute, events_dead as dead from inbox_samples order by minute`);
-    expect((again.rows[0] as { dead: number }).dead).toBe(1);
-    await pool.end();
+      // A second sample in the same minute keeps the first one.
+      await sql(db.url, `update webhook_events set status = 'dead' where event_id = 'evt_sample_failed'`);
+      await sampler.sample();
+      const again = await sql(
+        db.url,
+        `select minute, events_dead as dead from inbox_samples order by minute`,
+      );
+      expect((again.rows[0] as { dead: number }).dead).toBe(1);
+    } finally {
+      await pool.end();
+    }
 
     const client = await login(`${receiver.managementUrl}/console`);
     const page = charts(await (await client.get('/overview/figures?window=1h')).text());

@@ -12,6 +12,7 @@ import { mountConsole } from './console.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
+import type { DeliveryCounter } from './delivery-counts.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
@@ -41,6 +42,8 @@ export interface AppDeps {
   adminToken?: string;
   /** The operator console at `/console`, only when `ADMIN_LISTENER=public`; unset: it does not exist here. */
   console?: Console;
+  /** Counts every answered webhook request per minute for the console's overview; unset: not counted. */
+  deliveryCounter?: DeliveryCounter;
   /** Told of every refused signature, to alert when refusals jump (a rotated secret not deployed). */
   onSignatureRefused?: (provider: string) => void;
   /** How verified events are recorded together (group-commit.ts); unset: its defaults. */
@@ -130,6 +133,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
     metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
     metrics.requests.inc({ provider: name, outcome });
+    deps.deliveryCounter?.count(name, outcome, 200);
     annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
     logger.info(
       {
@@ -166,6 +170,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (provider !== undefined) {
       annotateRequest({ provider, outcome: mapped.body.error.code });
       metrics.requests.inc({ provider, outcome: mapped.body.error.code });
+      deps.deliveryCounter?.count(provider, mapped.body.error.code, mapped.status);
       if (startedAt !== undefined) {
         metrics.requestSeconds.observe({ provider }, (performance.now() - startedAt) / 1000);
       }

@@ -12,6 +12,8 @@ import {
 } from '@webhook-inbox/inbox/ops/alerts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
+import { createDeliveryCounter } from './delivery-counts.ts';
+import { startInboxSampler } from './inbox-sampler.ts';
 import { createReceiverConsole } from './console.ts';
 import { createSender } from './boss.ts';
 import { describeConfig, type ReceiverConfig } from './env.ts';
@@ -85,6 +87,9 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   });
   const metrics = createMetrics(pool, { inFlight: () => inFlight, bodyBytes: () => bodyBudget.usedBytes() });
   const logSampler = createLogSampler(logger);
+  // The console overview's history: counts written every few seconds and a sample a minute, off the request path.
+  const deliveryCounter = createDeliveryCounter({ pool, logger });
+  const inboxSampler = startInboxSampler({ pool, logger });
   // Alerts never block a request: notify() only buffers; delivery, grouping and retries happen aside.
   // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
   const alerter = createRecordedAlerter(pool, {
@@ -114,6 +119,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logSampler,
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     onSignatureRefused: (provider) => refusals.record(provider),
+    deliveryCounter,
     console: publicConsole,
     groupCommit: { maxTransactions: config.groupCommitTransactions, maxBatch: config.groupCommitMaxBatch },
   });
@@ -157,6 +163,8 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     );
   } catch (error) {
     logSampler.close();
+    await inboxSampler.stop();
+    await deliveryCounter.stop();
     managementServer?.close();
     await alerter.close();
     await operatorConsole?.pool.end().catch(() => {});
@@ -201,6 +209,9 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       );
       await closeServer(managementServer);
       logSampler.close();
+      // Every request has its answer: the last counts are written while the pool is still open.
+      await inboxSampler.stop();
+      await deliveryCounter.stop();
       if (operatorConsole) {
         // Its bulk replay runner finishes its chunk and releases its operation for the next process.
         await operatorConsole.console.stop().catch((error: unknown) => {

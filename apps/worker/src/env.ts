@@ -48,7 +48,7 @@ export interface WorkerConfig {
   /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
   alertWebhookUrl: string | undefined;
   /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
-  retention: { cron: string; payloadDays: number; keyDays: number };
+  retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number };
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
@@ -104,6 +104,8 @@ const schema = z.object({
   // Never below 7: Stripe retries for 3 days and a Dashboard resend reaches back 15; a key purged while its
   // provider may still deliver it lets that delivery in as a new event.
   RETENTION_KEY_DAYS: number(7, 36_500, 90),
+  // The console overview's per-minute history; it charts the last day.
+  RETENTION_HISTORY_DAYS: number(1, 36_500, 30),
   RETENTION_CRON: textOr('17 3 * * *'),
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
   RECONCILE_CRON: textOr('*/30 * * * *'),
@@ -153,6 +155,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       cron: e.RETENTION_CRON,
       payloadDays: e.RETENTION_PAYLOAD_DAYS,
       keyDays: e.RETENTION_KEY_DAYS,
+      historyDays: e.RETENTION_HISTORY_DAYS,
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },

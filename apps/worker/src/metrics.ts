@@ -57,7 +57,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
   });
   const retentionRows = new Counter({
     name: 'webhook_retention_rows_total',
-    help: 'Rows retention changed: payloads (set to null), keys (events deleted), effect_runs (deleted with them).',
+    help:
+      'Rows retention changed: payloads (set to null), keys (events deleted), effect_runs (deleted with them), ' +
+      'history (the per-minute rows of the console overview).',
     labelNames: ['kind'] as const,
     registers: [registry],
   });
@@ -79,6 +81,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
       retentionRows.inc({ kind: 'payloads' }, result.payloadsPurged);
       retentionRows.inc({ kind: 'keys' }, result.keysDeleted);
       retentionRows.inc({ kind: 'effect_runs' }, result.effectRunsDeleted);
+      retentionRows.inc({ kind: 'history' }, result.historyRowsDeleted);
       if (result.complete) retentionLastSuccess.setToCurrentTime();
     },
     observer: {

@@ -68,6 +68,7 @@ export async function startOperations(
       cron: config.retention.cron,
       payloadDays: config.retention.payloadDays,
       keyDays: config.retention.keyDays,
+      historyDays: config.retention.historyDays,
     });
     await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger, onRun: hooks.onRetentionRun }));
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);

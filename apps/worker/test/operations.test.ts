@@ -38,7 +38,11 @@ describe('scheduled operations', () => {
         'select name, cron, data from pgboss.schedule order by name',
       );
       expect(rows).toEqual([
-        { name: 'webhook-inbox-purge', cron: '5 4 * * *', data: { payloadDays: 30, keyDays: 90 } },
+        {
+          name: 'webhook-inbox-purge',
+          cron: '5 4 * * *',
+          data: { payloadDays: 30, keyDays: 90, historyDays: 30 },
+        },
         { name: 'webhook-inbox-reconcile-stripe', cron: '*/15 * * * *', data: {} },
       ]);
     } finally {

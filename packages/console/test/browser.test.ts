@@ -1,8 +1,15 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  receiverEnv,
+  spawnReceiver,
+  stripeDelivery,
+  type Delivery,
+} from '../../../apps/receiver/test/helpers.ts';
 import { ADMIN_TOKEN, insertFailedEvents, startStack, type Stack } from './support.ts';
 
 /**
@@ -14,6 +21,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const SCREENSHOTS = fileURLToPath(new URL('../../../docs/console/', import.meta.url));
 const BULK = 1500;
+/** What the real receiver is sent before the console opens: the overview charts these per minute. */
+const SENT = { accepted: 4, duplicate: 2, refused: 3 };
 
 const db = useTestDatabase();
 let stack: Stack;
@@ -24,6 +33,41 @@ let offsetMs = 0;
 
 async function shot(name: string, target: Page = page): Promise<void> {
   await target.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: false });
+}
+
+/** A Stripe event no effect handles: the worker settles it as processed, nothing fails. */
+function quietDelivery(): Delivery {
+  const id = `evt_quiet_${Math.random().toString(36).slice(2)}`;
+  return stripeDelivery({
+    id,
+    body: JSON.stringify({ id, object: 'event', type: 'customer.created', data: { object: {} } }),
+  });
+}
+
+/**
+ * A real receiver (its own process) answers deliveries accepted, duplicate and refused, then stops gracefully,
+ * which writes its last counts into webhook_delivery_counts.
+ */
+async function deliverThroughReceiver(): Promise<void> {
+  const receiver = await spawnReceiver(receiverEnv(db.url));
+  try {
+    const post = async (delivery: Delivery) =>
+      (
+        await fetch(`${receiver.url}${delivery.path}`, {
+          method: 'POST',
+          body: delivery.body,
+          headers: delivery.headers,
+        })
+      ).status;
+    const first = quietDelivery();
+    for (let i = 0; i < SENT.accepted; i++) expect(await post(i === 0 ? first : quietDelivery())).toBe(200);
+    for (let i = 0; i < SENT.duplicate; i++) expect(await post(first)).toBe(200);
+    for (let i = 0; i < SENT.refused; i++) {
+      expect(await post({ ...quietDelivery(), headers: { 'Stripe-Signature': 't=1,v1=00' } })).toBe(400);
+    }
+  } finally {
+    expect((await receiver.stop()).code).toBe(0);
+  }
 }
 
 async function effectStatus(eventId: string, effect: string): Promise<string | undefined> {
@@ -48,6 +92,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       '{"id":"evt_browser_1","data":{"object":{"customer":"cus_ada","amount_total":12345678901234567890}}}',
     );
     await insertFailedEvents(stack.pool, 'evt_many', BULK, 'cus_bulk');
+    await deliverThroughReceiver();
     await stack.startWorker();
     await waitFor(async () => (await effectStatus('evt_browser_1', 'notifyCrm')) === 'failed', {
       timeout: 30_000,
@@ -84,9 +129,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('failed', { exact: false }).first().waitFor();
-    // uPlot, served by the console, draws the events chart (a canvas with a legend per status).
-    await page.locator('.chart canvas').first().waitFor();
-    expect(await page.locator('.chart .u-legend .u-label').allInnerTexts()).toEqual([
+    // uPlot, served by the console, draws the charts (a canvas with a legend per series).
+    await page.locator('[data-chart=statuses] canvas').waitFor();
+    expect(await page.locator('[data-chart=statuses] .u-legend .u-label').allInnerTexts()).toEqual([
       'Time',
       'processed',
       'failed',
@@ -94,6 +139,70 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       'waiting',
     ]);
     await shot('overview');
+  });
+
+  it("charts the real receiver's accepted, duplicate and refused requests", async () => {
+    const requests = page.locator('[data-chart=requests]');
+    await requests.locator('canvas').waitFor();
+    expect(await requests.locator('.u-legend .u-label').allInnerTexts()).toEqual([
+      'Time',
+      'accepted',
+      'duplicate',
+      'refused',
+      'not recorded',
+    ]);
+    const series = JSON.parse((await requests.getAttribute('data-series')) ?? '{}') as {
+      values: number[][];
+    };
+    const total = (i: number) => (series.values[i] ?? []).reduce((a, b) => a + b, 0);
+    expect([total(0), total(1), total(2), total(3)]).toEqual([
+      SENT.accepted,
+      SENT.duplicate,
+      SENT.refused,
+      0,
+    ]);
+
+    // Drawn: each series' color is on the canvas.
+    // (A string: this package's types have no DOM.)
+    const colors = await page.evaluate<Record<string, number>>(`(() => {
+      const canvas = document.querySelector('[data-chart=requests] canvas');
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      const found = {};
+      for (let i = 0; i < data.length; i += 4) {
+        const key = data[i] + ',' + data[i + 1] + ',' + data[i + 2];
+        found[key] = (found[key] || 0) + 1;
+      }
+      return found;
+    })()`);
+    for (const rgb of ['26,127,55', '11,92,173', '207,34,46']) expect(colors[rgb] ?? 0).toBeGreaterThan(10);
+
+    // The legend under the cursor says what was counted in that minute (the figures refresh every 5 s, which
+    // redraws the chart: hover again until one reading holds).
+    const accepted = series.values[0] ?? [];
+    const busiest = accepted.indexOf(Math.max(...accepted));
+    const expected = [0, 1, 2, 3].map((i) => String(series.values[i]?.[busiest]));
+    let legend: string[] = [];
+    await requests.scrollIntoViewIfNeeded();
+    await waitFor(
+      async () => {
+        const box = await requests.locator('.u-over').boundingBox();
+        if (!box) return false;
+        const x = Math.min(box.width - 1, (box.width * busiest) / (accepted.length - 1));
+        await page.mouse.move(box.x + x, box.y + box.height / 2);
+        legend = (await requests.locator('.u-legend .u-value').allInnerTexts()).slice(1);
+        return JSON.stringify(legend) === JSON.stringify(expected);
+      },
+      { timeout: 15_000 },
+    ).catch((error: unknown) => {
+      throw new Error(
+        `the legend at point ${busiest} read ${legend.join(', ')}, not ${expected.join(', ')}`,
+        {
+          cause: error,
+        },
+      );
+    });
+    await shot('overview-charts');
+    await page.mouse.move(0, 0);
   });
 
   it('filters the events and opens a failed one', async () => {
@@ -135,15 +244,32 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByText(`${BULK.toLocaleString('en')} events received up to`).waitFor();
     expect(await page.locator('table.events tbody tr').count()).toBe(20);
     await shot('bulk-dry-run');
-    await page.getByRole('button', { name: `Replay all ${BULK.toLocaleString('en')} events` }).click();
-    await page.getByRole('heading', { name: /^Bulk replay \d+$/ }).waitFor();
+    // One event in the middle is held (as a worker settling it would), so the replay waits at it and the page
+    // shows it part way, whatever the machine's speed; released once the page has shown it.
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
     const seen = new Set<string>();
+    try {
+      await holder.query('begin');
+      await holder.query(`select 1 from webhook_events where event_id = 'evt_many_00700' for update`);
+      await page.getByRole('button', { name: `Replay all ${BULK.toLocaleString('en')} events` }).click();
+      await page.getByRole('heading', { name: /^Bulk replay \d+$/ }).waitFor();
+      await waitFor(
+        async () => {
+          const done = await page.locator('#progress .done').innerText();
+          seen.add(done);
+          return done !== '0' && done !== BULK.toLocaleString('en');
+        },
+        { timeout: 90_000, interval: 100, message: 'the progress part way' },
+      );
+      await shot('bulk-progress');
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      await holder.end();
+    }
     await waitFor(
       async () => {
-        const done = await page.locator('#progress .done').innerText();
-        if (seen.size === 0 && done !== '0' && done !== BULK.toLocaleString('en'))
-          await shot('bulk-progress');
-        seen.add(done);
+        seen.add(await page.locator('#progress .done').innerText());
         return (await page.locator('#progress .badge').innerText()) === 'completed';
       },
       { timeout: 90_000, interval: 100 },

@@ -239,3 +239,45 @@ export const effectRoutes = pgTable(
     check('effect_routes_kind_check', sql`${t.kind} in (${inList(EFFECT_KINDS)})`),
   ],
 );
+
+/**
+ * Webhook requests per minute, provider and outcome: what the console's overview charts as accepted, duplicate
+ * and refused. The receiver counts in memory and adds its counts here every few seconds with one upsert, off the
+ * request path; every receiver adds to the same rows.
+ */
+export const webhookDeliveryCounts = pgTable(
+  'webhook_delivery_counts',
+  {
+    /** The minute the requests were answered in (UTC, seconds zero). */
+    minute: timestamp('minute', { withTimezone: true }).notNull(),
+    /** The endpoint's name (`stripe`, `shopify`, a Standard Webhooks name), or `unknown` for a 404 route. */
+    provider: text('provider').notNull(),
+    /** `accepted`, `duplicate`, or the error code answered (`invalid_signature`, `unavailable`, ...). */
+    outcome: text('outcome').notNull(),
+    /** The HTTP status of that outcome: 200, a 4xx (refused: never retried to success), 5xx (not recorded). */
+    httpStatus: integer('http_status').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.provider, t.outcome] })],
+);
+
+/**
+ * The inbox's state once a minute, for the console's charts over time: events by unfinished status, the age of
+ * the oldest event still to process, live jobs of the events queue, and failing effects by name. Any receiver
+ * writes the minute's row; the first one wins (`ON CONFLICT DO NOTHING`).
+ */
+export const inboxSamples = pgTable('inbox_samples', {
+  minute: timestamp('minute', { withTimezone: true }).primaryKey(),
+  eventsReceived: integer('events_received').notNull(),
+  eventsProcessing: integer('events_processing').notNull(),
+  eventsFailed: integer('events_failed').notNull(),
+  eventsDead: integer('events_dead').notNull(),
+  /** Seconds the oldest received, processing or failed event has waited; 0 when none. */
+  oldestUnprocessedSeconds: integer('oldest_unprocessed_seconds').notNull(),
+  /** Jobs of the events queue waiting to run (`created`), waiting for a retry (`retry`), running (`active`). */
+  jobsCreated: integer('jobs_created').notNull(),
+  jobsRetry: integer('jobs_retry').notNull(),
+  jobsActive: integer('jobs_active').notNull(),
+  /** Events not processed with a failed ledger row, per effect name: `{"sendWelcomeEmail": 3}`. */
+  failingEffects: jsonb('failing_effects').$type<Record<string, number>>().notNull().default({}),
+});

@@ -3,6 +3,7 @@ import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { backlog, failingEffects, openCounts, perBucket, statusCounts } from '../sql/overview.ts';
+import { chart, historyCharts } from './overview-history.ts';
 import { age, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 
@@ -17,7 +18,10 @@ type Window = keyof typeof WINDOWS;
 const STATUSES = ['processed', 'failed', 'dead', 'waiting'] as const;
 const ROWS_SHOWN = 15;
 
-/** The overview: what came in, what waits, what fails; its figures and charts refresh every 5 seconds. */
+/**
+ * The overview: what came in, what waits, what fails, now and over the last hour or day; its figures and charts
+ * refresh every 5 seconds.
+ */
 export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
   const windowOf = (requested: string | undefined): Window =>
     requested && requested in WINDOWS ? (requested as Window) : '1h';
@@ -48,7 +52,8 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
   const now = services.now();
   const { ms, bucketSeconds, label } = WINDOWS[window];
   const t = services.queryTimeoutMs;
-  const [byStatus, [open], [queue], effects, buckets] = await Promise.all([
+  const starts = bucketStarts(now, ms, bucketSeconds);
+  const [byStatus, [open], [queue], effects, buckets, history] = await Promise.all([
     read<{ status: string; n: number }>(services.pool, statusCounts(new Date(now.getTime() - DAY_MS)), t),
     read<{ failed: number; dead: number }>(services.pool, openCounts(), t),
     read<{ ready: number; deferred: number; active: number; oldestReadySeconds: number | null }>(
@@ -59,11 +64,12 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
     read<{ effect: string; n: number; sampleError: string | null }>(services.pool, failingEffects(), t),
     read<{ bucket: Date; status: string; n: number }>(
       services.pool,
-      perBucket(new Date(Math.floor((now.getTime() - ms) / 60_000) * 60_000), bucketSeconds),
+      perBucket(new Date(starts[0] ?? 0), bucketSeconds),
       t,
     ),
+    historyCharts(services, { starts, bucketSeconds, label }),
   ]);
-  const grid = bucketGrid(now, ms, bucketSeconds, buckets);
+  const grid = bucketGrid(starts, buckets);
   const series = {
     x: grid.map((b) => b.at / 1000),
     names: STATUSES,
@@ -138,18 +144,13 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
             </div>`
       }
     </section>
-    <section aria-labelledby="h-minutes">
-      <h2 id="h-minutes">Events received, ${label} (by status now)</h2>
-      <div
-        class="chart"
-        role="img"
-        aria-label="Events received, ${label}, by status: the table below holds the same numbers"
-        data-series="${JSON.stringify(series)}"
-      ></div>
+    ${history}
+    <div class="by-status">
+      ${chart('statuses', `Events received, ${label} (by status now)`, series)}
       <div class="table-wrap">
         <table class="minutes">
           <caption>
-            The newest ${ROWS_SHOWN} points
+            Events received by status now, the newest ${ROWS_SHOWN} points
           </caption>
           <thead>
             <tr>
@@ -179,7 +180,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
           </tbody>
         </table>
       </div>
-    </section>
+    </div>
   </div>`;
 }
 
@@ -193,19 +194,18 @@ interface Bucket {
   waiting: number;
 }
 
-/** Every bucket of the window, oldest first, empty ones included (a chart needs its zeros). */
-function bucketGrid(
-  now: Date,
-  windowMs: number,
-  bucketSeconds: number,
-  rows: { bucket: Date; status: string; n: number }[],
-): Bucket[] {
-  const step = bucketSeconds * 1000;
+/** The starts (epoch ms) of every bucket of the window, oldest first, from a whole minute. */
+function bucketStarts(now: Date, windowMs: number, bucketSeconds: number): number[] {
   const origin = Math.floor((now.getTime() - windowMs) / 60_000) * 60_000;
+  const starts: number[] = [];
+  for (let at = origin; at <= now.getTime(); at += bucketSeconds * 1000) starts.push(at);
+  return starts;
+}
+
+/** Every bucket of the window, oldest first, empty ones included (a chart needs its zeros). */
+function bucketGrid(starts: number[], rows: { bucket: Date; status: string; n: number }[]): Bucket[] {
   const byStart = new Map<number, Bucket>();
-  for (let at = origin; at <= now.getTime(); at += step) {
-    byStart.set(at, { at, total: 0, processed: 0, failed: 0, dead: 0, waiting: 0 });
-  }
+  for (const at of starts) byStart.set(at, { at, total: 0, processed: 0, failed: 0, dead: 0, waiting: 0 });
   for (const row of rows) {
     const bucket = byStart.get(new Date(row.bucket).getTime());
     if (!bucket) continue;

@@ -34,6 +34,35 @@ export function perBucket(since: Date, bucketSeconds: number): Statement {
   };
 }
 
+/**
+ * Webhook requests per bucket of `bucketSeconds` since `since`, by kind: `accepted`, `duplicate`, `refused` (a 4xx:
+ * the request can never succeed), `not recorded` (a 5xx: the provider retries). Reads the primary key's range
+ * of `webhook_delivery_counts` (a minute first), which the receivers write every few seconds.
+ */
+export function deliveriesPerBucket(since: Date, bucketSeconds: number): Statement {
+  return {
+    text: `select date_bin($2 * interval '1 second', minute, $1) as bucket,
+                  case when http_status < 300 then outcome
+                       when http_status < 500 then 'refused'
+                       else 'not recorded' end as kind,
+                  sum(count)::int as n
+             from webhook_delivery_counts where minute >= $1
+            group by 1, 2 order by 1`,
+    values: [since, bucketSeconds],
+  };
+}
+
+/** The inbox's samples since `since`, oldest first: one row a minute at most (`inbox_samples`' primary key). */
+export function samplesSince(since: Date): Statement {
+  return {
+    text: `select minute, jobs_created + jobs_retry as "jobsWaiting", jobs_active as "jobsActive",
+                  oldest_unprocessed_seconds as "oldestSeconds", events_failed as failed, events_dead as dead,
+                  failing_effects as "failingEffects"
+             from inbox_samples where minute >= $1 order by minute`,
+    values: [since],
+  };
+}
+
 /** Failed ledger rows by effect, among events not processed (an effect of a processed event has completed). */
 export function failingEffects(): Statement {
   return {

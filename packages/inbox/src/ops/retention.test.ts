@@ -61,6 +61,37 @@ async function state(): Promise<Record<string, 'payload' | 'purged'>> {
 }
 
 describe('purgeExpired', () => {
+  it("deletes the overview's per-minute history older than historyDays, in batches, and counts it in a dry run", async () => {
+    await deps.pool.query('truncate webhook_delivery_counts, inbox_samples');
+    await deps.pool.query(
+      `insert into webhook_delivery_counts (minute, provider, outcome, http_status, count)
+       select date_trunc('minute', now()) - d * interval '1 day', p, 'accepted', 200, 1
+         from unnest(array[3, 6, 10]) as d, unnest(array['stripe', 'shopify']) as p`,
+    );
+    await deps.pool.query(
+      `insert into inbox_samples (minute, events_received, events_processing, events_failed, events_dead,
+                                  oldest_unprocessed_seconds, jobs_created, jobs_retry, jobs_active)
+       select date_trunc('minute', now()) - d * interval '1 day', 0, 0, 0, 0, 0, 0, 0, 0
+         from unnest(array[3, 6, 10]) as d`,
+    );
+    const ages = async () =>
+      (
+        await deps.pool.query<{ days: number }>(
+          `select round(extract(epoch from now() - minute) / 86400)::int as days from webhook_delivery_counts
+           union all
+           select round(extract(epoch from now() - minute) / 86400)::int from inbox_samples order by 1`,
+        )
+      ).rows.map((r) => r.days);
+
+    const dry = await purgeExpired(deps.pool, { historyDays: 5, dryRun: true });
+    expect(dry.historyRowsDeleted).toBe(6);
+    expect(await ages()).toEqual([3, 3, 3, 6, 6, 6, 10, 10, 10]);
+
+    const result = await purgeExpired(deps.pool, { historyDays: 5, batchSize: 1 });
+    expect(result).toMatchObject({ historyRowsDeleted: 6, complete: true });
+    expect(await ages()).toEqual([3, 3, 3]);
+  });
+
   it('purges payloads and deletes keys of finished events past the cutoffs; never in-flight or newer ones', async () => {
     await seed([
       { id: 'processed-40d', status: 'processed', ageDays: 40 },

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { webhookEvents } from '../sql/index.ts';
+import { deliveryCounts, inboxSamples, webhookEvents } from '../sql/index.ts';
 
 /**
  * The shortest `keyDays` allowed. An event key is what makes a redelivery a no-op: delete it and the next
@@ -46,6 +46,11 @@ export interface PurgeOptions {
   /** Delete finished events (keys, payloads, effect ledger) received longer ago than this. Default 90, minimum 7. */
   keyDays?: number;
   /**
+   * Delete the console overview's history (`webhook_delivery_counts`, `inbox_samples`) older than this. Default 30,
+   * minimum 1 (the overview charts the last day).
+   */
+  historyDays?: number;
+  /**
    * Rows per statement at most (each statement is its own short transaction). Default 1000, at most 10 000. The
    * size actually used adapts to keep each batch well under `maxBatchMs`.
    */
@@ -74,6 +79,8 @@ export interface PurgeResult {
   keysDeleted: number;
   /** `effect_runs` rows deleted with those events. */
   effectRunsDeleted: number;
+  /** Rows of the overview's history deleted (`webhook_delivery_counts` and `inbox_samples`). */
+  historyRowsDeleted: number;
   /**
    * True: nothing was changed, and the counts above are what a purge would change now (at most: rows a
    * transaction holds during a real run are left for the next run).
@@ -94,6 +101,7 @@ export interface PurgeResult {
   complete: boolean;
   payloadCutoff: Date;
   keyCutoff: Date;
+  historyCutoff: Date;
   durationMs: number;
 }
 
@@ -106,6 +114,7 @@ const MAX_CONSECUTIVE_TIMEOUTS = 5;
 interface ResolvedPurgeOptions {
   payloadDays: number;
   keyDays: number;
+  historyDays: number;
   batchSize: number;
   maxBatchMs: number;
 }
@@ -115,7 +124,7 @@ interface ResolvedPurgeOptions {
  * `purgeExpired` and by `schedulePurge` (so a bad schedule is refused when it is set, not at 3 a.m.).
  */
 export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOptions {
-  const { payloadDays = 30, keyDays = 90, batchSize = 1000, maxBatchMs = 50 } = options;
+  const { payloadDays = 30, keyDays = 90, historyDays = 30, batchSize = 1000, maxBatchMs = 50 } = options;
   const invalid = (message: string) => new RetentionOptionError('invalid_option', `retention: ${message}`);
   if (!Number.isFinite(payloadDays) || payloadDays <= 0) {
     throw invalid(`payloadDays must be a positive number of days, got ${payloadDays}`);
@@ -135,13 +144,16 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
         `lets that delivery in as a new event and runs its side effects twice.`,
     );
   }
+  if (!Number.isFinite(historyDays) || historyDays < 1) {
+    throw invalid(`historyDays must be at least 1 (the console charts the last day), got ${historyDays}`);
+  }
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw invalid(`batchSize must be an integer from 1 to 10000, got ${batchSize}`);
   }
   if (!Number.isInteger(maxBatchMs) || maxBatchMs < 10) {
     throw invalid(`maxBatchMs must be an integer of at least 10, got ${maxBatchMs}`);
   }
-  return { payloadDays, keyDays, batchSize, maxBatchMs };
+  return { payloadDays, keyDays, historyDays, batchSize, maxBatchMs };
 }
 
 interface BatchRow {
@@ -156,7 +168,9 @@ interface BatchRow {
  * 1. deletes finished events (`processed`, `dead`) received more than `keyDays` ago, their effect ledger
  *    with them (ON DELETE CASCADE);
  * 2. sets `payload` to null on finished events received more than `payloadDays` ago, keeping the key so late
- *    redeliveries still dedupe.
+ *    redeliveries still dedupe;
+ * 3. deletes the console overview's per-minute history (`webhook_delivery_counts`, `inbox_samples`) older than
+ *    `historyDays`.
  * Events still in flight (`received`, `processing`, `failed`) are never touched, whatever their age; neither are
  * rows another transaction has locked (left for the next run). With `dryRun`, it counts those rows and changes
  * nothing. Options that would purge what should be kept (see `resolvePurgeOptions`) are refused with a
@@ -173,15 +187,17 @@ interface BatchRow {
  * logger.info(result, 'retention purge');
  */
 export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): Promise<PurgeResult> {
-  const { payloadDays, keyDays, batchSize, maxBatchMs } = resolvePurgeOptions(options);
+  const { payloadDays, keyDays, historyDays, batchSize, maxBatchMs } = resolvePurgeOptions(options);
   const started = performance.now();
   const now = options.now ?? new Date();
   const payloadCutoff = new Date(now.getTime() - payloadDays * DAY_MS);
   const keyCutoff = new Date(now.getTime() - keyDays * DAY_MS);
+  const historyCutoff = new Date(now.getTime() - historyDays * DAY_MS);
   const result = {
     payloadsPurged: 0,
     keysDeleted: 0,
     effectRunsDeleted: 0,
+    historyRowsDeleted: 0,
     dryRun: options.dryRun === true,
     batches: 0,
     timeouts: 0,
@@ -193,6 +209,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     ...result,
     payloadCutoff,
     keyCutoff,
+    historyCutoff,
     durationMs: Math.round(performance.now() - started),
   });
 
@@ -204,6 +221,10 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     result.keysDeleted = rows[0]?.events ?? 0;
     result.payloadsPurged = rows[0]?.payloads ?? 0;
     result.effectRunsDeleted = rows[0]?.effectRuns ?? 0;
+    for (const count of [deliveryCounts.countDeliveryCountsBefore, inboxSamples.countInboxSamplesBefore]) {
+      const history = await pool.query<{ n: number }>(count(historyCutoff));
+      result.historyRowsDeleted += history.rows[0]?.n ?? 0;
+    }
     return finish();
   }
 
@@ -212,10 +233,13 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   let broken = false;
   try {
     await client.query(`set statement_timeout = ${maxBatchMs}`);
-    // Keys first: deleting a row is enough, nulling its payload first would be wasted writes.
+    // Keys first: deleting a row is enough, nulling its payload first would be wasted writes. The overview's
+    // history last: rows of past minutes that nothing writes any more (a receiver adds only to recent ones).
     for (const [batch, cutoff, field] of [
       [webhookEvents.deleteFinishedEvents, keyCutoff, 'keysDeleted'],
       [webhookEvents.nullFinishedPayloads, payloadCutoff, 'payloadsPurged'],
+      [deliveryCounts.deleteDeliveryCounts, historyCutoff, 'historyRowsDeleted'],
+      [inboxSamples.deleteInboxSamples, historyCutoff, 'historyRowsDeleted'],
     ] as const) {
       let from = '-infinity';
       let timeoutsInARow = 0;
@@ -266,12 +290,14 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
 export interface PurgeJobData {
   payloadDays?: number;
   keyDays?: number;
+  historyDays?: number;
   batchSize?: number;
 }
 
 const purgeJobData = z.object({
   payloadDays: z.number().optional(),
   keyDays: z.number().optional(),
+  historyDays: z.number().optional(),
   batchSize: z.number().optional(),
 });
 

@@ -37,3 +37,22 @@ export function forceEffect(provider: string, eventId: string, effect: string): 
     values: [provider, eventId, effect],
   };
 }
+
+/**
+ * Failed ledger rows per effect among the events that are not processed (an effect of a processed event has
+ * completed): `{"notifyCrm": 3}`. Reached through `webhook_events_status_received_at_idx`, so the cost follows
+ * the unfinished events, not the ledger's history.
+ */
+export function countFailingByEffect(): Statement {
+  return {
+    name: 'webhook_inbox_count_failing_by_effect',
+    text: `
+      select coalesce(json_object_agg(effect, n), '{}') as "byEffect"
+        from (select r.effect, count(*)::int as n
+                from webhook_events e
+                join effect_runs r on r.provider = e.provider and r.event_id = e.event_id
+               where e.status in ('received', 'processing', 'failed', 'dead') and r.status = 'failed'
+               group by r.effect) failing`,
+    values: [],
+  };
+}

@@ -4,10 +4,12 @@
  *
  * - `webhook-events.ts`, `webhook_events`: the receiver's inserts (`ingest()`, group commit), the event log
  *   (event-store), replay, retention, reconciliation, the metrics' counts.
- * - `effect-runs.ts`, `effect_runs`: the event log, replay.
+ * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
  * - `effect-routes.ts`, `effect_routes`: the effects the worker registered (replay, reconciliation).
+ * - `delivery-counts.ts`, `webhook_delivery_counts`: the receiver's per-minute request counts, retention.
+ * - `inbox-samples.ts`, `inbox_samples`: the receiver's per-minute samples of the inbox's state, retention.
  * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
@@ -18,7 +20,9 @@
 export type { Statement } from './statement.ts';
 export * as alertsSent from './alerts-sent.ts';
 export * as effectRoutes from './effect-routes.ts';
+export * as deliveryCounts from './delivery-counts.ts';
 export * as effectRuns from './effect-runs.ts';
+export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';
 export * as ledger from '../effects/ledger.ts';

@@ -25,7 +25,9 @@ const INBOX_TABLES = [
   'effect_routes',
   'effect_runs',
   'idempotency_keys',
+  'inbox_samples',
   'replay_operations',
+  'webhook_delivery_counts',
   'webhook_events',
 ];
 const EXAMPLE_TABLES = [
@@ -176,7 +178,9 @@ describe('db:migrate', () => {
         effect_routes: '0',
         effect_runs: '1',
         idempotency_keys: '1',
+        inbox_samples: '0',
         replay_operations: '1',
+        webhook_delivery_counts: '0',
         webhook_events: '1',
         accounts: '1',
         shopify_compliance_requests: '0',

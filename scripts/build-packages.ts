@@ -4,12 +4,24 @@
  * its TypeScript sources, which Node runs by type stripping; `pnpm pack` swaps in `publishConfig.exports`.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** In dependency order; `tsc -b` follows the references anyway. */
-export const PUBLISHED_PACKAGES = ['packages/db', 'packages/inbox', 'packages/cli'] as const;
+export const PUBLISHED_PACKAGES = [
+  'packages/env',
+  'packages/db',
+  'packages/inbox',
+  'packages/console',
+  'apps/receiver',
+  'packages/cli',
+] as const;
+
+/** Files a package reads at run time next to its modules (`new URL('./assets/...', import.meta.url)`). */
+const RUNTIME_FILES: Partial<Record<(typeof PUBLISHED_PACKAGES)[number], string[]>> = {
+  'packages/console': ['assets'],
+};
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -22,6 +34,11 @@ export function buildPackages(): void {
   const configs = PUBLISHED_PACKAGES.map((dir) => path.join(root, dir, 'tsconfig.build.json'));
   const result = spawnSync(process.execPath, [tsc, '-b', ...configs], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`tsc -b failed (exit ${result.status ?? result.signal})`);
+  for (const [dir, names] of Object.entries(RUNTIME_FILES)) {
+    for (const name of names) {
+      cpSync(path.join(root, dir, 'src', name), path.join(root, dir, 'dist', name), { recursive: true });
+    }
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) buildPackages();

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,11 +128,74 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+/** A long-running process in the project, its output collected (stdout and stderr, in order). */
+function startInProject(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; output: () => string; exited: Promise<unknown[]> } {
+  const child = spawn(command, args, {
+    cwd: project,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output, exited: once(child, 'exit') };
+}
+
+/** A port nothing listens on now (the receiver binds it a moment later; loopback, so nothing else races). */
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * `webhook-inbox receiver` in the project (the bin `npx` runs, started directly so the signal reaches it),
+ * configured by the environment only, for the duration of `use`; then SIGTERM, and it must exit 0 (a graceful
+ * stop).
+ */
+async function withReceiver<T>(env: NodeJS.ProcessEnv, use: (baseUrl: string) => Promise<T>): Promise<T> {
+  const [port, managementPort] = [await freePort(), await freePort()];
+  const {
+    child: receiver,
+    output,
+    exited,
+  } = startInProject(path.join(project, 'node_modules/.bin/webhook-inbox'), ['receiver'], {
+    ...env,
+    STRIPE_WEBHOOK_SECRET: SECRET,
+    PORT: String(port),
+    MANAGEMENT_PORT: String(managementPort),
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    await waitFor(
+      async () => {
+        if (receiver.exitCode !== null) throw new Error(`the receiver exited:\n${output()}`);
+        const ready = await fetch(`http://127.0.0.1:${managementPort}/readyz`).catch(() => undefined);
+        return ready?.status === 200;
+      },
+      { timeout: 60_000, message: `the receiver is ready; its output:\n${output()}` },
+    );
+    return await use(`http://127.0.0.1:${port}`);
+  } finally {
+    receiver.kill('SIGTERM');
+    await exited;
+    expect(receiver.exitCode, output()).toBe(0);
+  }
+}
+
 describe('the published packages in a product team’s project', () => {
   it('ship built JavaScript with declarations, their migrations and licence, and nothing of the workspace', async () => {
     const installed = path.join(project, 'node_modules/@webhook-inbox');
-    expect((await readdir(installed)).sort()).toEqual(['cli', 'db', 'inbox']);
-    for (const name of ['cli', 'db', 'inbox']) {
+    const names = ['cli', 'console', 'db', 'env', 'inbox', 'receiver'];
+    expect((await readdir(installed)).sort()).toEqual(names);
+    for (const name of names) {
       const dir = path.join(installed, name);
       const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as Record<
         string,
@@ -211,15 +275,7 @@ describe('the published packages in a product team’s project', () => {
       await inProject(node, ['migrate.ts'], env);
       expect(await query(url, 'select count(*)::int as n from refunds')).toEqual([{ n: 0 }]);
 
-      const worker: ChildProcess = spawn(node, ['worker.ts'], {
-        cwd: project,
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      worker.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      worker.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exited = once(worker, 'exit');
+      const { child: worker, output, exited } = startInProject(node, ['worker.ts'], env);
       try {
         // The worker records its routes when it starts.
         await waitFor(async () => (await query(url, 'select 1 from effect_routes')).length === 2, {
@@ -227,8 +283,13 @@ describe('the published packages in a product team’s project', () => {
           message: 'the worker recorded its effects',
         });
         const eventId = `evt_consumer_${path.basename(node)}_${databases.length}`;
-        const delivered = await inProject(node, ['deliver.ts', eventId, SECRET], env);
-        expect(JSON.parse(delivered.stdout)).toEqual(['accepted', 'duplicate']);
+        const answers = await withReceiver(env, (baseUrl) =>
+          inProject(node, ['deliver.ts', baseUrl, eventId, SECRET], env),
+        );
+        expect(JSON.parse(answers.stdout)).toEqual([
+          { status: 200, body: { status: 'accepted', id: eventId } },
+          { status: 200, body: { status: 'duplicate', id: eventId } },
+        ]);
 
         await waitFor(
           async () =>
@@ -238,7 +299,7 @@ describe('the published packages in a product team’s project', () => {
                 `select status from webhook_events where event_id = '${eventId}'`,
               )
             )[0]?.status === 'processed',
-          { timeout: 60_000, message: `${eventId} processed; worker output:\n${output}` },
+          { timeout: 60_000, message: `${eventId} processed; worker output:\n${output()}` },
         );
         expect(await query(url, 'select charge_id, amount_refunded from refunds')).toEqual([
           { charge_id: 'ch_consumer_1', amount_refunded: 1200 },
@@ -289,7 +350,7 @@ describe('the published packages in a product team’s project', () => {
         worker.kill('SIGTERM');
         await exited;
       }
-      expect(worker.exitCode, output).toBe(0);
+      expect(worker.exitCode, output()).toBe(0);
     });
   });
 

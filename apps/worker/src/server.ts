@@ -1,16 +1,10 @@
 import { loadDotEnv } from '@webhook-inbox/db';
-import { ConfigError, parseConfig } from './env.ts';
+import { configOrExit } from '@webhook-inbox/env/startup';
+import { parseConfig } from './env.ts';
 import { createLogger } from './logger.ts';
 
 loadDotEnv();
-let config;
-try {
-  config = parseConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`worker: ${error.message}\n`);
-  process.exit(2);
-}
+const config = configOrExit('worker', () => parseConfig());
 const logger = createLogger(config.logLevel);
 // Tracing first, and only when the OTEL_* environment asks for it: the SDK must see `pg` being imported, so the
 // worker (which imports it) is loaded after it.

@@ -67,6 +67,18 @@ program
   .action(async () => (await import('./commands/migrate.ts')).migrate(context));
 
 program
+  .command('receiver')
+  .description(
+    'Run the receiver (webhooks on PORT, console and metrics on MANAGEMENT_PORT), configured by the environment',
+  )
+  .addHelpText(
+    'after',
+    '\nEnvironment: DATABASE_URL, a webhook secret (STRIPE_WEBHOOK_SECRET, ...), PORT, ADMIN_TOKEN, ...: docs/configuration.md.\n' +
+      'Runs until SIGTERM or SIGINT, then stops gracefully. Exit codes: 2 a configuration error, 1 failed to start.',
+  )
+  .action(async () => (await import('@webhook-inbox/receiver/main')).runReceiver());
+
+program
   .command('replay')
   .description('Put events back on the queue; only effects that have not completed run again')
   .argument('[provider]', 'replay one event: its provider ...')

@@ -1,18 +1,15 @@
 /**
- * The consumer test's stand-in for Stripe delivering to a receiver: one `charge.refunded` event signed with the
- * official `stripe` package, verified by the inbox's Stripe provider and recorded with `ingest()` (what the
- * receiver does with a delivery), twice: the second is a redelivery. Prints the two outcomes as JSON.
+ * The consumer test's stand-in for Stripe: one `charge.refunded` event signed with the official `stripe`
+ * package, POSTed twice to the receiver the team runs with `npx webhook-inbox receiver` (the second is a
+ * redelivery). Prints the two answers (status and body) as JSON.
  *
- *   DATABASE_URL=... node deliver.ts <event id> <webhook secret>
+ *   node deliver.ts <receiver base URL> <event id> <webhook secret>
  */
-import { createSenderBoss, ensureQueues, ingest, stripeProvider } from '@webhook-inbox/inbox';
-import pg from 'pg';
 import Stripe from 'stripe';
 
-const url = process.env['DATABASE_URL'];
-const [eventId, secret] = process.argv.slice(2);
-if (!url || !eventId || !secret)
-  throw new Error('usage: DATABASE_URL=... node deliver.ts <event id> <secret>');
+const [baseUrl, eventId, secret] = process.argv.slice(2);
+if (!baseUrl || !eventId || !secret)
+  throw new Error('usage: node deliver.ts <receiver URL> <event id> <secret>');
 
 const payload = JSON.stringify({
   id: eventId,
@@ -29,22 +26,13 @@ const payload = JSON.stringify({
 });
 const signature = new Stripe('sk_test_consumer').webhooks.generateTestHeaderString({ payload, secret });
 
-const provider = stripeProvider({ secrets: [secret], toleranceSeconds: 300 });
-const request = {
-  rawBody: Buffer.from(payload),
-  header: (name: string) => (name.toLowerCase() === 'stripe-signature' ? signature : undefined),
-};
-const pool = new pg.Pool({ connectionString: url, max: 2 });
-const boss = createSenderBoss(url, { applicationName: 'consumer-deliver' });
-await boss.start();
-try {
-  await ensureQueues(boss);
-  const outcomes = [];
-  for (let delivery = 0; delivery < 2; delivery++) {
-    outcomes.push(await ingest({ pool, boss }, provider.verify(request, new Date())));
-  }
-  console.log(JSON.stringify(outcomes));
-} finally {
-  await boss.stop({ graceful: false, close: true });
-  await pool.end();
+const answers = [];
+for (let delivery = 0; delivery < 2; delivery++) {
+  const response = await fetch(new URL('/webhooks/stripe', baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    body: payload,
+  });
+  answers.push({ status: response.status, body: (await response.json()) as unknown });
 }
+console.log(JSON.stringify(answers));

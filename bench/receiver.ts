@@ -7,7 +7,7 @@ import { createSender } from '../apps/receiver/src/boss.ts';
 import { parseConfig } from '../apps/receiver/src/env.ts';
 import { createLogger } from '../apps/receiver/src/logger.ts';
 import { createRequestPool } from '../apps/receiver/src/receiver.ts';
-import { findFreePort } from '../packages/testing/src/embedded-postgres.ts';
+import { findFreePorts } from '../packages/testing/src/embedded-postgres.ts';
 import { ingest } from '../packages/inbox/src/ingest.ts';
 import { signStripe } from '../packages/inbox/src/providers/stripe.ts';
 import type { VerifiedEvent } from '../packages/inbox/src/providers/types.ts';
@@ -519,8 +519,7 @@ export async function spawnReceiver(
   logLevel: string,
   extraEnv: Record<string, string> = {},
 ): Promise<SpawnedReceiver> {
-  const port = await findFreePort();
-  const managementPort = await findFreePort();
+  const [port, managementPort] = await findFreePorts(2);
   const child = spawn(process.execPath, [...startFlags(), script], {
     env: {
       ...process.env,

@@ -5,7 +5,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@webhook-inbox/testing/embedded';
+import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -33,14 +33,15 @@ async function startOnce(
     ADMIN_LISTENER: _l,
     ...env
   } = process.env;
+  const [port, workerPort, managementPort] = await findFreePorts(3);
   const child = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
     env: {
       ...env,
       WEBHOOK_INBOX_DATA_DIR: dataDir,
-      PORT: String(await findFreePort()),
-      WORKER_PORT: String(await findFreePort()),
-      MANAGEMENT_PORT: String(await findFreePort()),
+      PORT: String(port),
+      WORKER_PORT: String(workerPort),
+      MANAGEMENT_PORT: String(managementPort),
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, waitFor, type TestDatabase } from '@webhook-inbox/testing';
+import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackages, PUBLISHED_PACKAGES } from '../../scripts/build-packages.ts';
@@ -145,23 +145,13 @@ function startInProject(
   return { child, output: () => output, exited: once(child, 'exit') };
 }
 
-/** A port nothing listens on now (the receiver binds it a moment later; loopback, so nothing else races). */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /**
  * `webhook-inbox receiver` in the project (the bin `npx` runs, started directly so the signal reaches it),
  * configured by the environment only, for the duration of `use`; then SIGTERM, and it must exit 0 (a graceful
  * stop).
  */
 async function withReceiver<T>(env: NodeJS.ProcessEnv, use: (baseUrl: string) => Promise<T>): Promise<T> {
-  const [port, managementPort] = [await freePort(), await freePort()];
+  const [port, managementPort] = await findFreePorts(2);
   const {
     child: receiver,
     output,

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@webhook-inbox/testing/embedded';
+import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import {
   createProviders,
   EVENTS_QUEUE,
@@ -336,8 +336,7 @@ export async function spawnReceiver(
 class PortTakenError extends Error {}
 
 async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[]): Promise<SpawnedReceiver> {
-  const port = await findFreePort();
-  const managementPort = await findFreePort();
+  const [port, managementPort] = await findFreePorts(2);
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
   const child = spawn(process.execPath, [...nodeFlags, SERVER_ENTRY], {
     env: {

@@ -273,18 +273,29 @@ function isAlive(pid: number): boolean {
 
 /** A free TCP port on loopback, chosen by the kernel. */
 export async function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port assigned')),
-      );
-    });
-  });
+  const [port] = await findFreePorts(1);
+  return port!;
+}
+
+/**
+ * `count` different free TCP ports on loopback, chosen by the kernel. All are held open until every one is
+ * chosen: asked one after the other, the kernel may hand out a port it has just been given back.
+ */
+export async function findFreePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 async function isPortFree(port: number): Promise<boolean> {

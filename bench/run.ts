@@ -5,6 +5,7 @@
  *   pnpm bench                       all benchmarks, 10 s per measurement
  *   pnpm bench -- --duration=3       quick run (or BENCH_DURATION_SECONDS=3)
  *   pnpm bench -- --only=receiver    one benchmark
+ *   pnpm bench -- --only=sizing      bytes, WAL and CPU per event (BENCH_SIZING_EVENTS, default 10,000)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
  *   BENCH_POOL_SIZE, BENCH_LOG_LEVEL receiver pool size (default: the receiver's) and log level (default info)
@@ -15,6 +16,7 @@ import { startBenchPostgres } from './lib/postgres.ts';
 import { consoleBenchmark } from './console.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
+import { sizingBenchmark } from './sizing.ts';
 import { tracingBenchmark } from './tracing.ts';
 import { workerBenchmark } from './worker.ts';
 
@@ -24,6 +26,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   worker: workerBenchmark,
   console: consoleBenchmark,
   tracing: tracingBenchmark,
+  sizing: sizingBenchmark,
 };
 
 const { values } = parseArgs({

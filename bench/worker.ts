@@ -247,11 +247,15 @@ export function workerStartFlags(): string[] {
   return words.slice(1, -1);
 }
 
-/** `events` sends, `SENDERS` at a time. */
-export async function sendAll(events: number, send: (i: number) => Promise<unknown>): Promise<void> {
+/** `events` sends, `senders` (default `SENDERS`) at a time. */
+export async function sendAll(
+  events: number,
+  send: (i: number) => Promise<unknown>,
+  senders = SENDERS,
+): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: SENDERS }, async () => {
+    Array.from({ length: senders }, async () => {
       while (next < events) await send(next++);
     }),
   );

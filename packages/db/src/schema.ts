@@ -29,6 +29,9 @@ const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`
 /**
  * One row per event key. The primary key is what makes a redelivery a no-op:
  * the receiver's `INSERT ... ON CONFLICT DO NOTHING` either creates this row or finds it.
+ *
+ * The table has `toast_tuple_target = 256` (migration 0005, not expressible here): payloads live out of line, so
+ * a status change copies a pointer, not the payload.
  */
 export const webhookEvents = pgTable(
   'webhook_events',

@@ -170,3 +170,54 @@ describe.each([
     }
   });
 });
+
+describe('payload storage', () => {
+  it('keeps a payload of a few kB out of line, so a status change copies a pointer, not the payload', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    // Bytes of the table's heap and of its TOAST table.
+    const sizes = async () => {
+      const { rows } = await admin.query<{ heap: string; toast: string }>(
+        `select pg_relation_size(oid)::text as heap, pg_relation_size(reltoastrelid)::text as toast
+           from pg_class where oid = 'webhook_events'::regclass`,
+      );
+      return { heap: Number(rows[0]?.heap), toast: Number(rows[0]?.toast) };
+    };
+    try {
+      // Stripe-like payloads of about 3 kB: repetitive JSON with random ids, which compresses to about 800 bytes, small
+      // enough to stay inline without the table's setting.
+      const payload = (i: number) =>
+        JSON.stringify({
+          id: `evt_${i}`,
+          object: 'event',
+          data: {
+            object: {
+              lines: Array.from({ length: 20 }, (_, n) => ({
+                id: `il_${randomBytes(8).toString('hex')}`,
+                object: 'line_item',
+                amount: 1_000 * n,
+                currency: 'usd',
+                description: 'Pro plan (monthly)',
+              })),
+            },
+          },
+        });
+      const events = Array.from({ length: 40 }, (_, i) => event({ payloadText: payload(i) }));
+      const ids = events.map((e) => e.eventId);
+      const start = await sizes();
+      for (const e of events) await ingest({ pool, boss }, e);
+      const recorded = await sizes();
+      expect(recorded.toast - start.toast).toBeGreaterThanOrEqual(40 * 500);
+
+      // Two status changes of every row: 80 new row versions. Inline, each would copy its compressed payload (about
+      // 64 kB of heap); out of line, each copies a pointer.
+      for (const status of ['processing', 'processed']) {
+        await admin.query('update webhook_events set status = $2 where event_id = any($1)', [ids, status]);
+      }
+      const updated = await sizes();
+      expect(updated.toast).toBe(recorded.toast);
+      expect(updated.heap - recorded.heap).toBeLessThanOrEqual(32 * 1024);
+    } finally {
+      await pool.end();
+    }
+  });
+});

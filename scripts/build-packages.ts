@@ -4,7 +4,7 @@
  * its TypeScript sources, which Node runs by type stripping; `pnpm pack` swaps in `publishConfig.exports`.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,11 +18,6 @@ export const PUBLISHED_PACKAGES = [
   'packages/cli',
 ] as const;
 
-/** Files a package reads at run time next to its modules (`new URL('./assets/...', import.meta.url)`). */
-const RUNTIME_FILES: Partial<Record<(typeof PUBLISHED_PACKAGES)[number], string[]>> = {
-  'packages/console': ['assets'],
-};
-
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 export function buildPackages(): void {
@@ -34,10 +29,19 @@ export function buildPackages(): void {
   const configs = PUBLISHED_PACKAGES.map((dir) => path.join(root, dir, 'tsconfig.build.json'));
   const result = spawnSync(process.execPath, [tsc, '-b', ...configs], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`tsc -b failed (exit ${result.status ?? result.signal})`);
-  for (const [dir, names] of Object.entries(RUNTIME_FILES)) {
-    for (const name of names) {
-      cpSync(path.join(root, dir, 'src', name), path.join(root, dir, 'dist', name), { recursive: true });
-    }
+  // Files a package reads at run time next to its modules (the console's assets): its own `copy-assets` script.
+  for (const dir of PUBLISHED_PACKAGES) {
+    const { scripts } = JSON.parse(readFileSync(path.join(root, dir, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    if (!scripts?.['copy-assets']) continue;
+    const copied = spawnSync(scripts['copy-assets'], {
+      cwd: path.join(root, dir),
+      shell: true,
+      stdio: 'inherit',
+    });
+    if (copied.status !== 0)
+      throw new Error(`${dir}: copy-assets failed (exit ${copied.status ?? copied.signal})`);
   }
 }
 

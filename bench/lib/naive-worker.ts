@@ -12,7 +12,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import { printError, startBaselineBoss } from '../../apps/worker/test/support/raw-boss.ts';
 import { createDb } from '../../packages/db/src/index.ts';
 import type { StripeInboxEvent } from '../../packages/inbox/src/index.ts';
 import {
@@ -29,17 +29,8 @@ type Checkout = StripeInboxEvent<'checkout.session.completed'>;
 
 /** Enqueues checkout events (their payload text) for the naive worker, `boss.insert` in chunks. */
 export async function enqueueNaive(url: string, payloads: readonly string[]): Promise<void> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 2,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startBaselineBoss(url, NAIVE_QUEUE, 2);
   try {
-    await boss.createQueue(NAIVE_QUEUE, { notify: false });
     for (let i = 0; i < payloads.length; i += 500) {
       const chunk = payloads.slice(i, i + 500);
       await boss.insert(
@@ -58,17 +49,7 @@ async function work(url: string, smtpUrl: string): Promise<void> {
   const db = createDb(pool);
   const mailer = createMailer({ smtpUrl, from: 'bench@example.test', dir: '', logger: log });
   const welcome = sendWelcomeEmail({ mailer, messageIdDomain: 'example.test' }).run;
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 7,
-    useListenNotify: false,
-    schedule: false,
-    migrate: false,
-    supervise: false,
-  });
-  boss.on('error', (error) => process.stderr.write(`${error.message}\n`));
-  await boss.start();
-  await boss.createQueue(NAIVE_QUEUE, { notify: false });
+  const boss = await startBaselineBoss(url, NAIVE_QUEUE, 7, printError);
   await boss.work<Checkout['payload']>(
     NAIVE_QUEUE,
     { batchSize: 50, localConcurrency: 4, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },

@@ -53,9 +53,12 @@ export function createDeliveryCounter(options: DeliveryCounterOptions): Delivery
   let failing = false;
   let flushing: Promise<void> | undefined;
 
+  const keyOf = (minuteMs: number, provider: string, outcome: string) =>
+    `${minuteMs}\n${provider}\n${outcome}`;
+
   /** Adds `row` to `into`, dropping the oldest rows (first inserted) beyond `maxRows`. */
   const add = (into: Map<string, DeliveryCount>, row: DeliveryCount) => {
-    const key = `${row.minute.getTime()}\n${row.provider}\n${row.outcome}`;
+    const key = keyOf(row.minute.getTime(), row.provider, row.outcome);
     const held = into.get(key);
     if (held) {
       held.count += row.count;
@@ -106,8 +109,11 @@ export function createDeliveryCounter(options: DeliveryCounterOptions): Delivery
 
   return {
     count(provider, outcome, httpStatus) {
-      const minute = new Date(Math.floor(now() / MINUTE_MS) * MINUTE_MS);
-      add(pending, { minute, provider, outcome, httpStatus, count: 1 });
+      // On every webhook request: a row already held (the same minute, provider and outcome) is one increment.
+      const minuteMs = Math.floor(now() / MINUTE_MS) * MINUTE_MS;
+      const held = pending.get(keyOf(minuteMs, provider, outcome));
+      if (held) held.count += 1;
+      else add(pending, { minute: new Date(minuteMs), provider, outcome, httpStatus, count: 1 });
     },
     flush,
     async stop() {

@@ -14,17 +14,37 @@ export interface RawSender {
   stop(): Promise<void>;
 }
 
-export async function startRawSender(url: string, connections: number): Promise<RawSender> {
+/**
+ * pg-boss as the baselines run it, started, with `queue` created: no supervision, cron or migration (the database
+ * is migrated), no LISTEN/NOTIFY. Errors go to `onError` (default: ignored).
+ */
+export async function startBaselineBoss(
+  url: string,
+  queue: string,
+  max: number,
+  onError: (error: Error) => void = () => {},
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
-    max: connections,
-    supervise: false,
+    max,
+    useListenNotify: false,
     schedule: false,
     migrate: false,
+    supervise: false,
   });
-  boss.on('error', () => {});
+  boss.on('error', onError);
   await boss.start();
-  await boss.createQueue(RAW_QUEUE, { notify: false });
+  await boss.createQueue(queue, { notify: false });
+  return boss;
+}
+
+/** A baseline worker process's pg-boss errors, on stderr. */
+export const printError = (error: Error): void => {
+  process.stderr.write(`${error.message}\n`);
+};
+
+export async function startRawSender(url: string, connections: number): Promise<RawSender> {
+  const boss = await startBaselineBoss(url, RAW_QUEUE, connections);
   return {
     send: async (i) => {
       await boss.send(RAW_QUEUE, { i });
@@ -34,17 +54,7 @@ export async function startRawSender(url: string, connections: number): Promise<
 }
 
 async function work(url: string): Promise<void> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 5,
-    useListenNotify: false,
-    schedule: false,
-    migrate: false,
-    supervise: false,
-  });
-  boss.on('error', (error) => process.stderr.write(`${error.message}\n`));
-  await boss.start();
-  await boss.createQueue(RAW_QUEUE, { notify: false });
+  const boss = await startBaselineBoss(url, RAW_QUEUE, 5, printError);
   await boss.work(
     RAW_QUEUE,
     {

@@ -1,5 +1,5 @@
 import { createConsole, type Console } from '@webhook-inbox/console';
-import { createPool } from '@webhook-inbox/db';
+import { createPool, type DatabasePooler } from '@webhook-inbox/db';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { Context, Env, Hono } from 'hono';
 import type pg from 'pg';
@@ -27,6 +27,7 @@ const CONSOLE_POOL_SIZE = 4;
  */
 export function createReceiverConsole(deps: {
   databaseUrl: string;
+  databasePooler: DatabasePooler;
   boss: PgBoss;
   adminToken: string;
   logger: Logger;
@@ -34,6 +35,7 @@ export function createReceiverConsole(deps: {
   const logger = deps.logger.child({ component: 'console' });
   const pool = createPool({
     connectionString: deps.databaseUrl,
+    pooler: deps.databasePooler,
     max: CONSOLE_POOL_SIZE,
     applicationName: 'webhook-inbox-console',
     onError: (error) => logger.warn({ err: errorFields(error) }, 'console database connection lost'),

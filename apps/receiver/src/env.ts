@@ -7,6 +7,7 @@ import {
   blankToUndefined,
   boundedNumber,
   ConfigError,
+  databasePooler,
   databaseUrl,
   maskUrl,
   logLevel,
@@ -14,6 +15,7 @@ import {
   parseEnv,
   textOr,
   tracingEnabled,
+  type DatabasePooler,
   type LogLevel,
 } from '@webhook-inbox/env';
 import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
@@ -27,6 +29,8 @@ export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
  */
 export interface ReceiverConfig {
   databaseUrl: string;
+  /** `transaction`: DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS Proxy). */
+  databasePooler: DatabasePooler;
   /** The public listener: the webhooks and a database-free `/healthz`. */
   host: string;
   port: number;
@@ -129,6 +133,7 @@ const MIB = 1024 * 1024;
 
 const schema = z.object({
   DATABASE_URL: databaseUrl,
+  DATABASE_POOLER: databasePooler,
   HOST: textOr('127.0.0.1'),
   PORT: integer(0, 65_535, 3000),
   MANAGEMENT_HOST: textOr('127.0.0.1'),
@@ -223,6 +228,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
   return {
     databaseUrl: e.DATABASE_URL,
+    databasePooler: e.DATABASE_POOLER,
     host: e.HOST,
     port: e.PORT,
     managementHost: e.MANAGEMENT_HOST,
@@ -268,6 +274,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     bodyBudgetBytes: config.bodyBudgetBytes,
     bodyEvictAfterMs: config.bodyEvictAfterMs,
     database: maskUrl(config.databaseUrl),
+    databasePooler: config.databasePooler,
     stripeSecrets: config.stripeSecrets.length,
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(

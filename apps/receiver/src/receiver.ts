@@ -1,6 +1,7 @@
 import type { Server, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
+import { clientClassFor } from '@webhook-inbox/db';
 import { createProviders } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
@@ -101,7 +102,13 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
   // The console follows the admin API: same token, same listener (the management one unless ADMIN_LISTENER=public).
   const operatorConsole = config.adminToken
-    ? createReceiverConsole({ databaseUrl: config.databaseUrl, boss, adminToken: config.adminToken, logger })
+    ? createReceiverConsole({
+        databaseUrl: config.databaseUrl,
+        databasePooler: config.databasePooler,
+        boss,
+        adminToken: config.adminToken,
+        logger,
+      })
     : undefined;
   const publicConsole = config.adminListener === 'public' ? operatorConsole?.console : undefined;
   // @hono/otel is loaded only when tracing is on (server.ts starts the SDK first).
@@ -296,6 +303,8 @@ export function createRequestPool(config: ReceiverConfig, logger: Logger): pg.Po
     connectionString: config.databaseUrl,
     max: config.poolSize,
     application_name: 'webhook-inbox-receiver',
+    // Behind a transaction-mode pooler, statements go unnamed (see @webhook-inbox/db's pooler.ts).
+    Client: clientClassFor(config.databasePooler),
     connectionTimeoutMillis: config.databaseTimeoutMs,
     query_timeout: config.databaseTimeoutMs,
     idleTimeoutMillis: 30_000,

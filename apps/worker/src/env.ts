@@ -4,6 +4,7 @@ import {
   blankToUndefined as blank,
   boundedNumber,
   ConfigError,
+  databasePooler,
   databaseUrl,
   maskUrl,
   logLevel,
@@ -11,6 +12,7 @@ import {
   parseEnv,
   textOr,
   tracingEnabled,
+  type DatabasePooler,
   type LogLevel,
 } from '@webhook-inbox/env';
 import { z } from 'zod';
@@ -23,6 +25,8 @@ export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
  */
 export interface WorkerConfig {
   databaseUrl: string;
+  /** `transaction`: DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS Proxy). */
+  databasePooler: DatabasePooler;
   host: string;
   /** `/healthz` and `/metrics`. 0: any free port (tests). */
   port: number;
@@ -72,6 +76,7 @@ const bool = (fallback: boolean) =>
 
 const schema = z.object({
   DATABASE_URL: databaseUrl,
+  DATABASE_POOLER: databasePooler,
   WORKER_HOST: textOr('127.0.0.1'),
   WORKER_PORT: number(0, 65_535, 3001),
   SMTP_URL: z.preprocess(
@@ -129,6 +134,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
   return {
     databaseUrl: e.DATABASE_URL,
+    databasePooler: e.DATABASE_POOLER,
     host: e.WORKER_HOST,
     port: e.WORKER_PORT,
     smtpUrl: e.SMTP_URL,
@@ -170,6 +176,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     host: config.host,
     port: config.port,
     database: maskUrl(config.databaseUrl),
+    databasePooler: config.databasePooler,
     mail: config.smtpUrl ? maskUrl(config.smtpUrl) : `files in ${config.mailDir}`,
     queue: config.queue,
     batchSize: config.batchSize,

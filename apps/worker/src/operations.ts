@@ -46,6 +46,7 @@ export async function startOperations(
 ): Promise<Operations> {
   const pool = createPool({
     connectionString: config.databaseUrl,
+    pooler: config.databasePooler,
     max: 3,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),

@@ -71,6 +71,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   try {
     inboxWorker = await inbox.start({
       connectionString: config.databaseUrl,
+      pooler: config.databasePooler,
       queue: config.queue,
       batchSize: config.batchSize,
       concurrency: config.concurrency,

@@ -9,6 +9,8 @@ import { UsageError } from './errors.ts';
  */
 export interface CliContext {
   databaseUrl(): string;
+  /** `DATABASE_POOLER`: `transaction` when DATABASE_URL goes through a transaction-mode pooler. */
+  databasePooler(): 'none' | 'transaction';
   receiverUrl(): string;
   stripeSecrets(): string[];
   shopifySecrets(): string[];
@@ -50,6 +52,12 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
         throw new UsageError('DATABASE_URL is not set and no `pnpm start` is running in this checkout.');
       return url;
     },
+    databasePooler() {
+      const value = env.DATABASE_POOLER?.trim().toLowerCase();
+      if (!value || value === 'none') return 'none';
+      if (value === 'transaction') return 'transaction';
+      throw new UsageError('DATABASE_POOLER must be one of none, transaction');
+    },
     receiverUrl() {
       return (
         env.RECEIVER_URL ?? runtime().receiverUrl ?? `http://${env.HOST ?? '127.0.0.1'}:${env.PORT ?? '3000'}`
@@ -72,6 +80,7 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
         const { createPool } = await import('@webhook-inbox/db');
         opened = createPool({
           connectionString: context.databaseUrl(),
+          pooler: context.databasePooler(),
           max: 4,
           applicationName: 'webhook-inbox-cli',
         });

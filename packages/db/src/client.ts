@@ -1,5 +1,6 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { clientClassFor, type DatabasePooler } from './pooler.ts';
 /**
  * A Drizzle handle without a relational schema: its query builders take any table, the inbox's (`./schema.ts`)
  * or a team's own, so effects write their tables through the same `tx` as the inbox's ledger row.
@@ -15,6 +16,8 @@ export interface PoolOptions {
   connectionTimeoutMillis?: number;
   /** Called for errors on idle clients (e.g. the server restarted); without a listener pg crashes the process. */
   onError?: (error: Error) => void;
+  /** A transaction-mode pooler in front of the database: statements go unnamed (`./pooler.ts`). */
+  pooler?: DatabasePooler;
 }
 
 // Postgres int8 arrives as a string by default; keep it that way (ids above 2^53 must not pass through a JS
@@ -26,6 +29,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     application_name: options.applicationName ?? 'webhook-inbox',
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
     idleTimeoutMillis: 30_000,
+    Client: clientClassFor(options.pooler ?? 'none'),
   });
   const onError = options.onError ?? (() => {});
   pool.on('error', onError);

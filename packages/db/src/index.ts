@@ -1,4 +1,5 @@
 export { createDb, createPool, type Database, type PoolOptions } from './client.ts';
+export { clientClassFor, UnnamedStatementClient, type DatabasePooler } from './pooler.ts';
 export { loadDotEnv } from './dotenv.ts';
 export {
   INBOX_MIGRATIONS,

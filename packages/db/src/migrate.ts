@@ -58,19 +58,25 @@ export interface MigrateOptions {
  * Applies the inbox's migrations (then `options.also`) and installs or upgrades the pg-boss schema.
  *
  * Idempotent, and safe to run from several processes at once: Drizzle's migrator takes no lock of its own,
- * so every run serialises on one session advisory lock, and the later runs find nothing left to apply.
+ * so every run serialises on one advisory lock, and the later runs find nothing left to apply. The lock is a
+ * transaction's, held by a transaction left open on a connection of its own until the end: a session lock would
+ * stay behind on whichever server session a transaction-mode pooler gave that statement.
  */
 export async function migrateDatabase(connectionString: string, options: MigrateOptions = {}): Promise<void> {
+  const lock = new pg.Client({ connectionString, application_name: 'webhook-inbox-migrate-lock' });
   const client = new pg.Client({ connectionString, application_name: 'webhook-inbox-migrate' });
-  await client.connect();
   try {
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await lock.connect();
+    await lock.query('begin');
+    await lock.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.connect();
     for (const set of [INBOX_MIGRATIONS, ...(options.also ?? [])]) await applyMigrationSet(client, set);
     await installPgBoss(connectionString);
   } finally {
-    // Closing the session releases the advisory lock too, even if the unlock is never reached.
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
-    await client.end();
+    await client.end().catch(() => {});
+    // Ending the lock's transaction (or its connection) releases the lock.
+    await lock.query('rollback').catch(() => {});
+    await lock.end().catch(() => {});
   }
 }
 

@@ -106,8 +106,8 @@ export const idempotencyKeys = pgTable(
     claimedAt: timestamp('claimed_at', { withTimezone: true }),
     /**
      * While a key is `claimed` and this is still ahead, the attempt that claimed it may be running the effect or
-     * retrying its "done" mark (the database restarted under it, taking its advisory lock along): another
-     * claimant waits rather than run the effect a second time. The claiming job's expiry; null before 0002.
+     * retrying its "done" mark: another claimant waits rather than run the effect a second time. The claiming
+     * job's expiry (its lease); null before 0002, and after an attempt gave its claim up.
      */
     claimExpiresAt: timestamp('claim_expires_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),

@@ -4,6 +4,7 @@ import {
   blankToUndefined,
   boundedNumber,
   ConfigError,
+  databasePooler,
   databaseUrl,
   maskUrl,
   logLevel,
@@ -82,6 +83,17 @@ describe('shared configuration helpers', () => {
       DATABASE_URL: 'postgresql://db/x',
       ALERT_WEBHOOK_URL: undefined,
     });
+  });
+
+  it('reads the pooler kind, none by default', () => {
+    const schema = z.object({ DATABASE_POOLER: databasePooler });
+    expect(parseEnv(schema, {})).toEqual({ DATABASE_POOLER: 'none' });
+    expect(parseEnv(schema, { DATABASE_POOLER: ' Transaction ' })).toEqual({
+      DATABASE_POOLER: 'transaction',
+    });
+    expect(issuesOf(schema, { DATABASE_POOLER: 'pgbouncer' })).toEqual([
+      'DATABASE_POOLER must be one of none, transaction',
+    ]);
   });
 
   it('lists every wrong variable in one ConfigError, without their values', () => {

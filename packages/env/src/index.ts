@@ -81,6 +81,18 @@ export const databaseUrl = z.preprocess(
     }),
 );
 
+export const DATABASE_POOLERS = ['none', 'transaction'] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
+
+/**
+ * `DATABASE_POOLER`: `transaction` when DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS
+ * Proxy, Supabase's pooler); `none` (the default) for a direct connection or a session-mode pooler.
+ */
+export const databasePooler = z.preprocess(
+  (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
+  z.enum(DATABASE_POOLERS, { error: `must be one of ${DATABASE_POOLERS.join(', ')}` }).default('none'),
+);
+
 /** An optional http(s) URL (`ALERT_WEBHOOK_URL`). */
 export const optionalHttpUrl = z.preprocess(
   blankToUndefined,

@@ -1,4 +1,4 @@
-import { createDb } from '@webhook-inbox/db';
+import { clientClassFor, createDb, type DatabasePooler } from '@webhook-inbox/db';
 import pg from 'pg';
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import { pino, type Logger } from 'pino';
@@ -8,6 +8,7 @@ import { tracingInstalled } from './telemetry.ts';
 import { recordEffectRoutes } from './effect-routes.ts';
 import { EffectRegistry } from './effects/registry.ts';
 import type { EffectRouteRow } from './sql/effect-routes.ts';
+import * as ledger from './effects/ledger.ts';
 import { EffectRunner } from './effects/runner.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
 import {
@@ -34,6 +35,12 @@ export interface InboxOptions {
 
 export interface InboxStartOptions {
   connectionString: string;
+  /**
+   * `transaction` when `connectionString` goes through a transaction-mode pooler (PgBouncer, RDS Proxy): no named
+   * statements, and the effects' settings (statement timeout, asynchronous commit) are set per transaction
+   * instead of per connection. Default `none`.
+   */
+  pooler?: DatabasePooler;
   /** Retry policy, applied to the queues at start (the worker owns it). Default: `DEFAULT_QUEUE_SETTINGS`. */
   queue?: Partial<QueueSettings>;
   /** Jobs fetched per batch; the events of a batch run concurrently. Default 50. */
@@ -131,16 +138,23 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       // synchronously on its own pool AFTER them, flushes them too. A worker crash loses nothing committed (the
       // server has it); a database crash can only lose commits whose job is not completed yet, and those jobs run
       // again: the lost effects re-run, the durable ones are skipped. See README, "Guarantees".
+      // Behind a transaction-mode pooler a connection is no session to configure: each effect transaction sets
+      // both for itself, and the ledger's own statements commit durably.
+      const pooler = start.pooler ?? 'none';
+      const sessionSettings: pg.PoolConfig =
+        pooler === 'transaction'
+          ? {}
+          : { options: '-c synchronous_commit=off', statement_timeout: statementTimeoutMs };
       const pool = new pg.Pool({
         connectionString: start.connectionString,
         max: start.poolSize ?? 20,
         application_name: applicationName,
-        options: '-c synchronous_commit=off',
+        ...sessionSettings,
+        Client: clientClassFor(pooler),
         // Statements issued together (an external round's marks) share round trips instead of queueing.
         pipeline: true,
         connectionTimeoutMillis: 10_000,
         idleTimeoutMillis: 30_000,
-        statement_timeout: statementTimeoutMs,
         query_timeout: statementTimeoutMs + 2_000,
         // Keeps idle connections alive through NATs and firewalls and lets the OS notice a peer that vanished;
         // the probes' interval and count are the OS's (query_timeout bounds a statement on a dead connection).
@@ -175,6 +189,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       const runner = new EffectRunner({
         pool,
         db: createDb(pool),
+        transactionSettings:
+          pooler === 'transaction' ? ledger.transactionSettings(statementTimeoutMs) : undefined,
         registry,
         logger,
         observer: options.observer,

@@ -4,6 +4,7 @@
  * every process the scenario starts, and one teardown for all of it. Then the waits and checks they end with.
  */
 import { createPool } from '@webhook-inbox/db';
+import { startPgBouncer, type PgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import { migrateExampleDatabase } from '@webhook-inbox/worker/migrations';
 import type pg from 'pg';
 import { expect } from 'vitest';
@@ -14,6 +15,7 @@ import { startSmtpSink, type SmtpSink } from '../../../apps/worker/test/support/
 import {
   crashLines,
   killAll,
+  report,
   startReceiver,
   startWorker,
   waitForOrExplain,
@@ -39,10 +41,26 @@ export interface ScenarioOptions {
   producerQueue?: QueueSettings;
   /** Runs last in `stop()` (and if the start fails): what the scenario set up around the database. */
   afterStop?: () => Promise<void>;
+  /**
+   * `transaction`: the receivers and workers reach the database through PgBouncer in transaction mode, with
+   * `DATABASE_POOLER=transaction` (the test's own pool stays direct: it is the observer). Default: the
+   * `CHAOS_POOLER` environment variable, else none.
+   */
+  pooler?: 'none' | 'transaction';
+}
+
+/** The pooler the chaos suite runs its scenarios behind (`CHAOS_POOLER=transaction pnpm test:chaos ...`). */
+export function chaosPooler(): 'none' | 'transaction' {
+  const value = process.env.CHAOS_POOLER?.trim();
+  if (!value || value === 'none') return 'none';
+  if (value === 'transaction') return 'transaction';
+  throw new Error(`CHAOS_POOLER must be none or transaction, not ${value}`);
 }
 
 export interface Scenario {
   readonly pool: pg.Pool;
+  /** The database URL the scenario's processes get: through PgBouncer when it runs behind one. */
+  readonly processDatabaseUrl: string;
   readonly smtp: SmtpSink;
   /** The producer; only with `producerQueue`. */
   readonly producer: Producer;
@@ -74,14 +92,19 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
   const processes: Array<WorkerProcess | SpawnedReceiver> = [];
   let smtp: SmtpSink | undefined;
   let producer: Producer | undefined;
+  let bouncer: PgBouncer | undefined;
   const stop = async () => {
     await killAll(processes);
     await producer?.stop();
     await smtp?.close();
     await pool.end();
+    await bouncer?.stop();
     await options.afterStop?.();
   };
   try {
+    if ((options.pooler ?? chaosPooler()) === 'transaction') {
+      bouncer = await startPgBouncer({ serverUrl: options.databaseUrl });
+    }
     if (options.migrate) await migrateExampleDatabase(options.databaseUrl);
     smtp = await startSmtpSink({ delayMs: options.smtpDelayMs, hold: options.smtpHold });
     if (options.producerQueue) {
@@ -93,6 +116,18 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
     throw error;
   }
   const sink = smtp;
+  // A process given the scenario's database goes through the pooler, if there is one; one given another URL
+  // (a proxy of the scenario's own) keeps it.
+  const pooled = bouncer;
+  const throughPooler = (processEnv: Record<string, string>): Record<string, string> => {
+    if (!pooled || processEnv.DATABASE_URL !== options.databaseUrl) return processEnv;
+    report('pooler', {
+      process: processes.length + 1,
+      through: `PgBouncer :${pooled.port}`,
+      mode: 'transaction',
+    });
+    return { ...processEnv, DATABASE_URL: pooled.url(options.databaseUrl), DATABASE_POOLER: 'transaction' };
+  };
   const env = (extra: Record<string, string> = {}) => workerEnv(options.databaseUrl, sink.url, extra);
   const started = async <P extends WorkerProcess | SpawnedReceiver>(process: Promise<P>): Promise<P> => {
     const p = await process;
@@ -101,6 +136,7 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
   };
   return {
     pool,
+    processDatabaseUrl: pooled?.url(options.databaseUrl) ?? options.databaseUrl,
     smtp: sink,
     get producer(): Producer {
       if (!producer) throw new Error('this scenario has no producer: pass producerQueue');
@@ -108,8 +144,8 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
     },
     processes,
     workerEnv: env,
-    startWorker: (workerEnvironment = env()) => started(startWorker(workerEnvironment)),
-    startReceiver: (receiverEnv) => started(startReceiver(receiverEnv)),
+    startWorker: (workerEnvironment = env()) => started(startWorker(throughPooler(workerEnvironment))),
+    startReceiver: (receiverEnv) => started(startReceiver(throughPooler(receiverEnv))),
     waitForProcessed: async (count, { timeout, message }) => {
       await waitForOrExplain(
         async () => (await processedCount(pool)) === count && queueDrained(pool),

@@ -64,7 +64,7 @@ async function runTogether(
   let current: Task | undefined;
   let t0 = 0;
   try {
-    await ctx.db.transaction(async (tx) => {
+    await transaction(ctx, async (tx) => {
       const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
         toSql(ledger.claimDatabaseEffects(tasks.map((task) => task.ref))),
       );
@@ -100,7 +100,7 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   const startedAt = new Date();
   const t0 = performance.now();
   try {
-    const outcome = await ctx.db.transaction(async (tx) => {
+    const outcome = await transaction(ctx, async (tx) => {
       const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
         toSql(ledger.claimDatabaseEffects([task.ref])),
       );
@@ -114,6 +114,14 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   } catch (error) {
     await recordFailure(ctx, task, startedAt, asError(error), performance.now() - t0);
   }
+}
+
+/** A transaction on the effects' connections, with the settings their sessions cannot carry (a pooler's). */
+function transaction<T>(ctx: TaskContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return ctx.db.transaction(async (tx) => {
+    if (ctx.transactionSettings) await tx.execute(toSql(ctx.transactionSettings));
+    return work(tx);
+  });
 }
 
 /** A failed task: reported, and recorded in the ledger outside the transaction that rolled back. */

@@ -1,11 +1,15 @@
 /**
  * External effects (an email, an HTTP call): nothing can commit atomically with them, so each is claimed
- * (committed) before it runs and marked done right after, under its idempotency key's advisory lock. It happens
- * at least once, and twice only if the process dies between the two (or the mark cannot land: see `markDone`).
+ * (committed) before it runs and marked done right after. A claim is a lease on the effect's idempotency key: it
+ * holds the key until the claiming job expires, so another attempt or another event of the same key waits rather
+ * than run it too. It happens at least once, and twice only if the process dies between the claim and the mark
+ * (or the mark cannot land: see `markDone`, or the attempt outlives its job's expiry).
  *
- * A batch's external tasks run concurrently in rounds of distinct keys. One connection per round holds the
- * round's locks and carries its claims and marks; a key busy elsewhere (another worker's lock, or a claim an
- * attempt may still be marking done) is polled for on its own, holding no connection in between.
+ * Leases are rows, not locks of a database session: nothing outlives a statement, so it works the same behind a
+ * transaction-mode pooler, and a worker that waits holds no connection and no key.
+ *
+ * A batch's external tasks run concurrently in rounds of distinct keys. One connection per round carries the
+ * round's claims and marks; a key claimed elsewhere is polled for on its own, holding no connection in between.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
@@ -28,6 +32,9 @@ export interface ExternalEffectsContext extends TaskContext {
 const MARK_FIRST_DELAY_MS = 100;
 const MARK_MAX_DELAY_MS = 2_000;
 const MARK_EXPIRY_MARGIN_MS = 1_000;
+
+// A claim's lease when its job's expiry is unknown: pg-boss's default job expiry.
+const DEFAULT_LEASE_MS = 15 * 60_000;
 
 /**
  * Runs the external tasks of a batch, concurrently, at most one task per key at a time (two events of one
@@ -52,99 +59,60 @@ export async function runExternalEffects(ctx: ExternalEffectsContext, tasks: Tas
 }
 
 /**
- * One connection holds the advisory locks of the round's keys and carries their claims and marks; a key held
- * elsewhere (another worker on the same account) is waited for on its own. The round's keys are unlocked as soon
- * as their own effects are done, not once the waits are over: a connection that kept them while this round
- * waited for another key could be what the holder of that key is waiting for (two rounds each holding a key the
- * other wants), and both would wait until `claimWaitMs` gave out.
+ * One statement claims the round's keys; the claimed tasks run and are marked on that connection, while each
+ * task whose key is held elsewhere (another worker on the same account, or an attempt that may still be marking
+ * it done) is waited for on its own.
  */
 async function runRound(ctx: ExternalEffectsContext, tasks: Task[]): Promise<void> {
   const client = await ctx.pool.connect();
-  let locked: string[];
+  let claims: Map<string, ledger.ExternalClaimRow>;
   try {
-    const keys = tasks.map((task) => task.ref.idempotencyKey);
-    locked = (await client.query<{ key: string }>(ledger.tryLockKeys(keys))).rows.map((row) => row.key);
+    const { rows } = await client.query<ledger.ExternalClaimRow>(
+      ledger.claimExternalEffects(tasks.map(claimRefOf)),
+    );
+    claims = new Map(rows.map((row) => [row.key, row]));
   } catch (error) {
-    // The locks could not be taken: nothing was claimed, nothing ran.
+    // Nothing was claimed, nothing ran.
     client.release(true);
     for (const task of tasks) ctx.finish(task, asError(error), 0);
     return;
   }
-  const mine = new Set(locked);
-  const ours = tasks.filter((task) => mine.has(task.ref.idempotencyKey));
-  const busy = tasks.filter((task) => !mine.has(task.ref.idempotencyKey));
-  await Promise.all([
-    // A key whose claim is still held by another attempt is waited for like a key locked elsewhere.
-    runLocked(ctx, client, locked, ours).then((held) =>
-      Promise.all(held.map((task) => runWhenFree(ctx, task))),
-    ),
-    ...busy.map((task) => runWhenFree(ctx, task)),
-  ]);
+  const held = tasks.filter((task) => claims.get(task.ref.idempotencyKey)?.held_until);
+  const mine = tasks.filter((task) => !claims.get(task.ref.idempotencyKey)?.held_until);
+  await Promise.all([runOnClient(ctx, client, mine, claims), ...held.map((task) => runWhenFree(ctx, task))]);
 }
 
-/**
- * Claims, runs and marks the tasks whose keys `client` has locked, then unlocks them and releases it. Returns
- * the tasks it could not claim because another attempt's claim still holds their key.
- */
-async function runLocked(
+/** Runs and marks the tasks claimed on `client`, then releases it. */
+async function runOnClient(
   ctx: ExternalEffectsContext,
   client: pg.PoolClient,
-  locked: string[],
   tasks: Task[],
-): Promise<Task[]> {
+  claims: Map<string, ledger.ExternalClaimRow>,
+): Promise<void> {
   let broken = false;
-  const held: Task[] = [];
-  try {
-    if (tasks.length === 0) return held;
-    const claims = await client.query<ledger.ExternalClaimRow>(
-      ledger.claimExternalEffects(tasks.map(claimRefOf)),
-    );
-    const byKey = new Map(claims.rows.map((row) => [row.key, row]));
-    // Marks go out as their sends finish, pipelined on this connection. Each task ends on its own: one that
-    // fails must not end the round while the others are still sending or retrying their marks.
-    await Promise.all(
-      tasks.map(async (task) => {
-        const claim = byKey.get(task.ref.idempotencyKey);
-        if (claim?.held_until) {
-          held.push(task);
-          return;
-        }
-        try {
-          await runClaimed(ctx, task, claim, client);
-        } catch (error) {
-          broken = true;
-          if (!task.outcome) ctx.finish(task, asError(error), 0);
-        }
-      }),
-    );
-  } catch (error) {
-    broken = true;
-    for (const task of tasks) if (!task.outcome) ctx.finish(task, asError(error), 0);
-  } finally {
-    if (locked.length > 0) {
-      await client.query(ledger.unlockKeys(locked)).catch(() => {
-        broken = true; // Destroying the connection ends its session, and with it the locks.
-      });
-    }
-    client.release(broken);
-  }
-  return held;
+  // Marks go out as their sends finish, pipelined on this connection. Each task ends on its own: one that fails
+  // must not end the round while the others are still sending or retrying their marks.
+  await Promise.all(
+    tasks.map(async (task) => {
+      try {
+        await runClaimed(ctx, task, claims.get(task.ref.idempotencyKey), client);
+      } catch (error) {
+        broken = true;
+        if (!task.outcome) ctx.finish(task, asError(error), 0);
+      }
+    }),
+  );
+  client.release(broken);
 }
 
-/** A task whose key is busy elsewhere: claimed once it is free (or found done), then run. */
+/** A task whose key is held elsewhere: claimed once it is free (or found done), then run. */
 async function runWhenFree(ctx: ExternalEffectsContext, task: Task): Promise<void> {
   let client: pg.PoolClient | undefined;
   let broken = false;
   try {
     let claim: ledger.ExternalClaimRow | undefined;
     ({ client, claim } = await claimWhenFree(ctx, task));
-    try {
-      await runClaimed(ctx, task, claim, client);
-    } finally {
-      await client.query(ledger.unlockKeys([task.ref.idempotencyKey])).catch(() => {
-        broken = true;
-      });
-    }
+    await runClaimed(ctx, task, claim, client);
   } catch (error) {
     broken = true;
     if (!task.outcome) ctx.finish(task, asError(error), 0);
@@ -154,53 +122,45 @@ async function runWhenFree(ctx: ExternalEffectsContext, task: Task): Promise<voi
 }
 
 /**
- * A connection holding the key's advisory lock, with the key claimed on it. A key is busy while another worker
- * has it locked, or while an attempt whose session ended may still be marking it done (its claim holds it):
- * waiters poll, holding no connection in between, so many events of one account cannot starve the pool; they
- * give up after `claimWaitMs`.
+ * A connection with the task's key claimed (or found done) on it. Waiters poll, holding no connection in
+ * between, so many events of one account cannot starve the pool; they give up after `claimWaitMs`.
  */
 async function claimWhenFree(
   ctx: ExternalEffectsContext,
   task: Task,
 ): Promise<{ client: pg.PoolClient; claim: ledger.ExternalClaimRow | undefined }> {
-  const key = task.ref.idempotencyKey;
   const deadline = Date.now() + ctx.claimWaitMs;
   let heldUntil: Date | undefined;
   for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
     const client = await ctx.pool.connect();
+    let claim: ledger.ExternalClaimRow | undefined;
     try {
-      if ((await client.query(ledger.tryLockKeys([key]))).rows.length > 0) {
-        const { rows } = await client.query<ledger.ExternalClaimRow>(
-          ledger.claimExternalEffects([claimRefOf(task)]),
-        );
-        const claim = rows[0];
-        if (!claim?.held_until) return { client, claim };
-        await client.query(ledger.unlockKeys([key]));
-        if (!heldUntil) {
-          ctx.log.info(
-            { ...bindings(task), heldUntil: claim.held_until.toISOString() },
-            'effect claimed by another attempt that may still be marking it done; waiting',
-          );
-        }
-        heldUntil = claim.held_until;
-      }
-      client.release();
+      ({
+        rows: [claim],
+      } = await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([claimRefOf(task)])));
     } catch (error) {
       client.release(true);
       throw error;
     }
+    if (!claim?.held_until) return { client, claim };
+    client.release();
+    if (!heldUntil) {
+      ctx.log.info(
+        { ...bindings(task), heldUntil: claim.held_until.toISOString() },
+        'effect claimed by another attempt that may still be running it or marking it done; waiting',
+      );
+    }
+    heldUntil = claim.held_until;
     if (Date.now() > deadline) {
       throw new Error(
-        heldUntil
-          ? `another attempt has held this effect's claim for ${ctx.claimWaitMs} ms (until ${heldUntil.toISOString()})`
-          : `another worker has held this effect's key for ${ctx.claimWaitMs} ms`,
+        `another attempt has held this effect's claim for ${ctx.claimWaitMs} ms (until ${heldUntil.toISOString()})`,
       );
     }
     await sleep(wait);
   }
 }
 
-/** Runs a claimed task and marks it, on the connection that holds its key. */
+/** Runs a claimed task and marks it, on the connection that claimed it. */
 async function runClaimed(
   ctx: ExternalEffectsContext,
   task: Task,
@@ -231,7 +191,7 @@ async function runClaimed(
     return;
   }
   // The window in which a crash means "done but not known to be done": one statement, on a connection we
-  // already hold, committed without waiting for a disk flush. A connection failure here is retried (for up to
+  // already hold. A connection failure here is retried (for up to
   // `markRetryMs`) rather than turned into a second send on the next attempt.
   try {
     await markDone(ctx, client, task);
@@ -245,7 +205,7 @@ async function runClaimed(
 }
 
 /**
- * Marks a task done. The first attempt uses the connection that holds the key's lock; when the connection
+ * Marks a task done. The first attempt uses the connection that claimed it; when the connection
  * fails, the mark is retried on fresh connections with backoff until it lands, `markRetryMs` has passed, the
  * job is about to expire (another worker may be running it by then), or the pool is being ended (shutdown).
  * Any other error is not retried.
@@ -292,5 +252,8 @@ async function pause(pool: pg.Pool, ms: number): Promise<boolean> {
 /** The task's key, claimed until its job expires (see `claimExternalEffects`). */
 function claimRefOf(task: Task): ledger.ExternalEffectRef {
   const expires = task.run.expiresAt;
-  return { ...task.ref, claimExpiresAt: Number.isFinite(expires) ? new Date(expires) : null };
+  return {
+    ...task.ref,
+    claimExpiresAt: new Date(Number.isFinite(expires) ? expires : Date.now() + DEFAULT_LEASE_MS),
+  };
 }

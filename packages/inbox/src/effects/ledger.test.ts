@@ -2,13 +2,21 @@ import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startAttempts } from './ledger.ts';
+import {
+  claimExternalEffects,
+  completeExternalEffect,
+  releaseClaim,
+  startAttempts,
+  type ExternalClaimRow,
+} from './ledger.ts';
 
 const db = useTestDatabase();
 let pool: pg.Pool;
 
+const RACERS = 8;
+
 beforeAll(() => {
-  pool = createPool({ connectionString: db.url, max: 2 });
+  pool = createPool({ connectionString: db.url, max: RACERS });
 });
 afterAll(() => pool?.end());
 
@@ -43,4 +51,102 @@ it('starting an attempt makes an event processing, but a late attempt leaves a p
   expect(await statusOf('evt_ledger_processed')).toEqual({ status: 'processed', attempts: 2 });
   expect(await statusOf('evt_ledger_failed')).toEqual({ status: 'processing', attempts: 2 });
   expect(await statusOf('evt_ledger_received')).toEqual({ status: 'processing', attempts: 2 });
+});
+
+async function recordEvents(eventIds: readonly string[]): Promise<void> {
+  await pool.query(
+    `insert into webhook_events (provider, event_id, type, payload, headers, source, status, attempts)
+     select 'stripe', id, 'customer.created', '{}'::jsonb, '{}'::jsonb, 'webhook', 'processing', 1
+       from unnest($1::text[]) as id`,
+    [eventIds],
+  );
+}
+
+it('claims an external effect key for one attempt only, however many race for it on other connections', async () => {
+  // Events of one account race for its welcome email's key, each claim on its own connection, all at once. A
+  // claimant that commits while another's statement runs is invisible to that statement's snapshot: the claim
+  // must still see it. Rounds go on until such a race has been seen (a held key whose claim it did not see:
+  // `held_until` now rather than the lease's end, a minute ahead), and every round must claim exactly once.
+  const lease = () => new Date(Date.now() + 60_000);
+  let unseenClaims = 0;
+  for (let round = 0; unseenClaims === 0; round++) {
+    expect(round, 'a claim committed during another claim within 300 rounds').toBeLessThan(300);
+    const key = `welcome:account:acct_race_${round}`;
+    const eventIds = Array.from({ length: RACERS }, (_, i) => `evt_race_${round}_${i}`);
+    await recordEvents(eventIds);
+    const claims = await Promise.all(
+      eventIds.map(async (eventId) => {
+        const { rows } = await pool.query<ExternalClaimRow>(
+          claimExternalEffects([
+            { provider: 'stripe', eventId, effect: 'welcome', idempotencyKey: key, claimExpiresAt: lease() },
+          ]),
+        );
+        return { eventId, claim: rows[0]! };
+      }),
+    );
+    const winners = claims.filter(({ claim }) => claim.key_attempts !== null);
+    expect(winners).toHaveLength(1);
+    expect(winners[0]!.claim).toMatchObject({ key_attempts: 1, run_claimed: true, held_until: null });
+    const losers = claims.filter(({ claim }) => claim.key_attempts === null);
+    for (const { claim } of losers) {
+      expect(claim.run_claimed).toBe(false);
+      expect(claim.held_until).toBeInstanceOf(Date);
+    }
+    unseenClaims += losers.filter(({ claim }) => claim.held_until!.getTime() < Date.now() + 30_000).length;
+    // Only the winner's ledger row says running; the others wrote nothing.
+    const { rows: running } = await pool.query<{ event_id: string }>(
+      `select event_id from effect_runs where event_id = any($1::text[])`,
+      [eventIds],
+    );
+    expect(running.map((row) => row.event_id)).toEqual([winners[0]!.eventId]);
+  }
+});
+
+it('leaves a key that is completed, or claimed and unexpired, alone; takes over an expired claim', async () => {
+  await recordEvents(['evt_lease_1', 'evt_lease_2', 'evt_lease_3', 'evt_lease_4']);
+  const ref = (eventId: string, claimExpiresAt: Date) => ({
+    provider: 'stripe',
+    eventId,
+    effect: 'welcome',
+    idempotencyKey: 'welcome:account:acct_lease',
+    claimExpiresAt,
+  });
+  const claim = async (eventId: string, expires: Date) =>
+    (await pool.query<ExternalClaimRow>(claimExternalEffects([ref(eventId, expires)]))).rows[0]!;
+  const soon = new Date(Date.now() + 60_000);
+
+  // A claim whose job has expired (its worker died) is taken over, with a warning-worthy prior status.
+  expect(await claim('evt_lease_1', new Date(Date.now() - 1_000))).toMatchObject({ key_attempts: 1 });
+  expect(await claim('evt_lease_2', soon)).toMatchObject({
+    key_attempts: 2,
+    prior_status: 'claimed',
+    run_claimed: true,
+    held_until: null,
+  });
+  // Held until it expires: the next claimant is told when.
+  expect(await claim('evt_lease_3', soon)).toMatchObject({
+    key_attempts: null,
+    run_claimed: false,
+    held_until: soon,
+  });
+  // An attempt that gave its claim up (its mark could not land) holds the key no longer.
+  await pool.query(releaseClaim(ref('evt_lease_2', soon)));
+  expect(await claim('evt_lease_3', soon)).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
+  // Completed: the next event's effect is completed under the key without running.
+  await pool.query(completeExternalEffect(ref('evt_lease_3', soon)));
+  expect(await claim('evt_lease_4', soon)).toMatchObject({
+    key_attempts: null,
+    prior_status: 'completed',
+    run_claimed: true,
+    held_until: null,
+  });
+  const { rows } = await pool.query(
+    `select event_id, status, attempts from effect_runs where event_id like 'evt_lease_%' order by event_id`,
+  );
+  expect(rows).toEqual([
+    { event_id: 'evt_lease_1', status: 'running', attempts: 1 },
+    { event_id: 'evt_lease_2', status: 'running', attempts: 1 },
+    { event_id: 'evt_lease_3', status: 'completed', attempts: 1 },
+    { event_id: 'evt_lease_4', status: 'completed', attempts: 0 },
+  ]);
 });

@@ -182,27 +182,15 @@ export function recordDatabaseFailure(ref: EffectRef, startedAt: Date, error: st
   };
 }
 
-// Advisory locks in their own class (first argument), so they never meet another use of pg_advisory_lock.
-const LOCK_CLASS = 0x57_49_4e; // 'WIN'
-
 /**
- * Session advisory locks on the keys that are free; returns those it got. They serialise the claimants of one
- * key (two events of one account, two workers on one event) and end with the session if the worker dies.
+ * What each effect transaction sets for itself behind a transaction-mode pooler, where the connection is no
+ * session to configure at start: the statement deadline, and commits that do not wait for the WAL flush (the
+ * job's completion flushes them: see inbox.ts).
  */
-export function tryLockKeys(keys: readonly string[]): Statement {
+export function transactionSettings(statementTimeoutMs: number): Statement {
   return {
-    name: 'webhook_inbox_try_lock_keys',
-    text: `select k as key from unnest($1::text[]) as k where pg_try_advisory_lock(${LOCK_CLASS}, hashtext(k))`,
-    values: [keys],
-  };
-}
-
-export function unlockKeys(keys: readonly string[]): Statement {
-  return {
-    name: 'webhook_inbox_unlock_keys',
-    text: `select count(*) filter (where pg_advisory_unlock(${LOCK_CLASS}, hashtext(k)))::int as unlocked
-             from unnest($1::text[]) as k`,
-    values: [keys],
+    text: `select set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true)`,
+    values: [String(statementTimeoutMs)],
   };
 }
 
@@ -215,25 +203,26 @@ export interface ExternalClaimRow {
   /** False: this event's effect was already completed, or the key is held. */
   run_claimed: boolean;
   /**
-   * Set when the key is claimed by an attempt that may still be running the effect or marking it done (its claim
-   * has not expired): nothing was claimed or written, and the caller waits until then, or for the key to complete.
+   * Set when another attempt holds the key (its claim has not expired: it may still be running the effect or
+   * marking it done): nothing was claimed or written, and the caller waits and claims again.
    */
   held_until: Date | null;
 }
 
 export interface ExternalEffectRef extends EffectRef {
-  /** When the claiming attempt's job expires (null: unknown): how long its claim holds the key. */
-  claimExpiresAt: Date | null;
+  /** When the claiming attempt's job expires: how long its claim holds the key. */
+  claimExpiresAt: Date;
 }
 
 /**
- * External effects, committed BEFORE they run, under their keys' advisory locks (keys unique in one call): each
- * key is claimed and the event's ledger row says `running`. Where the key was completed (by this event, or under
- * its scope by another), the ledger row is completed instead and nothing runs.
+ * External effects, committed BEFORE they run (keys unique in one call): each free key is claimed until its job
+ * expires, and the event's ledger row says `running`. Where the key was completed (by this event, or under its
+ * scope by another), the ledger row is completed instead and nothing runs.
  *
- * The advisory lock alone does not cover a claimant that lost its session while alive: the database restarted
- * after the email went out, and the sender is still retrying its mark. So a claim also holds the key until its
- * job expires (`claim_expires_at`); a key claimed and not expired is left untouched and reported as held.
+ * The claim is the only guard, so it decides on the key's latest row: a conflicting insert waits for a claimant
+ * in flight and then updates only a key that is neither completed nor claimed and unexpired. A key it leaves
+ * alone that this statement's snapshot did not see completed is reported held (`held_until`: the claim's expiry
+ * if it saw one, else now), and the caller claims again after a pause.
  */
 export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statement {
   return {
@@ -244,29 +233,32 @@ export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statem
           as t(provider, event_id, effect, key, claim_expires_at)
       ),
       prior as (
-        select key, status, case when status = 'claimed' and claim_expires_at > now() then claim_expires_at end as held_until
-          from idempotency_keys where key in (select key from input)
-      ),
-      free as (
-        select i.* from input i left join prior p using (key) where p.held_until is null
+        select key, status, claim_expires_at from idempotency_keys where key in (select key from input)
       ),
       k as (
         insert into idempotency_keys as k (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at)
-        select key, effect, provider, event_id, 'claimed', 1, now(), claim_expires_at from free order by key
+        select key, effect, provider, event_id, 'claimed', 1, now(), claim_expires_at from input order by key
         on conflict (key) do update
            set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(), provider = excluded.provider,
                event_id = excluded.event_id, claim_expires_at = excluded.claim_expires_at, last_error = null
          where k.status <> 'completed'
+           and (k.status <> 'claimed' or k.claim_expires_at is null or k.claim_expires_at <= now())
         returning key, attempts
+      ),
+      outcome as (
+        select i.*, k.attempts as key_attempts, p.status as prior_status,
+               case when k.key is null and p.status is distinct from 'completed'
+                    then greatest(p.claim_expires_at, now()) end as held_until
+          from input i left join k using (key) left join prior p using (key)
       ),
       r as (
         insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
-        select f.provider, f.event_id, f.effect,
-               case when k.key is null then 'completed' else 'running' end,
-               case when k.key is null then 0 else 1 end,
-               f.key, now(), case when k.key is null then now() end
-          from free f left join k using (key)
-         order by f.provider, f.event_id, f.effect
+        select provider, event_id, effect,
+               case when key_attempts is null then 'completed' else 'running' end,
+               case when key_attempts is null then 0 else 1 end,
+               key, now(), case when key_attempts is null then now() end
+          from outcome where held_until is null
+         order by provider, event_id, effect
         on conflict (provider, event_id, effect) do update
            set status = excluded.status, attempts = r.attempts + excluded.attempts,
                idempotency_key = excluded.idempotency_key, started_at = excluded.started_at,
@@ -274,12 +266,8 @@ export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statem
          where r.status <> 'completed'
         returning provider, event_id, effect
       )
-      select i.key, k.attempts as key_attempts, p.status as prior_status, (r.effect is not null) as run_claimed,
-             p.held_until
-        from input i
-        left join k using (key)
-        left join prior p using (key)
-        left join r using (provider, event_id, effect)`,
+      select o.key, o.key_attempts, o.prior_status, (r.effect is not null) as run_claimed, o.held_until
+        from outcome o left join r using (provider, event_id, effect)`,
     values: [
       refs.map((r) => r.provider),
       refs.map((r) => r.eventId),

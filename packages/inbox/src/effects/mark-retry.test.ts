@@ -142,9 +142,9 @@ describe('marking an external effect done through a database outage', () => {
   });
 
   it('another event of the same account waits for a claim whose mark is still being retried: one email', async () => {
-    // The cut ends worker A's sessions, and with them its advisory lock on the account's key; A is still alive,
-    // retrying its mark. Worker B, not behind the proxy, gets the same account's next event meanwhile. The key's
-    // claim holds it until A's job expires, so B waits instead of sending again, and finds it done.
+    // The cut ends worker A's sessions; A is still alive, retrying its mark. Worker B, not behind the proxy, gets
+    // the same account's next event meanwhile. The key's claim holds it until A's job expires, so B waits instead
+    // of sending again, and finds it done.
     const outage = outageOnce(3_000);
     const a = await startWorker({ atMark: outage.atMark });
     await producer.send({ eventId: 'evt_claim_a', type: 'signup', payload: { account: 'acct_claim' } });

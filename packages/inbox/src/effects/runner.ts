@@ -22,6 +22,8 @@ import {
 export interface RunnerOptions {
   pool: pg.Pool;
   db: Database;
+  /** Run first in each effect transaction: the settings a transaction-mode pooler's connections cannot carry. */
+  transactionSettings?: ledger.Statement | undefined;
   registry: EffectRegistry;
   logger: Logger;
   observer?: InboxObserver | undefined;
@@ -62,6 +64,7 @@ export class EffectRunner {
     this.#tasks = {
       pool: options.pool,
       db: options.db,
+      transactionSettings: options.transactionSettings,
       log: options.logger,
       finish: (task, outcome, durationMs) => this.#finish(task, outcome, durationMs),
       claimWaitMs: options.claimWaitMs ?? 30_000,

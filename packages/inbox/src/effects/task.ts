@@ -46,6 +46,8 @@ export interface TaskContext {
   pool: pg.Pool;
   /** Drizzle over `pool`. */
   db: Database;
+  /** Run first in each effect transaction (behind a transaction-mode pooler: `ledger.transactionSettings`). */
+  transactionSettings: ledger.Statement | undefined;
   log: Logger;
   /** Records a task's outcome (metrics, a log line); called once per task. */
   finish(task: Task, outcome: Outcome, durationMs: number): void;

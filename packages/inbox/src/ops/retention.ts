@@ -3,6 +3,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { deliveryCounts, inboxSamples, webhookEvents } from '../sql/index.ts';
+import type { Statement } from '../sql/statement.ts';
 
 /**
  * The shortest `keyDays` allowed. An event key is what makes a redelivery a no-op: delete it and the next
@@ -232,7 +233,6 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query(`set statement_timeout = ${maxBatchMs}`);
     // Keys first: deleting a row is enough, nulling its payload first would be wasted writes. The overview's
     // history last: rows of past minutes that nothing writes any more (a receiver adds only to recent ones).
     for (const [batch, cutoff, field] of [
@@ -252,7 +252,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         const batchStarted = performance.now();
         try {
           result.batches++;
-          row = (await client.query<BatchRow>(batch(cutoff, from, size))).rows[0];
+          row = await runBatch(client, maxBatchMs, batch(cutoff, from, size));
         } catch (error) {
           if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
           result.timeouts++;
@@ -275,7 +275,6 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         else if (elapsed < maxBatchMs / 4) size = Math.min(batchSize, size * 2);
       }
     }
-    await client.query('reset statement_timeout');
     result.finalBatchSize = size;
   } catch (error) {
     broken = true;
@@ -284,6 +283,27 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     client.release(broken);
   }
   return finish();
+}
+
+/**
+ * One batch in its own transaction, its deadline set for that transaction only: a session setting would outlive
+ * the batch behind a transaction-mode pooler, on a server session other clients then use.
+ */
+async function runBatch(
+  client: pg.PoolClient,
+  timeoutMs: number,
+  statement: Statement,
+): Promise<BatchRow | undefined> {
+  await client.query('begin');
+  try {
+    await client.query(`set local statement_timeout = ${timeoutMs}`);
+    const { rows } = await client.query<BatchRow>(statement);
+    await client.query('commit');
+    return rows[0];
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  }
 }
 
 /** What a scheduled purge job carries: the retention settings, checked again when the job runs. */

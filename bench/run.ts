@@ -6,6 +6,8 @@
  *   pnpm bench -- --duration=3       quick run (or BENCH_DURATION_SECONDS=3)
  *   pnpm bench -- --only=receiver    one benchmark
  *   pnpm bench -- --only=sizing      bytes, WAL and CPU per event (BENCH_SIZING_EVENTS, default 10,000)
+ *   pnpm bench -- --only=pooler      direct vs through PgBouncer in transaction mode (needs /usr/sbin/pgbouncer)
+ *   pnpm bench -- --soak             the receiver on 10 million events and retention under load (BENCH_SOAK_EVENTS)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
  *   BENCH_POOL_SIZE, BENCH_LOG_LEVEL receiver pool size (default: the receiver's) and log level (default info)
@@ -15,8 +17,10 @@ import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { consoleBenchmark } from './console.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
+import { poolerBenchmark } from './pooler.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
 import { sizingBenchmark } from './sizing.ts';
+import { soakBenchmark } from './soak.ts';
 import { tracingBenchmark } from './tracing.ts';
 import { workerBenchmark } from './worker.ts';
 
@@ -27,12 +31,20 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   console: consoleBenchmark,
   tracing: tracingBenchmark,
   sizing: sizingBenchmark,
+  pooler: poolerBenchmark,
 };
+/** Run only when asked for (`--soak`): it writes millions of rows and takes many minutes. */
+const SOAK = { soak: soakBenchmark };
 
 const { values } = parseArgs({
   // `pnpm bench -- --duration=3` passes the `--` through; it is not the end of our options.
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
-  options: { duration: { type: 'string' }, only: { type: 'string' }, events: { type: 'string' } },
+  options: {
+    duration: { type: 'string' },
+    only: { type: 'string' },
+    events: { type: 'string' },
+    soak: { type: 'boolean' },
+  },
   allowPositionals: true,
 });
 const durationSeconds = Number(values.duration ?? process.env.BENCH_DURATION_SECONDS ?? 10);
@@ -41,10 +53,10 @@ if (!Number.isFinite(durationSeconds) || durationSeconds <= 0)
 const events = values.events === undefined ? undefined : Number(values.events);
 if (events !== undefined && !(Number.isInteger(events) && events >= 1_000))
   throw new Error('--events must be a whole number of at least 1000');
-const selected = values.only ? values.only.split(',') : Object.keys(BENCHMARKS);
+const known: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = { ...BENCHMARKS, ...SOAK };
+const selected = values.soak ? ['soak'] : values.only ? values.only.split(',') : Object.keys(BENCHMARKS);
 for (const name of selected) {
-  if (!BENCHMARKS[name])
-    throw new Error(`unknown benchmark "${name}"; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  if (!known[name]) throw new Error(`unknown benchmark "${name}"; known: ${Object.keys(known).join(', ')}`);
 }
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
@@ -69,7 +81,7 @@ let failed = false;
 try {
   for (const name of selected) {
     try {
-      const table = await BENCHMARKS[name]!({ postgres, durationMs: durationSeconds * 1000, log, events });
+      const table = await known[name]!({ postgres, durationMs: durationSeconds * 1000, log, events });
       process.stdout.write(`${formatTable(table)}\n`);
     } catch (error) {
       failed = true;

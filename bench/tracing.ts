@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
-import { createPool } from '../packages/db/src/index.ts';
-import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import { startOtlpCollector } from '../packages/testing/src/otlp-collector.ts';
+import { drainTurns } from './lib/drain-turns.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
-import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';
 
 /** Turns each of tracing on and off is measured in. */
 const ROUNDS = 2;
@@ -63,52 +59,13 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
 
     // ---- worker ----
     ctx.log(`tracing: worker, ${ROUNDS} drains of ${events} checkout events each, tracing off and on`);
-    const workerUrl = await ctx.postgres.database('bench_tracing_worker');
-    const smtp = await startSmtpSink({ parse: false });
-    const pool = createPool({ connectionString: workerUrl, max: 18 });
-    const producer = await startProducer(pool, workerUrl, DEFAULT_QUEUE_SETTINGS);
-    const drains = { off: { events: 0, seconds: 0 }, on: { events: 0, seconds: 0 } };
-    let sent = 0;
-    try {
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const mode of ['off', 'on'] as const) {
-          const first = sent;
-          await sendAll(events, (i) =>
-            producer.send(
-              checkoutEvent({
-                customer: `cus_tr_${first + i}`,
-                subscription: `sub_tr_${first + i}`,
-                email: `t${first + i}@example.test`,
-              }),
-            ),
-          );
-          sent += events;
-          const env = {
-            DATABASE_URL: workerUrl,
-            SMTP_URL: smtp.url,
-            LOG_LEVEL: logLevel,
-            WORKER_PORT: '0',
-            ...(mode === 'on' ? on : OFF),
-          };
-          const worker = await spawnReady(
-            process.execPath,
-            [...workerStartFlags(), WORKER],
-            env,
-            '"worker started"',
-          );
-          const rate = await timeUntil(sent, () =>
-            count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
-          );
-          await stop(worker);
-          drains[mode].events += events;
-          drains[mode].seconds += rate.seconds;
-        }
-      }
-    } finally {
-      await producer.stop();
-      await pool.end();
-      await smtp.close();
-    }
+    const drains = await drainTurns({
+      databaseUrl: await ctx.postgres.database('bench_tracing_worker'),
+      modes: { off: OFF, on },
+      rounds: ROUNDS,
+      events,
+      logLevel,
+    });
 
     const perSecond = (a: { n: number; seconds: number }) => a.n / a.seconds;
     const receiverOff = perSecond({ n: requests.off.completed, seconds: requests.off.seconds });

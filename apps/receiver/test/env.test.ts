@@ -21,6 +21,7 @@ describe('parseConfig', () => {
   it('applies the documented defaults', () => {
     expect(parseConfig({ DATABASE_URL: DB })).toEqual({
       databaseUrl: DB,
+      databasePooler: 'none',
       host: '127.0.0.1',
       port: 3000,
       managementHost: '127.0.0.1',

@@ -131,7 +131,14 @@ describe('event page', () => {
 
   it('replays a failed event in one click: only the failed effect runs, and it completes', async () => {
     await stack.startWorker();
-    await waitFor(async () => (await effect('evt_a', 'notifyCrm'))?.status === 'failed', { timeout: 20_000 });
+    // The attempt is over once both are settled: the failed effect is recorded before recordOrder, which ran
+    // beside it in the transaction that rolled back, has run again on its own.
+    await waitFor(
+      async () =>
+        (await effect('evt_a', 'notifyCrm'))?.status === 'failed' &&
+        (await effect('evt_a', 'recordOrder'))?.status === 'completed',
+      { timeout: 20_000 },
+    );
     const before = await (await client.get('/event?provider=stripe&id=evt_a')).text();
     expect(before).toMatch(/<strong>notifyCrm<\/strong> <span class="badge status-failed">failed<\/span>/);
     expect(before).toContain('last error: CRM unavailable (503)');

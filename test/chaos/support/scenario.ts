@@ -119,10 +119,11 @@ export async function startScenario(options: ScenarioOptions): Promise<Scenario>
   // A process given the scenario's database goes through the pooler, if there is one; one given another URL
   // (a proxy of the scenario's own) keeps it.
   const pooled = bouncer;
+  let pooledProcesses = 0;
   const throughPooler = (processEnv: Record<string, string>): Record<string, string> => {
     if (!pooled || processEnv.DATABASE_URL !== options.databaseUrl) return processEnv;
     report('pooler', {
-      process: processes.length + 1,
+      process: ++pooledProcesses,
       through: `PgBouncer :${pooled.port}`,
       mode: 'transaction',
     });

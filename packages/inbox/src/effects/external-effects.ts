@@ -1,9 +1,9 @@
 /**
  * External effects (an email, an HTTP call): nothing can commit atomically with them, so each is claimed
  * (committed) before it runs and marked done right after. A claim is a lease on the effect's idempotency key: it
- * holds the key until the claiming job expires, so another attempt or another event of the same key waits rather
- * than run it too. It happens at least once, and twice only if the process dies between the claim and the mark
- * (or the mark cannot land: see `markDone`, or the attempt outlives its job's expiry).
+ * holds the key until the claiming job expires, and while the effect runs its attempt keeps renewing it, so
+ * another attempt or another event of the same key waits rather than run it too. It happens at least once, and
+ * twice only if the process dies between the claim and the mark (or the mark cannot land: see `markDone`).
  *
  * Leases are rows, not locks of a database session: nothing outlives a statement, so it works the same behind a
  * transaction-mode pooler, and a worker that waits holds no connection and no key.
@@ -180,6 +180,7 @@ async function runClaimed(
     );
   }
   const t0 = performance.now();
+  const renewal = renewWhileRunning(ctx, task, claim.key_attempts);
   try {
     // `db` is the worker's pool, not `client`: this connection carries the round's other claims and marks.
     const context: ExternalEffectContext<unknown> = { ...contextBase(task, log), db: ctx.db };
@@ -189,6 +190,8 @@ async function runClaimed(
     ctx.finish(task, failure, performance.now() - t0);
     await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
     return;
+  } finally {
+    clearInterval(renewal);
   }
   // The window in which a crash means "done but not known to be done": one statement, on a connection we
   // already hold. A connection failure here is retried (for up to
@@ -247,6 +250,27 @@ async function pause(pool: pg.Pool, ms: number): Promise<boolean> {
     await sleep(Math.min(left, 100));
   }
   return !pool.ending;
+}
+
+/**
+ * Keeps the claim's lease ahead while the effect runs, so an effect slower than its job's expiry still holds its
+ * key: the job's retry, started meanwhile, waits instead of sending again. Renewed every third of the job's
+ * expiry (between 250 ms and 10 s), each time for three such periods from now: a worker that dies stops renewing
+ * and its lease runs out soon after, by the time pg-boss retries its job. A renewal that fails is logged; the
+ * lease it did not extend still runs to the job's expiry.
+ */
+function renewWhileRunning(ctx: ExternalEffectsContext, task: Task, keyAttempts: number): NodeJS.Timeout {
+  const expireMs = task.run.job.expireInSeconds * 1000;
+  const everyMs = Math.min(Math.max(Number.isFinite(expireMs) ? expireMs / 3 : 10_000, 250), 10_000);
+  const timer = setInterval(() => {
+    ctx.pool
+      .query(ledger.renewClaim(task.ref, keyAttempts, 3 * everyMs))
+      .catch((error: unknown) =>
+        ctx.log.warn({ ...bindings(task), err: errorFields(error) }, "could not renew the effect's claim"),
+      );
+  }, everyMs);
+  timer.unref();
+  return timer;
 }
 
 /** The task's key, claimed until its job expires (see `claimExternalEffects`). */

@@ -290,6 +290,21 @@ export function releaseClaim(ref: EffectRef): Statement {
   };
 }
 
+/**
+ * The claiming attempt, still running the effect, moves its lease to `leaseMs` from now (never earlier than it
+ * was). Only its own claim: `attempts` is the claim's number, so a later claimant's lease is left alone.
+ */
+export function renewClaim(ref: EffectRef, attempts: number, leaseMs: number): Statement {
+  return {
+    name: 'webhook_inbox_renew_claim',
+    text: `
+      update idempotency_keys
+         set claim_expires_at = greatest(claim_expires_at, now() + make_interval(secs => $3::float8 / 1000))
+       where key = $1 and status = 'claimed' and attempts = $2`,
+    values: [ref.idempotencyKey, attempts, leaseMs],
+  };
+}
+
 /** External effect, right after it happened: one autocommit statement marks the key and the ledger row. */
 export function completeExternalEffect(ref: EffectRef): Statement {
   return {

@@ -6,6 +6,7 @@ import {
   claimExternalEffects,
   completeExternalEffect,
   releaseClaim,
+  renewClaim,
   startAttempts,
   type ExternalClaimRow,
 } from './ledger.ts';
@@ -149,4 +150,33 @@ it('leaves a key that is completed, or claimed and unexpired, alone; takes over 
     { event_id: 'evt_lease_3', status: 'completed', attempts: 1 },
     { event_id: 'evt_lease_4', status: 'completed', attempts: 0 },
   ]);
+});
+
+it("renews a claim's lease for its own attempt only, and never shortens it", async () => {
+  await recordEvents(['evt_renew_1']);
+  const ref = {
+    provider: 'stripe',
+    eventId: 'evt_renew_1',
+    effect: 'welcome',
+    idempotencyKey: 'welcome:account:acct_renew',
+    claimExpiresAt: new Date(Date.now() + 1_000),
+  };
+  await pool.query(claimExternalEffects([ref]));
+  const leaseSeconds = async () =>
+    Number(
+      (
+        await pool.query<{ s: string }>(
+          `select extract(epoch from claim_expires_at - now())::text as s from idempotency_keys where key = $1`,
+          [ref.idempotencyKey],
+        )
+      ).rows[0]!.s,
+    );
+  expect(await leaseSeconds()).toBeLessThan(2);
+  await pool.query(renewClaim(ref, 1, 60_000));
+  expect(await leaseSeconds()).toBeGreaterThan(58);
+  // Not a later claimant's lease (another attempt number), and never earlier than it was.
+  await pool.query(renewClaim(ref, 2, 600_000));
+  await pool.query(renewClaim(ref, 1, 1_000));
+  expect(await leaseSeconds()).toBeLessThan(61);
+  expect(await leaseSeconds()).toBeGreaterThan(58);
 });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { createSender } from '../apps/receiver/src/boss.ts';
 import { parseConfig } from '../apps/receiver/src/env.ts';
 import { createLogger } from '../apps/receiver/src/logger.ts';
@@ -197,6 +198,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     const tally = tallies[CONCURRENCY]!;
     const wide = tallies[WIDE]!;
     const halfRate = Math.max(1, Math.floor(tally.httpNew.rps / 2));
+    const checkpointsBefore = await checkpoints(databaseUrl);
     const httpHalf = await load(
       receiver.url,
       {
@@ -206,6 +208,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
       },
       'accepted',
     );
+    const checkpointsDuringHalf = (await checkpoints(databaseUrl)) - checkpointsBefore;
     const maxRss = rss.stop();
     const { peakMiB } = memory(pid);
 
@@ -325,6 +328,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',
         '(r) is a reference, not a product: bench/lib/bare-receiver.ts, the same verify + ingest() on node:http without Hono, logging or metrics; "receiver vs it" is what those layers leave of it',
         `${CPU_COLUMN}: CPU time (user + system, /proc) per request of this process (the ceiling's driver, then the HTTP load generator), the server (receiver or bare), and PostgreSQL (postmaster and backends)`,
+        `checkpoints PostgreSQL completed during the half-rate run: ${checkpointsDuringHalf} (pg_stat_checkpointer; a checkpoint's flush can stall commits)`,
         `${BATCH_COLUMN}: requests per committed group-commit transaction during that measurement (the receiver's webhook_ingest_batch_requests); over the whole run: ${formatBatchHistogram(await batchStats(receiver.managementUrl))}`,
       ],
     };
@@ -460,6 +464,20 @@ function formatBatchHistogram({ buckets, transactions }: BatchStats): string {
 function formatCpu(cpu: CpuPerRequest): string {
   const µs = (n: number) => (Number.isFinite(n) && n > 0 ? fixed(n, 0) : '-');
   return `${µs(cpu.here)} / ${µs(cpu.receiver)} / ${µs(cpu.postgres)}`;
+}
+
+/** Checkpoints the server has completed so far (timed and requested; PostgreSQL 17's pg_stat_checkpointer). */
+async function checkpoints(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      'select (num_timed + num_requested)::int as n from pg_stat_checkpointer',
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
 }
 
 export const signedRequest = (body: string): Buffer =>

@@ -1,8 +1,8 @@
 /**
  * An external effect whose key another worker holds is waited for (polling), holding no connection and no key.
  * Meanwhile the round it came in must finish its own effects: a worker waiting for one of them may be the holder
- * of the key this round waits for. (With session locks, two such rounds once waited for each other until
- * `claimWaitMs` gave out, in the chaos scenario connection-hang.)
+ * of the key this round waits for, and two rounds each keeping a key the other wants would both wait until
+ * `claimWaitMs` gave out.
  */
 import { createDb, createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';

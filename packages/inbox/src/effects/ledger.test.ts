@@ -130,7 +130,7 @@ it('leaves a key that is completed, or claimed and unexpired, alone; takes over 
     run_claimed: false,
     held_until: soon,
   });
-  // An attempt that gave its claim up (its mark could not land) holds the key no longer.
+  // A released claim (`releaseClaim`: its attempt could not land its mark) does not hold the key.
   await pool.query(releaseClaim(ref('evt_lease_2', soon)));
   expect(await claim('evt_lease_3', soon)).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
   // Completed: the next event's effect is completed under the key without running.

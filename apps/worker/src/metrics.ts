@@ -58,7 +58,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
   const retentionRows = new Counter({
     name: 'webhook_retention_rows_total',
     help:
-      'Rows retention changed: payloads (set to null), keys (events deleted), effect_runs (deleted with them), ' +
+      'Rows retention changed: payloads (dropped), keys (events deleted), effect_runs (deleted with them), ' +
       'history (the per-minute rows of the console overview).',
     labelNames: ['kind'] as const,
     registers: [registry],

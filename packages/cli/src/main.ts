@@ -108,7 +108,7 @@ program
   .description('Retention: drop payloads and old event keys of finished (processed or dead) events')
   .requiredOption(
     '--older-than <duration>',
-    'null the payloads of events received before this, e.g. 30d (at least 3d, the retry window, unless --force)',
+    'drop the payloads of finished events received before this, e.g. 30d (at least 3d, the retry window, unless --force)',
   )
   .option('--keys-older-than <duration>', 'delete event keys received before this (at least 7d)', '90d')
   .option(

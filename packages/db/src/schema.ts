@@ -30,8 +30,8 @@ const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`
  * One row per event key. The primary key is what makes a redelivery a no-op:
  * the receiver's `INSERT ... ON CONFLICT DO NOTHING` either creates this row or finds it.
  *
- * The table has `toast_tuple_target = 256` (migration 0005, not expressible here): payloads live out of line, so
- * a status change copies a pointer, not the payload.
+ * The payload is not here: it is in `webhook_event_payloads`, partitioned by day, so retention drops whole days of
+ * payloads instead of rewriting rows of this table. What stays is narrow (key, type, status, a few headers).
  */
 export const webhookEvents = pgTable(
   'webhook_events',
@@ -39,8 +39,6 @@ export const webhookEvents = pgTable(
     provider: text('provider').notNull(),
     eventId: text('event_id').notNull(),
     type: text('type').notNull(),
-    /** Null once retention has purged it; the key stays so late redeliveries still dedupe. */
-    payload: jsonb('payload'),
     /** The delivery headers worth keeping (topic, shop, webhook id, ...); never signatures. */
     headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
     source: text('source', { enum: EVENT_SOURCES }).notNull().default('webhook'),
@@ -57,6 +55,27 @@ export const webhookEvents = pgTable(
     index('webhook_events_status_received_at_idx').on(t.status, t.receivedAt),
     index('webhook_events_received_at_idx').on(t.receivedAt),
   ],
+);
+
+/**
+ * Each event's verified payload, under the event's key and `received_at` (the same value as its
+ * `webhook_events` row, written by the same statement). Partitioned by range of `received_at`, one partition per
+ * UTC day named `webhook_event_payloads_pYYYYMMDD` (migration 0006, not expressible here), created ahead by the
+ * worker's maintenance and dropped whole by retention once every event of that day is finished. An event whose
+ * payload row is gone (purged) reads as a null payload.
+ *
+ * No foreign key to `webhook_events`: a partitioned table's rows are dropped a partition at a time, and key
+ * retention deletes `webhook_events` rows without touching this table (an orphaned payload goes with its day).
+ */
+export const webhookEventPayloads = pgTable(
+  'webhook_event_payloads',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull(),
+    payload: jsonb('payload').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.eventId, t.receivedAt] })],
 );
 
 /** The effect ledger: one row per (event, effect). A `completed` row means the effect never runs again. */

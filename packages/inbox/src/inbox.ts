@@ -10,6 +10,7 @@ import { EffectRegistry } from './effects/registry.ts';
 import type { EffectRouteRow } from './sql/effect-routes.ts';
 import * as ledger from './effects/ledger.ts';
 import { EffectRunner } from './effects/runner.ts';
+import { keepPayloadPartitionsAhead } from './ops/partitions.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
 import {
   configureQueues,
@@ -197,7 +198,10 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         onDead: options.onDead,
       });
 
+      // The receiver's inserts need a partition for each day's payloads: every worker keeps them ahead.
+      const partitions = keepPayloadPartitionsAhead(pool, logger);
       try {
+        await partitions.ready;
         await boss.start();
         await configureQueues(boss, queue);
         // Before the first job: replays and reconciliation read what this worker runs from the record.
@@ -226,6 +230,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
           (jobs: JobWithMetadata<EventJob>[]) => runner.runDeadLetters(jobs),
         );
       } catch (error) {
+        partitions.stop();
         await boss.stop({ graceful: false }).catch(() => {});
         await pool.end().catch(() => {});
         throw new Error('the worker could not start (is the database migrated? run `pnpm db:migrate`)', {
@@ -238,6 +243,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       return {
         stop: ({ graceful = true, timeoutMs = 30_000 } = {}) =>
           (stopping ??= (async () => {
+            partitions.stop();
             await boss.stop({ graceful, timeout: timeoutMs, close: true });
             await pool.end();
             // The app around the runner logs "worker stopped", with how long the shutdown took.

@@ -33,9 +33,9 @@ export interface PurgeCliOptions {
 }
 
 /**
- * Payloads of finished events older than --older-than become null; keys older than --keys-older-than go. An age
- * the library refuses (under the retry window without --force, keys under 7 days) is a usage error: nothing is
- * touched.
+ * Payloads of finished events older than --older-than are dropped (whole days); keys older than --keys-older-than
+ * go. An age the library refuses (under the retry window without --force, keys under 7 days) is a usage error:
+ * nothing is touched.
  */
 export async function purge(context: CliContext, options: PurgeCliOptions): Promise<void> {
   let result;
@@ -50,7 +50,7 @@ export async function purge(context: CliContext, options: PurgeCliOptions): Prom
     if (error instanceof RetentionOptionError && error.code === 'below_retry_window') {
       throw new UsageError(
         `--older-than ${options.olderThan} is under ${MIN_PAYLOAD_DAYS} days, the providers' retry window: it ` +
-          `would null the payload of every finished event younger than that, including dead events you may still ` +
+          `would drop the payload of every finished event older than that, including dead events you may still ` +
           `want to replay. Check the unit (1m is a minute, 1w a week), try --dry-run, or pass --force.`,
       );
     }
@@ -61,13 +61,18 @@ export async function purge(context: CliContext, options: PurgeCliOptions): Prom
   else if (result.dryRun)
     process.stdout.write(
       `dry run: nothing was changed. A purge now would:\n` +
-        `  webhook_events: null ${result.payloadsPurged} payloads (received before ${result.payloadCutoff.toISOString()})\n` +
         `  webhook_events: delete ${result.keysDeleted} events (received before ${result.keyCutoff.toISOString()})\n` +
+        `  webhook_event_payloads: drop ${result.payloadsPurged} payloads (days ended before ${result.payloadCutoff.toISOString()})\n` +
         `  effect_runs: delete ${result.effectRunsDeleted} rows (the ledger of those events)\n`,
     );
   else
     process.stdout.write(
-      `payloads purged: ${result.payloadsPurged} (received before ${result.payloadCutoff.toISOString()})\n` +
+      `payloads purged: ${result.payloadsPurged} (days ended before ${result.payloadCutoff.toISOString()}: ` +
+        `${result.payloadPartitionsDropped} dropped whole` +
+        (result.payloadPartitionsKept > 0
+          ? `, ${result.payloadPartitionsKept} kept for events still in flight`
+          : '') +
+        `)\n` +
         `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()}), ` +
         `with ${result.effectRunsDeleted} effect_runs rows\n` +
         (result.complete ? '' : 'stopped early (rows locked or batches too slow); run again to finish\n'),

@@ -36,8 +36,12 @@ it('starting an attempt makes an event processing, but a late attempt leaves a p
     ['evt_ledger_received', 'received'],
   ] as const) {
     await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, headers, source, status, attempts)
-       values ('stripe', $1, 'checkout.session.completed', '{}'::jsonb, '{}'::jsonb, 'webhook', $2, 1)`,
+      `with event as (
+         insert into webhook_events (provider, event_id, type, headers, source, status, attempts)
+         values ('stripe', $1, 'checkout.session.completed', '{}'::jsonb, 'webhook', $2, 1)
+         returning provider, event_id, received_at)
+       insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       select provider, event_id, received_at, jsonb_build_object('id', event_id) from event`,
       [eventId, status],
     );
   }
@@ -45,8 +49,13 @@ it('starting an attempt makes an event processing, but a late attempt leaves a p
     provider: 'stripe',
     eventId,
   }));
-  const { rows } = await pool.query(startAttempts(keys));
-  expect(rows).toHaveLength(3);
+  const { rows } = await pool.query<{ event_id: string; payload: string }>(startAttempts(keys));
+  // Each with its payload, read from the partition of its day.
+  expect(rows.map((row) => [row.event_id, row.payload]).sort()).toEqual([
+    ['evt_ledger_failed', '{"id": "evt_ledger_failed"}'],
+    ['evt_ledger_processed', '{"id": "evt_ledger_processed"}'],
+    ['evt_ledger_received', '{"id": "evt_ledger_received"}'],
+  ]);
 
   // A late attempt of a job another worker already completed: it must not leave the event `processing` for good.
   expect(await statusOf('evt_ledger_processed')).toEqual({ status: 'processed', attempts: 2 });
@@ -56,8 +65,8 @@ it('starting an attempt makes an event processing, but a late attempt leaves a p
 
 async function recordEvents(eventIds: readonly string[]): Promise<void> {
   await pool.query(
-    `insert into webhook_events (provider, event_id, type, payload, headers, source, status, attempts)
-     select 'stripe', id, 'customer.created', '{}'::jsonb, '{}'::jsonb, 'webhook', 'processing', 1
+    `insert into webhook_events (provider, event_id, type, headers, source, status, attempts)
+     select 'stripe', id, 'customer.created', '{}'::jsonb, 'webhook', 'processing', 1
        from unnest($1::text[]) as id`,
     [eventIds],
   );

@@ -6,6 +6,7 @@
  */
 
 import type { Statement } from '../sql/statement.ts';
+import { PAYLOAD_OF_EVENT } from '../sql/webhook-events.ts';
 
 export type { Statement };
 
@@ -42,7 +43,7 @@ export function startAttempts(keys: readonly EventKey[]): Statement {
              attempts = e.attempts + 1
         from unnest($1::text[], $2::text[]) as k(provider, event_id)
        where e.provider = k.provider and e.event_id = k.event_id
-      returning e.provider, e.event_id, e.type, e.payload::text as payload, e.headers, e.received_at, e.attempts,
+      returning e.provider, e.event_id, e.type, ${PAYLOAD_OF_EVENT} as payload, e.headers, e.received_at, e.attempts,
                 array(select r.effect from effect_runs r
                        where r.provider = e.provider and r.event_id = e.event_id and r.status = 'completed')
                   as completed`,

@@ -26,6 +26,13 @@ export {
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
 export { readInboxStats, type InboxStats } from './inbox-stats.ts';
+export {
+  ensurePayloadPartitions,
+  keepPayloadPartitionsAhead,
+  listPayloadPartitions,
+  PARTITION_DAYS_AHEAD,
+  type PayloadPartition,
+} from './partitions.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

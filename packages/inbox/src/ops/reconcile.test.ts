@@ -151,8 +151,9 @@ const missingIds = [...expectedIds].filter((id) => !prerecordedIds.has(id)).sort
 
 async function snapshot() {
   const rows = await deps.pool.query(
-    `select provider, event_id, type, payload::text as payload, headers, source, received_at, status, attempts
-     from webhook_events order by event_id`,
+    `select provider, event_id, type, p.payload::text as payload, headers, source, received_at, status, attempts
+       from webhook_events e left join webhook_event_payloads p using (provider, event_id, received_at)
+      order by event_id`,
   );
   const jobs = await deps.pool.query<{ id: string; n: number }>(
     `select data->>'eventId' as id, count(*)::int as n from pgboss.job where name = $1 group by 1 order by 1`,
@@ -256,7 +257,12 @@ describe('reconcileStripe', () => {
       type: string;
       status: string;
       headers: unknown;
-    }>('select payload, type, status, headers from webhook_events where event_id = $1', [missingIds[0]]);
+    }>(
+      `select p.payload, type, status, headers
+         from webhook_events e join webhook_event_payloads p using (provider, event_id, received_at)
+        where event_id = $1`,
+      [missingIds[0]],
+    );
     const served = events.find((e) => e.event.id === missingIds[0])?.event;
     expect(sample.rows[0]).toEqual({ payload: served, type: served?.type, status: 'received', headers: {} });
 

@@ -14,6 +14,7 @@ import {
   schedulePurge,
 } from './retention.ts';
 import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
+import { ensurePayloadPartitions, listPayloadPartitions } from './partitions.ts';
 
 const db = useTestDatabase();
 let deps: OpsTestDeps;
@@ -25,7 +26,7 @@ afterAll(async () => {
   await deps?.close();
 });
 beforeEach(async () => {
-  await deps.pool.query('truncate webhook_events cascade');
+  await deps.pool.query('truncate webhook_events, webhook_event_payloads cascade');
 });
 
 interface Seed {
@@ -36,11 +37,16 @@ interface Seed {
 }
 
 async function seed(rows: Seed[]): Promise<void> {
+  const oldest = Math.max(...rows.map((row) => row.ageDays));
+  await ensurePayloadPartitions(deps.pool, { from: new Date(Date.now() - oldest * 86_400_000 - 3_600_000) });
   for (const row of rows) {
     await deps.pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, received_at)
-       values ('stripe', $1, 'checkout.session.completed', '{"id": "x", "email": "a@b.c"}', $2,
-               now() - $3 * interval '1 day')`,
+      `with event as (
+         insert into webhook_events (provider, event_id, type, status, received_at)
+         values ('stripe', $1, 'checkout.session.completed', $2, now() - $3 * interval '1 day')
+         returning provider, event_id, received_at)
+       insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       select provider, event_id, received_at, '{"id": "x", "email": "a@b.c"}' from event`,
       [row.id, row.status, row.ageDays],
     );
     if (row.effect) {
@@ -55,7 +61,11 @@ async function seed(rows: Seed[]): Promise<void> {
 
 async function state(): Promise<Record<string, 'payload' | 'purged'>> {
   const { rows } = await deps.pool.query<{ event_id: string; has_payload: boolean }>(
-    'select event_id, payload is not null as has_payload from webhook_events order by event_id',
+    `select event_id,
+            exists (select from webhook_event_payloads p
+                     where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)
+              as has_payload
+       from webhook_events e order by event_id`,
   );
   return Object.fromEntries(rows.map((r) => [r.event_id, r.has_payload ? 'payload' : 'purged']));
 }
@@ -108,7 +118,16 @@ describe('purgeExpired', () => {
     ]);
 
     const result = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 2 });
-    expect(result).toMatchObject({ payloadsPurged: 3, keysDeleted: 2, timeouts: 0, complete: true });
+    // The day 89 days ago is dropped whole (and the empty days seeding created). The days 40 and 100 days ago hold
+    // events in flight: they stay, and lose the payloads of their finished events (at 100 days, those of the two
+    // events whose keys went first).
+    expect(result).toMatchObject({
+      payloadsPurged: 5,
+      payloadPartitionsKept: 2,
+      keysDeleted: 2,
+      timeouts: 0,
+      complete: true,
+    });
     expect(await state()).toEqual({
       'dead-40d': 'purged',
       'failed-100d': 'payload',
@@ -123,6 +142,11 @@ describe('purgeExpired', () => {
     // The deleted key took its effect ledger with it; the kept one still has its own.
     const ledger = await deps.pool.query('select event_id from effect_runs');
     expect(ledger.rows).toEqual([{ event_id: 'processed-89d' }]);
+    const day = (ageDays: number) =>
+      `webhook_event_payloads_p${new Date(Date.now() - ageDays * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const names = (await listPayloadPartitions(deps.pool)).map((partition) => partition.name);
+    expect(names).not.toContain(day(89));
+    expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));
 
     // Idempotent.
     expect(await purgeExpired(deps.pool)).toMatchObject({
@@ -147,8 +171,8 @@ describe('purgeExpired', () => {
 
   it(`refuses payloadDays under ${MIN_PAYLOAD_DAYS} (the retry window) unless forced, before touching anything`, async () => {
     await seed([
-      { id: 'dead-1d', status: 'dead', ageDays: 1, effect: true },
-      { id: 'processed-2d', status: 'processed', ageDays: 2 },
+      { id: 'dead-2d', status: 'dead', ageDays: 2, effect: true },
+      { id: 'processed-2.5d', status: 'processed', ageDays: 2.5 },
     ]);
     const refused = await purgeExpired(deps.pool, { payloadDays: 1 / 86_400_000 }).catch(
       (error: unknown) => error,
@@ -157,16 +181,17 @@ describe('purgeExpired', () => {
     expect(refused).toMatchObject({ code: 'below_retry_window' });
     expect((refused as Error).message).toMatch(/retry window/);
     await expect(purgeExpired(deps.pool, { payloadDays: 2.9 })).rejects.toThrow(RetentionOptionError);
-    expect(await state()).toEqual({ 'dead-1d': 'payload', 'processed-2d': 'payload' });
+    expect(await state()).toEqual({ 'dead-2d': 'payload', 'processed-2.5d': 'payload' });
     // keyDays has no override.
     await expect(purgeExpired(deps.pool, { keyDays: 6, force: true })).rejects.toMatchObject({
       code: 'invalid_option',
     });
 
-    expect(await purgeExpired(deps.pool, { payloadDays: 0.5, force: true })).toMatchObject({
+    // Days end at UTC midnight: a day at least 2 days back has ended a day ago at the latest.
+    expect(await purgeExpired(deps.pool, { payloadDays: 1, force: true })).toMatchObject({
       payloadsPurged: 2,
     });
-    expect(await state()).toEqual({ 'dead-1d': 'purged', 'processed-2d': 'purged' });
+    expect(await state()).toEqual({ 'dead-2d': 'purged', 'processed-2.5d': 'purged' });
   });
 
   it('dry run: counts per table what the purge then does, and changes nothing', async () => {
@@ -187,7 +212,8 @@ describe('purgeExpired', () => {
       dryRun: true,
       keysDeleted: 2,
       effectRunsDeleted: 2,
-      payloadsPurged: 1,
+      // processed-100d's, dead-95d's and processed-40d's; not failed-100d's (in flight).
+      payloadsPurged: 3,
       batches: 0,
       complete: true,
     });
@@ -195,11 +221,11 @@ describe('purgeExpired', () => {
     expect(await ledger()).toEqual(ledgerBefore);
 
     const done = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 1 });
-    expect(done).toMatchObject({ dryRun: false, keysDeleted: 2, effectRunsDeleted: 2, payloadsPurged: 1 });
+    expect(done).toMatchObject({ dryRun: false, keysDeleted: 2, effectRunsDeleted: 2, payloadsPurged: 3 });
     expect(await ledger()).toEqual([{ event_id: 'failed-100d' }, { event_id: 'processed-40d' }]);
   });
 
-  it('skips rows another transaction holds, without waiting, and gives up on a held ledger row after 5 short waits', async () => {
+  it('skips keys another transaction holds, without waiting, and gives up on a held ledger row after 5 short waits', async () => {
     await seed([
       { id: 'a-held', status: 'processed', ageDays: 100 },
       { id: 'b-free', status: 'processed', ageDays: 99 },
@@ -209,9 +235,10 @@ describe('purgeExpired', () => {
     try {
       await worker.query('begin');
       await worker.query(`select 1 from webhook_events where event_id = 'a-held' for update`);
+      // Its key stays; its day's payloads go (a day of finished events is dropped whole, whoever reads a key).
       const first = await purgeExpired(deps.pool, { batchSize: 10 });
-      expect(first).toMatchObject({ keysDeleted: 1, payloadsPurged: 1, timeouts: 0, complete: true });
-      expect(await state()).toEqual({ 'a-held': 'payload', 'c-ledger-held': 'purged' });
+      expect(first).toMatchObject({ keysDeleted: 1, payloadsPurged: 3, timeouts: 0, complete: true });
+      expect(await state()).toEqual({ 'a-held': 'purged', 'c-ledger-held': 'purged' });
       await worker.query('commit');
 
       // Deleting a key cascades to its ledger: a ledger row held by a replay in progress makes the batch wait,
@@ -225,7 +252,7 @@ describe('purgeExpired', () => {
       const started = performance.now();
       const second = await purgeExpired(deps.pool, { batchSize: 10 });
       expect(performance.now() - started).toBeLessThan(5000);
-      expect(second).toMatchObject({ keysDeleted: 0, payloadsPurged: 1, timeouts: 5, complete: false });
+      expect(second).toMatchObject({ keysDeleted: 0, payloadsPurged: 0, timeouts: 5, complete: false });
       await worker.query('commit');
       expect(await purgeExpired(deps.pool)).toMatchObject({ keysDeleted: 2, complete: true });
     } finally {
@@ -243,23 +270,28 @@ describe('purgeExpired', () => {
   it('retention purge under concurrent ingest: no receiver request waits more than 100 ms on it', async () => {
     // 50 000 finished events: half past the key cutoff, half past the payload cutoff, one second apart.
     const OLD = 25_000;
+    await ensurePayloadPartitions(deps.pool, { from: new Date(Date.now() - 101 * 86_400_000) });
     await deps.pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, received_at, processed_at)
+      `insert into webhook_events (provider, event_id, type, status, received_at, processed_at)
        select 'stripe', 'evt_key_' || g, 'checkout.session.completed',
-              jsonb_build_object('id', 'evt_key_' || g, 'object', 'event', 'data', repeat('x', 300)),
               'processed', now() - interval '100 days' - g * interval '1 second', now() - interval '100 days'
        from generate_series(1, $1::int) g`,
       [OLD],
     );
     await deps.pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, received_at, processed_at)
+      `insert into webhook_events (provider, event_id, type, status, received_at, processed_at)
        select 'stripe', 'evt_pay_' || g, 'checkout.session.completed',
-              jsonb_build_object('id', 'evt_pay_' || g, 'object', 'event', 'data', repeat('x', 300)),
               'dead', now() - interval '40 days' - g * interval '1 second', null
        from generate_series(1, $1::int) g`,
       [OLD],
     );
-    await deps.pool.query('analyze webhook_events');
+    await deps.pool.query(
+      `insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       select provider, event_id, received_at,
+              jsonb_build_object('id', event_id, 'object', 'event', 'data', repeat('x', 300))
+         from webhook_events`,
+    );
+    await deps.pool.query('analyze webhook_events, webhook_event_payloads');
 
     // The receiver's side. Why lock_timeout rather than only a latency bound: wall-clock latency on a loaded
     // 2-core CI machine includes CPU scheduling and fsync that have nothing to do with the purge, so a strict
@@ -330,7 +362,8 @@ describe('purgeExpired', () => {
       const sorted = [...latencies].sort((a, b) => a - b);
       const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
       console.info(
-        `purge: ${purge.keysDeleted} keys deleted + ${purge.payloadsPurged} payloads nulled in ${purge.batches} ` +
+        `purge: ${purge.keysDeleted} keys deleted + ${purge.payloadsPurged} payloads dropped ` +
+          `(${purge.payloadPartitionsDropped} days) in ${purge.batches} ` +
           `batches (${purge.timeouts} cancelled, final size ${purge.finalBatchSize}), ${purge.durationMs} ms ` +
           `(slowest batch ${purge.slowestBatchMs} ms); ${during} ingests during it (${JSON.stringify(kinds)} in all); ` +
           `ingest latency p50 ${p(0.5).toFixed(1)} ms, p99 ${p(0.99).toFixed(1)} ms, max ${p(1).toFixed(1)} ms ` +
@@ -340,8 +373,9 @@ describe('purgeExpired', () => {
       expect(
         failures.map((e) => (e as Error & { cause?: { code?: string } }).cause?.code ?? String(e)),
       ).toEqual([]);
-      // Old keys re-ingested after their deletion are new rows (received now), so nothing old is left.
-      expect(purge).toMatchObject({ keysDeleted: OLD, payloadsPurged: OLD, complete: true });
+      // Old keys re-ingested after their deletion are new rows (received now), so nothing old is left: the payloads
+      // of both halves go with their days.
+      expect(purge).toMatchObject({ keysDeleted: OLD, payloadsPurged: 2 * OLD, complete: true });
       expect(during).toBeGreaterThanOrEqual(20);
       expect(kinds.beingPurged).toBeGreaterThan(0);
       expect(p(1)).toBeLessThan(2000);
@@ -391,7 +425,7 @@ describe('schedulePurge', () => {
       expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({
         msg: 'retention purge',
         keysDeleted: 1,
-        payloadsPurged: 1,
+        payloadsPurged: 2,
       });
     } finally {
       await deps.boss.offWork(PURGE_QUEUE);

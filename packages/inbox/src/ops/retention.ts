@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { deliveryCounts, inboxSamples, webhookEvents } from '../sql/index.ts';
+import { deliveryCounts, eventPayloads, inboxSamples, webhookEvents } from '../sql/index.ts';
+import { ensurePayloadPartitions, listPayloadPartitions, partitionEnd } from './partitions.ts';
 import type { Statement } from '../sql/statement.ts';
 
 /**
@@ -17,7 +18,7 @@ export const MIN_KEY_DAYS = 7;
  * The shortest `payloadDays` allowed without `force`: the providers' retry window (Stripe retries for 3 days).
  * Within it an event that went `dead` is the one an operator replays once the cause is fixed, and a replay of an
  * event whose payload is gone cannot run its effects. A shorter age is almost always a slip (`1ms` for `1m`, `30m`
- * for `30d`) that would null every payload at once.
+ * for `30d`) that would drop every payload at once.
  */
 export const MIN_PAYLOAD_DAYS = 3;
 
@@ -42,7 +43,10 @@ export class RetentionOptionError extends RangeError {
 export const PURGE_QUEUE = 'webhook-inbox-purge';
 
 export interface PurgeOptions {
-  /** Null the payload of finished events received longer ago than this. Default 30. */
+  /**
+   * Drop the payloads of finished events received longer ago than this, a whole UTC day at a time: a day's payloads
+   * go once all of that day is older than this (so a payload is kept up to a day longer). Default 30.
+   */
   payloadDays?: number;
   /** Delete finished events (keys, payloads, effect ledger) received longer ago than this. Default 90, minimum 7. */
   keyDays?: number;
@@ -74,8 +78,17 @@ export interface PurgeOptions {
 }
 
 export interface PurgeResult {
-  /** Events whose payload was set to null. */
+  /** Payloads removed: those of the days dropped, and of finished events of a day kept for an event in flight. */
   payloadsPurged: number;
+  /** Days of payloads dropped whole (partitions of `webhook_event_payloads`). */
+  payloadPartitionsDropped: number;
+  /**
+   * Expired days kept because an event received that day is still in flight (its worker reads its payload): the
+   * payloads of that day's finished events were deleted row by row instead. A later run drops the day.
+   */
+  payloadPartitionsKept: number;
+  /** Partitions created ahead for the days to come (`ensurePayloadPartitions`); none on a dry run. */
+  partitionsCreated: number;
   /** Events deleted, key and all (their `effect_runs` go with them). */
   keysDeleted: number;
   /** `effect_runs` rows deleted with those events. */
@@ -87,7 +100,7 @@ export interface PurgeResult {
    * transaction holds during a real run are left for the next run).
    */
   dryRun: boolean;
-  /** Statements run, cancelled ones included. */
+  /** Row-by-row statements run (key deletions, history, payloads of kept days), cancelled ones included. */
   batches: number;
   /** Batches cancelled for running past `maxBatchMs` (slow, or waiting on a lock another transaction holds). */
   timeouts: number;
@@ -134,7 +147,7 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
     throw new RetentionOptionError(
       'below_retry_window',
       `retention: payloadDays must be at least ${MIN_PAYLOAD_DAYS} (the providers' retry window), got ` +
-        `${+payloadDays.toPrecision(3)}: it would null the payloads of every finished event younger than ` +
+        `${+payloadDays.toPrecision(3)}: it would drop the payloads of every finished event older than ` +
         `that, dead ones an operator may still replay among them. Set \`force\` to purge anyway.`,
     );
   }
@@ -165,23 +178,27 @@ interface BatchRow {
 }
 
 /**
- * Applies retention to `webhook_events`, in small batches, and says what it did:
+ * Applies retention and says what it did:
  * 1. deletes finished events (`processed`, `dead`) received more than `keyDays` ago, their effect ledger
- *    with them (ON DELETE CASCADE);
- * 2. sets `payload` to null on finished events received more than `payloadDays` ago, keeping the key so late
- *    redeliveries still dedupe;
+ *    with them (ON DELETE CASCADE), in batches;
+ * 2. drops the payloads of finished events received more than `payloadDays` ago a day at a time: each expired
+ *    partition of `webhook_event_payloads` is detached (`CONCURRENTLY`) and dropped, unless an event received that
+ *    day is still in flight, in which case the payloads of its finished events are deleted in batches and the day
+ *    is kept for the next run;
  * 3. deletes the console overview's per-minute history (`webhook_delivery_counts`, `inbox_samples`) older than
- *    `historyDays`.
- * Events still in flight (`received`, `processing`, `failed`) are never touched, whatever their age; neither are
- * rows another transaction has locked (left for the next run). With `dryRun`, it counts those rows and changes
- * nothing. Options that would purge what should be kept (see `resolvePurgeOptions`) are refused with a
- * `RetentionOptionError` before anything is read.
+ *    `historyDays`, in batches;
+ * and first creates the partitions of the days ahead (`ensurePayloadPartitions`). Events still in flight
+ * (`received`, `processing`, `failed`) are never touched, whatever their age; neither are rows another transaction
+ * has locked (left for the next run). With `dryRun`, it counts those rows and changes nothing. Options that would
+ * purge what should be kept (see `resolvePurgeOptions`) are refused with a `RetentionOptionError` before anything
+ * is read.
  *
  * Each batch is one statement in its own transaction, cancelled if it runs past `maxBatchMs`; an
  * `INSERT ... ON CONFLICT` of a key in the batch waits for it (Postgres must know whether the row it conflicts
  * with is being deleted), so the receiver never waits behind more than one short batch. The batch size adapts:
  * halved after a batch that took over half of `maxBatchMs` or was cancelled, doubled (up to `batchSize`) after
- * one under a quarter. Idempotent: run it as often as you like (see `schedulePurge`).
+ * one under a quarter. Dropping a day waits for no lock the receiver holds and takes none it waits for. Idempotent:
+ * run it as often as you like (see `schedulePurge`).
  *
  * @example
  * const result = await purgeExpired(pool, { payloadDays: 30, keyDays: 90 });
@@ -196,6 +213,9 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   const historyCutoff = new Date(now.getTime() - historyDays * DAY_MS);
   const result = {
     payloadsPurged: 0,
+    payloadPartitionsDropped: 0,
+    payloadPartitionsKept: 0,
+    partitionsCreated: 0,
     keysDeleted: 0,
     effectRunsDeleted: 0,
     historyRowsDeleted: 0,
@@ -213,15 +233,21 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     historyCutoff,
     durationMs: Math.round(performance.now() - started),
   });
+  const expired = (await listPayloadPartitions(pool)).filter(
+    (partition) => partitionEnd(partition) <= payloadCutoff,
+  );
 
   if (result.dryRun) {
-    // A plain read: it locks nothing, so it never delays the receiver's inserts, however long it takes.
-    const { rows } = await pool.query<{ events: number; payloads: number; effectRuns: number }>(
-      webhookEvents.countPurgeable(keyCutoff, payloadCutoff),
+    // Plain reads: they lock nothing, so they never delay the receiver's inserts, however long they take.
+    const { rows } = await pool.query<{ events: number; effectRuns: number }>(
+      webhookEvents.countPurgeable(keyCutoff),
     );
     result.keysDeleted = rows[0]?.events ?? 0;
-    result.payloadsPurged = rows[0]?.payloads ?? 0;
     result.effectRunsDeleted = rows[0]?.effectRuns ?? 0;
+    for (const partition of expired) {
+      const done = await pool.query<{ n: number }>(eventPayloads.countDonePayloads(partition.name));
+      result.payloadsPurged += done.rows[0]?.n ?? 0;
+    }
     for (const count of [deliveryCounts.countDeliveryCountsBefore, inboxSamples.countInboxSamplesBefore]) {
       const history = await pool.query<{ n: number }>(count(historyCutoff));
       result.historyRowsDeleted += history.rows[0]?.n ?? 0;
@@ -229,37 +255,35 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     return finish();
   }
 
+  result.partitionsCreated = (await ensurePayloadPartitions(pool)).created.length;
   let size = batchSize;
   const client = await pool.connect();
   let broken = false;
   try {
-    // Keys first: deleting a row is enough, nulling its payload first would be wasted writes. The overview's
-    // history last: rows of past minutes that nothing writes any more (a receiver adds only to recent ones).
-    for (const [batch, cutoff, field] of [
-      [webhookEvents.deleteFinishedEvents, keyCutoff, 'keysDeleted'],
-      [webhookEvents.nullFinishedPayloads, payloadCutoff, 'payloadsPurged'],
-      [deliveryCounts.deleteDeliveryCounts, historyCutoff, 'historyRowsDeleted'],
-      [inboxSamples.deleteInboxSamples, historyCutoff, 'historyRowsDeleted'],
-    ] as const) {
+    /**
+     * Runs `batch` until it changes fewer rows than asked (or the run stops), adapting the size; returns the rows
+     * changed.
+     */
+    const drain = async (batch: (from: string, limit: number) => Statement, field: CountedField) => {
       let from = '-infinity';
       let timeoutsInARow = 0;
       for (;;) {
         if (options.signal?.aborted) {
           result.complete = false;
-          break;
+          return;
         }
         let row: BatchRow | undefined;
         const batchStarted = performance.now();
         try {
           result.batches++;
-          row = await runBatch(client, maxBatchMs, batch(cutoff, from, size));
+          row = await runBatch(client, maxBatchMs, batch(from, size));
         } catch (error) {
           if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
           result.timeouts++;
           size = Math.max(1, Math.floor(size / 2));
           if (++timeoutsInARow >= MAX_CONSECUTIVE_TIMEOUTS) {
             result.complete = false;
-            break;
+            return;
           }
           continue;
         }
@@ -270,10 +294,44 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         result[field] += n;
         result.effectRunsDeleted += row?.effectRuns ?? 0;
         if (row?.last) from = row.last;
-        if (n < size) break;
+        if (n < size) return;
         if (elapsed > maxBatchMs / 2) size = Math.max(1, Math.floor(size / 2));
         else if (elapsed < maxBatchMs / 4) size = Math.min(batchSize, size * 2);
       }
+    };
+
+    // Keys first: their payloads then go with their days. The overview's history last: rows of past minutes that
+    // nothing writes any more (a receiver adds only to recent ones).
+    await drain((from, limit) => webhookEvents.deleteFinishedEvents(keyCutoff, from, limit), 'keysDeleted');
+    for (const partition of expired) {
+      if (options.signal?.aborted) {
+        result.complete = false;
+        break;
+      }
+      if (partition.detachPending) {
+        // An earlier run was cut off between detaching and dropping: finish its work.
+        await client.query(eventPayloads.finalizeDetach(partition.name));
+      } else {
+        const inFlight = await client.query<{ unfinished: boolean }>(
+          eventPayloads.hasUnfinishedEvents(partition.day, partitionEnd(partition)),
+        );
+        if (inFlight.rows[0]?.unfinished) {
+          result.payloadPartitionsKept++;
+          await drain(
+            (from, limit) => eventPayloads.deleteDonePayloads(partition.name, from, limit),
+            'payloadsPurged',
+          );
+          continue;
+        }
+        const rows = await client.query<{ n: number }>(eventPayloads.countPartitionRows(partition.name));
+        await client.query(eventPayloads.detachPartition(partition.name));
+        result.payloadsPurged += rows.rows[0]?.n ?? 0;
+      }
+      await client.query(eventPayloads.dropDetachedPartition(partition.name));
+      result.payloadPartitionsDropped++;
+    }
+    for (const batch of [deliveryCounts.deleteDeliveryCounts, inboxSamples.deleteInboxSamples]) {
+      await drain((from, limit) => batch(historyCutoff, from, limit), 'historyRowsDeleted');
     }
     result.finalBatchSize = size;
   } catch (error) {
@@ -284,6 +342,8 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   }
   return finish();
 }
+
+type CountedField = 'keysDeleted' | 'payloadsPurged' | 'historyRowsDeleted';
 
 /**
  * One batch in its own transaction, its deadline set for that transaction only: a session setting would outlive

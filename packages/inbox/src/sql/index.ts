@@ -4,6 +4,8 @@
  *
  * - `webhook-events.ts`, `webhook_events`: the receiver's inserts (`ingest()`, group commit), the event log
  *   (event-store), replay, retention, reconciliation, the metrics' counts.
+ * - `event-payloads.ts`, `webhook_event_payloads` and its daily partitions: their upkeep and retention (the
+ *   receiver's inserts write it, in `webhook-events.ts`).
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
@@ -22,6 +24,7 @@ export * as alertsSent from './alerts-sent.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as deliveryCounts from './delivery-counts.ts';
 export * as effectRuns from './effect-runs.ts';
+export * as eventPayloads from './event-payloads.ts';
 export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';

@@ -17,16 +17,23 @@ export interface NewEvent {
 
 /**
  * The receiver's insert, the whole point of the system: a redelivery finds the row and inserts nothing (no row
- * returned), so its caller enqueues nothing. Named: parsed and planned once per connection, not on every event.
+ * returned), so its caller enqueues nothing. A new event's payload goes to `webhook_event_payloads` in the same
+ * statement, under the `received_at` its row was given (the partition of that day). Named: parsed and planned once
+ * per connection, not on every event.
  */
 export function insertEvent(event: NewEvent, source: EventSource): Statement {
   return {
     name: 'webhook_inbox_insert_event',
     text: `
-  insert into webhook_events (provider, event_id, type, payload, headers, source)
-  values ($1, $2, $3, $4::jsonb, $5::jsonb, $6)
-  on conflict (provider, event_id) do nothing
-  returning event_id`,
+  with inserted as (
+    insert into webhook_events (provider, event_id, type, headers, source)
+    values ($1, $2, $3, $5::jsonb, $6)
+    on conflict (provider, event_id) do nothing
+    returning provider, event_id, received_at),
+  payload as (
+    insert into webhook_event_payloads (provider, event_id, received_at, payload)
+    select provider, event_id, received_at, $4::jsonb from inserted)
+  select event_id from inserted`,
     values: [
       event.provider,
       event.eventId,
@@ -40,23 +47,31 @@ export function insertEvent(event: NewEvent, source: EventSource): Statement {
 
 /**
  * Group commit's insert: many events in one statement, one row per array position, the same `ON CONFLICT DO
- * NOTHING` as `insertEvent`, returning the keys this statement created (an absent key was already recorded).
- * Rows are inserted in the order given (the arrays are read in order, nothing sorts them): callers pass them
- * sorted by key, so two concurrent batches that share keys wait for each other in one order and never deadlock.
- * The arrays are text; each row's payload and headers are cast to jsonb on the way in, so a payload PostgreSQL
- * refuses fails the statement with the same SQLSTATE as `insertEvent`. Named: its parameters are six arrays
- * whatever the batch's size, so one plan serves every batch.
+ * NOTHING` as `insertEvent`, returning the keys this statement created (an absent key was already recorded), whose
+ * payloads it writes to `webhook_event_payloads` as `insertEvent` does. Rows are inserted in the order given (the
+ * arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two concurrent batches that
+ * share keys wait for each other in one order and never deadlock. The arrays are text; a new row's payload is cast
+ * to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses fails the statement with the
+ * same SQLSTATE as `insertEvent`. Named: its parameters are six arrays whatever the batch's size, so one plan
+ * serves every batch.
  */
 export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
   return {
     name: 'webhook_inbox_insert_events',
     text: `
-  insert into webhook_events (provider, event_id, type, payload, headers, source)
-  select provider, event_id, type, payload::jsonb, headers::jsonb, source
-    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-      as batch (provider, event_id, type, payload, headers, source)
-  on conflict (provider, event_id) do nothing
-  returning provider, event_id`,
+  with batch as (
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+      as batch (provider, event_id, type, payload, headers, source)),
+  inserted as (
+    insert into webhook_events (provider, event_id, type, headers, source)
+    select provider, event_id, type, headers::jsonb, source from batch
+    on conflict (provider, event_id) do nothing
+    returning provider, event_id, received_at),
+  payloads as (
+    insert into webhook_event_payloads (provider, event_id, received_at, payload)
+    select i.provider, i.event_id, i.received_at, b.payload::jsonb
+      from inserted i join batch b using (provider, event_id))
+  select provider, event_id from inserted`,
     values: [
       events.map(({ event }) => event.provider),
       events.map(({ event }) => event.eventId),
@@ -113,12 +128,17 @@ export function selectEventPage(filters: EventPageFilters, limit: number): State
   };
 }
 
+/** An event row's payload as text (null once purged), read from the partition of its day. */
+export const PAYLOAD_OF_EVENT = `
+  (select p.payload::text from webhook_event_payloads p
+    where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)`;
+
 /** One event: its summary, headers and payload (`payload::text`, null once purged; parse it losslessly). */
 export function selectEvent(provider: string, eventId: string): Statement {
   return {
     text: `
-      select ${SUMMARY_COLUMNS}, headers, payload::text as payload
-        from webhook_events where provider = $1 and event_id = $2`,
+      select ${SUMMARY_COLUMNS}, headers, ${PAYLOAD_OF_EVENT} as payload
+        from webhook_events e where provider = $1 and event_id = $2`,
     values: [provider, eventId],
   };
 }
@@ -228,11 +248,11 @@ export function countRemainingEventKeys(
 // still in flight and its worker will read the payload.
 const FINISHED = `status in ('processed', 'dead')`;
 
-// The two retention batches below pick their rows oldest first, locking them and skipping any row another
-// transaction holds (the worker, a replay), then act on exactly those rows by ctid. Each is one implicit
-// transaction of at most `limit` rows, so an `INSERT ... ON CONFLICT` on one of those keys waits at most for one
-// batch. Rows are walked by `received_at` from `from` (where the last batch stopped), so rows already purged are
-// not scanned again. Both answer `n` (rows changed) and `last` (the last row's `received_at`, the next `from`).
+// The retention batch below picks its rows oldest first, locking them and skipping any row another transaction
+// holds (the worker, a replay), then deletes exactly those rows by ctid. It is one transaction of at most `limit`
+// rows, so an `INSERT ... ON CONFLICT` on one of those keys waits at most for one batch. Rows are walked by
+// `received_at` from `from` (where the last batch stopped), so rows already deleted are not scanned again. It
+// answers `n` (rows deleted) and `last` (the last row's `received_at`, the next `from`).
 
 /**
  * Retention: deletes up to `limit` finished events received in [`from`, `before`), their effect ledger with them
@@ -257,42 +277,20 @@ export function deleteFinishedEvents(before: Date, from: string, limit: number):
   };
 }
 
-/** Retention: nulls the payloads of up to `limit` finished events received in [`from`, `before`), keys kept. */
-export function nullFinishedPayloads(before: Date, from: string, limit: number): Statement {
-  return {
-    text: `
-      with batch as (
-        update webhook_events set payload = null
-        where ctid = any(array(
-          select ctid from webhook_events
-          where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINISHED}
-            and payload is not null
-          order by received_at
-          limit $3
-          for update skip locked))
-        returning received_at)
-      select count(*)::int as n, max(received_at)::text as last from batch`,
-    values: [before, from, limit],
-  };
-}
-
 /**
- * Retention's dry run, read only: how many finished events a purge would delete (received before `keyCutoff`),
- * the effect ledger rows that would go with them, and how many payloads it would null (received before
- * `payloadCutoff` and kept, as the deletions run first). Rows a transaction holds during a real run are left for
- * the next one, so these are upper bounds.
+ * Retention's dry run, read only: how many finished events a purge would delete (received before `keyCutoff`) and
+ * the effect ledger rows that would go with them. Rows a transaction holds during a real run are left for the next
+ * one, so these are upper bounds.
  */
-export function countPurgeable(keyCutoff: Date, payloadCutoff: Date): Statement {
+export function countPurgeable(keyCutoff: Date): Statement {
   return {
     text: `
-      select count(*) filter (where received_at < $1)::int as events,
-             count(*) filter (where received_at >= $1 and received_at < $2 and payload is not null)::int
-               as payloads,
+      select count(*)::int as events,
              (select count(*)::int from effect_runs r join webhook_events e using (provider, event_id)
                where e.received_at < $1 and e.${FINISHED}) as "effectRuns"
         from webhook_events
-       where received_at < greatest($1, $2) and ${FINISHED}`,
-    values: [keyCutoff, payloadCutoff],
+       where received_at < $1 and ${FINISHED}`,
+    values: [keyCutoff],
   };
 }
 

@@ -1,0 +1,145 @@
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `webhook_event_payloads` and its partitions, one per UTC day of `received_at`, named
+ * `webhook_event_payloads_pYYYYMMDD`. The receiver writes payloads with its insert (`webhook-events.ts`); what is
+ * here keeps the partitions: created ahead, dropped whole once expired.
+ *
+ * DDL takes no parameters, so partition names and bounds are spliced into the text: every name comes from
+ * `partitionName` (a date, digits only) and every bound from `Date.toISOString()`.
+ */
+
+export const PAYLOADS_TABLE = 'webhook_event_payloads';
+const PREFIX = `${PAYLOADS_TABLE}_p`;
+
+/** The partition that holds the payloads received on `day`'s UTC date. */
+export function partitionName(day: Date): string {
+  return PREFIX + day.toISOString().slice(0, 10).replaceAll('-', '');
+}
+
+/** The UTC day a partition name stands for, or null for a table this module did not name. */
+export function partitionDay(name: string): Date | null {
+  const match = /^webhook_event_payloads_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+  if (!match) return null;
+  const day = new Date(`${match[1]}-${match[2]}-${match[3]}T00:00:00.000Z`);
+  return Number.isNaN(day.getTime()) ? null : day;
+}
+
+export interface PartitionRow {
+  name: string;
+  /** Left by a `DETACH ... CONCURRENTLY` that was interrupted: it must be finalized before anything else. */
+  detachPending: boolean;
+}
+
+/** The table's partitions (including any not named by `partitionName`, which callers leave alone). */
+export function selectPartitions(): Statement {
+  return {
+    text: `
+      select c.relname as name, i.inhdetachpending as "detachPending"
+        from pg_inherits i
+        join pg_class c on c.oid = i.inhrelid
+       where i.inhparent = to_regclass('${PAYLOADS_TABLE}')
+       order by c.relname`,
+    values: [],
+  };
+}
+
+/**
+ * Taken first in the transaction that creates partitions: two workers starting at once create them one after the
+ * other, the second finding them made (transaction-scoped, so it holds behind a transaction pooler).
+ */
+export function lockPartitionMaintenance(): Statement {
+  return { text: `select pg_advisory_xact_lock(hashtext('webhook_inbox_payload_partitions'))`, values: [] };
+}
+
+/**
+ * A new partition is created as a plain table and then attached, rather than with `CREATE TABLE ... PARTITION OF`,
+ * which would take an exclusive lock on the parent and so stop the receiver's inserts while it waits for every
+ * transaction reading the table. Attaching takes `SHARE UPDATE EXCLUSIVE` on the parent, which inserts and reads
+ * do not wait for; it builds the primary key on the (empty) new table.
+ */
+export function createPartitionTable(name: string): Statement {
+  return { text: `create table if not exists "${name}" (like ${PAYLOADS_TABLE})`, values: [] };
+}
+
+export function attachPartition(name: string, from: Date, to: Date): Statement {
+  return {
+    text: `alter table ${PAYLOADS_TABLE} attach partition "${name}"
+             for values from ('${from.toISOString()}') to ('${to.toISOString()}')`,
+    values: [],
+  };
+}
+
+/**
+ * Whether any event received in [`from`, `to`) still has work to do (received, processing, failed): its worker
+ * will read the payload, so that day's partition is not dropped. One probe of
+ * `webhook_events_status_received_at_idx` per status.
+ */
+export function hasUnfinishedEvents(from: Date, to: Date): Statement {
+  return {
+    text: `
+      select exists (
+        select from webhook_events
+         where status in ('received', 'processing', 'failed') and received_at >= $1 and received_at < $2
+      ) as unfinished`,
+    values: [from, to],
+  };
+}
+
+/** The payloads a partition holds (read before it is dropped, for the purge's result). */
+export function countPartitionRows(name: string): Statement {
+  return { text: `select count(*)::int as n from "${name}"`, values: [] };
+}
+
+/**
+ * Detaches a partition without blocking the receiver: `CONCURRENTLY` takes only `SHARE UPDATE EXCLUSIVE` on the
+ * parent and waits for the transactions that may still read the partition. It cannot run inside a transaction
+ * block. Interrupted, it leaves the partition pending detach: `finalizeDetach` completes it.
+ */
+export function detachPartition(name: string): Statement {
+  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" concurrently`, values: [] };
+}
+
+export function finalizeDetach(name: string): Statement {
+  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" finalize`, values: [] };
+}
+
+/** Drops a partition once detached: a table of its own then, so dropping it locks nothing the receiver uses. */
+export function dropDetachedPartition(name: string): Statement {
+  return { text: `drop table if exists "${name}"`, values: [] };
+}
+
+// The payloads of one partition whose events are all done, or gone (key retention deleted them): not received,
+// processing or failed.
+const DONE = `not exists (
+  select from webhook_events e
+   where e.provider = p.provider and e.event_id = p.event_id and e.received_at = p.received_at
+     and e.status in ('received', 'processing', 'failed'))`;
+
+/**
+ * Retention of an expired partition that still holds an event in flight (it stays, for that event's worker):
+ * deletes up to `limit` payloads of its finished events received from `from` on, oldest first, skipping rows
+ * another transaction holds. Answers `n` (rows deleted) and `last` (the last row's `received_at`, the next
+ * `from`), as the other retention batches do.
+ */
+export function deleteDonePayloads(name: string, from: string, limit: number): Statement {
+  return {
+    text: `
+      with batch as (
+        delete from "${name}"
+        where ctid = any(array(
+          select p.ctid from "${name}" p
+           where p.received_at >= $1::timestamptz and ${DONE}
+           order by p.received_at
+           limit $2
+           for update skip locked))
+        returning received_at)
+      select count(*)::int as n, max(received_at)::text as last from batch`,
+    values: [from, limit],
+  };
+}
+
+/** Retention's dry run: how many payloads of a partition a purge would remove (those of events that are done). */
+export function countDonePayloads(name: string): Statement {
+  return { text: `select count(*)::int as n from "${name}" p where ${DONE}`, values: [] };
+}

@@ -28,6 +28,7 @@ const INBOX_TABLES = [
   'inbox_samples',
   'replay_operations',
   'webhook_delivery_counts',
+  'webhook_event_payloads',
   'webhook_events',
 ];
 const EXAMPLE_TABLES = [
@@ -52,6 +53,17 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
   } finally {
     await client.end();
   }
+}
+
+/** The public schema's tables, partitions of `webhook_event_payloads` left out. */
+async function tables(url: string): Promise<string[]> {
+  const rows = await query<{ relname: string }>(
+    url,
+    `select relname from pg_class
+      where relnamespace = 'public'::regnamespace and relkind in ('r', 'p') and not relispartition
+      order by 1`,
+  );
+  return rows.map((row) => row.relname);
 }
 
 /** Everything a migration could change, as one comparable value. */
@@ -93,6 +105,31 @@ async function layout(url: string) {
   return { columns, constraints, indexes };
 }
 
+/** Migrates `url` with the inbox's own migrations up to and including `last` (packages/db/drizzle). */
+async function migrateInboxUpTo(url: string, last: string): Promise<void> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'inbox-migrations-'));
+  try {
+    await cp(path.join(packageDir, 'drizzle'), folder, { recursive: true });
+    const journalFile = path.join(folder, 'meta/_journal.json');
+    const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
+    const count = journal.entries.findIndex((entry) => entry.tag === last) + 1;
+    expect(count).toBeGreaterThan(0);
+    await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, count) }));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await migrate(drizzle({ client }), {
+        migrationsFolder: folder,
+        migrationsTable: '__webhook_inbox_migrations',
+      });
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
 /** Migrates `url` with the first `count` of 0.1's shared migrations (test/fixtures/legacy-migrations). */
 async function migrateLegacy(url: string, count: number): Promise<void> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'legacy-migrations-'));
@@ -118,11 +155,7 @@ describe('db:migrate', () => {
     database = await createTestDatabase({ migrated: false });
     await migrateDatabase(database.url);
 
-    const tables = await query<{ table_name: string }>(
-      database.url,
-      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
-    );
-    expect(tables.map((t) => t.table_name).sort()).toEqual([...INBOX_TABLES, ...EXAMPLE_TABLES].sort());
+    expect(await tables(database.url)).toEqual([...INBOX_TABLES, ...EXAMPLE_TABLES].sort());
     const [boss] = await query<{ version: number }>(database.url, 'select version from pgboss.version');
     expect(boss?.version).toBeGreaterThan(0);
   });
@@ -181,6 +214,7 @@ describe('db:migrate', () => {
         inbox_samples: '0',
         replay_operations: '1',
         webhook_delivery_counts: '0',
+        webhook_event_payloads: '1',
         webhook_events: '1',
         accounts: '1',
         shopify_compliance_requests: '0',
@@ -208,6 +242,74 @@ describe('db:migrate', () => {
     },
   );
 
+  it('moves the payloads of a database at 0005 into the daily partitions, events in every state kept as they were', async () => {
+    database = await createTestDatabase({ migrated: false });
+    await migrateInboxUpTo(database.url, '0005_payload_out_of_line');
+    // Every status, three days (today, 3 and 40 days back), a payload retention already nulled, a number past 2^64.
+    await query(
+      database.url,
+      `insert into webhook_events (provider, event_id, type, payload, headers, source, status, attempts, last_error,
+                                   received_at, processed_at)
+       select 'stripe', 'evt_' || status || '_' || age, 'invoice.paid',
+              case when status = 'processed' and age = 40 then null
+                   else ('{"id": "evt_' || status || '_' || age || '", "amount": 123456789012345678901234}')::jsonb end,
+              '{"stripe-webhook-id": "wh_1"}', 'webhook', status, 2, case when status in ('failed', 'dead') then 'boom' end,
+              now() - age * interval '1 day', case when status = 'processed' then now() end
+         from unnest(array['received', 'processing', 'failed', 'processed', 'dead']) as status,
+              unnest(array[0, 3, 40]) as age;
+       insert into effect_runs (provider, event_id, effect, status, idempotency_key)
+       select provider, event_id, 'markPaid', 'completed', event_id from webhook_events where status = 'processed';`,
+    );
+    const eventColumns = `provider, event_id, type, headers, source, status, attempts, last_error, received_at, processed_at`;
+    const before = await query(database.url, `select ${eventColumns} from webhook_events order by event_id`);
+    const payloadsBefore = await query(
+      database.url,
+      `select event_id, received_at, payload::text from webhook_events where payload is not null order by event_id`,
+    );
+    expect(before).toHaveLength(15);
+    expect(payloadsBefore).toHaveLength(14);
+
+    await migrateDatabase(database.url);
+
+    expect(await query(database.url, `select ${eventColumns} from webhook_events order by event_id`)).toEqual(
+      before,
+    );
+    expect(
+      await query(
+        database.url,
+        `select event_id, received_at, payload::text from webhook_event_payloads order by event_id`,
+      ),
+    ).toEqual(payloadsBefore);
+    // Each payload in the partition of its UTC day, and read back through the event's key and received_at.
+    const placed = await query<{ misplaced: number; unread: number }>(
+      database.url,
+      `select (select count(*)::int from webhook_event_payloads p
+                where p.tableoid::regclass::text
+                      <> 'webhook_event_payloads_p' || to_char(p.received_at at time zone 'UTC', 'YYYYMMDD'))
+                as misplaced,
+              (select count(*)::int from webhook_events e
+                where e.event_id <> 'evt_processed_40'
+                  and not exists (select from webhook_event_payloads p
+                                   where p.provider = e.provider and p.event_id = e.event_id
+                                     and p.received_at = e.received_at)) as unread`,
+    );
+    expect(placed).toEqual([{ misplaced: 0, unread: 0 }]);
+    expect(await query(database.url, 'select count(*)::int as n from effect_runs')).toEqual([{ n: 3 }]);
+    // The days ahead exist, so the receiver can record events as soon as the migration is done.
+    const days = await query<{ n: number }>(
+      database.url,
+      `select count(*)::int as n from pg_inherits
+        where inhparent = 'webhook_event_payloads'::regclass
+          and inhrelid::regclass::text >= 'webhook_event_payloads_p' || to_char(now() at time zone 'UTC', 'YYYYMMDD')`,
+    );
+    expect(days[0]?.n).toBe(15);
+    await query(
+      database.url,
+      `insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       values ('stripe', 'evt_after', now() + interval '13 days', '{}')`,
+    );
+  });
+
   it("refuses a database that ran only part of 0.1's shared migrations, changing nothing", async () => {
     database = await createTestDatabase({ migrated: false });
     await migrateLegacy(database.url, 2);
@@ -227,11 +329,7 @@ describe('db:migrate', () => {
        insert into drizzle.__drizzle_migrations (hash, created_at) values ('a-team-migration', 1);`,
     );
     await migrateDatabase(database.url);
-    const tables = await query<{ table_name: string }>(
-      database.url,
-      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
-    );
-    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(INBOX_TABLES));
+    expect(await tables(database.url)).toEqual(expect.arrayContaining(INBOX_TABLES));
     expect(await query(database.url, 'select hash from drizzle.__drizzle_migrations')).toEqual([
       { hash: 'a-team-migration' },
     ]);
@@ -253,11 +351,7 @@ describe('db:migrate', () => {
     const applied = await query(database.url, 'select id from drizzle.__webhook_inbox_migrations');
     expect(applied).toHaveLength(journal.entries.length);
     // packages/db's own command applies the inbox's tables only.
-    const tables = await query<{ table_name: string }>(
-      database.url,
-      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
-    );
-    expect(tables.map((t) => t.table_name)).toEqual(INBOX_TABLES);
+    expect(await tables(database.url)).toEqual(INBOX_TABLES);
   });
 
   it('explains a missing DATABASE_URL', async () => {

@@ -77,7 +77,9 @@ describe.each(Object.entries(providers))('POST /webhooks/%s', (_name, provider) 
     });
     const row = await sql(
       db.url,
-      'select type, status, source, payload::text as payload, headers from webhook_events where provider = $1 and event_id = $2',
+      `select type, status, source, p.payload::text as payload, headers
+         from webhook_events e join webhook_event_payloads p using (provider, event_id, received_at)
+        where provider = $1 and event_id = $2`,
       [delivery.provider, delivery.key],
     );
     expect(row.rows[0]).toMatchObject({ status: 'received', source: 'webhook' });

@@ -106,8 +106,8 @@ describe('the overview history, from a real receiver', () => {
   it('samples the backlog, failed and dead events and failing effects once a minute, and the overview charts them', async () => {
     await sql(
       db.url,
-      `insert into webhook_events (provider, event_id, type, payload, status)
-       values ('stripe', 'evt_sample_failed', 't', '{}', 'failed'), ('stripe', 'evt_sample_dead', 't', '{}', 'dead')`,
+      `insert into webhook_events (provider, event_id, type, status)
+       values ('stripe', 'evt_sample_failed', 't', 'failed'), ('stripe', 'evt_sample_dead', 't', 'dead')`,
     );
     await sql(
       db.url,

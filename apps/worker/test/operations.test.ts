@@ -138,8 +138,8 @@ describe('retention metrics', () => {
     try {
       // A processed event past the key retention (90 days by default): the purge deletes it.
       await client.query(
-        `insert into webhook_events (provider, event_id, type, payload, status, received_at)
-         values ('stripe', 'evt_retention_metrics', 'checkout.session.completed', '{}', 'processed',
+        `insert into webhook_events (provider, event_id, type, status, received_at)
+         values ('stripe', 'evt_retention_metrics', 'checkout.session.completed', 'processed',
                  now() - interval '120 days')`,
       );
       expect(

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestDatabase, useTestDatabase } from '@webhook-inbox/testing';
+import { createTestDatabase, insertEvents, useTestDatabase } from '@webhook-inbox/testing';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
 import { createExampleInbox } from '@webhook-inbox/worker';
@@ -101,7 +101,7 @@ describe('inbox send', () => {
     expect(run.code, run.stderr).toBe(0);
     const { eventId } = JSON.parse(run.stdout) as { eventId: string };
     const { rows } = await pool.query<{ id: string }>(
-      `select payload->>'id' as id from webhook_events where provider = 'shopify' and event_id = $1`,
+      `select payload->>'id' as id from webhook_event_payloads where provider = 'shopify' and event_id = $1`,
       [eventId],
     );
     expect(BigInt(rows[0]?.id ?? 0)).toBeGreaterThan(2n ** 53n);
@@ -223,18 +223,27 @@ describe('inbox migrate', () => {
 });
 
 describe('inbox purge', () => {
-  it('nulls old payloads of finished events and refuses a key retention under 7 days', async () => {
-    await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, received_at)
-       values ('stripe', 'evt_old_done', 't', '{"a":1}', 'processed', now() - interval '40 days'),
-              ('stripe', 'evt_old_inflight', 't', '{"a":1}', 'failed', now() - interval '40 days'),
-              ('stripe', 'evt_recent_done', 't', '{"a":1}', 'processed', now() - interval '1 day')`,
+  it('drops old payloads of finished events and refuses a key retention under 7 days', async () => {
+    await insertEvents(
+      pool,
+      `insert into webhook_events (provider, event_id, type, status, received_at)
+       values ('stripe', 'evt_old_done', 't', 'processed', now() - interval '40 days'),
+              ('stripe', 'evt_old_inflight', 't', 'failed', now() - interval '40 days'),
+              ('stripe', 'evt_recent_done', 't', 'processed', now() - interval '1 day')`,
     );
     const run = await inbox(['purge', '--older-than', '30d', '--json']);
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ payloadsPurged: 1, keysDeleted: 0, complete: true });
+    // The day 40 days ago holds an event in flight: kept, without its finished event's payload.
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      payloadsPurged: 1,
+      payloadPartitionsKept: 1,
+      keysDeleted: 0,
+      complete: true,
+    });
     const { rows } = await pool.query<{ event_id: string; purged: boolean }>(
-      `select event_id, payload is null as purged from webhook_events where event_id like 'evt_old%' or event_id = 'evt_recent_done' order by 1`,
+      `select event_id, not exists (select from webhook_event_payloads p
+                                     where p.event_id = e.event_id and p.received_at = e.received_at) as purged
+         from webhook_events e where event_id like 'evt_old%' or event_id = 'evt_recent_done' order by 1`,
     );
     expect(rows).toEqual([
       { event_id: 'evt_old_done', purged: true },
@@ -253,7 +262,9 @@ describe('inbox purge: refusals and dry runs leave every row as it was', () => {
   const rows = async () =>
     (
       await pool.query<{ event_id: string; payload: boolean; runs: number }>(
-        `select e.event_id, e.payload is not null as payload,
+        `select e.event_id,
+                exists (select from webhook_event_payloads p
+                         where p.event_id = e.event_id and p.received_at = e.received_at) as payload,
                 (select count(*)::int from effect_runs r where r.provider = e.provider and r.event_id = e.event_id) as runs
            from webhook_events e where e.event_id = any($1) order by e.received_at desc`,
         [ids],
@@ -261,9 +272,10 @@ describe('inbox purge: refusals and dry runs leave every row as it was', () => {
     ).rows;
 
   beforeAll(async () => {
-    await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, received_at)
-       select 'stripe', id, 't', '{"a":1}', 'dead', now() - days * interval '1 day'
+    await insertEvents(
+      pool,
+      `insert into webhook_events (provider, event_id, type, status, received_at)
+       select 'stripe', id, 't', 'dead', now() - days * interval '1 day'
          from unnest($1::text[], array[1, 10, 40]) as t(id, days)`,
       [ids],
     );
@@ -312,7 +324,7 @@ describe('inbox purge: refusals and dry runs leave every row as it was', () => {
     const human = await inbox(['purge', '--older-than', '1ms', '--force', '--dry-run']);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('dry run: nothing was changed');
-    expect(human.stdout).toMatch(/webhook_events: null \d+ payloads/);
+    expect(human.stdout).toMatch(/webhook_event_payloads: drop \d+ payloads/);
     expect(human.stdout).toMatch(/effect_runs: delete \d+ rows/);
     expect(await rows()).toEqual(before);
   });
@@ -456,9 +468,10 @@ describe('inbox replay', () => {
 
   it('bulk: replays all 1,053 matching events in chunks, and says how many more remain when --limit stops it', async () => {
     // More than one page (200) and more than the 1,000 a bulk replay once stopped at.
-    await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at)
-       select 'stripe', 'evt_bulk_' || lpad(i::text, 5, '0'), 'customer.subscription.created', '{}'::jsonb,
+    await insertEvents(
+      pool,
+      `insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at)
+       select 'stripe', 'evt_bulk_' || lpad(i::text, 5, '0'), 'customer.subscription.created',
               'failed', 1, 'CRM unavailable (503)', now() - interval '1 hour' + i * interval '1 millisecond'
          from generate_series(1, 1053) as i`,
     );

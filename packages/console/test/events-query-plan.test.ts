@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { insertEvents, useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containment, listEvents, type EventFilter } from '../src/sql/events.ts';
 import { login, startStack, type Client, type Stack } from './support.ts';
@@ -16,20 +16,22 @@ let client: Client;
 
 beforeAll(async () => {
   stack = await startStack(db.url);
-  await stack.pool.query(
-    `insert into webhook_events (provider, event_id, type, payload, status, attempts, received_at)
+  await insertEvents(
+    stack.pool,
+    `insert into webhook_events (provider, event_id, type, status, attempts, received_at)
      select case when i % 10 = 0 then 'shopify' else 'stripe' end,
             'evt_' || lpad(i::text, 8, '0'),
             (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated', 'charge.refunded'])[i % 4 + 1],
-            jsonb_build_object('id', 'evt_' || i, 'data', jsonb_build_object('object',
-              jsonb_build_object('customer', 'cus_' || (i % 5000), 'amount', i))),
             case when i % 1000 = 0 then 'failed' when i % 5000 = 1 then 'dead' else 'processed' end,
             1,
             now() - ($1::int - i) * interval '100 milliseconds'
        from generate_series(1, $1::int) as i`,
     [ROWS],
+    // The event's number is its id's digits.
+    `jsonb_build_object('id', e.event_id, 'data', jsonb_build_object('object',
+       jsonb_build_object('customer', 'cus_' || (substr(e.event_id, 5)::int % 5000), 'amount', substr(e.event_id, 5)::int)))`,
   );
-  await stack.pool.query('analyze webhook_events');
+  await stack.pool.query('analyze webhook_events, webhook_event_payloads');
   client = await login(stack.url);
 }, 600_000);
 afterAll(async () => {
@@ -84,7 +86,9 @@ describe(`the events list on ${ROWS.toLocaleString('en')} events`, () => {
       const text = await plan(filter);
       console.log(`-- ${name}\n${text}\n`);
       expect(text).toMatch(index);
-      expect(text).not.toMatch(/Seq Scan on webhook_events/);
+      // An empty partition's plan may be a sequential scan: run-time pruning leaves all but the row's day unrun.
+      const scans = text.split('\n').filter((line) => /Seq Scan on webhook_event/.test(line));
+      expect(scans.filter((line) => !line.includes('(never executed)'))).toEqual([]);
     });
   }
 

@@ -13,6 +13,7 @@ import {
   type InboxWorker,
   type QueueSettings,
 } from '@webhook-inbox/inbox';
+import { insertEvents } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { pino } from 'pino';
@@ -142,13 +143,15 @@ export async function insertFailedEvents(
   count: number,
   customer = 'cus_bulk',
 ): Promise<void> {
-  await pool.query(
-    `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at)
+  await insertEvents(
+    pool,
+    `insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at)
      select 'stripe', $1 || '_' || lpad(i::text, 5, '0'), $3,
-            jsonb_build_object('id', $1 || '_' || i, 'data', jsonb_build_object('object', jsonb_build_object('customer', $4::text))),
             'failed', 1, 'CRM unavailable (503)', now() - interval '1 hour' + i * interval '1 millisecond'
        from generate_series(1, $2::int) as i`,
-    [prefix, count, EVENT_TYPE, customer],
+    [prefix, count, EVENT_TYPE],
+    `jsonb_build_object('id', e.event_id, 'data', jsonb_build_object('object', jsonb_build_object('customer', $3::text)))`,
+    [customer],
   );
 }
 

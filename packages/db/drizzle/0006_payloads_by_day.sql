@@ -11,24 +11,33 @@ CREATE TABLE "webhook_event_payloads" (
 	CONSTRAINT "webhook_event_payloads_provider_event_id_received_at_pk" PRIMARY KEY("provider","event_id","received_at")
 ) PARTITION BY RANGE ("received_at");
 --> statement-breakpoint
--- One partition per day that holds a payload, and for today and the next 14 days (the worker's maintenance
--- keeps creating them ahead from then on). Named webhook_event_payloads_pYYYYMMDD, bounds at UTC midnight.
-DO $$
+-- Creates the partition of one UTC day (webhook_event_payloads_pYYYYMMDD, bounds at UTC midnight) unless it exists;
+-- true when it created it. As a plain table then attached, not CREATE TABLE ... PARTITION OF, which would lock the
+-- parent exclusively and stop the receiver's inserts while it waits for every transaction reading it: ATTACH takes
+-- SHARE UPDATE EXCLUSIVE, which inserts and reads do not wait for. Callers take turns on a transaction-scoped lock.
+CREATE FUNCTION "webhook_inbox_create_payload_partition"(day date) RETURNS boolean
+LANGUAGE plpgsql AS $$
 DECLARE
-  day date;
+  name text := 'webhook_event_payloads_p' || to_char(day, 'YYYYMMDD');
 BEGIN
-  FOR day IN
-    SELECT DISTINCT (received_at AT TIME ZONE 'UTC')::date FROM "webhook_events" WHERE "payload" IS NOT NULL
-    UNION
-    SELECT (now() AT TIME ZONE 'UTC')::date + i FROM generate_series(0, 14) AS i
-  LOOP
-    EXECUTE format(
-      'CREATE TABLE %I PARTITION OF "webhook_event_payloads" FOR VALUES FROM (%L) TO (%L)',
-      'webhook_event_payloads_p' || to_char(day, 'YYYYMMDD'),
-      (day::timestamp AT TIME ZONE 'UTC'),
-      ((day + 1)::timestamp AT TIME ZONE 'UTC'));
-  END LOOP;
+  PERFORM pg_advisory_xact_lock(hashtext('webhook_inbox_payload_partitions'));
+  IF EXISTS (SELECT FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+              WHERE i.inhparent = 'webhook_event_payloads'::regclass AND c.relname = name) THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('CREATE TABLE %I (LIKE "webhook_event_payloads")', name);
+  EXECUTE format('ALTER TABLE "webhook_event_payloads" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+    name, day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
+  RETURN true;
 END $$;
+--> statement-breakpoint
+-- A partition for each day that holds a payload, and for today and the next 14 days (the workers keep creating
+-- them ahead from then on).
+SELECT "webhook_inbox_create_payload_partition"(day)
+  FROM (SELECT DISTINCT ("received_at" AT TIME ZONE 'UTC')::date AS day FROM "webhook_events" WHERE "payload" IS NOT NULL
+        UNION
+        SELECT (now() AT TIME ZONE 'UTC')::date + i FROM generate_series(0, 14) AS i) AS days
+ ORDER BY day;
 --> statement-breakpoint
 INSERT INTO "webhook_event_payloads" ("provider", "event_id", "received_at", "payload")
 SELECT "provider", "event_id", "received_at", "payload" FROM "webhook_events" WHERE "payload" IS NOT NULL;

@@ -4,3 +4,4 @@ export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';
 export { metricValue } from './prometheus-text.ts';
 export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './otlp-collector.ts';
+export { insertEvents } from './events.ts';

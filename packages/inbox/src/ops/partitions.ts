@@ -46,8 +46,7 @@ export interface EnsurePartitionsOptions {
 /**
  * Creates the partitions of today and the next `daysAhead` days (UTC, by the database's clock, which stamps
  * `received_at`) that do not exist yet, and says which it created. Idempotent and safe from many processes at
- * once (they take turns on a transaction-scoped lock). Never blocks the receiver: see
- * `eventPayloads.createPartitionTable`.
+ * once. Never blocks the receiver: see `eventPayloads.createPartitions`.
  *
  * @example
  * const { created } = await ensurePayloadPartitions(pool);
@@ -56,45 +55,25 @@ export async function ensurePayloadPartitions(
   pool: pg.Pool,
   { daysAhead = PARTITION_DAYS_AHEAD, from }: EnsurePartitionsOptions = {},
 ): Promise<{ created: string[] }> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    const { rows } = await client.query<{ today: string }>(
-      `select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as today`,
-    );
-    const today = new Date(`${rows[0]?.today}T00:00:00.000Z`);
-    const first = from ? new Date(Math.min(today.getTime(), startOfDay(from).getTime())) : today;
-    const days = Math.round((today.getTime() - first.getTime()) / DAY_MS) + daysAhead + 1;
-    const wanted = Array.from({ length: days }, (_, i) => new Date(first.getTime() + i * DAY_MS));
-    // Read without the lock first: on all but one check a day, everything exists and nothing is locked.
-    const missing = (existing: PayloadPartition[]) => {
-      const names = new Set(existing.map((partition) => partition.name));
-      return wanted.filter((day) => !names.has(eventPayloads.partitionName(day)));
-    };
-    if (missing(await listPayloadPartitions(client)).length === 0) return { created: [] };
-
-    const created: string[] = [];
-    await client.query('begin');
-    try {
-      await client.query(eventPayloads.lockPartitionMaintenance());
-      for (const day of missing(await listPayloadPartitions(client))) {
-        const name = eventPayloads.partitionName(day);
-        await client.query(eventPayloads.createPartitionTable(name));
-        await client.query(eventPayloads.attachPartition(name, day, new Date(day.getTime() + DAY_MS)));
-        created.push(name);
-      }
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => {});
-      throw error;
-    }
-    return { created };
-  } catch (error) {
-    broken = (error as { code?: unknown }).code === undefined;
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  const { rows } = await pool.query<{ today: string }>(
+    `select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as today`,
+  );
+  const today = new Date(`${rows[0]?.today}T00:00:00.000Z`);
+  const first = from ? new Date(Math.min(today.getTime(), startOfDay(from).getTime())) : today;
+  const days = Math.round((today.getTime() - first.getTime()) / DAY_MS) + daysAhead + 1;
+  const wanted = Array.from({ length: days }, (_, i) => new Date(first.getTime() + i * DAY_MS));
+  // Read the catalog first: on all but one check a day, everything exists and no lock is taken.
+  const names = new Set((await listPayloadPartitions(pool)).map((partition) => partition.name));
+  const missing = wanted.filter((day) => !names.has(eventPayloads.partitionName(day)));
+  if (missing.length === 0) return { created: [] };
+  const { rows: made } = await pool.query<{ day: string; created: boolean }>(
+    eventPayloads.createPartitions(missing.map((day) => day.toISOString().slice(0, 10))),
+  );
+  return {
+    created: made
+      .filter((row) => row.created)
+      .map((row) => eventPayloads.partitionName(new Date(`${row.day}T00:00:00.000Z`))),
+  };
 }
 
 /**

@@ -5,8 +5,8 @@ import type { Statement } from './statement.ts';
  * `webhook_event_payloads_pYYYYMMDD`. The receiver writes payloads with its insert (`webhook-events.ts`); what is
  * here keeps the partitions: created ahead, dropped whole once expired.
  *
- * DDL takes no parameters, so partition names and bounds are spliced into the text: every name comes from
- * `partitionName` (a date, digits only) and every bound from `Date.toISOString()`.
+ * DDL takes no parameters, so partition names are spliced into the text: every name comes from `partitionName` (a
+ * date, digits only) or from the catalog by way of `partitionDay`, which accepts only those.
  */
 
 export const PAYLOADS_TABLE = 'webhook_event_payloads';
@@ -45,28 +45,18 @@ export function selectPartitions(): Statement {
 }
 
 /**
- * Taken first in the transaction that creates partitions: two workers starting at once create them one after the
- * other, the second finding them made (transaction-scoped, so it holds behind a transaction pooler).
+ * Creates the partitions of `days` (UTC dates, `YYYY-MM-DD`) that do not exist, answering one row per day with
+ * `created`. `webhook_inbox_create_payload_partition` (migration 0006) creates a plain table and attaches it, which
+ * never blocks the receiver (see the function), and makes concurrent callers take turns on a transaction-scoped
+ * lock, so two workers starting at once create each partition once.
  */
-export function lockPartitionMaintenance(): Statement {
-  return { text: `select pg_advisory_xact_lock(hashtext('webhook_inbox_payload_partitions'))`, values: [] };
-}
-
-/**
- * A new partition is created as a plain table and then attached, rather than with `CREATE TABLE ... PARTITION OF`,
- * which would take an exclusive lock on the parent and so stop the receiver's inserts while it waits for every
- * transaction reading the table. Attaching takes `SHARE UPDATE EXCLUSIVE` on the parent, which inserts and reads
- * do not wait for; it builds the primary key on the (empty) new table.
- */
-export function createPartitionTable(name: string): Statement {
-  return { text: `create table if not exists "${name}" (like ${PAYLOADS_TABLE})`, values: [] };
-}
-
-export function attachPartition(name: string, from: Date, to: Date): Statement {
+export function createPartitions(days: readonly string[]): Statement {
   return {
-    text: `alter table ${PAYLOADS_TABLE} attach partition "${name}"
-             for values from ('${from.toISOString()}') to ('${to.toISOString()}')`,
-    values: [],
+    text: `
+      select to_char(day, 'YYYY-MM-DD') as day, webhook_inbox_create_payload_partition(day) as created
+        from unnest($1::date[]) as day
+       order by day`,
+    values: [days],
   };
 }
 

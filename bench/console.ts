@@ -4,6 +4,7 @@ import pino from 'pino';
 import { PgBoss } from 'pg-boss';
 import { createConsole } from '@webhook-inbox/console';
 import { createPool } from '../packages/db/src/index.ts';
+import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
 import type { BenchContext } from './receiver.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
@@ -99,22 +100,28 @@ function pick(i: number, events: number): number {
 }
 
 async function fill(pool: ReturnType<typeof createPool>, events: number): Promise<void> {
+  await ensurePayloadPartitions(pool, { from: new Date(Date.now() - 31 * 86_400_000) });
   await pool.query(
-    `insert into webhook_events (provider, event_id, type, payload, status, attempts, last_error, received_at, processed_at)
-     select (array['stripe', 'shopify', 'acme'])[1 + i % 3],
-            'evt_bench_' || i,
-            (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated'])[1 + (i / 3) % 3],
-            jsonb_build_object('id', 'evt_bench_' || i, 'data',
-              jsonb_build_object('object', jsonb_build_object('customer', 'cus_' || (i % 1000), 'amount', i))),
-            case when i % 20 = 0 then 'failed' when i % 20 = 1 then 'dead' else 'processed' end,
-            1 + i % 3,
-            case when i % 20 in (0, 1) then 'CRM unavailable (503)' end,
-            now() - interval '30 days' * (1 - i::float8 / $1),
-            case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end
-       from generate_series(1, $1::int) as i`,
+    `with event as (
+       insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at, processed_at)
+       select (array['stripe', 'shopify', 'acme'])[1 + i % 3],
+              'evt_bench_' || i,
+              (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated'])[1 + (i / 3) % 3],
+              case when i % 20 = 0 then 'failed' when i % 20 = 1 then 'dead' else 'processed' end,
+              1 + i % 3,
+              case when i % 20 in (0, 1) then 'CRM unavailable (503)' end,
+              now() - interval '30 days' * (1 - i::float8 / $1),
+              case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end
+         from generate_series(1, $1::int) as i
+       returning provider, event_id, received_at)
+     insert into webhook_event_payloads (provider, event_id, received_at, payload)
+     select provider, event_id, received_at,
+            jsonb_build_object('id', event_id, 'data', jsonb_build_object('object', jsonb_build_object(
+              'customer', 'cus_' || (substr(event_id, 11)::int % 1000), 'amount', substr(event_id, 11)::int)))
+       from event`,
     [events],
   );
-  await pool.query('analyze webhook_events');
+  await pool.query('analyze webhook_events, webhook_event_payloads');
 }
 
 async function signIn(base: string): Promise<string> {

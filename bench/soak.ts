@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createHistogram } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createPool } from '../packages/db/src/index.ts';
-import { purgeExpired, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
+import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
+import { purgeExpired, type PurgeOptions, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
 
@@ -12,6 +13,7 @@ const ROUNDS = 3;
 /** Days the synthetic events are spread over, up to now; retention keeps the last RETAIN_DAYS of them. */
 const SPREAD_DAYS = 60;
 const RETAIN_DAYS = 30;
+const DAY_MS = 86_400_000;
 /** Rows written per set-up statement. */
 const CHUNK = 500_000;
 /** Latency under retention is sampled in slices of this length until the purge is done. */
@@ -27,9 +29,10 @@ interface Figures {
  * finished events (10 million by default, spread over 60 days, one ledger row each; written by the server itself
  * from generate_series, with progress), then measures a receiver on that table against one on an empty database
  * of the same server, in alternating turns: the maximum over 64 connections, then the p99 at half the empty
- * table's maximum. Then it runs the retention purge (keep 30 days: half the rows go) while the receiver takes new
- * events at that half rate, and reports the receiver's p99 during the purge, how long the purge took, and the
- * tables' size before and after.
+ * table's maximum. Then, while the receiver takes new events at that half rate, it runs retention twice: first
+ * the payloads' (keep 30 days: a month of daily partitions dropped), then the keys' (keep 30 days: half the
+ * events and their ledger rows deleted row by row), and reports the receiver's p99 during each, how long each
+ * took, and the tables' size before and after.
  */
 export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
   const events = Number(process.env.BENCH_SOAK_EVENTS ?? 10_000_000);
@@ -51,7 +54,7 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
     ctx.log(`soak: ${done.toLocaleString('en')} of ${events.toLocaleString('en')} events written`),
   );
   ctx.log('soak: vacuum analyze');
-  await pool.query('vacuum analyze webhook_events, effect_runs');
+  await pool.query('vacuum analyze webhook_events, effect_runs, webhook_event_payloads');
   // The set-up wrote gigabytes of WAL: its checkpoint would otherwise flush them during the measurements (a
   // first run saw a 1.1 s p99 on whichever receiver's turn it fell in).
   ctx.log('soak: checkpoint');
@@ -107,32 +110,39 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
     const full = figures('full');
     await receivers.empty.stop();
 
-    ctx.log(`soak: retention (keep ${RETAIN_DAYS} days) under load at ${empty.halfRate}/s`);
-    const during = createHistogram();
-    let purge: PurgeResult | undefined;
-    const purging = purgeExpired(pool, {
-      keyDays: RETAIN_DAYS,
+    /** Runs a purge while the receiver takes new events at half rate; the receiver's p99 meanwhile. */
+    const underLoad = async (what: string, options: PurgeOptions) => {
+      ctx.log(`soak: ${what} under load at ${empty.halfRate}/s`);
+      const during = createHistogram();
+      let result: PurgeResult | undefined;
+      const purging = purgeExpired(pool, options).then((done) => (result = done));
+      let slices = 0;
+      while (!result) {
+        const slice = await load(
+          receiver.url,
+          { durationMs: SLICE_MS, ratePerSecond: empty.halfRate, next: prepared(empty.halfRate * 6) },
+          'accepted',
+        );
+        during.add(slice.histogram);
+        slices++;
+        if (slices % 6 === 0) ctx.log(`soak: ${what} running, ${slices * (SLICE_MS / 1000)} s`);
+      }
+      return { result: await purging, p99Ms: during.percentile(99) / 1e6, slices };
+    };
+    const cutoff = new Date(Date.now() - RETAIN_DAYS * DAY_MS);
+    const expiredBefore = await payloadBytesBefore(pool, cutoff);
+    const payloads = await underLoad('payload retention', { payloadDays: RETAIN_DAYS, keyDays: 90 });
+    const afterPayloads = await sizes(pool);
+    const expiredAfter = await payloadBytesBefore(pool, cutoff);
+    const keys = await underLoad('key retention', {
       payloadDays: RETAIN_DAYS,
+      keyDays: RETAIN_DAYS,
       batchSize: 10_000,
-    }).then((result) => (purge = result));
-    let slices = 0;
-    while (!purge) {
-      const slice = await load(
-        receiver.url,
-        { durationMs: SLICE_MS, ratePerSecond: empty.halfRate, next: prepared(empty.halfRate * 6) },
-        'accepted',
-      );
-      during.add(slice.histogram);
-      slices++;
-      if (slices % 6 === 0) ctx.log(`soak: retention running, ${slices * (SLICE_MS / 1000)} s`);
-    }
-    await purging;
-    const afterPurge = await sizes(pool);
-    ctx.log('soak: vacuum after the purge');
+    });
+    const afterKeys = await sizes(pool);
+    ctx.log('soak: vacuum after the purges');
     await pool.query('vacuum webhook_events, effect_runs');
     const afterVacuum = await sizes(pool);
-    const duringP99 = during.percentile(99) / 1e6;
-    const result = purge;
 
     const mb = (bytes: number) => fixed(bytes / 1024 / 1024, 0);
     return {
@@ -156,27 +166,52 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
           result: full.p99Ms / empty.p99Ms <= 1.1 ? 'ok' : 'MISSED',
         },
         {
-          measurement: 'receiver p99 during retention (full table), ms',
+          measurement: 'receiver p99 during payload retention (a month of days dropped), ms',
           'empty table': '',
-          'full table': fixed(duringP99, 1),
-          'full / empty': `${fixed(duringP99 / full.p99Ms, 2)} of full`,
+          'full table': fixed(payloads.p99Ms, 1),
+          'full / empty': `${fixed(payloads.p99Ms / full.p99Ms, 2)} of full`,
           target: '<= 1.2 of full',
-          result: duringP99 / full.p99Ms <= 1.2 ? 'ok' : 'MISSED',
+          result: payloads.p99Ms / full.p99Ms <= 1.2 ? 'ok' : 'MISSED',
         },
         {
-          measurement: 'retention: seconds to delete the older half',
+          measurement: 'payload retention: seconds to drop a month of days',
           'empty table': '',
-          'full table': fixed(result.durationMs / 1000, 1),
+          'full table': fixed(payloads.result.durationMs / 1000, 1),
           'full / empty': '',
           target: 'seconds',
-          result: result.durationMs < 10_000 ? 'ok' : 'MISSED',
+          result: payloads.result.durationMs < 10_000 ? 'ok' : 'MISSED',
+        },
+        {
+          measurement: `payload bytes of the days past ${RETAIN_DAYS}, MB (before / after)`,
+          'empty table': '',
+          'full table': `${mb(expiredBefore)} / ${mb(expiredAfter)}`,
+          'full / empty': '',
+          target: 'all returned',
+          result: expiredBefore > 0 && expiredAfter === 0 ? 'ok' : 'MISSED',
+        },
+        {
+          measurement: 'receiver p99 during key retention (row by row), ms (information)',
+          'empty table': '',
+          'full table': fixed(keys.p99Ms, 1),
+          'full / empty': `${fixed(keys.p99Ms / full.p99Ms, 2)} of full`,
+          target: '',
+          result: '',
+        },
+        {
+          measurement: 'key retention: seconds to delete the older half of the keys (information)',
+          'empty table': '',
+          'full table': fixed(keys.result.durationMs / 1000, 1),
+          'full / empty': '',
+          target: '',
+          result: '',
         },
       ],
       notes: [
         `set-up: ${events.toLocaleString('en')} finished events over ${SPREAD_DAYS} days (~600-byte payloads, 1 ledger row each) in ${fixed(setupSeconds, 0)} s`,
-        `bytes per event (webhook_events + effect_runs, tables, TOAST and indexes): ${fixed(before.total / events, 0)} (${mb(before.total)} MB for the full table)`,
-        `retention deleted ${result.keysDeleted.toLocaleString('en')} events and ${result.effectRunsDeleted.toLocaleString('en')} ledger rows in ${result.batches} batches (slowest ${result.slowestBatchMs} ms, ${result.timeouts} timed out); the receiver took new events meanwhile (${slices} slices of ${SLICE_MS / 1000} s)`,
-        `size on disk: ${mb(before.total)} MB before, ${mb(afterPurge.total)} MB after the purge, ${mb(afterVacuum.total)} MB after VACUUM (deleted rows leave free space inside the files; only dropping whole partitions returns it)`,
+        `bytes per event: ${fixed(before.total / events, 0)} in all (${mb(before.total)} MB), of which payloads ${fixed(before.payloads / events, 0)}, event rows ${fixed(before.events / events, 0)}, ledger ${fixed(before.ledger / events, 0)} (tables, TOAST and indexes)`,
+        `payload retention dropped ${payloads.result.payloadPartitionsDropped} days (${payloads.result.payloadsPurged.toLocaleString('en')} payloads, ${payloads.result.payloadPartitionsKept} kept) in ${fixed(payloads.result.durationMs / 1000, 1)} s; the receiver took new events meanwhile (${payloads.slices} slices of ${SLICE_MS / 1000} s)`,
+        `key retention deleted ${keys.result.keysDeleted.toLocaleString('en')} events and ${keys.result.effectRunsDeleted.toLocaleString('en')} ledger rows in ${keys.result.batches} batches (slowest ${keys.result.slowestBatchMs} ms, ${keys.result.timeouts} timed out) over ${keys.slices} slices`,
+        `size on disk: ${mb(before.total)} MB before, ${mb(afterPayloads.total)} MB after dropping the payloads, ${mb(afterKeys.total)} MB after deleting the keys, ${mb(afterVacuum.total)} MB after VACUUM (deleted rows leave free space inside the files; dropped days return theirs at once)`,
       ],
     };
   } finally {
@@ -191,19 +226,24 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
  * ledger row each, in chunks (each its own transaction).
  */
 async function fill(pool: pg.Pool, events: number, progress: (done: number) => void): Promise<void> {
-  const spanMs = SPREAD_DAYS * 24 * 3600 * 1000;
+  const spanMs = SPREAD_DAYS * DAY_MS;
+  await ensurePayloadPartitions(pool, { from: new Date(Date.now() - spanMs - DAY_MS) });
   for (let from = 0; from < events; from += CHUNK) {
     const to = Math.min(events, from + CHUNK) - 1;
     await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload, headers, source, received_at, status, attempts, processed_at)
-       select 'stripe', 'evt_soak_' || i, 'customer.updated',
-              jsonb_build_object('id', 'evt_soak_' || i, 'type', 'customer.updated', 'object', 'event',
-                'data', jsonb_build_object('object', jsonb_build_object('id', 'cus_' || md5(i::text),
-                  'email', md5(i::text || 'e') || '@example.test', 'name', md5(i::text || 'n'),
-                  'description', repeat(md5(i::text || 'd'), 8)))),
-              '{}'::jsonb, 'webhook', t, 'processed', 1, t
-         from generate_series($1::int, $2::int) as i,
-              lateral (select now() - make_interval(secs => ($3::bigint - i) * $4::float8 / 1000)) as at(t)`,
+      `with event as (
+         insert into webhook_events (provider, event_id, type, headers, source, received_at, status, attempts, processed_at)
+         select 'stripe', 'evt_soak_' || i, 'customer.updated', '{}'::jsonb, 'webhook', t, 'processed', 1, t
+           from generate_series($1::int, $2::int) as i,
+                lateral (select now() - make_interval(secs => ($3::bigint - i) * $4::float8 / 1000)) as at(t)
+         returning provider, event_id, received_at)
+       insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       select provider, event_id, received_at,
+              jsonb_build_object('id', event_id, 'type', 'customer.updated', 'object', 'event',
+                'data', jsonb_build_object('object', jsonb_build_object('id', 'cus_' || md5(event_id),
+                  'email', md5(event_id || 'e') || '@example.test', 'name', md5(event_id || 'n'),
+                  'description', repeat(md5(event_id || 'd'), 8))))
+         from event`,
       [from, to, events, spanMs / events],
     );
     await pool.query(
@@ -216,9 +256,31 @@ async function fill(pool: pg.Pool, events: number, progress: (done: number) => v
   }
 }
 
-async function sizes(pool: pg.Pool): Promise<{ total: number }> {
-  const { rows } = await pool.query<{ total: string }>(
-    `select (pg_total_relation_size('webhook_events') + pg_total_relation_size('effect_runs'))::text as total`,
+/** Bytes on disk of the payload partitions of the days that ended before `cutoff`. */
+async function payloadBytesBefore(pool: pg.Pool, cutoff: Date): Promise<number> {
+  const { rows } = await pool.query<{ bytes: string }>(
+    `select coalesce(sum(pg_total_relation_size(relid)), 0)::text as bytes
+       from pg_partition_tree('webhook_event_payloads')
+      where isleaf and relid::text < 'webhook_event_payloads_p' || to_char($1::timestamptz at time zone 'UTC', 'YYYYMMDD')`,
+    [cutoff],
   );
-  return { total: Number(rows[0]!.total) };
+  return Number(rows[0]!.bytes);
+}
+
+/** Bytes on disk (tables, TOAST and indexes) of the event rows, the payloads' partitions and the ledger. */
+async function sizes(
+  pool: pg.Pool,
+): Promise<{ total: number; events: number; payloads: number; ledger: number }> {
+  const { rows } = await pool.query<{ events: string; payloads: string; ledger: string }>(
+    `select pg_total_relation_size('webhook_events')::text as events,
+            (select coalesce(sum(pg_total_relation_size(relid)), 0)
+               from pg_partition_tree('webhook_event_payloads'))::text as payloads,
+            pg_total_relation_size('effect_runs')::text as ledger`,
+  );
+  const [events, payloads, ledger] = [rows[0]!.events, rows[0]!.payloads, rows[0]!.ledger].map(Number) as [
+    number,
+    number,
+    number,
+  ];
+  return { total: events + payloads + ledger, events, payloads, ledger };
 }

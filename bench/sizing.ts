@@ -12,6 +12,7 @@ import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags }
 /** The tables whose size grows with events: the inbox's, pg-boss's jobs, and the example product's. */
 const TABLES = {
   webhook_events: 'inbox',
+  webhook_event_payloads: 'inbox (the payloads, one partition per day)',
   effect_runs: 'inbox',
   'pgboss.job': 'pg-boss (until its retention deletes completed jobs)',
   accounts: 'example product',
@@ -127,7 +128,7 @@ async function snapshot(pool: pg.Pool): Promise<Snapshot> {
   await pool.query('checkpoint');
   const bytes = {} as Record<keyof typeof TABLES, number>;
   for (const table of Object.keys(TABLES) as (keyof typeof TABLES)[]) {
-    // A partitioned table (pg-boss's job) has no storage of its own: sum its partitions.
+    // A partitioned table (pg-boss's job, the payloads) has no storage of its own: sum its partitions.
     const { rows } = await pool.query<{ bytes: string }>(
       `select coalesce(sum(pg_total_relation_size(c.oid)), 0)::text as bytes
          from pg_class c

@@ -48,7 +48,10 @@ export interface PurgeOptions {
    * go once all of that day is older than this (so a payload is kept up to a day longer). Default 30.
    */
   payloadDays?: number;
-  /** Delete finished events (keys, payloads, effect ledger) received longer ago than this. Default 90, minimum 7. */
+  /**
+   * Delete finished events (key and effect ledger; the payload goes with its day) received longer ago than this.
+   * Default 90, minimum 7.
+   */
   keyDays?: number;
   /**
    * Delete the console overview's history (`webhook_delivery_counts`, `inbox_samples`) older than this. Default 30,

@@ -12,7 +12,7 @@ import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags }
 /** The tables whose size grows with events: the inbox's, pg-boss's jobs, and the example product's. */
 const TABLES = {
   webhook_events: 'inbox',
-  webhook_event_payloads: 'inbox (the payloads, one partition per day)',
+  webhook_event_payloads: 'inbox: the payloads, one partition per day',
   effect_runs: 'inbox',
   'pgboss.job': 'pg-boss (until its retention deletes completed jobs)',
   accounts: 'example product',

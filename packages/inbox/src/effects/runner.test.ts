@@ -206,6 +206,7 @@ describe('effects', () => {
         type: 'poison',
         lastError: 'check: cannot handle this payload',
         attempts: 3,
+        group: 'default',
       },
     ]);
     // The job went to the dead-letter queue.

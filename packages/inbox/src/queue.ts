@@ -12,13 +12,18 @@ export const DEAD_LETTER_QUEUE = 'webhook-events-dead';
 /** What a consumer group may be called: it becomes part of its queues' names and a metric label. */
 const GROUP_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 
+/** What a valid consumer group name looks like, for error messages. */
+export const GROUP_NAME_RULE =
+  '1-40 characters, a lowercase letter first, then lowercase letters, digits, "_" or "-"';
+
+export function isGroupName(group: string): boolean {
+  return GROUP_NAME.test(group);
+}
+
 /** Returns `group` when it is a valid consumer group name, else throws a `RangeError` that says what is allowed. */
 export function validateGroup(group: string): string {
-  if (!GROUP_NAME.test(group)) {
-    throw new RangeError(
-      `invalid consumer group ${JSON.stringify(group)}: 1-40 characters, a lowercase letter first, then lowercase ` +
-        'letters, digits, "_" or "-"',
-    );
+  if (!isGroupName(group)) {
+    throw new RangeError(`invalid consumer group ${JSON.stringify(group)}: ${GROUP_NAME_RULE}`);
   }
   return group;
 }

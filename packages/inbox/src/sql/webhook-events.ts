@@ -200,10 +200,13 @@ export function requeueEvent(provider: string, eventId: string): Statement {
 }
 
 export interface EventKeyFilters {
-  status: string;
-  provider?: string;
-  type?: string;
-  since?: Date;
+  /** For the default group `webhook_events.status`; for another, its row's (none given: rows or not). */
+  status?: string | undefined;
+  /** The consumer group replayed; another than the default narrows the set to the types it has effects for. */
+  group: string;
+  provider?: string | undefined;
+  type?: string | undefined;
+  since?: Date | undefined;
 }
 
 /** Where a bulk replay is in its events: the last one it took, in `(received_at, provider, event_id)` order. */
@@ -220,8 +223,22 @@ function eventKeyWhere(
   upTo: string | null,
   after: EventKeyCursor | null,
 ): { where: string; values: unknown[] } {
-  const values: unknown[] = [filters.status];
-  const where = ['status = $1'];
+  const values: unknown[] = [];
+  const where: string[] = [];
+  if (filters.group === DEFAULT_GROUP) {
+    if (filters.status !== undefined) where.push(`status = $${values.push(filters.status)}`);
+  } else {
+    const group = `$${values.push(filters.group)}`;
+    where.push(
+      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = ${group})`,
+    );
+    if (filters.status !== undefined) {
+      where.push(`exists (
+        select from webhook_event_groups g
+         where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
+           and g.consumer_group = ${group} and g.status = $${values.push(filters.status)})`);
+    }
+  }
   where.push(upTo === null ? 'received_at <= now()' : `received_at <= $${values.push(upTo)}::timestamptz`);
   if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
   if (filters.type) where.push(`type = $${values.push(filters.type)}`);
@@ -274,8 +291,14 @@ export function countRemainingEventKeys(
 }
 
 // Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is
-// still in flight and its worker will read the payload.
-const FINISHED = `status in ('processed', 'dead')`;
+// still in flight and its worker will read the payload, in the default group (`webhook_events.status`) or in any
+// other (its `webhook_event_groups` row, read by primary key).
+const finished = (events: string) => `
+  ${events}.status in ('processed', 'dead')
+  and not exists (
+    select from webhook_event_groups g
+     where g.provider = ${events}.provider and g.event_id = ${events}.event_id
+       and g.status not in ('processed', 'dead'))`;
 
 // The retention batch below picks its rows oldest first, locking them and skipping any row another transaction
 // holds (the worker, a replay), then deletes exactly those rows by ctid. It is one transaction of at most `limit`
@@ -294,7 +317,8 @@ export function deleteFinishedEvents(before: Date, from: string, limit: number):
         delete from webhook_events
         where ctid = any(array(
           select ctid from webhook_events
-          where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINISHED}
+          where received_at < $1::timestamptz and received_at >= $2::timestamptz
+            and ${finished('webhook_events')}
           order by received_at
           limit $3
           for update skip locked))
@@ -316,9 +340,9 @@ export function countPurgeable(keyCutoff: Date): Statement {
     text: `
       select count(*)::int as events,
              (select count(*)::int from effect_runs r join webhook_events e using (provider, event_id)
-               where e.received_at < $1 and e.${FINISHED}) as "effectRuns"
+               where e.received_at < $1 and ${finished('e')}) as "effectRuns"
         from webhook_events
-       where received_at < $1 and ${FINISHED}`,
+       where received_at < $1 and ${finished('webhook_events')}`,
     values: [keyCutoff],
   };
 }

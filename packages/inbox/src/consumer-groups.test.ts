@@ -5,7 +5,7 @@
  * test/consumer-groups.test.ts.
  */
 import { createPool } from '@webhook-inbox/db';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { insertEvents, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -230,7 +230,7 @@ describe('ledger statements on group rows', () => {
   const key = { provider: 'test', eventId: 'ledger-g1' };
   beforeAll(async () => {
     await pool.query(
-      `insert into webhook_events (provider, event_id, type, payload) values ('test', 'ledger-g1', 'x', '{}')`,
+      `insert into webhook_events (provider, event_id, type) values ('test', 'ledger-g1', 'x')`,
     );
     await pool.query(
       `insert into webhook_event_groups (provider, event_id, consumer_group) values ('test', 'ledger-g1', 'g')`,
@@ -266,9 +266,9 @@ describe('ledger statements on group rows', () => {
 describe('retention with group rows', () => {
   it('keeps an event while any of its group rows is unfinished; deletes it with its rows after', async () => {
     await pool.query(`
-      insert into webhook_events (provider, event_id, type, payload, status, received_at)
-      values ('test', 'old-g1', 'x', '{}', 'processed', now() - interval '100 days'),
-             ('test', 'old-g2', 'x', '{}', 'processed', now() - interval '100 days')`);
+      insert into webhook_events (provider, event_id, type, status, received_at)
+      values ('test', 'old-g1', 'x', 'processed', now() - interval '100 days'),
+             ('test', 'old-g2', 'x', 'processed', now() - interval '100 days')`);
     await pool.query(`
       insert into webhook_event_groups (provider, event_id, consumer_group, status)
       values ('test', 'old-g1', 'slow', 'received'), ('test', 'old-g2', 'slow', 'dead'),
@@ -280,11 +280,35 @@ describe('retention with group rows', () => {
     expect(await status('old-g1')).toBe('processed');
     expect(await status('old-g2')).toBeUndefined();
     expect(await groupRows('old-g2')).toEqual({});
-    const payload = await pool.query(`select payload from webhook_events where event_id = 'old-g1'`);
-    expect(payload.rows).toEqual([{ payload: {} }]);
 
     await pool.query(`update webhook_event_groups set status = 'processed' where event_id = 'old-g1'`);
     expect((await purgeExpired(pool, { payloadDays: 30, keyDays: 90 })).keysDeleted).toBe(1);
     expect(await status('old-g1')).toBeUndefined();
+  });
+
+  it("keeps a day's payloads while an event of that day is unfinished in any group", async () => {
+    await insertEvents(
+      pool,
+      `insert into webhook_events (provider, event_id, type, status, received_at)
+       values ('test', 'day-kept', 'x', 'processed', date_trunc('day', now()) - interval '50 days' + interval '1 hour'),
+              ('test', 'day-dropped', 'x', 'processed', date_trunc('day', now()) - interval '51 days' + interval '1 hour')`,
+    );
+    await pool.query(`
+      insert into webhook_event_groups (provider, event_id, consumer_group, status)
+      values ('test', 'day-kept', 'slow', 'failed'), ('test', 'day-dropped', 'slow', 'processed')`);
+    const payloads = async () =>
+      (
+        await pool.query<{ event_id: string }>(
+          `select event_id from webhook_event_payloads where event_id like 'day-%' order by 1`,
+        )
+      ).rows.map((row) => row.event_id);
+    expect(await payloads()).toEqual(['day-dropped', 'day-kept']);
+
+    await purgeExpired(pool, { payloadDays: 30, keyDays: 90 });
+    expect(await payloads()).toEqual(['day-kept']);
+
+    await pool.query(`update webhook_event_groups set status = 'dead' where event_id = 'day-kept'`);
+    await purgeExpired(pool, { payloadDays: 30, keyDays: 90 });
+    expect(await payloads()).toEqual([]);
   });
 });

@@ -151,45 +151,21 @@ async function migrateLegacy(url: string, count: number): Promise<void> {
   }
 }
 
-/** Migrates `url` with the inbox's own migrations before the one tagged `before` (into the inbox's table). */
-async function migrateInboxBefore(url: string, before: string): Promise<void> {
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'inbox-migrations-'));
-  try {
-    await cp(path.join(packageDir, 'drizzle'), folder, { recursive: true });
-    const journalFile = path.join(folder, 'meta/_journal.json');
-    const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
-    const index = journal.entries.findIndex((entry) => entry.tag === before);
-    expect(index).toBeGreaterThan(0);
-    await writeFile(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, index) }));
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await migrate(drizzle({ client }), {
-        migrationsFolder: folder,
-        migrationsTable: '__webhook_inbox_migrations',
-      });
-    } finally {
-      await client.end();
-    }
-  } finally {
-    await rm(folder, { recursive: true, force: true });
-  }
-}
-
-/** The tag of the inbox migration that adds consumer groups (its number follows main's). */
-async function consumerGroupsMigration(): Promise<string> {
+/** The tag of the inbox migration before the one that adds consumer groups (their numbers follow main's). */
+async function beforeConsumerGroups(): Promise<string> {
   const journal = JSON.parse(await readFile(path.join(packageDir, 'drizzle/meta/_journal.json'), 'utf8')) as {
     entries: Array<{ tag: string }>;
   };
-  const entry = journal.entries.find((e) => e.tag.endsWith('_consumer_groups'));
-  if (!entry) throw new Error('no consumer_groups migration in packages/db/drizzle');
-  return entry.tag;
+  const index = journal.entries.findIndex((e) => e.tag.endsWith('_consumer_groups'));
+  const previous = journal.entries[index - 1];
+  if (index < 1 || !previous) throw new Error('no consumer_groups migration in packages/db/drizzle');
+  return previous.tag;
 }
 
 describe('db:migrate', () => {
   it('brings a database from before consumer groups forward: its routes become the default group, its events stay', async () => {
     database = await createTestDatabase({ migrated: false });
-    await migrateInboxBefore(database.url, await consumerGroupsMigration());
+    await migrateInboxUpTo(database.url, await beforeConsumerGroups());
     await query(
       database.url,
       [

@@ -5,7 +5,7 @@ import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
 import { parseSince } from '@webhook-inbox/inbox/ops/duration';
 import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
-import { DEFAULT_GROUP, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import { replayEvent } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
@@ -169,7 +169,8 @@ export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
           `no worker of consumer group "${group}" has recorded its effects yet: start it first`,
         );
       }
-      // Recorded routes mean the group's worker created its queues first (inbox.ts).
+      // Its worker created them before recording its routes; a replay does not depend on that.
+      if (group !== DEFAULT_GROUP) await ensureQueues(boss, undefined, group);
       const result = await replayEvent(
         { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
         provider,

@@ -4,15 +4,13 @@
  * backfill by bulk replay. The cross-process version (two consumer projects, one receiver) is
  * test/consumer-groups.test.ts.
  */
-import { createPool } from '@webhook-inbox/db';
 import { insertEvents, useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEffectLog, FAST_RETRIES, startProducer, type Producer } from '../test/support/harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FAST_RETRIES, logged, useWorkerHarness, type Producer } from '../test/support/harness.ts';
 import { EffectRouteConflictError, readAllEffectRoutes } from './effect-routes.ts';
 import * as ledger from './effects/ledger.ts';
-import { PermanentEffectError, type DatabaseEffectFn, type DeadEvent } from './effects/types.ts';
+import { PermanentEffectError, type DeadEvent } from './effects/types.ts';
 import { getEvent } from './event-store.ts';
 import { createInbox, type Inbox, type InboxWorker } from './inbox.ts';
 import { purgeExpired } from './ops/retention.ts';
@@ -21,41 +19,15 @@ import { queuesOf } from './queue.ts';
 import { replayEvent, replayEvents } from './replay.ts';
 
 const db = useTestDatabase();
+const harness = useWorkerHarness(() => db.url);
 let pool: pg.Pool;
 let producer: Producer;
-const workers: InboxWorker[] = [];
-
-beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 5 });
-  await createEffectLog(pool);
-  producer = await startProducer(pool, db.url);
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
-});
-afterAll(async () => {
-  await producer.stop();
-  await pool.end();
+beforeAll(() => {
+  ({ pool, producer } = harness);
 });
 
-async function start(inbox: Inbox, group?: string): Promise<InboxWorker> {
-  const worker = await inbox.start({
-    connectionString: db.url,
-    ...(group ? { group } : {}),
-    queue: FAST_RETRIES,
-    pollingIntervalSeconds: 0.5,
-    poolSize: 4,
-  });
-  workers.push(worker);
-  return worker;
-}
-
-/** One effect_log row per committed run: a second run of an effect would show as a second row. */
-const logged =
-  (name: string): DatabaseEffectFn<{ eventId: string }> =>
-  async ({ event, tx }) => {
-    await tx.execute(sql`insert into effect_log (event_id, effect) values (${event.eventId}, ${name})`);
-  };
+const start = (inbox: Inbox, group?: string): Promise<InboxWorker> =>
+  harness.start(inbox, { poolSize: 4, ...(group ? { group } : {}) });
 
 async function logCounts(eventId: string): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ effect: string; n: number }>(

@@ -187,14 +187,11 @@ async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<
       return created;
     }
     const firstOf = new Map(keyed.map(({ key, first }) => [key, first]));
-    const batches = jobBatchesFor(
-      inserted.rows,
-      (row): EventJob => ({
-        provider: row.provider,
-        eventId: row.event_id,
-        ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
-      }),
-    );
+    const batches = jobBatchesFor(inserted.rows, (row): EventJob => ({
+      provider: row.provider,
+      eventId: row.event_id,
+      ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
+    }));
     await insertJobsAndCommit(transaction, boss, batches);
     return created;
   });

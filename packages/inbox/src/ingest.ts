@@ -54,7 +54,11 @@ export async function ingest(
     await insertJobsAndCommit(
       transaction,
       boss,
-      jobBatchesFor(inserted.rows, (): EventJob => ({ provider: event.provider, eventId: event.eventId, ...trace })),
+      jobBatchesFor(inserted.rows, (): EventJob => ({
+        provider: event.provider,
+        eventId: event.eventId,
+        ...trace,
+      })),
     );
     return 'accepted';
   });

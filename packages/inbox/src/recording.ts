@@ -61,7 +61,7 @@ function statementName(text: string): string | undefined {
 const standardQueues = new WeakMap<PgBoss, Map<string, Promise<boolean>>>();
 function neverSkipsInserts(boss: PgBoss, queue: string): Promise<boolean> {
   let queues = standardQueues.get(boss);
-  if (!queues) standardQueues.set(boss, (queues = new Map()));
+  if (!queues) standardQueues.set(boss, (queues = new Map<string, Promise<boolean>>()));
   let known = queues.get(queue);
   if (!known) {
     known = boss.getQueue(queue).then(

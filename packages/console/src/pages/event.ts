@@ -269,12 +269,12 @@ function groupsTable(provider: string, eventId: string, groups: GroupRow[]): Htm
     <table>
       <thead>
         <tr>
-          <th>Group</th>
-          <th>Status</th>
-          <th>Attempts</th>
-          <th>Processed</th>
-          <th>Last error</th>
-          <th>Replay from a shell</th>
+          <th scope="col">Group</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Processed</th>
+          <th scope="col">Last error</th>
+          <th scope="col">Replay from a shell</th>
         </tr>
       </thead>
       <tbody>

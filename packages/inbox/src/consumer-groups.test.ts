@@ -8,14 +8,15 @@ import { insertEvents, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FAST_RETRIES, logged, useWorkerHarness, type Producer } from '../test/support/harness.ts';
-import { EffectRouteConflictError, readAllEffectRoutes } from './effect-routes.ts';
+import { EffectRouteConflictError, readAllEffectRoutes, recordEffectRoutes } from './effect-routes.ts';
 import * as ledger from './effects/ledger.ts';
 import { PermanentEffectError, type DeadEvent } from './effects/types.ts';
 import { getEvent } from './event-store.ts';
 import { createInbox, type Inbox, type InboxWorker } from './inbox.ts';
 import { purgeExpired } from './ops/retention.ts';
 import { readInboxStats } from './ops/inbox-stats.ts';
-import { queuesOf } from './queue.ts';
+import { ensureQueues, queuesOf } from './queue.ts';
+import { webhookEvents } from './sql/index.ts';
 import { replayEvent, replayEvents } from './replay.ts';
 
 const db = useTestDatabase();
@@ -195,6 +196,62 @@ describe('consumer groups', () => {
     await waitFor(async () => (await logCounts('again-1')).beta === 2);
     await settled('again-1', 'betas');
     expect(await logCounts('again-1')).toEqual({ alpha: 1, beta: 2 });
+  });
+});
+
+describe("a group's routes and the receiver's inserts", () => {
+  const waitingOnRoutes = () =>
+    waitFor(async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
+          where c.relname = 'effect_routes' and not l.granted`,
+      );
+      return rows[0]!.n > 0;
+    });
+  const route = (eventType: string, effect: string) => [
+    { provider: 'test', eventType, effect, kind: 'database' as const, position: 0 },
+  ];
+
+  it('an event recorded while a group records its routes is committed before them or reads them', async () => {
+    // A recording transaction in flight: the group's routes wait for its commit, and the event, committed
+    // before them, is not the group's.
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(
+        webhookEvents.insertEvent(
+          { provider: 'test', eventId: 'race-1', type: 'race.one', payloadText: '{}', headers: {} },
+          'webhook',
+        ),
+      );
+      const recording = recordEffectRoutes(pool, route('race.one', 'raceOne'), 'racers');
+      await waitingOnRoutes();
+      await client.query('commit');
+      await recording;
+    } finally {
+      client.release();
+    }
+    expect(await groupRows('race-1')).toEqual({});
+
+    // Routes being recorded: an event's insert waits for them, then reads them (its snapshot is taken after its
+    // lock), so the event, committed after them, is the group's.
+    await ensureQueues(producer.boss, FAST_RETRIES, 'racers');
+    const locker = await pool.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`lock table effect_routes in access exclusive mode`);
+      await locker.query(
+        `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+         values ('test', 'race.two', 'raceTwo', 'database', 0, 'racers')`,
+      );
+      const sending = producer.send({ eventId: 'race-2', type: 'race.two' });
+      await waitingOnRoutes();
+      await locker.query('commit');
+      expect(await sending).toBe('accepted');
+    } finally {
+      locker.release();
+    }
+    expect(await groupRows('race-2')).toEqual({ racers: 'received' });
   });
 });
 

@@ -4,11 +4,13 @@
  * with its own effect on `checkout.session.completed` and its own table. One signed Stripe event runs both
  * teams' effects once; while billing's worker is down, provisioning goes on and billing's events wait as
  * `received`, then run once when it is back; duplicate deliveries racing still make one row and one job per group.
+ * The same through PgBouncer in transaction mode (receiver and both workers with DATABASE_POOLER=transaction).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { pgbouncerAvailable, startPgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -27,9 +29,12 @@ interface TeamWorker {
 }
 
 /** A team's worker process; resolves once it takes jobs. */
-async function startTeam(team: 'provisioning' | 'billing'): Promise<TeamWorker> {
+async function startTeam(
+  team: 'provisioning' | 'billing',
+  env: Record<string, string> = { DATABASE_URL: db.url },
+): Promise<TeamWorker> {
   const child = spawn(process.execPath, [TEAM_WORKER, team], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url },
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -168,3 +173,40 @@ it('two teams on one inbox: each team runs its effects once, a team that is down
   await billing.stop();
   await provisioning.stop();
 });
+
+it.skipIf(!pgbouncerAvailable())(
+  'behind PgBouncer in transaction mode: the receiver and both teams through it, each effect once',
+  async () => {
+    const bouncer = await startPgBouncer({ serverUrl: db.url });
+    const pooled = { DATABASE_URL: bouncer.url(db.url), DATABASE_POOLER: 'transaction' };
+    const pooledReceiver = await startReceiver(
+      parseConfig(receiverEnv(pooled.DATABASE_URL, { PORT: '0', ...pooled })),
+      {
+        logger: pino({ level: 'silent' }),
+      },
+    );
+    try {
+      const provisioning = await startTeam('provisioning', pooled);
+      const billing = await startTeam('billing', pooled);
+      const deliveries = Array.from({ length: 6 }, () => stripeDelivery());
+      // Each twice at once: one row, one job per group.
+      const answers = await Promise.all(
+        deliveries.flatMap((delivery) => [
+          post(pooledReceiver.url, delivery),
+          post(pooledReceiver.url, delivery),
+        ]),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array<number>(12).fill(200));
+      for (const { key } of deliveries) await bothDone(key);
+      for (const { key } of deliveries) {
+        expect([await runs('provisioning', key), await runs('billing', key)]).toEqual([1, 1]);
+        expect(await jobs(key)).toEqual({ 'webhook-events': 1, 'webhook-events.billing': 1 });
+      }
+      await billing.stop();
+      await provisioning.stop();
+    } finally {
+      await pooledReceiver.close();
+      await bouncer.stop();
+    }
+  },
+);

@@ -1,8 +1,8 @@
 /**
  * One team's worker, as a product team would write it in its own repository: it imports the inbox, registers its
  * own effects against its own table and starts in its consumer group. `node team-worker.ts <team>`, with
- * DATABASE_URL; `provisioning` runs in the default group, `billing` in the group `billing`. Prints `started` once
- * it takes jobs, and stops gracefully on SIGTERM.
+ * DATABASE_URL (and DATABASE_POOLER=transaction behind PgBouncer); `provisioning` runs in the default group,
+ * `billing` in the group `billing`. Prints `started` once it takes jobs, and stops gracefully on SIGTERM.
  */
 import { createInbox, type Inbox } from '@webhook-inbox/inbox';
 import { sql } from 'drizzle-orm';
@@ -30,6 +30,7 @@ const inbox: Inbox =
 
 const worker = await inbox.start({
   connectionString: databaseUrl,
+  pooler: process.env.DATABASE_POOLER === 'transaction' ? 'transaction' : 'none',
   ...(team === 'billing' ? { group: 'billing' } : {}),
   queue: { retryLimit: 2, retryDelay: 0, retryBackoff: false, expireInSeconds: 30 },
   pollingIntervalSeconds: 0.5,

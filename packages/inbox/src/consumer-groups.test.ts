@@ -255,6 +255,34 @@ describe("a group's routes and the receiver's inserts", () => {
   });
 });
 
+describe("a group's route lock", () => {
+  it('gives up after its tries when a transaction holds effect_routes, letting the receivers through meanwhile', async () => {
+    const holder = await pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select count(*) from effect_routes');
+      const started = Date.now();
+      const recording = recordEffectRoutes(
+        pool,
+        [{ provider: 'test', eventType: 'held.type', effect: 'heldEffect', kind: 'database', position: 0 }],
+        'held',
+        { lockTimeoutMs: 300, attempts: 3 },
+      ).catch((error: unknown) => error);
+      // Sent while the group waits for its lock: recorded once the try times out, not after every try.
+      expect(await producer.send({ eventId: 'held-1', type: 'held.type' })).toBe('accepted');
+      expect(Date.now() - started).toBeLessThan(3 * 300);
+      const error = await recording;
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/group "held" could not record its routes.*3 tries of 300 ms/);
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    expect((await readAllEffectRoutes(pool)).filter((r) => r.consumerGroup === 'held')).toEqual([]);
+    expect(await groupRows('held-1')).toEqual({});
+  });
+});
+
 describe('ledger statements on group rows', () => {
   const key = { provider: 'test', eventId: 'ledger-g1' };
   beforeAll(async () => {

@@ -30,7 +30,8 @@ export interface RecordedRouteRow extends EffectRouteRow {
  * recording transaction in flight and holds new ones back until the routes are committed, so an event is
  * either committed before the routes or recorded by a statement that reads them. A group therefore receives
  * every event committed after its routes were. The receivers wait for as long as this transaction lasts
- * (a delete and an insert of the group's rows), once per worker start.
+ * (a delete and an insert of the group's rows), once per worker start, or as long as the lock is waited for (at
+ * most the transaction's `lock_timeout`: see `recordEffectRoutes`).
  */
 export function lockEffectRoutes(group: string, defaultGroup: string): Statement {
   return {
@@ -40,6 +41,11 @@ export function lockEffectRoutes(group: string, defaultGroup: string): Statement
         : 'lock table effect_routes in access exclusive mode',
     values: [],
   };
+}
+
+/** For the rest of the transaction: a lock not granted within `ms` fails the statement (SQLSTATE 55P03). */
+export function setLockTimeout(ms: number): Statement {
+  return { text: `select set_config('lock_timeout', $1, true)`, values: [`${Math.round(ms)}ms`] };
 }
 
 export function deleteEffectRoutes(group: string): Statement {

@@ -7,6 +7,7 @@
  *   pnpm bench -- --only=receiver    one benchmark
  *   pnpm bench -- --only=sizing      bytes, WAL and CPU per event (BENCH_SIZING_EVENTS, default 10,000)
  *   pnpm bench -- --only=pooler      direct vs through PgBouncer in transaction mode (needs /usr/sbin/pgbouncer)
+ *   pnpm bench -- --only=groups      the receiver with a second consumer group subscribed vs the default alone
  *   pnpm bench -- --soak             the receiver on 10 million events and retention under load (BENCH_SOAK_EVENTS)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
@@ -16,6 +17,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { consoleBenchmark } from './console.ts';
+import { groupsBenchmark } from './groups.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { poolerBenchmark } from './pooler.ts';
 import { receiverBenchmark, type BenchContext } from './receiver.ts';
@@ -32,6 +34,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   tracing: tracingBenchmark,
   sizing: sizingBenchmark,
   pooler: poolerBenchmark,
+  groups: groupsBenchmark,
 };
 /** Run only when asked for (`--soak`): it writes millions of rows and takes many minutes. */
 const SOAK = { soak: soakBenchmark };

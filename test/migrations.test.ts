@@ -28,6 +28,7 @@ const INBOX_TABLES = [
   'inbox_samples',
   'replay_operations',
   'webhook_delivery_counts',
+  'webhook_event_groups',
   'webhook_event_payloads',
   'webhook_events',
 ];
@@ -150,7 +151,68 @@ async function migrateLegacy(url: string, count: number): Promise<void> {
   }
 }
 
+/** The tag of the inbox migration before the one that adds consumer groups (their numbers follow main's). */
+async function beforeConsumerGroups(): Promise<string> {
+  const journal = JSON.parse(await readFile(path.join(packageDir, 'drizzle/meta/_journal.json'), 'utf8')) as {
+    entries: Array<{ tag: string }>;
+  };
+  const index = journal.entries.findIndex((e) => e.tag.endsWith('_consumer_groups'));
+  const previous = journal.entries[index - 1];
+  if (index < 1 || !previous) throw new Error('no consumer_groups migration in packages/db/drizzle');
+  return previous.tag;
+}
+
 describe('db:migrate', () => {
+  it('brings a database from before consumer groups forward: its routes become the default group, its events stay', async () => {
+    database = await createTestDatabase({ migrated: false });
+    await migrateInboxUpTo(database.url, await beforeConsumerGroups());
+    await query(
+      database.url,
+      [
+        `insert into webhook_events (provider, event_id, type, status) values ('stripe', 'evt_1', 'invoice.paid', 'processed')`,
+        `insert into effect_runs (provider, event_id, effect, status, idempotency_key) values ('stripe', 'evt_1', 'markPaid', 'completed', 'k1')`,
+        `insert into effect_routes (provider, event_type, effect, kind, position) values ('stripe', 'invoice.paid', 'markPaid', 'database', 0)`,
+      ].join(';\n'),
+    );
+
+    await migrateDatabase(database.url);
+
+    expect(
+      await query(database.url, 'select provider, event_type, effect, consumer_group from effect_routes'),
+    ).toEqual([
+      { provider: 'stripe', event_type: 'invoice.paid', effect: 'markPaid', consumer_group: 'default' },
+    ]);
+    expect(await query(database.url, 'select event_id, status from webhook_events')).toEqual([
+      { event_id: 'evt_1', status: 'processed' },
+    ]);
+    expect(await query(database.url, 'select count(*)::int as n from webhook_event_groups')).toEqual([
+      { n: 0 },
+    ]);
+    // A group row needs its event, and goes with it.
+    await query(
+      database.url,
+      `insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', 'evt_1', 'billing')`,
+    );
+    await expect(
+      query(
+        database.url,
+        `insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', 'evt_none', 'billing')`,
+      ),
+    ).rejects.toThrow(/foreign key/);
+    await query(database.url, `delete from webhook_events where event_id = 'evt_1'`);
+    expect(await query(database.url, 'select count(*)::int as n from webhook_event_groups')).toEqual([
+      { n: 0 },
+    ]);
+
+    const fresh = await createTestDatabase({ migrated: false });
+    try {
+      await migrateDatabase(fresh.url);
+      expect((await fingerprint(database.url)).layout).toEqual((await fingerprint(fresh.url)).layout);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('applies every migration and the pg-boss schema to an empty database', async () => {
     database = await createTestDatabase({ migrated: false });
     await migrateDatabase(database.url);
@@ -214,6 +276,7 @@ describe('db:migrate', () => {
         inbox_samples: '0',
         replay_operations: '1',
         webhook_delivery_counts: '0',
+        webhook_event_groups: '0',
         webhook_event_payloads: '1',
         webhook_events: '1',
         accounts: '1',

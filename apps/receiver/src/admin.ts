@@ -5,6 +5,7 @@ import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
 import { parseSince } from '@webhook-inbox/inbox/ops/duration';
 import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import { replayEvent } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
@@ -78,7 +79,13 @@ const LIST_QUERY = z.strictObject({
   ),
 });
 
-const REPLAY_BODY = z.strictObject({ forceEffect: text(MAX_EVENT_FIELD_LENGTH).optional() });
+const REPLAY_BODY = z.strictObject({
+  forceEffect: text(MAX_EVENT_FIELD_LENGTH).optional(),
+  group: z
+    .string()
+    .refine(isGroupName, { message: `not a consumer group name (${GROUP_NAME_RULE})` })
+    .optional(),
+});
 
 /** The first problem zod found, as `field: what is wrong`. */
 function firstIssue(error: z.ZodError): string {
@@ -153,18 +160,27 @@ export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
     }),
     async (c) => {
       const { provider, eventId } = eventKeyFrom(c.req.url, true);
-      const { forceEffect } = replayOptions(await c.req.text());
-      // The effects the worker recorded, read per replay: the CLI's lookup, so both replay alike.
-      const effectsFor = await loadEffectLookup(pool);
+      const { forceEffect, group = DEFAULT_GROUP } = replayOptions(await c.req.text());
+      // The effects the group's worker recorded, read per replay: the CLI's lookup, so both replay alike.
+      const effectsFor = await loadEffectLookup(pool, group);
+      if (!effectsFor && group !== DEFAULT_GROUP) {
+        throw new AdminError(
+          'invalid_request',
+          `no worker of consumer group "${group}" has recorded its effects yet: start it first`,
+        );
+      }
+      // Its worker created them before recording its routes; a replay does not depend on that.
+      if (group !== DEFAULT_GROUP) await ensureQueues(boss, undefined, group);
       const result = await replayEvent(
         { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
         provider,
         eventId,
-        {
-          forceEffect,
-        },
+        { forceEffect, group },
       );
-      logger.info({ provider, eventId, forced: result.forced, enqueued: result.enqueued }, 'admin replay');
+      logger.info(
+        { provider, eventId, group, forced: result.forced, enqueued: result.enqueued },
+        'admin replay',
+      );
       return c.json(result, 202);
     },
   );
@@ -200,14 +216,17 @@ function decode(what: string, raw: string, schema: z.ZodType<string>): string {
   return parsed.data;
 }
 
-/** The replay body: empty, or a JSON object with nothing but an optional `forceEffect` name. */
-function replayOptions(body: string): { forceEffect?: string } {
+/** The replay body: empty, or a JSON object with nothing but an optional `forceEffect` name and `group`. */
+function replayOptions(body: string): { forceEffect?: string; group?: string } {
   if (body.trim() === '') return {};
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
-    throw new AdminError('invalid_request', 'the body is not JSON; send {"forceEffect":"<name>"} or nothing');
+    throw new AdminError(
+      'invalid_request',
+      'the body is not JSON; send {"forceEffect":"<name>","group":"<group>"} (both optional) or nothing',
+    );
   }
   const parsed = REPLAY_BODY.safeParse(json);
   if (!parsed.success) throw new AdminError('invalid_request', `body: ${firstIssue(parsed.error)}`);

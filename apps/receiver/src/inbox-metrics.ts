@@ -18,8 +18,9 @@ const ALWAYS_REPORTED_QUEUES = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
 const LIVE_STATES = ['created', 'retry', 'active'] as const;
 
 /**
- * The inbox's state as gauges, read from the database at scrape time: events by unfinished status, the age of
- * the oldest event still to process, live pg-boss jobs per queue and state. One read (two indexed statements, see
+ * The inbox's state as gauges, read from the database at scrape time: events by unfinished status (and by
+ * consumer group), the age of the oldest event still to process, live pg-boss jobs per queue and state. One read
+ * (three indexed statements, see
  * `readInboxStats`) per `maxAgeMs` at most, shared by every gauge and every concurrent scrape. A failed read
  * leaves these gauges out of that scrape and sets `webhook_inbox_stats_up` to 0; the rest of `/metrics` answers.
  */
@@ -46,6 +47,14 @@ export function registerInboxMetrics(registry: Registry, options: InboxMetricsOp
     labelNames: ['status'],
     set(gauge, stats) {
       for (const [status, count] of Object.entries(stats.events)) gauge.set({ status }, count);
+    },
+  });
+  gaugeOf(registry, read, {
+    name: 'webhook_event_groups',
+    help: 'Events by consumer group (other than the default, whose counts are webhook_events) and status, every status but processed.',
+    labelNames: ['group', 'status'],
+    set(gauge, stats) {
+      for (const { group, status, count } of stats.groups) gauge.set({ group, status }, count);
     },
   });
   gaugeOf(registry, read, {

@@ -173,6 +173,46 @@ describe('admin API', () => {
     }
   });
 
+  it("replays for a consumer group: that group's effects, its queue, its row created when it never had the event", async () => {
+    const refused = await post('/admin/events/stripe/evt_admin_2/replay', { group: 'billing' });
+    await expectError(refused, 400, 'invalid_request');
+    await expectError(
+      await post('/admin/events/stripe/evt_admin_2/replay', { group: 'Not A Group' }),
+      400,
+      'invalid_request',
+    );
+    await sql(
+      db.url,
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', 'checkout.session.completed', 'recordRevenue', 'database', 0, 'billing')`,
+    );
+    try {
+      const response = await post('/admin/events/stripe/evt_admin_2/replay', { group: 'billing' });
+      expect(response.status).toBe(202);
+      expect(await response.json()).toMatchObject({
+        group: 'billing',
+        previousStatus: 'none',
+        effects: ['recordRevenue'],
+        enqueued: true,
+      });
+      const row = await sql(
+        db.url,
+        `select consumer_group, status from webhook_event_groups where event_id = 'evt_admin_2'`,
+      );
+      expect(row.rows).toEqual([{ consumer_group: 'billing', status: 'received' }]);
+      const job = await sql(
+        db.url,
+        `select count(*)::int as n from pgboss.job
+          where name = 'webhook-events.billing' and data->>'eventId' = 'evt_admin_2'`,
+      );
+      expect(job.rows).toEqual([{ n: 1 }]);
+      const shown = (await (await get('/admin/events/stripe/evt_admin_2')).json()) as { groups: unknown };
+      expect(shown.groups).toMatchObject([{ group: 'billing', status: 'received', attempts: 0 }]);
+    } finally {
+      await sql(db.url, 'delete from effect_routes');
+    }
+  });
+
   it('refuses every malformed parameter with 400 and a stable code, logged without a stack', async () => {
     const lines = await logged(t, async () => {
       const filters = [

@@ -93,6 +93,16 @@ describe('the inbox gauges', () => {
     expect(metricValue(after, 'webhook_oldest_unprocessed_event_age_seconds')).toBeLessThan(600);
     expect(metricValue(after, 'webhook_queue_jobs', { queue: EVENTS_QUEUE, state: 'created' })).toBe(0);
     expect(metricValue(after, 'webhook_queue_jobs', { queue: EVENTS_QUEUE, state: 'active' })).toBe(2);
+
+    // Another consumer group's rows are counted by group and status, processed ones left out.
+    await pool.query(`
+      insert into webhook_event_groups (provider, event_id, consumer_group, status)
+      values ('stripe', 'evt_metrics_one', 'billing', 'failed'), ('stripe', 'evt_metrics_two', 'billing', 'processed')`);
+    const groups = await scrape(managementApp(0));
+    expect(metricValue(groups, 'webhook_event_groups', { group: 'billing', status: 'failed' })).toBe(1);
+    expect(metricValue(groups, 'webhook_event_groups', { group: 'billing', status: 'processed' })).toBe(
+      undefined,
+    );
   });
 
   it('are read once for any number of concurrent scrapes within their max age', async () => {

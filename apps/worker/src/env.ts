@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { QueueSettings } from '@webhook-inbox/inbox';
+import { DEFAULT_GROUP, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import {
   blankToUndefined as blank,
   boundedNumber,
@@ -35,6 +36,12 @@ export interface WorkerConfig {
   mailFrom: string;
   mailDir: string;
   logLevel: LogLevel;
+  /**
+   * The worker's consumer group (`WORKER_GROUP`): the team whose effects it runs. Every group with an effect for
+   * an event's type gets the event, with its own queue, status, retries and dead letters. `default`: the single
+   * worker's queue and `webhook_events.status`.
+   */
+  group: string;
   /** Retry policy of the events queue (the worker owns it and applies it at start). */
   queue: QueueSettings;
   batchSize: number;
@@ -79,6 +86,13 @@ const schema = z.object({
   DATABASE_POOLER: databasePooler,
   WORKER_HOST: textOr('127.0.0.1'),
   WORKER_PORT: number(0, 65_535, 3001),
+  WORKER_GROUP: z.preprocess(
+    (value) => (typeof value === 'string' ? blank(value.trim()) : value),
+    z
+      .string()
+      .refine(isGroupName, { error: `must be a consumer group name: ${GROUP_NAME_RULE}` })
+      .default(DEFAULT_GROUP),
+  ),
   SMTP_URL: z.preprocess(
     blank,
     z
@@ -142,6 +156,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     // Relative to where pnpm was invoked (the repo root for `pnpm start`), not to apps/worker.
     mailDir: path.resolve(e.INIT_CWD ?? process.cwd(), e.MAIL_DIR),
     logLevel: e.LOG_LEVEL,
+    group: e.WORKER_GROUP,
     queue: {
       retryLimit: e.WORKER_RETRY_LIMIT,
       retryDelay: e.WORKER_RETRY_DELAY_SECONDS,
@@ -177,6 +192,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     port: config.port,
     database: maskUrl(config.databaseUrl),
     databasePooler: config.databasePooler,
+    group: config.group,
     mail: config.smtpUrl ? maskUrl(config.smtpUrl) : `files in ${config.mailDir}`,
     queue: config.queue,
     batchSize: config.batchSize,

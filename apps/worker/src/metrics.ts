@@ -31,8 +31,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
   });
   const events = new Counter({
     name: 'webhook_events_settled_total',
-    help: 'Event attempts ended, by outcome: processed, failed (will retry) or dead.',
-    labelNames: ['provider', 'outcome'] as const,
+    help: "Event attempts ended, by outcome: processed, failed (will retry) or dead; group: the worker's consumer group.",
+    labelNames: ['provider', 'outcome', 'group'] as const,
     registers: [registry],
   });
   const eventLatency = new Histogram({
@@ -91,7 +91,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
           effectSeconds.observe({ effect: outcome.effect }, outcome.durationMs / 1000);
       },
       event(outcome) {
-        events.inc({ provider: outcome.provider, outcome: outcome.status });
+        events.inc({ provider: outcome.provider, outcome: outcome.status, group: outcome.group });
         if (outcome.status === 'processed') {
           eventLatency.observe({ provider: outcome.provider }, outcome.latencyMs / 1000);
         }

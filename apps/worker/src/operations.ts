@@ -3,8 +3,10 @@ import {
   createOperationsBoss,
   createPurgeHandler,
   createRecordedAlerter,
+  DEFAULT_GROUP,
   ensureQueues,
   getEvent,
+  loadEffectLookup,
   PURGE_QUEUE,
   reconcileStripe,
   schedulePurge,
@@ -124,12 +126,18 @@ async function alertDead(alerter: Alerter, pool: pg.Pool, event: DeadEvent, logg
     eventId: event.eventId,
     type: event.type,
     attempts: event.attempts,
+    ...(event.group === DEFAULT_GROUP ? {} : { group: event.group }),
   };
   try {
     // The event log's own read (event-store): its effects with their last errors, and its payload.
     const detail = await getEvent(pool, event.provider, event.eventId);
     const payload = detail?.payload ?? undefined;
-    const failed = detail?.effects.filter((effect) => effect.status === 'failed') ?? [];
+    // Another group's failed effects are that group's to report.
+    const ours = (await loadEffectLookup(pool, event.group))?.(event.provider, event.type);
+    const failed =
+      detail?.effects.filter(
+        (effect) => effect.status === 'failed' && (ours === undefined || ours.includes(effect.effect)),
+      ) ?? [];
     if (failed.length === 0) {
       alerter.notify({ kind: 'event_dead', ...base, error: event.lastError ?? 'unknown error', payload });
       return;

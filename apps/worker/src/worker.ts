@@ -72,6 +72,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     inboxWorker = await inbox.start({
       connectionString: config.databaseUrl,
       pooler: config.databasePooler,
+      group: config.group,
       queue: config.queue,
       batchSize: config.batchSize,
       concurrency: config.concurrency,

@@ -459,7 +459,9 @@ describe('the worker process surface', () => {
     expect(metrics).toMatch(
       /webhook_effects_total\{provider="stripe",effect="provisionAccount",outcome="completed"\} [1-9]/,
     );
-    expect(metrics).toMatch(/webhook_events_settled_total\{provider="shopify",outcome="dead"\} [1-9]/);
+    expect(metrics).toMatch(
+      /webhook_events_settled_total\{provider="shopify",outcome="dead",group="default"\} [1-9]/,
+    );
     expect(metrics).toMatch(/webhook_event_latency_seconds_count\{provider="stripe"\} [1-9]/);
     expect(metrics).toContain('webhook_job_batch_duration_seconds_bucket');
     expect(metrics).toContain('process_resident_memory_bytes');

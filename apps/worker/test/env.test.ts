@@ -52,6 +52,19 @@ describe('worker configuration', () => {
     );
   });
 
+  it('reads the consumer group: default unless WORKER_GROUP names a valid one', () => {
+    expect(parseConfig({ DATABASE_URL: URL }).group).toBe('default');
+    expect(parseConfig({ DATABASE_URL: URL, WORKER_GROUP: ' ' }).group).toBe('default');
+    expect(parseConfig({ DATABASE_URL: URL, WORKER_GROUP: 'billing-analytics' }).group).toBe(
+      'billing-analytics',
+    );
+    for (const bad of ['Billing', '9lives', 'a.b', 'x'.repeat(41)]) {
+      expect(() => parseConfig({ DATABASE_URL: URL, WORKER_GROUP: bad })).toThrow(
+        /WORKER_GROUP.*consumer group name: 1-40 characters/,
+      );
+    }
+  });
+
   it('lists every wrong variable at once', () => {
     let error: unknown;
     try {

@@ -95,6 +95,10 @@ program
   .option('--provider <provider>', 'bulk: only this provider')
   .option('--type <type>', 'bulk: only this event type')
   .option('--since <duration>', 'bulk: only events received within this window (24h, 3d)')
+  .option(
+    '--group <name>',
+    "the consumer group whose effects run (default: the default group); bulk with --group and no --status: every event of the group's types in the range, those it never had included (a backfill)",
+  )
   .option('--force-effect <name>', 'also re-run this completed effect (recorded as forced)')
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)

@@ -466,6 +466,66 @@ describe('inbox replay', () => {
     expect((await inbox(['replay', '--status', 'dead', '--limit', '0'])).code).toBe(2);
   });
 
+  it("--group: a consumer group's effects and queue; a bulk replay without --status backfills the group", async () => {
+    const sent = JSON.parse(
+      (await inbox(['send', 'stripe', 'customer.subscription.updated', '--json'])).stdout,
+    ) as { eventId: string };
+    const early = await inbox(['replay', 'stripe', sent.eventId, '--group', 'billing']);
+    expect(early.code).toBe(2);
+    expect(early.stderr).toContain('no worker of consumer group "billing" has recorded its effects yet');
+    const bad = await inbox(['replay', 'stripe', sent.eventId, '--group', 'Billing']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--group: invalid consumer group');
+
+    await recordEffectRoutes(
+      pool,
+      [
+        {
+          provider: 'stripe',
+          eventType: 'customer.subscription.updated',
+          effect: 'recordRevenue',
+          kind: 'database',
+          position: 0,
+        },
+      ],
+      'billing',
+    );
+    try {
+      const backfill = ['replay', '--group', 'billing', '--provider', 'stripe', '--since', '1h', '--json'];
+      const dry = await inbox([...backfill, '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(JSON.parse(dry.stdout)).toContainEqual(
+        expect.objectContaining({
+          eventId: sent.eventId,
+          group: 'billing',
+          previousStatus: 'none',
+          effects: ['recordRevenue'],
+          enqueued: false,
+        }),
+      );
+      const run = await inbox(backfill);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toContainEqual(
+        expect.objectContaining({ eventId: sent.eventId, group: 'billing', enqueued: true }),
+      );
+      const rows = await pool.query(
+        `select consumer_group, status from webhook_event_groups where event_id = $1`,
+        [sent.eventId],
+      );
+      expect(rows.rows).toEqual([{ consumer_group: 'billing', status: 'received' }]);
+      const jobs = await pool.query(
+        `select count(*)::int as n from pgboss.job where name = 'webhook-events.billing' and data->>'eventId' = $1`,
+        [sent.eventId],
+      );
+      expect(jobs.rows).toEqual([{ n: 1 }]);
+      const shown = await inbox(['show', 'stripe', sent.eventId]);
+      expect(shown.stdout).toContain('consumer groups:');
+      expect(shown.stdout).toMatch(/billing\s+received/);
+    } finally {
+      await pool.query(`delete from effect_routes where consumer_group = 'billing'`);
+    }
+  });
+
   it('bulk: replays all 1,053 matching events in chunks, and says how many more remain when --limit stops it', async () => {
     // More than one page (200) and more than the 1,000 a bulk replay once stopped at.
     await insertEvents(

@@ -123,6 +123,27 @@ describe('event page', () => {
     expect(page).toMatch(/webhook-events<\/td>\s*<td><span class="badge status-created">created<\/span>/);
   });
 
+  it("shows the event's rows in the other consumer groups, each with its replay command", async () => {
+    const key = encodeURIComponent(SHOPIFY_KEY);
+    expect(await (await client.get(`/event?provider=shopify&id=${key}`)).text()).not.toContain(
+      'Consumer groups',
+    );
+    await stack.pool.query(
+      `insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error)
+       values ('shopify', $1, 'billing', 'failed', 2, 'recordRevenue: ledger locked')`,
+      [SHOPIFY_KEY],
+    );
+    try {
+      const page = await (await client.get(`/event?provider=shopify&id=${key}`)).text();
+      expect(page).toContain('Consumer groups');
+      expect(page).toMatch(/billing<\/td>\s*<td><span class="badge status-failed">failed<\/span>/);
+      expect(page).toContain('recordRevenue: ledger locked');
+      expect(unescape(page)).toContain(`npx webhook-inbox replay shopify ${SHOPIFY_KEY} --group billing`);
+    } finally {
+      await stack.pool.query(`delete from webhook_event_groups`);
+    }
+  });
+
   it('answers 404 not_found for an unknown event', async () => {
     const response = await client.get('/event?provider=stripe&id=evt_nope');
     expect(response.status).toBe(404);

@@ -14,6 +14,7 @@ import {
 
 import {
   ALERT_OUTCOMES,
+  DEFAULT_GROUP,
   EFFECT_KINDS,
   EFFECT_STATUSES,
   EVENT_SOURCES,
@@ -254,11 +255,47 @@ export const effectRoutes = pgTable(
     effect: text('effect').notNull(),
     kind: text('kind', { enum: EFFECT_KINDS }).notNull(),
     position: integer('position').notNull(),
+    /**
+     * The consumer group of the worker that registered it. Not part of the key: an effect name is unique per
+     * (provider, event type) across groups, because the ledger (`effect_runs`) is keyed by event and effect.
+     */
+    consumerGroup: text('consumer_group').notNull().default(DEFAULT_GROUP),
     registeredAt: timestamp('registered_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     primaryKey({ columns: [t.provider, t.eventType, t.effect] }),
     check('effect_routes_kind_check', sql`${t.kind} in (${inList(EFFECT_KINDS)})`),
+  ],
+);
+
+/**
+ * An event's status in one consumer group other than the default (whose status is `webhook_events.status`): one
+ * row per (event, group) created in the receiver's transaction for every new event whose type that group has an
+ * effect for, or by a replay for that group. The group's worker starts, settles and marks its rows dead as the
+ * default group's worker does `webhook_events`'s; retention keeps an event while any of its rows is unfinished.
+ */
+export const webhookEventGroups = pgTable(
+  'webhook_event_groups',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    status: text('status', { enum: EVENT_STATUSES }).notNull().default('received'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    processedAt: timestamp('processed_at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventId, t.consumerGroup] }),
+    foreignKey({
+      columns: [t.provider, t.eventId],
+      foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
+    }).onDelete('cascade'),
+    check('webhook_event_groups_status_check', sql`${t.status} in (${inList(EVENT_STATUSES)})`),
+    // The backlog per group and status (stats, metrics) without reading the finished rows.
+    index('webhook_event_groups_unfinished_idx')
+      .on(t.consumerGroup, t.status)
+      .where(sql`${t.status} <> 'processed'`),
   ],
 );
 

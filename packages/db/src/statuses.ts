@@ -27,3 +27,9 @@ export type AlertOutcome = (typeof ALERT_OUTCOMES)[number];
 /** How an effect runs: in the ledger's transaction (`database`), or claimed and marked around it (`external`). */
 export const EFFECT_KINDS = ['database', 'external'] as const;
 export type EffectKind = (typeof EFFECT_KINDS)[number];
+
+/**
+ * The consumer group of a worker that names none: its queue is `webhook-events` and its status is
+ * `webhook_events.status`, as for a single worker.
+ */
+export const DEFAULT_GROUP = 'default';

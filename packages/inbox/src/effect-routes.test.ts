@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_RETRIES } from '../test/support/harness.ts';
 import {
   loadEffectLookup,
+  readAllEffectRoutes,
   readEffectRoutes,
   recordedEventTypes,
   recordEffectRoutes,
@@ -92,5 +93,36 @@ describe('effect_routes', () => {
     const rows = await readEffectRoutes(pool);
     expect(rows).toHaveLength(20);
     expect(new Set(rows.map((row) => row.effect)).size).toBe(1);
+  });
+
+  it("keeps each group's routes apart: a group replaces only its own, reconciliation sees every group's types", async () => {
+    const route = (eventType: string, effect: string, position = 0) => ({
+      provider: 'stripe',
+      eventType,
+      effect,
+      kind: 'database' as const,
+      position,
+    });
+    await recordEffectRoutes(pool, [route('invoice.paid', 'recordPayment')]);
+    await recordEffectRoutes(pool, [route('charge.refunded', 'recordRefund')], 'billing');
+    expect(await readEffectRoutes(pool)).toEqual([route('invoice.paid', 'recordPayment')]);
+    expect(await readEffectRoutes(pool, 'billing')).toEqual([route('charge.refunded', 'recordRefund')]);
+    expect((await loadEffectLookup(pool, 'billing'))?.('stripe', 'charge.refunded')).toEqual([
+      'recordRefund',
+    ]);
+    expect(await loadEffectLookup(pool, 'nobody')).toBeUndefined();
+    expect(await recordedEventTypes(pool, 'stripe')).toEqual(['charge.refunded', 'invoice.paid']);
+
+    // The default group's next start leaves billing's routes alone.
+    await recordEffectRoutes(pool, [
+      route('invoice.paid', 'recordPayment'),
+      route('invoice.paid', 'mail', 1),
+    ]);
+    expect(await readEffectRoutes(pool, 'billing')).toEqual([route('charge.refunded', 'recordRefund')]);
+    expect((await readAllEffectRoutes(pool)).map((r) => r.consumerGroup)).toEqual([
+      'billing',
+      'default',
+      'default',
+    ]);
   });
 });

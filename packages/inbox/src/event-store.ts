@@ -1,7 +1,10 @@
 import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
-import { effectRuns, webhookEvents } from './sql/index.ts';
+import { effectRuns, webhookEventGroups, webhookEvents } from './sql/index.ts';
+import type { EventGroupRow } from './sql/webhook-event-groups.ts';
+
+export type { EventGroupRow };
 
 /** Read side of the event log, shared by the CLI and the admin API. */
 
@@ -51,6 +54,11 @@ export interface EventDetail extends EventSummary {
   /** Null once retention purged it. */
   payload: unknown;
   effects: EffectRunRow[];
+  /**
+   * Its status in each consumer group other than the default that has it (the default group's is the event's
+   * own `status`); empty when only the default group has effects for its type.
+   */
+  groups: EventGroupRow[];
 }
 
 /** A filter the event log cannot use; `field` names it (the CLI reports it as `--<field>`, exit code 2). */
@@ -93,17 +101,19 @@ export async function getEvent(
   provider: string,
   eventId: string,
 ): Promise<EventDetail | undefined> {
-  const { rows } = await pool.query<Omit<EventDetail, 'effects' | 'payload'> & { payload: string | null }>(
-    webhookEvents.selectEvent(provider, eventId),
-  );
+  const { rows } = await pool.query<
+    Omit<EventDetail, 'effects' | 'groups' | 'payload'> & { payload: string | null }
+  >(webhookEvents.selectEvent(provider, eventId));
   const event = rows[0];
   if (!event) return undefined;
   const effects = await pool.query<EffectRunRow>(effectRuns.selectEffectRuns(provider, eventId));
+  const groups = await pool.query<EventGroupRow>(webhookEventGroups.selectEventGroups(provider, eventId));
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
     payload: event.payload === null ? null : parseJsonLossless(event.payload),
     effects: effects.rows,
+    groups: groups.rows,
   };
 }
 

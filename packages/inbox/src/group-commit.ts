@@ -1,12 +1,18 @@
 import type { EventSource } from '@webhook-inbox/db';
-import type { JobInsert } from 'pg-boss';
 import { InvalidPayloadError } from './errors.ts';
 import type { IngestDeps, IngestOutcome } from './ingest.ts';
 import type { VerifiedEvent } from './providers/types.ts';
-import { EVENTS_QUEUE, type EventJob } from './queue.ts';
+import type { EventJob } from './queue.ts';
 import { jobTraceContext } from './telemetry.ts';
-import { beginWith, endEmpty, insertJobsAndCommit, onRecordingConnection } from './recording.ts';
+import {
+  beginWith,
+  endEmpty,
+  insertJobsAndCommit,
+  jobBatchesFor,
+  onRecordingConnection,
+} from './recording.ts';
 import { webhookEvents } from './sql/index.ts';
+import type { CreatedEventRow } from './sql/webhook-events.ts';
 
 export interface GroupCommitOptions {
   /**
@@ -64,8 +70,8 @@ const keyOf = (provider: string, eventId: string) => `${provider}\u0000${eventId
 
 /**
  * Group commit: every `record()` waiting while earlier transactions run is recorded in one transaction, with one
- * multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` of the jobs of the rows it created,
- * and one commit; then each caller gets its own answer. No timer: a lone event starts its transaction at once
+ * multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` per queue of the jobs of the rows it
+ * created (the default group's, and one per other consumer group the events went to), and one commit; then each caller gets its own answer. No timer: a lone event starts its transaction at once
  * (after the current turn of the event loop, which lets events that arrived together go together), and batches
  * grow only while `maxTransactions` transactions are already open.
  *
@@ -171,7 +177,7 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
  */
 async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<Set<string>> {
   return onRecordingConnection(pool, async (transaction) => {
-    const inserted = await beginWith<{ provider: string; event_id: string }>(
+    const inserted = await beginWith<CreatedEventRow>(
       transaction,
       webhookEvents.insertEvents(keyed.map(({ first }) => ({ event: first.event, source: first.source }))),
     );
@@ -181,19 +187,12 @@ async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<
       return created;
     }
     const firstOf = new Map(keyed.map(({ key, first }) => [key, first]));
-    const jobs: Array<JobInsert<EventJob>> = inserted.rows.map((row) => ({
-      data: {
-        provider: row.provider,
-        eventId: row.event_id,
-        ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
-      },
+    const batches = jobBatchesFor(inserted.rows, (row): EventJob => ({
+      provider: row.provider,
+      eventId: row.event_id,
+      ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
     }));
-    await insertJobsAndCommit(
-      transaction,
-      boss,
-      jobs.length,
-      async (db) => (await boss.insert(EVENTS_QUEUE, jobs, { db, returnId: true }))?.length ?? 0,
-    );
+    await insertJobsAndCommit(transaction, boss, batches);
     return created;
   });
 }

@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino';
 import type Stripe from 'stripe';
 import { BOSS_POOL_OPTIONS } from './boss.ts';
 import { tracingInstalled } from './telemetry.ts';
-import { recordEffectRoutes } from './effect-routes.ts';
+import { EffectRouteConflictError, recordEffectRoutes } from './effect-routes.ts';
 import { EffectRegistry } from './effects/registry.ts';
 import type { EffectRouteRow } from './sql/effect-routes.ts';
 import * as ledger from './effects/ledger.ts';
@@ -14,9 +14,10 @@ import { keepPayloadPartitionsAhead } from './ops/partitions.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
 import {
   configureQueues,
-  DEAD_LETTER_QUEUE,
+  DEFAULT_GROUP,
   DEFAULT_QUEUE_SETTINGS,
-  EVENTS_QUEUE,
+  queuesOf,
+  validateGroup,
   validateQueueSettings,
   type EventJob,
   type QueueSettings,
@@ -36,6 +37,14 @@ export interface InboxOptions {
 
 export interface InboxStartOptions {
   connectionString: string;
+  /**
+   * The worker's consumer group: a name for the effects of one team (1-40 characters, a lowercase letter first,
+   * then lowercase letters, digits, `_` or `-`). Every group that has an effect for an event's type gets the event
+   * once, with its own queue (`webhook-events.<group>`), status, retries and dead letters; the workers of one
+   * group share its events. Effect names are unique per event type across groups. Default `default`: queue
+   * `webhook-events`, status in `webhook_events.status`, as for a single worker.
+   */
+  group?: string;
   /**
    * `transaction` when `connectionString` goes through a transaction-mode pooler (PgBouncer, RDS Proxy): no named
    * statements, and the effects' settings (statement timeout, asynchronous commit) are set per transaction
@@ -126,6 +135,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
     effectsFor: (provider, type) => registry.get(provider, type).map((effect) => effect.name),
     effectRoutes: () => registry.list(),
     async start(start) {
+      const group = validateGroup(start.group ?? DEFAULT_GROUP);
+      const queues = queuesOf(group);
       const queue = validateQueueSettings({ ...DEFAULT_QUEUE_SETTINGS, ...start.queue });
       const batchSize = start.batchSize ?? 50;
       const concurrency = start.concurrency ?? 4;
@@ -189,6 +200,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
 
       const runner = new EffectRunner({
         pool,
+        group,
         db: createDb(pool),
         transactionSettings:
           pooler === 'transaction' ? ledger.transactionSettings(statementTimeoutMs) : undefined,
@@ -203,11 +215,13 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       try {
         await partitions.ready;
         await boss.start();
-        await configureQueues(boss, queue);
-        // Before the first job: replays and reconciliation read what this worker runs from the record.
-        await recordEffectRoutes(pool, registry.list());
+        // The queues before the routes: once the routes are recorded, the receiver sends this group's jobs.
+        await configureQueues(boss, queue, group);
+        // Before the first job: the receiver reads which events this group gets from the record, and replays and
+        // reconciliation what it runs.
+        await recordEffectRoutes(pool, registry.list(), group);
         await boss.work(
-          EVENTS_QUEUE,
+          queues.events,
           {
             batchSize,
             localConcurrency: concurrency,
@@ -220,7 +234,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
           (jobs: JobWithMetadata<EventJob>[]) => runner.runBatch(jobs),
         );
         await boss.work(
-          DEAD_LETTER_QUEUE,
+          queues.deadLetters,
           {
             batchSize: 10,
             includeMetadata: true,
@@ -233,11 +247,12 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         partitions.stop();
         await boss.stop({ graceful: false }).catch(() => {});
         await pool.end().catch(() => {});
+        if (error instanceof EffectRouteConflictError) throw error;
         throw new Error('the worker could not start (is the database migrated? run `pnpm db:migrate`)', {
           cause: error,
         });
       }
-      logger.info({ routes: registry.routes(), batchSize, concurrency, queue }, 'worker started');
+      logger.info({ group, routes: registry.routes(), batchSize, concurrency, queue }, 'worker started');
 
       let stopping: Promise<void> | undefined;
       return {

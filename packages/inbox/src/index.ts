@@ -11,10 +11,14 @@ export { parseJsonLossless } from './json.ts';
 export type { Provider, SignedRequest, VerifiedEvent } from './providers/types.ts';
 export {
   DEAD_LETTER_QUEUE,
+  DEFAULT_GROUP,
   DEFAULT_QUEUE_SETTINGS,
   EVENTS_QUEUE,
   ensureQueues,
+  queuesOf,
+  validateGroup,
   type EventJob,
+  type GroupQueues,
   type QueueSettings,
 } from './queue.ts';
 export {
@@ -83,12 +87,14 @@ export {
 } from './effects/types.ts';
 export * from './ops/index.ts';
 export {
+  EffectRouteConflictError,
   loadEffectLookup,
+  readAllEffectRoutes,
   readEffectRoutes,
   recordedEventTypes,
   recordEffectRoutes,
 } from './effect-routes.ts';
-export type { EffectRouteRow } from './sql/effect-routes.ts';
+export type { EffectRouteRow, RecordedRouteRow } from './sql/effect-routes.ts';
 export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
 export {
   replayEvent,

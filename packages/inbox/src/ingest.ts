@@ -2,9 +2,16 @@ import type { EventSource } from '@webhook-inbox/db';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { VerifiedEvent } from './providers/types.ts';
-import { EVENTS_QUEUE, type EventJob } from './queue.ts';
-import { beginWith, endEmpty, insertJobsAndCommit, onRecordingConnection } from './recording.ts';
+import type { EventJob } from './queue.ts';
+import {
+  beginWith,
+  endEmpty,
+  insertJobsAndCommit,
+  jobBatchesFor,
+  onRecordingConnection,
+} from './recording.ts';
 import { webhookEvents } from './sql/index.ts';
+import type { CreatedEventRow } from './sql/webhook-events.ts';
 import { jobTraceContext } from './telemetry.ts';
 
 export type IngestOutcome = 'accepted' | 'duplicate';
@@ -20,7 +27,9 @@ export interface IngestDeps {
 }
 
 /**
- * Records an authentic event and enqueues its job in ONE transaction: both or neither. Returns `accepted` when
+ * Records an authentic event and enqueues its job in ONE transaction: both or neither. The job goes to the default
+ * group's queue, and to the queue of every other consumer group with an effect for the event's type (which also
+ * gets the event's `webhook_event_groups` row, in the same insert statement). Returns `accepted` when
  * this call created the row, `duplicate` when the event was already recorded (by a committed transaction: a
  * concurrent insert of the same key is waited for). Any failure before the commit throws `UnavailableError`
  * (the sender retries) with nothing recorded.
@@ -36,14 +45,20 @@ export async function ingest(
 ): Promise<IngestOutcome> {
   return onRecordingConnection(pool, async (transaction) => {
     // Named (prepared once per connection); a duplicate inserts nothing and returns no row.
-    const inserted = await beginWith(transaction, webhookEvents.insertEvent(event, source));
-    if (inserted.rowCount !== 1) {
+    const inserted = await beginWith<CreatedEventRow>(transaction, webhookEvents.insertEvent(event, source));
+    if (inserted.rows.length !== 1) {
       await endEmpty(transaction);
       return 'duplicate';
     }
-    const job: EventJob = { provider: event.provider, eventId: event.eventId, ...jobTraceContext() };
-    await insertJobsAndCommit(transaction, boss, 1, async (db) =>
-      (await boss.send(EVENTS_QUEUE, job, { db })) === null ? 0 : 1,
+    const trace = jobTraceContext();
+    await insertJobsAndCommit(
+      transaction,
+      boss,
+      jobBatchesFor(inserted.rows, (): EventJob => ({
+        provider: event.provider,
+        eventId: event.eventId,
+        ...trace,
+      })),
     );
     return 'accepted';
   });

@@ -1,10 +1,48 @@
+import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import type { PgBoss } from 'pg-boss';
 import type { TraceContext } from './telemetry.ts';
+
+export { DEFAULT_GROUP };
 
 /** The pg-boss queue the receiver feeds and the worker drains. */
 export const EVENTS_QUEUE = 'webhook-events';
 /** Where a job goes after its last retry. */
 export const DEAD_LETTER_QUEUE = 'webhook-events-dead';
+
+/** What a consumer group may be called: it becomes part of its queues' names and a metric label. */
+const GROUP_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+
+/** What a valid consumer group name looks like, for error messages. */
+export const GROUP_NAME_RULE =
+  '1-40 characters, a lowercase letter first, then lowercase letters, digits, "_" or "-"';
+
+export function isGroupName(group: string): boolean {
+  return GROUP_NAME.test(group);
+}
+
+/** Returns `group` when it is a valid consumer group name, else throws a `RangeError` that says what is allowed. */
+export function validateGroup(group: string): string {
+  if (!isGroupName(group)) {
+    throw new RangeError(`invalid consumer group ${JSON.stringify(group)}: ${GROUP_NAME_RULE}`);
+  }
+  return group;
+}
+
+/** A consumer group's two queues: its jobs, and where a job goes after its last retry. */
+export interface GroupQueues {
+  events: string;
+  deadLetters: string;
+}
+
+/**
+ * The default group keeps the single worker's queue names; another group's are suffixed with `.<group>`. A
+ * group name has no `.`, so no group's queue is another's (`webhook-events-dead.x` is never a group's events).
+ */
+export function queuesOf(group: string): GroupQueues {
+  return group === DEFAULT_GROUP
+    ? { events: EVENTS_QUEUE, deadLetters: DEAD_LETTER_QUEUE }
+    : { events: `${EVENTS_QUEUE}.${group}`, deadLetters: `${DEAD_LETTER_QUEUE}.${group}` };
+}
 
 /**
  * A job carries only the event key (the worker reads the event from `webhook_events`) and, when tracing is on,
@@ -47,20 +85,22 @@ export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
 const NOTIFY = false;
 
 /**
- * Creates the queues if they do not exist (pg-boss's create_queue is `ON CONFLICT DO NOTHING`, so racing
+ * Creates a group's queues if they do not exist (pg-boss's create_queue is `ON CONFLICT DO NOTHING`, so racing
  * processes are fine).
  */
 export async function ensureQueues(
   boss: PgBoss,
   settings: QueueSettings = DEFAULT_QUEUE_SETTINGS,
+  group: string = DEFAULT_GROUP,
 ): Promise<void> {
-  await boss.createQueue(DEAD_LETTER_QUEUE, DEAD_LETTER_OPTIONS);
+  const queues = queuesOf(validateGroup(group));
+  await boss.createQueue(queues.deadLetters, DEAD_LETTER_OPTIONS);
   const { retryDelayMax, ...rest } = settings;
   // pg-boss accepts a backoff cap only together with backoff.
-  await boss.createQueue(EVENTS_QUEUE, {
+  await boss.createQueue(queues.events, {
     ...rest,
     ...(settings.retryBackoff ? { retryDelayMax } : {}),
-    deadLetter: DEAD_LETTER_QUEUE,
+    deadLetter: queues.deadLetters,
     notify: NOTIFY,
   });
 }
@@ -74,17 +114,22 @@ const DEAD_LETTER_OPTIONS = {
 } as const;
 
 /**
- * Creates the queues if needed and applies `settings` to them: the worker owns the retry policy, so it calls
+ * Creates a group's queues if needed and applies `settings` to them: the group's worker owns the retry policy, so it calls
  * this at start and its configuration wins over whatever created the queues first. A job carries the retry and
  * expiry settings it was sent with, so a change applies to jobs sent afterwards.
  */
-export async function configureQueues(boss: PgBoss, settings: QueueSettings): Promise<void> {
-  await ensureQueues(boss, settings);
-  await boss.updateQueue(DEAD_LETTER_QUEUE, DEAD_LETTER_OPTIONS);
-  await boss.updateQueue(EVENTS_QUEUE, {
+export async function configureQueues(
+  boss: PgBoss,
+  settings: QueueSettings,
+  group: string = DEFAULT_GROUP,
+): Promise<void> {
+  await ensureQueues(boss, settings, group);
+  const queues = queuesOf(group);
+  await boss.updateQueue(queues.deadLetters, DEAD_LETTER_OPTIONS);
+  await boss.updateQueue(queues.events, {
     ...settings,
     retryDelayMax: settings.retryBackoff ? settings.retryDelayMax : null,
-    deadLetter: DEAD_LETTER_QUEUE,
+    deadLetter: queues.deadLetters,
     notify: NOTIFY,
   });
 }

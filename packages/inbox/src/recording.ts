@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { PgBoss } from 'pg-boss';
+import type { JobInsert, PgBoss } from 'pg-boss';
 import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
-import { EVENTS_QUEUE } from './queue.ts';
+import { EVENTS_QUEUE, queuesOf, type EventJob } from './queue.ts';
 import type { Statement } from './sql/index.ts';
+import type { CreatedEventRow } from './sql/webhook-events.ts';
 
 /**
  * What every way of recording events (`ingest()` one at a time, `createGroupCommit()` in batches) does the same on
@@ -56,19 +57,21 @@ function statementName(text: string): string | undefined {
 
 // pg-boss's insert ends in ON CONFLICT DO NOTHING: on a queue whose policy limits jobs (one queued, one
 // active, ...) a send can be skipped without an error. Only a standard queue never skips one; the policy cannot
-// change after the queue is created, so it is read once per pg-boss instance.
-const standardQueue = new WeakMap<PgBoss, Promise<boolean>>();
-function neverSkipsInserts(boss: PgBoss): Promise<boolean> {
-  let known = standardQueue.get(boss);
+// change after the queue is created, so it is read once per pg-boss instance and queue.
+const standardQueues = new WeakMap<PgBoss, Map<string, Promise<boolean>>>();
+function neverSkipsInserts(boss: PgBoss, queue: string): Promise<boolean> {
+  let queues = standardQueues.get(boss);
+  if (!queues) standardQueues.set(boss, (queues = new Map<string, Promise<boolean>>()));
+  let known = queues.get(queue);
   if (!known) {
-    known = boss.getQueue(EVENTS_QUEUE).then(
-      (queue) => (queue?.policy ?? 'standard') === 'standard',
+    known = boss.getQueue(queue).then(
+      (found) => (found?.policy ?? 'standard') === 'standard',
       () => {
-        standardQueue.delete(boss);
+        queues.delete(queue);
         return false;
       },
     );
-    standardQueue.set(boss, known);
+    queues.set(queue, known);
   }
   return known;
 }
@@ -89,21 +92,24 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | und
 /** pg-boss's `db` option for a job insert on `client`, in its open transaction. */
 interface JobConnection {
   db: { executeSql(text: string, params?: unknown[]): Promise<pg.QueryResult> };
-  /** The `commit` sent behind the job insert (`commitBehind`), once the insert has been sent. */
+  /** The `commit` sent behind the last job insert (`commitBehind`), once every insert has been sent. */
   committed(): Promise<pg.QueryResult> | undefined;
 }
 
 /**
- * Runs pg-boss's job insert on `client` as a named statement. With `commitBehind` (a pipelined connection and a
- * queue that never skips an insert), `commit` follows the insert in the same write: if the insert fails, Postgres
- * answers the commit with a rollback, so the events and their jobs are still committed both or neither.
+ * Runs pg-boss's job inserts (`inserts` of them, one per queue) on `client` as named statements. With
+ * `commitBehind` (a pipelined connection and queues that never skip an insert), `commit` follows the last insert
+ * in the same write: if any insert fails, Postgres answers the commit with a rollback, so the events and their
+ * jobs are still committed both or neither.
  */
-function jobConnection(client: pg.PoolClient, commitBehind: boolean): JobConnection {
+function jobConnection(client: pg.PoolClient, commitBehind: boolean, inserts: number): JobConnection {
   let committed: Promise<pg.QueryResult> | undefined;
+  let sent = 0;
   return {
     db: {
       executeSql: (text: string, params?: unknown[]) => {
-        if (!commitBehind) return client.query({ name: statementName(text), text, values: params });
+        if (!commitBehind || ++sent < inserts)
+          return client.query({ name: statementName(text), text, values: params });
         const stream = socketOf(client);
         stream?.cork();
         const inserted = client.query({ name: statementName(text), text, values: params });
@@ -204,21 +210,61 @@ export async function endEmpty(transaction: RecordingTransaction): Promise<void>
 }
 
 /**
- * Enqueues `count` jobs through `insertJobs` (pg-boss's `send` or `insert`, given our `db`) inside the
- * transaction, and commits. `insertJobs` answers how many jobs it created: pg-boss skips an insert its queue's
- * policy forbids, and an event must never be committed without its job. With a pipeline and a queue that never
- * skips an insert, `commit` follows the job insert in the same write (if the insert fails, Postgres answers the
- * commit with a rollback, so both or neither still holds).
+ * The jobs of the events a receiver insert created: each event's job on the default group's queue, and one on the
+ * queue of every other group it was delivered to (`CreatedEventRow.groups`), all with the same data.
+ */
+export function jobBatchesFor(
+  rows: readonly CreatedEventRow[],
+  dataOf: (row: CreatedEventRow) => EventJob,
+): JobBatch[] {
+  const byQueue = new Map<string, Array<JobInsert<EventJob>>>([[EVENTS_QUEUE, []]]);
+  for (const row of rows) {
+    const job = { data: dataOf(row) };
+    for (const queue of [EVENTS_QUEUE, ...row.groups.map((group) => queuesOf(group).events)]) {
+      const jobs = byQueue.get(queue);
+      if (jobs) jobs.push(job);
+      else byQueue.set(queue, [job]);
+    }
+  }
+  return [...byQueue].map(([queue, jobs]) => ({ queue, jobs }));
+}
+
+/** The jobs for one pg-boss queue: the default group's, or another group's. */
+export interface JobBatch {
+  queue: string;
+  jobs: Array<JobInsert<EventJob>>;
+}
+
+/**
+ * Enqueues `batches` (one pg-boss `insert()` per queue, given our `db`) inside the transaction, and commits. pg-boss
+ * answers the ids of the jobs it created: it skips an insert its queue's policy forbids, and an event must never
+ * be committed without its job. With a pipeline and queues that never skip an insert, the inserts go out together
+ * and `commit` follows the last one in the same write (if an insert fails, Postgres answers the commit with a
+ * rollback, so both or neither still holds): two round trips per batch whatever the number of queues.
  */
 export async function insertJobsAndCommit(
   transaction: RecordingTransaction,
   boss: PgBoss,
-  count: number,
-  insertJobs: (db: JobConnection['db']) => Promise<number>,
+  batches: readonly JobBatch[],
 ): Promise<void> {
   const { client } = transaction;
-  const connection = jobConnection(client, client.pipeline && (await neverSkipsInserts(boss)));
-  const created = await insertJobs(connection.db);
+  const standard = await Promise.all(batches.map(({ queue }) => neverSkipsInserts(boss, queue)));
+  const commitBehind = client.pipeline && standard.every(Boolean);
+  const connection = jobConnection(client, commitBehind, batches.length);
+  const insert = ({ queue, jobs }: JobBatch) =>
+    boss.insert(queue, jobs, { db: connection.db, returnId: true }).then((ids) => ids?.length ?? 0);
+  let created = 0;
+  if (!commitBehind) {
+    for (const batch of batches) created += await insert(batch);
+  } else {
+    // Every insert is sent before any answer; the first failure is reported once all have answered.
+    const settled = await Promise.allSettled(batches.map(insert));
+    for (const outcome of settled) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      created += outcome.value;
+    }
+  }
+  const count = batches.reduce((sum, { jobs }) => sum + jobs.length, 0);
   const committed = connection.committed();
   if (committed) {
     const result = await committed;
@@ -229,8 +275,10 @@ export async function insertJobsAndCommit(
     if (created !== count) throw new Error('pg-boss skipped the job of an event that is now recorded');
     return;
   }
-  if (created !== count)
-    throw new Error(`pg-boss did not create every job (queue "${EVENTS_QUEUE}" policy?)`);
+  if (created !== count) {
+    const queues = batches.map(({ queue }) => `"${queue}"`).join(', ');
+    throw new Error(`pg-boss did not create every job (queue ${queues} policy?)`);
+  }
   await client.query('commit');
   transaction.open = false;
 }

@@ -1,19 +1,26 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { EVENTS_QUEUE, type EventJob } from './queue.ts';
-import { effectRuns, idempotencyKeys, pgbossJobs, webhookEvents } from './sql/index.ts';
+import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf, validateGroup, type EventJob } from './queue.ts';
+import { effectRuns, idempotencyKeys, pgbossJobs, webhookEventGroups, webhookEvents } from './sql/index.ts';
 import { jobTraceContext, type TraceContext } from './telemetry.ts';
 
 /**
- * Operator replay: puts an event back on the same queue the receiver feeds. The effect ledger decides what
- * runs, so a replay re-runs only the effects that have not completed; `forceEffect` re-runs one completed effect
- * on purpose and is recorded as such (`effect_runs.forced_at`).
+ * Operator replay: puts an event back on a consumer group's queue (the default group's unless told), as the
+ * receiver does. The effect ledger decides what runs, so a replay re-runs only the effects that have not
+ * completed; `forceEffect` re-runs one completed effect on purpose and is recorded as such
+ * (`effect_runs.forced_at`). Replaying an event for a group it was never delivered to (it was received before
+ * the group's worker first started) creates its group row: that is how a group backfills.
  */
 
 /** Which effects are registered for an event type (the product's inbox knows; the database does not). */
 export type EffectLookup = (provider: string, type: string) => readonly string[];
 
 export interface ReplayOptions {
+  /**
+   * The consumer group whose effects are replayed (default: the default group). `effectsFor` must be that
+   * group's lookup (`loadEffectLookup(pool, group)`).
+   */
+  group?: string;
   /** Re-run this effect even though it completed. Must be registered for the event's type. */
   forceEffect?: string;
   /** Report what would run; change nothing. */
@@ -24,7 +31,9 @@ export interface ReplayResult {
   provider: string;
   eventId: string;
   type: string;
-  /** The event's status before the replay. */
+  /** The consumer group it was replayed for. */
+  group: string;
+  /** The event's status in that group before the replay; `none` when the group never had the event. */
   previousStatus: string;
   /**
    * Effects that will run (or would, in a dry run): registered minus completed, plus a forced one. Null when the
@@ -60,15 +69,13 @@ export async function replayEvent(
   eventId: string,
   options: ReplayOptions = {},
 ): Promise<ReplayResult> {
+  const group = validateGroup(options.group ?? DEFAULT_GROUP);
   const client = await pool.connect();
   // A connection that failed mid-transaction may be broken; a refused replay leaves it healthy.
   let broken = false;
   try {
     await client.query('begin');
-    // Locks the row: a replay and a worker settling the same event take turns.
-    const event = (
-      await client.query<{ type: string; status: string }>(webhookEvents.lockEvent(provider, eventId))
-    ).rows[0];
+    const event = await lockForReplay(client, provider, eventId, group);
     if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
 
     const registered = effectsFor?.(provider, event.type);
@@ -93,6 +100,7 @@ export async function replayEvent(
       provider,
       eventId,
       type: event.type,
+      group,
       previousStatus: event.status,
       effects,
       forced,
@@ -108,14 +116,18 @@ export async function replayEvent(
       await client.query(idempotencyKeys.forgetEffectKey(provider, eventId, forced));
       await client.query(effectRuns.forceEffect(provider, eventId, forced));
     }
-    await client.query(webhookEvents.requeueEvent(provider, eventId));
+    await client.query(
+      group === DEFAULT_GROUP
+        ? webhookEvents.requeueEvent(provider, eventId)
+        : webhookEventGroups.requeueGroupEvent(provider, eventId, group),
+    );
     // A replay is a trace of its own (the caller's, when it traces), linked to the first delivery's.
     const first = await client.query<{ trace: TraceContext }>(
       pgbossJobs.selectFirstJobTrace(EVENTS_QUEUE, provider, eventId),
     );
     const replayOf = first.rows[0]?.trace;
     const job: EventJob = { provider, eventId, ...jobTraceContext(), ...(replayOf ? { replayOf } : {}) };
-    await boss.send(EVENTS_QUEUE, job, {
+    await boss.send(queuesOf(group).events, job, {
       db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
     });
     await client.query('commit');
@@ -129,8 +141,36 @@ export async function replayEvent(
   }
 }
 
+/**
+ * Locks what a replay changes: for the default group the event's row (a replay and the worker settling the same
+ * event take turns); for another group the event's key (against retention) and the group's row, whose status is
+ * `none` when the group never had the event.
+ */
+async function lockForReplay(
+  client: pg.PoolClient,
+  provider: string,
+  eventId: string,
+  group: string,
+): Promise<{ type: string; status: string } | undefined> {
+  if (group === DEFAULT_GROUP) {
+    return (await client.query<{ type: string; status: string }>(webhookEvents.lockEvent(provider, eventId)))
+      .rows[0];
+  }
+  const event = (await client.query<{ type: string }>(webhookEventGroups.lockEventKey(provider, eventId)))
+    .rows[0];
+  if (!event) return undefined;
+  const row = (
+    await client.query<{ status: string }>(webhookEventGroups.lockGroupRow(provider, eventId, group))
+  ).rows[0];
+  return { type: event.type, status: row?.status ?? 'none' };
+}
+
 export interface BulkReplayFilters {
-  status: string;
+  /**
+   * The events' status in the group replayed. Optional for another group than the default: without it, every
+   * event of the group's types in the range, including those the group never had (a backfill).
+   */
+  status?: string;
   provider?: string;
   type?: string;
   since?: Date;
@@ -164,14 +204,21 @@ export async function replayEvents(
   options: BulkReplayOptions = {},
 ): Promise<BulkReplayResult> {
   const { limit = Infinity, chunkSize = 200, onProgress, ...replayOptions } = options;
-  const counted = await deps.pool.query<{ n: number; upTo: string }>(webhookEvents.countEventKeys(filters));
+  const group = validateGroup(options.group ?? DEFAULT_GROUP);
+  if (filters.status === undefined && group === DEFAULT_GROUP) {
+    throw new RangeError("a bulk replay of the default group needs a status (another group's may omit it)");
+  }
+  const keyFilters = { ...filters, group };
+  const counted = await deps.pool.query<{ n: number; upTo: string }>(
+    webhookEvents.countEventKeys(keyFilters),
+  );
   const { n: total, upTo } = counted.rows[0]!;
   const results: ReplayResult[] = [];
   let after: webhookEvents.EventKeyCursor | null = null;
   while (results.length < limit) {
     const page = Math.min(chunkSize, limit - results.length);
     const { rows }: { rows: webhookEvents.EventKeyCursor[] } = await deps.pool.query(
-      webhookEvents.selectEventKeys(filters, upTo, after, page),
+      webhookEvents.selectEventKeys(keyFilters, upTo, after, page),
     );
     for (const row of rows) {
       results.push(await replayEvent(deps, row.provider, row.eventId, replayOptions));
@@ -182,7 +229,7 @@ export async function replayEvents(
   }
   if (!after) return { results, total, remaining: 0 };
   const left = await deps.pool.query<{ n: number }>(
-    webhookEvents.countRemainingEventKeys(filters, upTo, after),
+    webhookEvents.countRemainingEventKeys(keyFilters, upTo, after),
   );
   return { results, total, remaining: left.rows[0]!.n };
 }

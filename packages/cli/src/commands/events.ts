@@ -68,7 +68,7 @@ export async function show(
     printJson(event);
     return;
   }
-  const { effects, payload, headers, ...summary } = event;
+  const { effects, groups, payload, headers, ...summary } = event;
   for (const [key, value] of Object.entries(summary)) {
     process.stdout.write(
       `${key.padEnd(12)} ${value instanceof Date ? value.toISOString() : String(value ?? '')}\n`,
@@ -83,6 +83,17 @@ export async function show(
     'completedAt',
     'forcedAt',
   ]);
+  if (groups.length > 0) {
+    // `status` above is the default group's; these are the other groups that have the event.
+    process.stdout.write(`\nconsumer groups:\n`);
+    printRows(groups as unknown as Record<string, unknown>[], false, [
+      'group',
+      'status',
+      'attempts',
+      'lastError',
+      'processedAt',
+    ]);
+  }
   process.stdout.write(`\npayload:\n`);
   printJson(payload);
 }

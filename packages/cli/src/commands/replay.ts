@@ -1,11 +1,13 @@
 import {
   createSenderBoss,
+  DEFAULT_GROUP,
   ensureQueues,
   isEventStatus,
   loadEffectLookup,
   ReplayError,
   replayEvent,
   replayEvents,
+  validateGroup,
   type BulkReplayResult,
   type ReplayResult,
 } from '@webhook-inbox/inbox';
@@ -19,6 +21,7 @@ export interface ReplayCliOptions {
   provider?: string;
   type?: string;
   since?: string;
+  group?: string;
   forceEffect?: string;
   /** Bulk: replay at most this many events (the rest are counted and reported). */
   limit?: string;
@@ -40,8 +43,9 @@ export async function replay(
   if (single && eventId === undefined)
     throw new UsageError('replay <provider> <id>: the event id is missing');
   if (single && options.status) throw new UsageError('give either <provider> <id> or --status, not both');
-  if (!single && !options.status)
-    throw new UsageError('replay needs <provider> <id>, or --status for a bulk replay');
+  const group = groupOf(options.group);
+  if (!single && !options.status && group === DEFAULT_GROUP)
+    throw new UsageError('replay needs <provider> <id>, or --status (or --group) for a bulk replay');
   if (options.status && !isEventStatus(options.status))
     throw new UsageError(`--status ${options.status} is not a status`);
   if (!single && options.forceEffect)
@@ -53,25 +57,33 @@ export async function replay(
   const boss = createSenderBoss(context.databaseUrl(), { applicationName: 'webhook-inbox-cli' });
   await boss.start();
   try {
-    await ensureQueues(boss);
+    await ensureQueues(boss, undefined, group);
     const pool = await context.pool();
-    // The effects the worker recorded at its start (`effect_routes`): the team's own, whatever they are.
-    const effectsFor = await loadEffectLookup(pool);
+    // The effects the group's worker recorded at its start (`effect_routes`): the team's own, whatever they are.
+    const effectsFor = await loadEffectLookup(pool, group);
+    if (!effectsFor && group !== DEFAULT_GROUP)
+      throw new UsageError(
+        `no worker of consumer group "${group}" has recorded its effects yet: start it first`,
+      );
     const deps = { pool, boss, ...(effectsFor ? { effectsFor } : {}) };
     const progress = single ? undefined : progressLine();
     let bulk: BulkReplayResult;
     try {
       bulk = single
-        ? { results: [await replayEvent(deps, provider, eventId ?? '', options)], total: 1, remaining: 0 }
+        ? {
+            results: [await replayEvent(deps, provider, eventId ?? '', { ...options, group })],
+            total: 1,
+            remaining: 0,
+          }
         : await replayEvents(
             deps,
             {
-              status: options.status ?? '',
+              ...(options.status ? { status: options.status } : {}),
               provider: options.provider,
               type: options.type,
               since: options.since ? sinceDate(options.since) : undefined,
             },
-            { dryRun: options.dryRun, limit, chunkSize: CHUNK_SIZE, onProgress: progress?.update },
+            { group, dryRun: options.dryRun, limit, chunkSize: CHUNK_SIZE, onProgress: progress?.update },
           );
     } catch (error) {
       if (error instanceof ReplayError) {
@@ -99,6 +111,7 @@ function report(results: ReplayResult[], options: ReplayCliOptions): void {
       provider: r.provider,
       eventId: r.eventId,
       type: r.type,
+      ...(r.group === DEFAULT_GROUP ? {} : { group: r.group }),
       was: r.previousStatus,
       [verb]:
         r.effects === null ? '(decided by the worker)' : r.effects.join(', ') || '(nothing left to run)',
@@ -136,6 +149,14 @@ function progressLine(): { update: (done: number, total: number) => void; end: (
       if (shown) process.stderr.write('\n');
     },
   };
+}
+
+function groupOf(group: string | undefined): string {
+  try {
+    return validateGroup(group ?? DEFAULT_GROUP);
+  } catch (error) {
+    throw new UsageError(`--group: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function positiveInteger(flag: string, value: string): number {

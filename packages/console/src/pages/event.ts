@@ -1,10 +1,10 @@
-import { DEAD_LETTER_QUEUE, EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
+import { DEAD_LETTER_QUEUE, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
 import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import { html } from 'hono/html';
 import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
-import { getEffectRuns, getEvent } from '../sql/events.ts';
+import { getEffectRuns, getEvent, getEventGroups } from '../sql/events.ts';
 import { eventJobs } from '../sql/overview.ts';
 import { cliCommand, searchParams, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
@@ -24,6 +24,14 @@ interface EffectRunRow {
   startedAt: Date | null;
   completedAt: Date | null;
   forcedAt: Date | null;
+}
+
+interface GroupRow {
+  group: string;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  processedAt: Date | null;
 }
 
 interface JobRow {
@@ -68,10 +76,13 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     const t = services.queryTimeoutMs;
     const [event] = await read<EventDetailRow>(services.pool, getEvent(provider, eventId), t);
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, jobs] = await Promise.all([
+    const [runs, groups] = await Promise.all([
       read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t),
-      read<JobRow>(services.pool, eventJobs([EVENTS_QUEUE, DEAD_LETTER_QUEUE], provider, eventId), t),
+      read<GroupRow>(services.pool, getEventGroups(provider, eventId), t),
     ]);
+    const queues = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
+    for (const { group } of groups) queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
+    const jobs = await read<JobRow>(services.pool, eventJobs(queues, provider, eventId), t);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
@@ -98,6 +109,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
             <h2 id="h-effects">Effects</h2>
             ${effectsTimeline(services.base, event, runs, notStarted)}
           </section>
+          ${groups.length ? groupsTable(provider, eventId, groups) : ''}
           <section aria-labelledby="h-jobs">
             <h2 id="h-jobs">Queue jobs</h2>
             ${jobsTable(jobs)}
@@ -244,6 +256,42 @@ function eventFacts(event: EventDetailRow, outOfBand: boolean): Html {
         : ''
     }
   </dl>`;
+}
+
+/**
+ * The event in the other consumer groups: one row each, with the command that replays it for that group (the
+ * status above and the replay button are the default group's).
+ */
+function groupsTable(provider: string, eventId: string, groups: GroupRow[]): Html {
+  return html`<section aria-labelledby="h-groups">
+    <h2 id="h-groups">Consumer groups</h2>
+    <p class="hint">The status above is the default group's; each other group with effects for this type:</p>
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Group</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Processed</th>
+          <th scope="col">Last error</th>
+          <th scope="col">Replay from a shell</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${groups.map(
+          (g) =>
+            html`<tr>
+              <td class="id">${g.group}</td>
+              <td>${statusBadge(g.status)}</td>
+              <td>${g.attempts}</td>
+              <td>${utc(g.processedAt) || '-'}</td>
+              <td class="error-text">${g.lastError ?? ''}</td>
+              <td><code>${cliCommand('replay', provider, eventId, '--group', g.group)}</code></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }
 
 /**

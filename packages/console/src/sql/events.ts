@@ -148,6 +148,17 @@ export function getEvent(provider: string, eventId: string): Statement {
 }
 
 /** The event's ledger rows, in the order they started. */
+/** The event's status in each consumer group other than the default (the default's is the event's own). */
+export function getEventGroups(provider: string, eventId: string): Statement {
+  return {
+    text: `select consumer_group as "group", status, attempts, last_error as "lastError",
+                  processed_at as "processedAt"
+             from webhook_event_groups where provider = $1 and event_id = $2
+            order by consumer_group`,
+    values: [provider, eventId],
+  };
+}
+
 export function getEffectRuns(provider: string, eventId: string): Statement {
   return {
     text: `select effect, status, attempts, last_error as "lastError", idempotency_key as "idempotencyKey",

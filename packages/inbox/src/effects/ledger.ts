@@ -1,10 +1,13 @@
 /**
  * Every statement the effect runner sends, as text + values (pg-boss's plans.ts style), so the whole protocol can
  * be read in one place. `effect_runs` is the per-event ledger; `idempotency_keys` holds the claims of external
- * effects and the keys of scoped effects. The statements of everything else on these tables (the receiver's insert,
+ * effects and the keys of scoped effects. An event's status is `webhook_events`'s for the default consumer group
+ * and its `webhook_event_groups` row's for any other: the statements that start, settle and mark events dead
+ * take the worker's group. The statements of everything else on these tables (the receiver's insert,
  * the event log's reads, replay, retention, reconciliation) are in `../sql/`, one module per table.
  */
 
+import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import type { Statement } from '../sql/statement.ts';
 import { PAYLOAD_OF_EVENT } from '../sql/webhook-events.ts';
 
@@ -32,9 +35,11 @@ export interface LoadedEventRow {
  * the effects already completed (those are never run again). A `processed` event stays `processed`: a late
  * attempt of a job another worker already finished (its worker was cut off, the job expired and was completed
  * elsewhere) would otherwise leave it `processing` for good, with no job left to settle it. A replay sets the
- * event back to `received` before it enqueues, so it still shows `processing` while it runs.
+ * event back to `received` before it enqueues, so it still shows `processing` while it runs. For a group other
+ * than the default, the same on the event's group row (`startGroupAttempts`).
  */
-export function startAttempts(keys: readonly EventKey[]): Statement {
+export function startAttempts(keys: readonly EventKey[], group: string = DEFAULT_GROUP): Statement {
+  if (group !== DEFAULT_GROUP) return startGroupAttempts(keys, group);
   return {
     name: 'webhook_inbox_start_attempts',
     text: `
@@ -48,6 +53,28 @@ export function startAttempts(keys: readonly EventKey[]): Statement {
                        where r.provider = e.provider and r.event_id = e.event_id and r.status = 'completed')
                   as completed`,
     values: [keys.map((k) => k.provider), keys.map((k) => k.eventId)],
+  };
+}
+
+/**
+ * `startAttempts` for another consumer group: the same on the events' `webhook_event_groups` rows, the event read
+ * from `webhook_events`. An event without a row of the group (a job sent by hand) is not returned.
+ */
+function startGroupAttempts(keys: readonly EventKey[], group: string): Statement {
+  return {
+    name: 'webhook_inbox_start_group_attempts',
+    text: `
+      update webhook_event_groups g
+         set status = case when g.status = 'processed' then g.status else 'processing' end,
+             attempts = g.attempts + 1
+        from unnest($1::text[], $2::text[]) as k(provider, event_id), webhook_events e
+       where g.provider = k.provider and g.event_id = k.event_id and g.consumer_group = $3
+         and e.provider = g.provider and e.event_id = g.event_id
+      returning e.provider, e.event_id, e.type, ${PAYLOAD_OF_EVENT} as payload, e.headers, e.received_at, g.attempts,
+                array(select r.effect from effect_runs r
+                       where r.provider = e.provider and r.event_id = e.event_id and r.status = 'completed')
+                  as completed`,
+    values: [keys.map((k) => k.provider), keys.map((k) => k.eventId), group],
   };
 }
 
@@ -71,7 +98,8 @@ export interface SettledRow {
  * attempt finished every effect meanwhile), and an event already `dead` is not returned again, so `onDead` fires
  * once.
  */
-export function settleEvents(settlements: readonly Settlement[]): Statement {
+export function settleEvents(settlements: readonly Settlement[], group: string = DEFAULT_GROUP): Statement {
+  if (group !== DEFAULT_GROUP) return settleGroupEvents(settlements, group);
   return {
     name: 'webhook_inbox_settle_events',
     text: `
@@ -97,7 +125,8 @@ export function settleEvents(settlements: readonly Settlement[]): Statement {
  * An event whose job reached the dead-letter queue without our handler settling it (the last attempt's worker
  * died, or the job timed out): `dead`, once.
  */
-export function markDead(key: EventKey, reason: string): Statement {
+export function markDead(key: EventKey, reason: string, group: string = DEFAULT_GROUP): Statement {
+  if (group !== DEFAULT_GROUP) return markGroupDead(key, reason, group);
   return {
     text: `
       update webhook_events
@@ -105,6 +134,46 @@ export function markDead(key: EventKey, reason: string): Statement {
        where provider = $1 and event_id = $2 and status not in ('processed', 'dead')
       returning provider, event_id, type, status, attempts, last_error, received_at`,
     values: [key.provider, key.eventId, reason],
+  };
+}
+
+/** `settleEvents` for another consumer group, on its rows; the same rules. */
+function settleGroupEvents(settlements: readonly Settlement[], group: string): Statement {
+  return {
+    name: 'webhook_inbox_settle_group_events',
+    text: `
+      update webhook_event_groups g
+         set status = v.status,
+             last_error = v.last_error,
+             processed_at = case when v.status = 'processed' then now() else g.processed_at end
+        from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as v(provider, event_id, status, last_error),
+             webhook_events e
+       where g.provider = v.provider and g.event_id = v.event_id and g.consumer_group = $5
+         and e.provider = g.provider and e.event_id = g.event_id
+         and (v.status = 'processed' or g.status <> 'processed')
+         and (v.status <> 'dead' or g.status <> 'dead')
+      returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
+    values: [
+      settlements.map((s) => s.provider),
+      settlements.map((s) => s.eventId),
+      settlements.map((s) => s.status),
+      settlements.map((s) => s.lastError),
+      group,
+    ],
+  };
+}
+
+/** `markDead` for another consumer group, on its row. */
+function markGroupDead(key: EventKey, reason: string, group: string): Statement {
+  return {
+    text: `
+      update webhook_event_groups g
+         set status = 'dead', last_error = coalesce(g.last_error, $3)
+        from webhook_events e
+       where g.provider = $1 and g.event_id = $2 and g.consumer_group = $4
+         and e.provider = g.provider and e.event_id = g.event_id and g.status not in ('processed', 'dead')
+      returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
+    values: [key.provider, key.eventId, reason, group],
   };
 }
 

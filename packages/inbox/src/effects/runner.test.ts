@@ -1,57 +1,30 @@
-import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type Inbox, type InboxWorker } from '../inbox.ts';
 import { configureQueues, DEAD_LETTER_QUEUE, EVENTS_QUEUE } from '../queue.ts';
 import {
-  createEffectLog,
   effectRuns,
   eventRow,
   FAST_RETRIES,
+  logged,
   startProducer,
+  useWorkerHarness,
   type Producer,
 } from '../../test/support/harness.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
-import { database, external, PermanentEffectError, type DeadEvent, type DatabaseEffectFn } from './types.ts';
+import { database, external, PermanentEffectError, type DeadEvent } from './types.ts';
 
 const db = useTestDatabase();
+const harness = useWorkerHarness(() => db.url);
 let pool: pg.Pool;
 let producer: Producer;
-const workers: InboxWorker[] = [];
-
-beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 5 });
-  await createEffectLog(pool);
-  producer = await startProducer(pool, db.url);
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
-});
-afterAll(async () => {
-  await producer.stop();
-  await pool.end();
+beforeAll(() => {
+  ({ pool, producer } = harness);
 });
 
-async function start(inbox: Inbox, options: { batchSize?: number } = {}): Promise<InboxWorker> {
-  const worker = await inbox.start({
-    connectionString: db.url,
-    queue: FAST_RETRIES,
-    pollingIntervalSeconds: 0.5,
-    poolSize: 8,
-    ...options,
-  });
-  workers.push(worker);
-  return worker;
-}
-
-/** A database effect with a visible, non-idempotent trace: one effect_log row per committed run. */
-const logged =
-  (name: string): DatabaseEffectFn<{ eventId: string }> =>
-  async ({ event, tx }) => {
-    await tx.execute(sql`insert into effect_log (event_id, effect) values (${event.eventId}, ${name})`);
-  };
+const start = (inbox: Inbox, options: { batchSize?: number } = {}): Promise<InboxWorker> =>
+  harness.start(inbox, options);
 
 async function logCount(eventId: string, effect: string): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
@@ -143,12 +116,7 @@ describe('effects', () => {
         if (attempt < 3) throw new Error(`try ${attempt} fails`);
       },
     });
-    const worker = await inbox.start({
-      connectionString: db.url,
-      queue: backoff,
-      pollingIntervalSeconds: 0.5,
-    });
-    workers.push(worker);
+    await harness.start(inbox, { queue: backoff, poolSize: 20 });
     const slow = await startProducer(pool, db.url, backoff);
     try {
       await slow.send({ eventId: 'evt_backoff', type: 'backoff' });
@@ -206,6 +174,7 @@ describe('effects', () => {
         type: 'poison',
         lastError: 'check: cannot handle this payload',
         attempts: 3,
+        group: 'default',
       },
     ]);
     // The job went to the dead-letter queue.
@@ -241,13 +210,10 @@ describe('effects', () => {
     const inbox = createInbox({ onDead: (event) => void dead.push(event) }).on('test', 'hangs', {
       hang: async () => hang,
     });
-    const worker = await inbox.start({
-      connectionString: db.url,
+    await harness.start(inbox, {
       queue: { ...FAST_RETRIES, retryLimit: 0, expireInSeconds: 1 },
-      pollingIntervalSeconds: 0.5,
       poolSize: 4,
     });
-    workers.push(worker);
     // The job carries the queue's settings at send time: this producer sends with the same ones.
     const quick = await startProducer(pool, db.url, { ...FAST_RETRIES, retryLimit: 0, expireInSeconds: 1 });
     try {

@@ -1,4 +1,5 @@
 import type { Database } from '@webhook-inbox/db';
+import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import type { JobResult } from 'pg-boss';
 import type { Logger } from 'pino';
@@ -21,6 +22,8 @@ import {
 
 export interface RunnerOptions {
   pool: pg.Pool;
+  /** The worker's consumer group: whose status (`webhook_events`, or its `webhook_event_groups` rows) it keeps. */
+  group?: string | undefined;
   db: Database;
   /** Run first in each effect transaction: the settings a transaction-mode pooler's connections cannot carry. */
   transactionSettings?: ledger.Statement | undefined;
@@ -48,6 +51,7 @@ export interface RunnerOptions {
  */
 export class EffectRunner {
   readonly #pool: pg.Pool;
+  readonly #group: string;
   readonly #registry: EffectRegistry;
   readonly #log: Logger;
   readonly #observer: InboxObserver | undefined;
@@ -57,6 +61,7 @@ export class EffectRunner {
 
   constructor(options: RunnerOptions) {
     this.#pool = options.pool;
+    this.#group = options.group ?? DEFAULT_GROUP;
     this.#registry = options.registry;
     this.#log = options.logger;
     this.#observer = options.observer;
@@ -78,7 +83,7 @@ export class EffectRunner {
     const fetchedAt = Date.now();
     const unique = new Map(jobs.map((job) => [keyOf(job.data.provider, job.data.eventId), job.data]));
     const { rows } = await this.#pool.query<ledger.LoadedEventRow>(
-      ledger.startAttempts([...unique.values()]),
+      ledger.startAttempts([...unique.values()], this.#group),
     );
     const loaded = new Map(rows.map((row) => [keyOf(row.provider, row.event_id), row]));
 
@@ -107,7 +112,9 @@ export class EffectRunner {
       for (const run of runs) if (!run.settlement && !run.shadowOf) this.#conclude(run);
       const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
       if (settlements.length > 0) {
-        const { rows: settled } = await this.#pool.query<ledger.SettledRow>(ledger.settleEvents(settlements));
+        const { rows: settled } = await this.#pool.query<ledger.SettledRow>(
+          ledger.settleEvents(settlements, this.#group),
+        );
         await this.#reportSettled(settled);
       }
     } catch (error) {
@@ -136,7 +143,9 @@ export class EffectRunner {
         job.sourceOutput == null
           ? 'the last attempt did not finish (worker died or timed out)'
           : errorLine(job.sourceOutput);
-      const { rows } = await this.#pool.query<ledger.SettledRow>(ledger.markDead(job.data, reason));
+      const { rows } = await this.#pool.query<ledger.SettledRow>(
+        ledger.markDead(job.data, reason, this.#group),
+      );
       await this.#reportSettled(rows);
     }
   }
@@ -155,7 +164,8 @@ export class EffectRunner {
     });
     const run: EventRun = { job, expiresAt, permanent: false, tasks: [], span };
     if (!row) {
-      // Purged by retention, or a job sent by hand: nothing to do, and nothing to retry.
+      // Purged by retention, or a job sent by hand (or, for another group, without the group's row): nothing to
+      // do, and nothing to retry.
       this.#log.warn({ provider, eventId }, 'job for an event that is not recorded; completing it');
       return run;
     }
@@ -256,10 +266,17 @@ export class EffectRunner {
         provider: row.provider,
         eventId: row.event_id,
         type: row.type,
+        group: this.#group,
         status: row.status,
         latencyMs: Date.now() - row.received_at.getTime(),
       });
-      const log = { provider: row.provider, eventId: row.event_id, type: row.type, attempts: row.attempts };
+      const log = {
+        provider: row.provider,
+        eventId: row.event_id,
+        type: row.type,
+        attempts: row.attempts,
+        ...(this.#group === DEFAULT_GROUP ? {} : { group: this.#group }),
+      };
       if (row.status === 'processed') {
         this.#log.info(log, 'event processed');
       } else if (row.status === 'failed') {
@@ -273,6 +290,7 @@ export class EffectRunner {
             type: row.type,
             lastError: row.last_error,
             attempts: row.attempts,
+            group: this.#group,
           });
         } catch (error) {
           this.#log.error({ err: error, ...log }, 'onDead hook failed');

@@ -140,6 +140,8 @@ export interface DeadEvent {
   type: string;
   lastError: string | null;
   attempts: number;
+  /** The consumer group of the worker whose attempts ran out (`default` for the default group). */
+  group: string;
 }
 
 export interface EffectOutcome {
@@ -157,6 +159,8 @@ export interface EventOutcome {
   provider: string;
   eventId: string;
   type: string;
+  /** The worker's consumer group (`default` for the default group). */
+  group: string;
   status: 'processed' | 'failed' | 'dead';
   /** From `received_at` to now, for a processed event. */
   latencyMs: number;

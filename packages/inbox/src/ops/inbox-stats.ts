@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import * as pgbossJobs from '../sql/pgboss-jobs.ts';
+import * as webhookEventGroups from '../sql/webhook-event-groups.ts';
 import * as webhookEvents from '../sql/webhook-events.ts';
 
 type UnfinishedStatus = (typeof webhookEvents.UNFINISHED_STATUSES)[number];
@@ -13,10 +14,16 @@ export interface InboxStats {
   oldestUnprocessedAgeSeconds: number;
   /** Live jobs per pg-boss queue and state; a queue with no live job is absent. */
   jobs: { queue: string; state: LiveJobState; count: number }[];
+  /**
+   * Events per consumer group other than the default (whose counts are `events`) and unfinished status; a group
+   * and status with none is absent.
+   */
+  groups: { group: string; status: UnfinishedStatus; count: number }[];
 }
 
 /**
- * Reads `InboxStats`: two statements, each answered from an index (see `countUnfinished`, `countLiveJobs`).
+ * Reads `InboxStats`: three statements, each answered from an index (see `countUnfinished`, `countLiveJobs`,
+ * `countUnfinishedByGroup`).
  * Meant to run once per scrape interval (the receiver caches it for its `/metrics`), not per request.
  *
  * @example
@@ -30,6 +37,9 @@ export async function readInboxStats(pool: pg.Pool): Promise<InboxStats> {
   const jobs = await pool.query<{ queue: string; state: LiveJobState; n: number }>(
     pgbossJobs.countLiveJobs(),
   );
+  const groups = await pool.query<{ group: string; status: UnfinishedStatus; n: number }>(
+    webhookEventGroups.countUnfinishedByGroup(),
+  );
   const row = unfinished.rows[0];
   const events = Object.fromEntries(
     webhookEvents.UNFINISHED_STATUSES.map((status) => [status, row?.byStatus[status] ?? 0]),
@@ -38,5 +48,6 @@ export async function readInboxStats(pool: pg.Pool): Promise<InboxStats> {
     events,
     oldestUnprocessedAgeSeconds: row?.oldestUnprocessedAgeSeconds ?? 0,
     jobs: jobs.rows.map(({ queue, state, n }) => ({ queue, state, count: n })),
+    groups: groups.rows.map(({ group, status, n }) => ({ group, status, count: n })),
   };
 }

@@ -61,9 +61,10 @@ export function createPartitions(days: readonly string[]): Statement {
 }
 
 /**
- * Whether any event received in [`from`, `to`) still has work to do (received, processing, failed): its worker
- * will read the payload, so that day's partition is not dropped. One probe of
- * `webhook_events_status_received_at_idx` per status.
+ * Whether any event received in [`from`, `to`) still has work to do (received, processing, failed) in the default
+ * group or in any other: its worker will read the payload, so that day's partition is not dropped. One probe of
+ * `webhook_events_status_received_at_idx` per status, and the other groups' unfinished rows (their partial index)
+ * each looked up by key.
  */
 export function hasUnfinishedEvents(from: Date, to: Date): Statement {
   return {
@@ -71,6 +72,10 @@ export function hasUnfinishedEvents(from: Date, to: Date): Statement {
       select exists (
         select from webhook_events
          where status in ('received', 'processing', 'failed') and received_at >= $1 and received_at < $2
+      ) or exists (
+        select from webhook_event_groups g
+          join webhook_events e on e.provider = g.provider and e.event_id = g.event_id
+         where g.status in ('received', 'processing', 'failed') and e.received_at >= $1 and e.received_at < $2
       ) as unfinished`,
     values: [from, to],
   };
@@ -100,11 +105,15 @@ export function dropDetachedPartition(name: string): Statement {
 }
 
 // The payloads of one partition whose events are all done, or gone (key retention deleted them): not received,
-// processing or failed.
+// processing or failed, in the default group or any other.
 const DONE = `not exists (
   select from webhook_events e
    where e.provider = p.provider and e.event_id = p.event_id and e.received_at = p.received_at
-     and e.status in ('received', 'processing', 'failed'))`;
+     and e.status in ('received', 'processing', 'failed'))
+  and not exists (
+  select from webhook_event_groups g
+   where g.provider = p.provider and g.event_id = p.event_id
+     and g.status in ('received', 'processing', 'failed'))`;
 
 /**
  * Retention of an expired partition that still holds an event in flight (it stays, for that event's worker):

@@ -9,7 +9,10 @@
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal.
- * - `effect-routes.ts`, `effect_routes`: the effects the worker registered (replay, reconciliation).
+ * - `effect-routes.ts`, `effect_routes`: the effects each consumer group's worker registered (replay,
+ *   reconciliation; the receiver's inserts read them to deliver to groups).
+ * - `webhook-event-groups.ts`, `webhook_event_groups`: an event's status in the other consumer groups (replay,
+ *   the event log, the stats).
  * - `delivery-counts.ts`, `webhook_delivery_counts`: the receiver's per-minute request counts, retention.
  * - `inbox-samples.ts`, `inbox_samples`: the receiver's per-minute samples of the inbox's state, retention.
  * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics.
@@ -29,4 +32,5 @@ export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';
 export * as ledger from '../effects/ledger.ts';
+export * as webhookEventGroups from './webhook-event-groups.ts';
 export * as webhookEvents from './webhook-events.ts';

@@ -1,4 +1,4 @@
-import type { EventSource, EventStatus } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, type EventSource, type EventStatus } from '@webhook-inbox/db/statuses';
 import type { Statement } from './statement.ts';
 
 /**
@@ -15,6 +15,35 @@ export interface NewEvent {
   headers: Record<string, string>;
 }
 
+/** A row the receiver's inserts return: an event they created, and the other consumer groups it went to. */
+export interface CreatedEventRow {
+  provider: string;
+  event_id: string;
+  /** The consumer groups other than the default that got a `webhook_event_groups` row (and get a job). */
+  groups: string[];
+}
+
+/**
+ * The tail of both receiver inserts, on the events they created (`created`): one `webhook_event_groups` row per
+ * other consumer group that has an effect for the event's type, read from `effect_routes` in the same
+ * statement, so a group gets exactly the events recorded after its routes were (their lock: see
+ * `lockEffectRoutes`); no rows, and nothing written, while no group but the default has routes. Answers each
+ * created event with the groups it went to.
+ */
+const DELIVER_TO_GROUPS = `
+  delivered as (
+    insert into webhook_event_groups (provider, event_id, consumer_group)
+    select distinct c.provider, c.event_id, r.consumer_group
+      from created c
+      join effect_routes r on r.provider = c.provider and r.event_type = c.type
+     where r.consumer_group <> '${DEFAULT_GROUP}'
+    on conflict do nothing
+    returning provider, event_id, consumer_group)
+  select c.provider, c.event_id,
+         array(select d.consumer_group from delivered d
+                where d.provider = c.provider and d.event_id = c.event_id order by 1) as groups
+    from created c`;
+
 /**
  * The receiver's insert, the whole point of the system: a redelivery finds the row and inserts nothing (no row
  * returned), so its caller enqueues nothing. A new event's payload goes to `webhook_event_payloads` in the same
@@ -25,15 +54,15 @@ export function insertEvent(event: NewEvent, source: EventSource): Statement {
   return {
     name: 'webhook_inbox_insert_event',
     text: `
-  with inserted as (
+  with created as (
     insert into webhook_events (provider, event_id, type, headers, source)
     values ($1, $2, $3, $5::jsonb, $6)
     on conflict (provider, event_id) do nothing
-    returning provider, event_id, received_at),
+    returning provider, event_id, type, received_at),
   payload as (
     insert into webhook_event_payloads (provider, event_id, received_at, payload)
-    select provider, event_id, received_at, $4::jsonb from inserted)
-  select event_id from inserted`,
+    select provider, event_id, received_at, $4::jsonb from created),
+  ${DELIVER_TO_GROUPS}`,
     values: [
       event.provider,
       event.eventId,
@@ -47,13 +76,13 @@ export function insertEvent(event: NewEvent, source: EventSource): Statement {
 
 /**
  * Group commit's insert: many events in one statement, one row per array position, the same `ON CONFLICT DO
- * NOTHING` as `insertEvent`, returning the keys this statement created (an absent key was already recorded), whose
- * payloads it writes to `webhook_event_payloads` as `insertEvent` does. Rows are inserted in the order given (the
- * arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two concurrent batches that
- * share keys wait for each other in one order and never deadlock. The arrays are text; a new row's payload is cast
- * to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses fails the statement with the
- * same SQLSTATE as `insertEvent`. Named: its parameters are six arrays whatever the batch's size, so one plan
- * serves every batch.
+ * NOTHING` and delivery to groups as `insertEvent`, returning the keys this statement created (an absent key was
+ * already recorded), whose payloads it writes to `webhook_event_payloads` as `insertEvent` does. Rows are inserted
+ * in the order given (the arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two
+ * concurrent batches that share keys wait for each other in one order and never deadlock. The arrays are text; a
+ * new row's payload is cast to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses
+ * fails the statement with the same SQLSTATE as `insertEvent`. Named: its parameters are six arrays whatever the
+ * batch's size, so one plan serves every batch.
  */
 export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
   return {
@@ -62,16 +91,16 @@ export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: Ev
   with batch as (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
       as batch (provider, event_id, type, payload, headers, source)),
-  inserted as (
+  created as (
     insert into webhook_events (provider, event_id, type, headers, source)
     select provider, event_id, type, headers::jsonb, source from batch
     on conflict (provider, event_id) do nothing
-    returning provider, event_id, received_at),
+    returning provider, event_id, type, received_at),
   payloads as (
     insert into webhook_event_payloads (provider, event_id, received_at, payload)
-    select i.provider, i.event_id, i.received_at, b.payload::jsonb
-      from inserted i join batch b using (provider, event_id))
-  select provider, event_id from inserted`,
+    select c.provider, c.event_id, c.received_at, b.payload::jsonb
+      from created c join batch b using (provider, event_id)),
+  ${DELIVER_TO_GROUPS}`,
     values: [
       events.map(({ event }) => event.provider),
       events.map(({ event }) => event.eventId),
@@ -171,10 +200,13 @@ export function requeueEvent(provider: string, eventId: string): Statement {
 }
 
 export interface EventKeyFilters {
-  status: string;
-  provider?: string;
-  type?: string;
-  since?: Date;
+  /** For the default group `webhook_events.status`; for another, its row's (none given: rows or not). */
+  status?: string | undefined;
+  /** The consumer group replayed; another than the default narrows the set to the types it has effects for. */
+  group: string;
+  provider?: string | undefined;
+  type?: string | undefined;
+  since?: Date | undefined;
 }
 
 /** Where a bulk replay is in its events: the last one it took, in `(received_at, provider, event_id)` order. */
@@ -191,8 +223,22 @@ function eventKeyWhere(
   upTo: string | null,
   after: EventKeyCursor | null,
 ): { where: string; values: unknown[] } {
-  const values: unknown[] = [filters.status];
-  const where = ['status = $1'];
+  const values: unknown[] = [];
+  const where: string[] = [];
+  if (filters.group === DEFAULT_GROUP) {
+    if (filters.status !== undefined) where.push(`status = $${values.push(filters.status)}`);
+  } else {
+    const group = `$${values.push(filters.group)}`;
+    where.push(
+      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = ${group})`,
+    );
+    if (filters.status !== undefined) {
+      where.push(`exists (
+        select from webhook_event_groups g
+         where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
+           and g.consumer_group = ${group} and g.status = $${values.push(filters.status)})`);
+    }
+  }
   where.push(upTo === null ? 'received_at <= now()' : `received_at <= $${values.push(upTo)}::timestamptz`);
   if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
   if (filters.type) where.push(`type = $${values.push(filters.type)}`);
@@ -245,8 +291,14 @@ export function countRemainingEventKeys(
 }
 
 // Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is
-// still in flight and its worker will read the payload.
-const FINISHED = `status in ('processed', 'dead')`;
+// still in flight and its worker will read the payload, in the default group (`webhook_events.status`) or in any
+// other (its `webhook_event_groups` row, read by primary key).
+const finished = (events: string) => `
+  ${events}.status in ('processed', 'dead')
+  and not exists (
+    select from webhook_event_groups g
+     where g.provider = ${events}.provider and g.event_id = ${events}.event_id
+       and g.status not in ('processed', 'dead'))`;
 
 // The retention batch below picks its rows oldest first, locking them and skipping any row another transaction
 // holds (the worker, a replay), then deletes exactly those rows by ctid. It is one transaction of at most `limit`
@@ -265,7 +317,8 @@ export function deleteFinishedEvents(before: Date, from: string, limit: number):
         delete from webhook_events
         where ctid = any(array(
           select ctid from webhook_events
-          where received_at < $1::timestamptz and received_at >= $2::timestamptz and ${FINISHED}
+          where received_at < $1::timestamptz and received_at >= $2::timestamptz
+            and ${finished('webhook_events')}
           order by received_at
           limit $3
           for update skip locked))
@@ -287,9 +340,9 @@ export function countPurgeable(keyCutoff: Date): Statement {
     text: `
       select count(*)::int as events,
              (select count(*)::int from effect_runs r join webhook_events e using (provider, event_id)
-               where e.received_at < $1 and e.${FINISHED}) as "effectRuns"
+               where e.received_at < $1 and ${finished('e')}) as "effectRuns"
         from webhook_events
-       where received_at < $1 and ${FINISHED}`,
+       where received_at < $1 and ${finished('webhook_events')}`,
     values: [keyCutoff],
   };
 }

@@ -2,8 +2,13 @@
  * Shared by the effect tests: a producer (ingest through the real receiver path) and the ledger queries the tests
  * assert on. Not a test file itself.
  */
+import { createPool } from '@webhook-inbox/db';
+import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { PgBoss } from 'pg-boss';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { DatabaseEffectFn } from '../../src/effects/types.ts';
+import type { Inbox, InboxStartOptions, InboxWorker } from '../../src/inbox.ts';
 import { ingest } from '../../src/ingest.ts';
 import { configureQueues, DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../../src/queue.ts';
 
@@ -72,4 +77,63 @@ export async function eventRow(
 /** A table with no unique constraint: every committed run of a database effect adds a row, duplicates included. */
 export async function createEffectLog(pool: pg.Pool): Promise<void> {
   await pool.query('create table if not exists effect_log (event_id text not null, effect text not null)');
+}
+
+/** A database effect with a visible, non-idempotent trace: one effect_log row per committed run. */
+export const logged =
+  (name: string): DatabaseEffectFn<{ eventId: string }> =>
+  async ({ event, tx }) => {
+    await tx.execute(sql`insert into effect_log (event_id, effect) values (${event.eventId}, ${name})`);
+  };
+
+export interface WorkerHarness {
+  readonly pool: pg.Pool;
+  readonly producer: Producer;
+  /** Starts a worker on the file's database with fast retries; it is stopped after the test. */
+  start(inbox: Inbox, options?: Partial<InboxStartOptions>): Promise<InboxWorker>;
+}
+
+/**
+ * A test file's pool, effect log and producer (created before its tests, closed after them), and the workers its
+ * tests start (stopped after each test).
+ */
+export function useWorkerHarness(url: () => string): WorkerHarness {
+  let pool: pg.Pool | undefined;
+  let producer: Producer | undefined;
+  const workers: InboxWorker[] = [];
+  beforeAll(async () => {
+    pool = createPool({ connectionString: url(), max: 5 });
+    await createEffectLog(pool);
+    producer = await startProducer(pool, url());
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
+  });
+  afterAll(async () => {
+    await producer?.stop();
+    await pool?.end();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the worker harness is used before its beforeAll ran');
+    return value;
+  };
+  return {
+    get pool() {
+      return ready(pool);
+    },
+    get producer() {
+      return ready(producer);
+    },
+    async start(inbox, options = {}) {
+      const worker = await inbox.start({
+        connectionString: url(),
+        queue: FAST_RETRIES,
+        pollingIntervalSeconds: 0.5,
+        poolSize: 8,
+        ...options,
+      });
+      workers.push(worker);
+      return worker;
+    },
+  };
 }

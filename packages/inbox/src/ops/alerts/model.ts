@@ -11,6 +11,8 @@ interface EventAlertBase {
   error: unknown;
   /** Attempts made so far, when known. */
   attempts?: number;
+  /** The consumer group whose worker gave up, when it is not the default group. */
+  group?: string;
   /**
    * The event payload (parsed JSON, or its text), when at hand. Only an excerpt of allowed fields is sent: see
    * `alertExcerpt`.
@@ -71,9 +73,8 @@ export function normalizeErrorMessage(message: string): string {
 export function alertFingerprint(alert: Alert): string {
   if (alert.kind === 'signature_failures') return `${alert.kind}|${alert.provider}`;
   const effect = alert.effect ?? '';
-  return [alert.kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join(
-    '|',
-  );
+  const kind = alert.group === undefined ? alert.kind : `${alert.kind}@${alert.group}`;
+  return [kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join('|');
 }
 
 /**

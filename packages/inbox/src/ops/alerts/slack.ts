@@ -30,9 +30,10 @@ function shellArg(value: string): string {
   return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The exact command that re-runs the event's unfinished effects. */
-export function replayCommand(provider: string, eventId: string): string {
-  return `npx webhook-inbox replay ${shellArg(provider)} ${shellArg(eventId)}`;
+/** The exact command that re-runs the event's unfinished effects (of one consumer group, when given). */
+export function replayCommand(provider: string, eventId: string, group?: string): string {
+  const command = `npx webhook-inbox replay ${shellArg(provider)} ${shellArg(eventId)}`;
+  return group === undefined ? command : `${command} --group ${shellArg(group)}`;
 }
 
 function escapeMrkdwn(text: string): string {
@@ -94,11 +95,13 @@ export function formatAlert(
     );
   } else {
     subject = `${alert.provider} ${alert.type} ${alert.eventId}${alert.effect ? ` (${alert.effect})` : ''}`;
+    if (alert.group !== undefined) subject += ` in group ${alert.group}`;
     fields.push(['Provider', alert.provider], ['Event key', alert.eventId], ['Type', alert.type]);
+    if (alert.group !== undefined) fields.push(['Consumer group', alert.group]);
     if (alert.effect) fields.push(['Effect', alert.effect]);
     if (alert.attempts !== undefined) fields.push(['Attempts', String(alert.attempts)]);
     error = bounded(maskString(errorLine(alert.error)), MAX_ERROR_LENGTH);
-    command = replayCommand(alert.provider, alert.eventId);
+    command = replayCommand(alert.provider, alert.eventId, alert.group);
   }
 
   let title = `[${service}] ${TITLES[alert.kind]}: ${subject}`;

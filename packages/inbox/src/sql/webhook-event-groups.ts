@@ -1,0 +1,78 @@
+import type { EventStatus } from '@webhook-inbox/db/statuses';
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `webhook_event_groups` (an event's status in each consumer group other than the default) for
+ * replay, the event log and the stats. The receiver creates the rows in its insert (`webhook-events.ts`); the
+ * effect runner starts and settles them (`../effects/ledger.ts`).
+ */
+
+/**
+ * Replay for a group, in its transaction: the event's type, its key locked against deletion (retention waits; the
+ * default group's worker, which updates the row's status, does not).
+ */
+export function lockEventKey(provider: string, eventId: string): Statement {
+  return {
+    text: `select type from webhook_events where provider = $1 and event_id = $2 for key share`,
+    values: [provider, eventId],
+  };
+}
+
+/**
+ * Replay for a group, then: the group's row, locked (a replay and the group's worker settling the event take
+ * turns); no row when the event was never delivered to the group.
+ */
+export function lockGroupRow(provider: string, eventId: string, group: string): Statement {
+  return {
+    text: `
+      select status from webhook_event_groups
+       where provider = $1 and event_id = $2 and consumer_group = $3
+         for update`,
+    values: [provider, eventId, group],
+  };
+}
+
+/** Replay for a group, before it enqueues: the group's row shows `received`, created if it was missing. */
+export function requeueGroupEvent(provider: string, eventId: string, group: string): Statement {
+  return {
+    text: `
+      insert into webhook_event_groups as g (provider, event_id, consumer_group) values ($1, $2, $3)
+      on conflict (provider, event_id, consumer_group) do update set status = 'received'`,
+    values: [provider, eventId, group],
+  };
+}
+
+export interface EventGroupRow {
+  group: string;
+  status: EventStatus;
+  attempts: number;
+  lastError: string | null;
+  processedAt: Date | null;
+}
+
+/** An event's rows in the other groups, named as `EventGroupRow` names them. */
+export function selectEventGroups(provider: string, eventId: string): Statement {
+  return {
+    text: `
+      select consumer_group as "group", status, attempts, last_error as "lastError", processed_at as "processedAt"
+        from webhook_event_groups where provider = $1 and event_id = $2 order by consumer_group`,
+    values: [provider, eventId],
+  };
+}
+
+/**
+ * Rows per group and unfinished status (processed rows are not counted: their count only grows). Read from the
+ * partial index of unfinished rows, so the cost follows the groups' backlogs.
+ */
+export function countUnfinishedByGroup(): Statement {
+  return {
+    name: 'webhook_inbox_count_unfinished_by_group',
+    text: `
+      select consumer_group as "group", status, count(*)::int as n
+        from webhook_event_groups
+       where status <> 'processed'
+       group by consumer_group, status
+       order by consumer_group, status`,
+    values: [],
+  };
+}

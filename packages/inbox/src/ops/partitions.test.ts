@@ -67,9 +67,7 @@ describe('payload partitions', () => {
 
   it('creates each missing day once when many processes ensure them at once', async () => {
     await dropDaysAhead();
-    const racers = await Promise.all(
-      Array.from({ length: 6 }, () => new pg.Pool({ connectionString: db.url, max: 1 })),
-    );
+    const racers = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: db.url, max: 1 }));
     try {
       const results = await Promise.all(racers.map((pool) => ensurePayloadPartitions(pool)));
       const created = results.flatMap((result) => result.created).sort();

@@ -81,6 +81,11 @@ export function hasUnfinishedEvents(from: Date, to: Date): Statement {
   };
 }
 
+/** A partition's bytes on disk (table, TOAST, index): what dropping it frees. */
+export function partitionBytes(name: string): Statement {
+  return { text: `select pg_total_relation_size('"${name}"')::text as bytes`, values: [] };
+}
+
 /** The payloads a partition holds (read before it is dropped, for the purge's result). */
 export function countPartitionRows(name: string): Statement {
   return { text: `select count(*)::int as n from "${name}"`, values: [] };

@@ -57,6 +57,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       'unix_socket_dir =',
       'server_reset_query =',
       'ignore_startup_parameters = extra_float_digits',
+      // After a failed server login PgBouncer waits this long before it tries again, and answers every query
+      // meanwhile with an error: its default (15 s) stretches a 2 s database restart past a job's expiry.
+      'server_login_retry = 1',
       '',
     ].join('\n'),
   );

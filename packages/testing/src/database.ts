@@ -41,8 +41,27 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   return {
     name,
     url,
-    drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: () => admin((c) => dropDatabase(c, name)),
   };
+}
+
+/**
+ * Drops a test database once the test's own connections are gone. A pool's `end()` resolves as soon as its clients
+ * are told to close, before their sockets have: forcing the drop at once would terminate a client that is still
+ * closing, whose `terminating connection` error then has no listener and fails the run. So the drop waits (up to
+ * 2 s) for the database's sessions to end, then forces out whatever is left (a test that leaked a connection).
+ */
+async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const { rows } = await client.query<{ n: number }>(
+      'select count(*)::int as n from pg_stat_activity where datname = $1',
+      [name],
+    );
+    if ((rows[0]?.n ?? 0) === 0 || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await client.query(`drop database if exists ${name} with (force)`);
 }
 
 /**

@@ -68,7 +68,8 @@ export interface PurgeOptions {
   now?: Date;
   /**
    * The longest one batch may run (its `statement_timeout`), lock waits included; beyond it the batch is cancelled,
-   * which releases its rows, and retried at half the size (five times in a row at most, then the run stops). This
+   * which releases its rows, and retried at half the size, down to one row (a batch of one row timed out five
+   * times in a row stops the run: another transaction holds it). This
    * bounds how long an `INSERT ... ON CONFLICT` of a key being purged can wait, even on a loaded machine where a
    * batch of fixed size would run long. Default 50 ms.
    */
@@ -115,7 +116,10 @@ export interface PurgeResult {
   slowestBatchMs: number;
   /** The batch size in use at the end (it halves after a slow batch, doubles after a fast one). */
   finalBatchSize: number;
-  /** False when stopped early (aborted, or five timeouts in a row); the next run picks up the rest. */
+  /**
+   * False when stopped early (aborted, or a batch of one row timed out five times in a row); the next run picks
+   * up the rest.
+   */
   complete: boolean;
   payloadCutoff: Date;
   keyCutoff: Date;
@@ -290,8 +294,10 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         } catch (error) {
           if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error;
           result.timeouts++;
-          size = Math.max(1, Math.floor(size / 2));
-          if (++timeoutsInARow >= MAX_CONSECUTIVE_TIMEOUTS) {
+          // A slow batch (pages not in memory) shrinks until it fits; only a single row that keeps timing out
+          // (a lock another transaction holds, or a disk that slow) ends the run.
+          if (size > 1) size = Math.max(1, Math.floor(size / 2));
+          else if (++timeoutsInARow >= MAX_CONSECUTIVE_TIMEOUTS) {
             result.complete = false;
             return;
           }

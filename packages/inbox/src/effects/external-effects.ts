@@ -77,8 +77,9 @@ async function runRound(ctx: ExternalEffectsContext, tasks: Task[]): Promise<voi
     for (const task of tasks) ctx.finish(task, asError(error), 0);
     return;
   }
-  const held = tasks.filter((task) => claims.get(task.ref.idempotencyKey)?.held_until);
-  const mine = tasks.filter((task) => !claims.get(task.ref.idempotencyKey)?.held_until);
+  const mine: Task[] = [];
+  const held: Task[] = [];
+  for (const task of tasks) (claims.get(task.ref.idempotencyKey)?.held_until ? held : mine).push(task);
   await Promise.all([runOnClient(ctx, client, mine, claims), ...held.map((task) => runWhenFree(ctx, task))]);
 }
 

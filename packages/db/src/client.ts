@@ -40,6 +40,52 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
+/**
+ * Drizzle over `pool`, whose `transaction()` takes its connection from the pool and gives it back itself.
+ *
+ * Drizzle's own transaction over a pool keeps the connection checked out when BEGIN fails (drizzle-orm 0.45: BEGIN
+ * runs before its try/finally), and BEGIN is where an outage shows behind a transaction pooler: PgBouncer keeps
+ * the client's connection and refuses its next statement. Each transaction caught by a database restart would take
+ * one connection out of the pool for good. Here the connection goes back for reuse when the transaction committed,
+ * or rolled back after the callback's own error; after a failed BEGIN, COMMIT or ROLLBACK its state is unknown,
+ * and it is closed.
+ */
 export function createDb(pool: pg.Pool): Database {
-  return drizzle({ client: pool });
+  const db = drizzle({ client: pool });
+  db.transaction = async (work, config) => {
+    const client = await pool.connect();
+    let workError: { error: unknown } | undefined;
+    let reusable = false;
+    try {
+      const result = await drizzleOn(client).transaction(async (tx) => {
+        try {
+          return await work(tx);
+        } catch (error) {
+          workError = { error };
+          throw error;
+        }
+      }, config);
+      reusable = true;
+      return result;
+    } catch (error) {
+      // Drizzle rethrows the callback's own error once its ROLLBACK went through.
+      reusable = workError !== undefined && workError.error === error;
+      throw error;
+    } finally {
+      client.release(!reusable);
+    }
+  };
+  return db;
+}
+
+// One Drizzle handle per pooled connection, made the first time the connection runs a transaction.
+const handles = new WeakMap<pg.PoolClient, NodePgDatabase>();
+
+function drizzleOn(client: pg.PoolClient): NodePgDatabase {
+  let handle = handles.get(client);
+  if (!handle) {
+    handle = drizzle({ client });
+    handles.set(client, handle);
+  }
+  return handle;
 }

@@ -6,8 +6,6 @@
  * again one by one, each in its own transaction with its ledger row, so a failure stays with its effect.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import type pg from 'pg';
 import { errorLine } from '../error-text.ts';
 import * as ledger from './ledger.ts';
 import { traceEffect } from '../telemetry.ts';
@@ -119,50 +117,14 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
 }
 
 /**
- * A transaction on the effects' connections, with the settings their sessions cannot carry (a pooler's).
- *
- * The connection is taken and given back here, not by Drizzle: Drizzle's transaction over a pool keeps the
- * connection checked out when BEGIN itself fails (drizzle-orm 0.45), and BEGIN is where an outage shows behind a
- * transaction pooler (PgBouncer keeps the client's connection and refuses its next statement), so every effect
- * of a batch caught by a database restart would take one connection out of the pool for good. The connection
- * goes back for reuse when the transaction committed, or rolled back after the effect's own error; after a
- * failed BEGIN, COMMIT or ROLLBACK its state is unknown, and it is closed.
+ * A transaction on the effects' connections, with the settings their sessions cannot carry (a pooler's). `ctx.db`
+ * is `createDb`'s: a transaction whose BEGIN fails still gives its connection back.
  */
-async function transaction<T>(ctx: TaskContext, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const client = await ctx.pool.connect();
-  let workError: { error: unknown } | undefined;
-  let reusable = false;
-  try {
-    const result = await drizzleOn(client).transaction(async (tx) => {
-      try {
-        if (ctx.transactionSettings) await tx.execute(toSql(ctx.transactionSettings));
-        return await work(tx);
-      } catch (error) {
-        workError = { error };
-        throw error;
-      }
-    });
-    reusable = true;
-    return result;
-  } catch (error) {
-    // Drizzle rethrows the work's own error once its ROLLBACK went through.
-    reusable = workError !== undefined && workError.error === error;
-    throw error;
-  } finally {
-    client.release(!reusable);
-  }
-}
-
-// One Drizzle handle per pooled connection, made the first time the connection runs an effect transaction.
-const handles = new WeakMap<pg.PoolClient, NodePgDatabase>();
-
-function drizzleOn(client: pg.PoolClient): NodePgDatabase {
-  let handle = handles.get(client);
-  if (!handle) {
-    handle = drizzle({ client });
-    handles.set(client, handle);
-  }
-  return handle;
+function transaction<T>(ctx: TaskContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return ctx.db.transaction(async (tx) => {
+    if (ctx.transactionSettings) await tx.execute(toSql(ctx.transactionSettings));
+    return work(tx);
+  });
 }
 
 /** A failed task: reported, and recorded in the ledger outside the transaction that rolled back. */

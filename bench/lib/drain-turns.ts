@@ -2,11 +2,14 @@ import { checkoutEvent, startProducer } from '../../apps/worker/test/support/eve
 import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import { createPool } from '../../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
+import { cpuMs } from './process.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from '../worker.ts';
 
 export interface DrainTotals {
   events: number;
   seconds: number;
+  /** The workers' CPU time (user + system), from start-up's end to the last event processed. */
+  cpuMs: number;
 }
 
 /**
@@ -23,10 +26,9 @@ export async function drainTurns<M extends string>(options: {
   logLevel: string;
 }): Promise<Record<M, DrainTotals>> {
   const modes = Object.keys(options.modes) as M[];
-  const totals = Object.fromEntries(modes.map((mode) => [mode, { events: 0, seconds: 0 }])) as Record<
-    M,
-    DrainTotals
-  >;
+  const totals = Object.fromEntries(
+    modes.map((mode) => [mode, { events: 0, seconds: 0, cpuMs: 0 }]),
+  ) as Record<M, DrainTotals>;
   const smtp = await startSmtpSink({ parse: false });
   const pool = createPool({ connectionString: options.databaseUrl, max: 18 });
   const producer = await startProducer(pool, options.databaseUrl, DEFAULT_QUEUE_SETTINGS);
@@ -58,9 +60,11 @@ export async function drainTurns<M extends string>(options: {
           env,
           '"worker started"',
         );
+        const cpuAtStart = cpuMs(worker.pid!);
         const rate = await timeUntil(sent, () =>
           count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
         );
+        totals[mode].cpuMs += cpuMs(worker.pid!) - cpuAtStart;
         await stop(worker);
         totals[mode].events += options.events;
         totals[mode].seconds += rate.seconds;

@@ -20,6 +20,7 @@ export async function runReceiver(): Promise<void> {
   const tracing = config.tracing
     ? (await import('@webhook-inbox/inbox/telemetry/sdk')).startTracing({
         serviceName: 'webhook-inbox-receiver',
+        statementSpans: false,
       })
     : undefined;
   const { startReceiver } = await import('./receiver.ts');

@@ -22,20 +22,24 @@ export interface BossOptions {
  * own pg-boss (`createInbox().start()`): no maintenance or supervision (expiring, retrying and archiving jobs of
  * every queue), no migration, no instance heartbeat.
  */
-function auxiliaryBoss(connectionString: string, options: BossOptions, schedule: boolean): PgBoss {
+function auxiliaryBoss(
+  connectionString: string,
+  options: BossOptions,
+  role: { schedule: boolean; spans: boolean },
+): PgBoss {
   const config: ConstructorOptions = {
     ...BOSS_POOL_OPTIONS,
     connectionString,
     max: 2,
     application_name: options.applicationName,
     supervise: false,
-    schedule,
+    schedule: role.schedule,
     migrate: false,
     createSchema: false,
     registerInstance: false,
     persistWarnings: false,
-    // pg-boss's own spans (send, process, settle) when tracing is on; none of its work otherwise.
-    openTelemetry: { enabled: tracingInstalled() },
+    // pg-boss's own spans (send, process, settle) when tracing is on and the role wants them.
+    openTelemetry: { enabled: role.spans && tracingInstalled() },
   };
   const boss = new PgBoss(config);
   boss.on('error', options.onError ?? (() => {}));
@@ -45,10 +49,12 @@ function auxiliaryBoss(connectionString: string, options: BossOptions, schedule:
 /**
  * pg-boss as a sender only (receiver, CLI): it sends jobs and nothing else, no cron scheduler. Its pool serves
  * start-up and its queue cache; `ingest()` and `replayEvent()` never send through it: they pass their own
- * transaction's connection.
+ * transaction's connection. It makes no spans: the receiver's job inserts are one per group-commit transaction,
+ * shared by the traces of all its requests, and each request's ingest span already covers it; the trace a job
+ * carries is the inbox's own (`jobTraceContext`).
  */
 export function createSenderBoss(connectionString: string, options: BossOptions): PgBoss {
-  return auxiliaryBoss(connectionString, options, false);
+  return auxiliaryBoss(connectionString, options, { schedule: false, spans: false });
 }
 
 /**
@@ -58,5 +64,5 @@ export function createSenderBoss(connectionString: string, options: BossOptions)
  * is left to the inbox worker's pg-boss, as for the rest.
  */
 export function createOperationsBoss(connectionString: string, options: BossOptions): PgBoss {
-  return auxiliaryBoss(connectionString, options, true);
+  return auxiliaryBoss(connectionString, options, { schedule: true, spans: true });
 }

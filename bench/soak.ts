@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createPool } from '../packages/db/src/index.ts';
 import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
 import { purgeExpired, type PurgeOptions, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
+import { Turns } from './lib/turns.ts';
 import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
 
 const CONNECTIONS = 64;
@@ -28,37 +28,6 @@ const SLICE_MS = Number(process.env.BENCH_SOAK_SLICE_MS ?? 5_000);
 interface Figures {
   maxRps: number;
   p99: Turns;
-}
-
-/** The p99 of each turn (or slice) of one measurement, and of all of them pooled. */
-class Turns {
-  readonly p99s: number[] = [];
-  readonly #pooled = createHistogram();
-
-  add(histogram: RecordableHistogram): void {
-    this.p99s.push(histogram.percentile(99) / 1e6);
-    this.#pooled.add(histogram);
-  }
-
-  /** The median turn's p99 (ms): what a turn without a stall of the machine looks like. */
-  get medianMs(): number {
-    const sorted = [...this.p99s].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  }
-
-  get pooledMs(): number {
-    return this.#pooled.percentile(99) / 1e6;
-  }
-
-  get worstMs(): number {
-    return Math.max(...this.p99s);
-  }
-
-  /** `median (pooled, worst turn)`, ms. */
-  toString(): string {
-    return `${fixed(this.medianMs, 1)} (${fixed(this.pooledMs, 1)}, ${fixed(this.worstMs, 1)})`;
-  }
 }
 
 /**

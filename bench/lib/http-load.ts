@@ -38,6 +38,12 @@ export interface HttpLoadResult {
   p99Ms: number;
   /** Every response's latency (ns), to merge with other slices of the same measurement. */
   histogram: RecordableHistogram;
+  /**
+   * Every response's time from the request's write (ns): without the time it waited for its slot, a free
+   * connection or the load generator's own event loop. At a fixed rate, the gap to `histogram` is the queueing
+   * before the write.
+   */
+  fromWrite: RecordableHistogram;
   /** One unexpected response or error, to show what went wrong. */
   sample?: string;
 }
@@ -60,6 +66,7 @@ export function httpRequest(
 
 export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult> {
   const histogram = createHistogram();
+  const fromWrite = createHistogram();
   let completed = 0;
   let unexpected = 0;
   let errors = 0;
@@ -82,6 +89,7 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
       const socket = net.connect({ host: options.host, port: options.port, noDelay: true });
       let buffered: Buffer = Buffer.alloc(0);
       let sentAt = 0;
+      let wroteAt = 0;
       let timer: NodeJS.Timeout | undefined;
       let done = false;
 
@@ -94,7 +102,9 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
       };
       const fire = (at: number) => {
         sentAt = at;
-        socket.write(options.next());
+        const request = options.next();
+        wroteAt = performance.now();
+        socket.write(request);
       };
       const sendNext = () => {
         const now = performance.now();
@@ -125,7 +135,9 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
         const status = Number(head.slice(9, 12));
         const body = buffered.subarray(headerEnd + HEADER_END.length, bodyEnd);
         buffered = buffered.subarray(bodyEnd);
-        histogram.record(Math.max(1, Math.round((performance.now() - sentAt) * 1e6)));
+        const now = performance.now();
+        histogram.record(Math.max(1, Math.round((now - sentAt) * 1e6)));
+        fromWrite.record(Math.max(1, Math.round((now - wroteAt) * 1e6)));
         completed++;
         if (!options.accept(status, body)) {
           unexpected++;
@@ -151,6 +163,7 @@ export async function httpLoad(options: HttpLoadOptions): Promise<HttpLoadResult
     p50Ms: completed ? histogram.percentile(50) / 1e6 : 0,
     p99Ms: completed ? histogram.percentile(99) / 1e6 : 0,
     histogram,
+    fromWrite,
     sample,
   };
 }

@@ -61,6 +61,22 @@ export function cpuMs(pid: number, options: { children?: boolean } = {}): number
   return ticks * TICK_MS;
 }
 
+/**
+ * The machine's CPU time so far, all CPUs together (ms, from /proc/stat): busy (everything but idle and I/O
+ * wait) and in all. Linux only; NaN elsewhere.
+ */
+export function machineCpuMs(): { busy: number; total: number } {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    const ticks = fields.slice(0, 8).map(Number);
+    const total = ticks.reduce((sum, t) => sum + t, 0);
+    return { busy: (total - ticks[3]! - ticks[4]!) * TICK_MS, total: total * TICK_MS };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
 /** This process's CPU time so far (user + system, ms). */
 export function ownCpuMs(): number {
   const { user, system } = process.cpuUsage();

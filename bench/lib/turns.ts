@@ -1,0 +1,38 @@
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { fixed } from './table.ts';
+
+/** The p99 of each turn (or slice) of one measurement, and of all of them pooled. */
+export class Turns {
+  readonly p99s: number[] = [];
+  readonly #pooled = createHistogram();
+
+  add(histogram: RecordableHistogram): void {
+    this.p99s.push(histogram.percentile(99) / 1e6);
+    this.#pooled.add(histogram);
+  }
+
+  /** The median turn's p99 (ms): what a turn without a stall of the machine looks like. */
+  get medianMs(): number {
+    const sorted = [...this.p99s].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  }
+
+  /** The median of all turns' requests together (ms). */
+  get p50Ms(): number {
+    return this.#pooled.percentile(50) / 1e6;
+  }
+
+  get pooledMs(): number {
+    return this.#pooled.percentile(99) / 1e6;
+  }
+
+  get worstMs(): number {
+    return Math.max(...this.p99s);
+  }
+
+  /** `median (pooled, worst turn)`, ms. */
+  toString(): string {
+    return `${fixed(this.medianMs, 1)} (${fixed(this.pooledMs, 1)}, ${fixed(this.worstMs, 1)})`;
+  }
+}

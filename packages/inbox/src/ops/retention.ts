@@ -341,9 +341,14 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
           );
           continue;
         }
-        const rows = await client.query<{ n: number }>(eventPayloads.countPartitionRows(partition.name));
+        // On one core: a parallel count of a day (100 MB) takes both, and the receiver's commits wait behind it.
+        const [rows] = await queryWith<{ n: number }>(
+          client,
+          { max_parallel_workers_per_gather: 0 },
+          eventPayloads.countPartitionRows(partition.name),
+        );
         await client.query(eventPayloads.detachPartition(partition.name));
-        result.payloadsPurged += rows.rows[0]?.n ?? 0;
+        result.payloadsPurged += rows?.n ?? 0;
       }
       await client.query(eventPayloads.dropDetachedPartition(partition.name));
       result.payloadPartitionsDropped++;
@@ -379,12 +384,22 @@ async function runBatch(
   timeoutMs: number,
   statement: Statement,
 ): Promise<BatchRow | undefined> {
+  const [row] = await queryWith<BatchRow>(client, { statement_timeout: timeoutMs }, statement);
+  return row;
+}
+
+/** One statement in its own transaction, with settings (`set local`) that end with it. */
+async function queryWith<R extends pg.QueryResultRow>(
+  client: pg.PoolClient,
+  settings: Record<string, number>,
+  statement: Statement,
+): Promise<R[]> {
   await client.query('begin');
   try {
-    await client.query(`set local statement_timeout = ${timeoutMs}`);
-    const { rows } = await client.query<BatchRow>(statement);
+    for (const [name, value] of Object.entries(settings)) await client.query(`set local ${name} = ${value}`);
+    const { rows } = await client.query<R>(statement);
     await client.query('commit');
-    return rows[0];
+    return rows;
   } catch (error) {
     await client.query('rollback').catch(() => {});
     throw error;

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
 import { UsageError } from './errors.ts';
 
@@ -10,7 +11,7 @@ import { UsageError } from './errors.ts';
 export interface CliContext {
   databaseUrl(): string;
   /** `DATABASE_POOLER`: `transaction` when DATABASE_URL goes through a transaction-mode pooler. */
-  databasePooler(): 'none' | 'transaction';
+  databasePooler(): DatabasePooler;
   receiverUrl(): string;
   stripeSecrets(): string[];
   shopifySecrets(): string[];
@@ -53,10 +54,10 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
       return url;
     },
     databasePooler() {
-      const value = env.DATABASE_POOLER?.trim().toLowerCase();
-      if (!value || value === 'none') return 'none';
-      if (value === 'transaction') return 'transaction';
-      throw new UsageError('DATABASE_POOLER must be one of none, transaction');
+      // The receiver's and the worker's reading of the variable, so the three agree on what it accepts.
+      const parsed = databasePooler.safeParse(env.DATABASE_POOLER);
+      if (!parsed.success) throw new UsageError(`DATABASE_POOLER ${parsed.error.issues[0]?.message}`);
+      return parsed.data;
     },
     receiverUrl() {
       return (

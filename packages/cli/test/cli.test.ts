@@ -203,6 +203,14 @@ describe('inbox events / show', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('DATABASE_URL is not set');
   });
+
+  it('refuses a DATABASE_POOLER it does not know (exit 2) and takes the known ones in any case', async () => {
+    const refused = await inbox(['events'], { DATABASE_POOLER: 'session' });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('DATABASE_POOLER must be one of none, transaction');
+    const accepted = await inbox(['events', '--json'], { DATABASE_POOLER: ' Transaction ' });
+    expect(accepted.code, accepted.stderr).toBe(0);
+  });
 });
 
 describe('inbox migrate', () => {

@@ -6,7 +6,12 @@ import {
   listPayloadPartitions,
   partitionEnd,
 } from '../packages/inbox/src/ops/partitions.ts';
-import { purgeExpired, type PurgeOptions, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
+import {
+  countDayPayloads,
+  purgeExpired,
+  type PurgeOptions,
+  type PurgeResult,
+} from '../packages/inbox/src/ops/retention.ts';
 import * as eventPayloads from '../packages/inbox/src/sql/event-payloads.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { Turns } from './lib/turns.ts';
@@ -418,7 +423,8 @@ async function serverActivity(
 
 /**
  * The statements a purge runs for one day, each alone during a slice (`measure`), on the oldest `days` days:
- * its size, whether events are in flight, the count (on one core, as the purge runs it), the detach and the drop.
+ * its size, whether events are in flight, the count (`countDayPayloads`, as the purge runs it), the detach and
+ * the drop.
  * The receiver's p99 of each statement's slices, by statement.
  */
 async function statementByStatement(
@@ -429,13 +435,10 @@ async function statementByStatement(
   const byStatement: Record<string, Turns> = {};
   const partitions = (await listPayloadPartitions(pool)).slice(0, days);
   for (const partition of partitions) {
-    const countOnOneCore = async () => {
+    const count = async () => {
       const client = await pool.connect();
       try {
-        await client.query('begin');
-        await client.query('set local max_parallel_workers_per_gather = 0');
-        await client.query(eventPayloads.countPartitionRows(partition.name));
-        await client.query('commit');
+        await countDayPayloads(client, partition.name);
       } finally {
         client.release();
       }
@@ -446,7 +449,7 @@ async function statementByStatement(
         'in flight',
         () => pool.query(eventPayloads.hasUnfinishedEvents(partition.day, partitionEnd(partition))),
       ],
-      ['count', countOnOneCore],
+      ['count', count],
       ['detach', () => pool.query(eventPayloads.detachPartition(partition.name))],
       ['drop', () => pool.query(eventPayloads.dropDetachedPartition(partition.name))],
     ];

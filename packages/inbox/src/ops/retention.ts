@@ -341,14 +341,9 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
           );
           continue;
         }
-        // On one core: a parallel count of a day (100 MB) takes both, and the receiver's commits wait behind it.
-        const [rows] = await queryWith<{ n: number }>(
-          client,
-          { max_parallel_workers_per_gather: 0 },
-          eventPayloads.countPartitionRows(partition.name),
-        );
+        const payloads = await countDayPayloads(client, partition.name);
         await client.query(eventPayloads.detachPartition(partition.name));
-        result.payloadsPurged += rows?.n ?? 0;
+        result.payloadsPurged += payloads;
       }
       await client.query(eventPayloads.dropDetachedPartition(partition.name));
       result.payloadPartitionsDropped++;
@@ -386,6 +381,19 @@ async function runBatch(
 ): Promise<BatchRow | undefined> {
   const [row] = await queryWith<BatchRow>(client, { statement_timeout: timeoutMs }, statement);
   return row;
+}
+
+/**
+ * The payloads a day's partition holds, counted on one core: a parallel count of a day (100 MB) takes every core
+ * PostgreSQL has, and the receiver's commits wait behind it.
+ */
+export async function countDayPayloads(client: pg.PoolClient, partition: string): Promise<number> {
+  const [row] = await queryWith<{ n: number }>(
+    client,
+    { max_parallel_workers_per_gather: 0 },
+    eventPayloads.countPartitionRows(partition),
+  );
+  return row?.n ?? 0;
 }
 
 /** One statement in its own transaction, with settings (`set local`) that end with it. */

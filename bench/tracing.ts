@@ -33,10 +33,7 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
     const runId = randomBytes(4).toString('hex');
     let n = 0;
     const next = () => signedRequest(eventBody(`evt_${runId}_${n++}`));
-    const requests = {
-      off: { completed: 0, seconds: 0, cpuMs: 0 },
-      on: { completed: 0, seconds: 0, cpuMs: 0 },
-    };
+    const requests = { off: { n: 0, seconds: 0, cpuMs: 0 }, on: { n: 0, seconds: 0, cpuMs: 0 } };
     try {
       ctx.log(
         `tracing: receiver warm-up, then ${RECEIVER_ROUNDS} turns of ${fixed(sliceMs / 1000)}s, tracing off and on`,
@@ -54,7 +51,7 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
             { durationMs: sliceMs, next: () => prepared[i++] ?? next() },
             'accepted',
           );
-          requests[mode].completed += result.completed;
+          requests[mode].n += result.completed;
           requests[mode].seconds += sliceMs / 1000;
           requests[mode].cpuMs += cpuMs(receivers[mode].child.pid!) - cpuAtStart;
         }
@@ -74,18 +71,13 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
       logLevel,
     });
 
+    const drained = (mode: 'off' | 'on') => ({ n: drains[mode].events, ...drains[mode] });
     const totals = [
-      {
-        measurement: 'receiver: new signed Stripe events (16 connections)',
-        unit: 'request',
-        off: { n: requests.off.completed, ...requests.off },
-        on: { n: requests.on.completed, ...requests.on },
-      },
+      { measurement: 'receiver: new signed Stripe events (16 connections)', ...requests },
       {
         measurement: 'worker: drain checkout events (3 effects, SMTP)',
-        unit: 'event',
-        off: { n: drains.off.events, ...drains.off },
-        on: { n: drains.on.events, ...drains.on },
+        off: drained('off'),
+        on: drained('on'),
       },
     ];
     const rows = totals.map(({ measurement, off, on }) => {

@@ -23,15 +23,17 @@ export interface StartTracingOptions {
 
 /**
  * Starts the OpenTelemetry SDK for traces, configured by the standard OTEL_* variables (exporter, OTLP endpoint
- * and protocol, sampler, resource), with the PostgreSQL instrumentation when asked for, and installs the inbox's spans
- * (../telemetry.ts). Metrics stay on Prometheus and logs on pino: no metric reader or log exporter is set up.
+ * and protocol, sampler, resource), with the PostgreSQL instrumentation when asked for, and installs the inbox's
+ * spans (../telemetry.ts). Metrics stay on Prometheus and logs on pino: no metric reader or log exporter is set up.
  *
  * Call it before anything imports `pg`: the instrumentation patches modules as they load, and an ES module
  * import is only seen through the loader hook registered here. The apps' entry points import the rest of the
  * app after it (`await import(...)`), and load this module at all only when `tracingEnabled()` says so.
  *
  * @example
- * const tracing = config.tracing ? await startTracing({ serviceName: 'webhook-inbox-receiver', statementSpans: false }) : undefined;
+ * const tracing = config.tracing
+ *   ? startTracing({ serviceName: 'webhook-inbox-receiver', statementSpans: false })
+ *   : undefined;
  * const { startReceiver } = await import('./receiver.ts');
  */
 export function startTracing(options: StartTracingOptions): Tracing {

@@ -259,6 +259,14 @@ describe('inbox purge', () => {
       { event_id: 'evt_recent_done', purged: false },
     ]);
 
+    // Without --json: what it did, and where the time went.
+    const again = await inbox(['purge', '--older-than', '30d']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^payloads purged: 0 \(days ended before .*: 0 dropped whole, 1 kept/m);
+    expect(again.stdout).toMatch(
+      /^took \d+ ms: partitions \d+ ms, keys \d+ ms, payloads \d+ ms, history \d+ ms$/m,
+    );
+
     const refused = await inbox(['purge', '--older-than', '30d', '--keys-older-than', '3d']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('at least 7');

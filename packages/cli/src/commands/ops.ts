@@ -75,6 +75,9 @@ export async function purge(context: CliContext, options: PurgeCliOptions): Prom
         `)\n` +
         `event keys deleted: ${result.keysDeleted} (received before ${result.keyCutoff.toISOString()}), ` +
         `with ${result.effectRunsDeleted} effect_runs rows\n` +
+        `took ${result.durationMs} ms: ${Object.entries(result.phaseMs)
+          .map(([phase, ms]) => `${phase} ${ms} ms`)
+          .join(', ')}\n` +
         (result.complete ? '' : 'stopped early (rows locked or batches too slow); run again to finish\n'),
     );
 }

@@ -52,6 +52,7 @@ export {
   schedulePurge,
   type PurgeJobData,
   type PurgeOptions,
+  type PurgePhases,
   type PurgeResult,
   type SchedulePurgeOptions,
 } from './retention.ts';

@@ -147,6 +147,11 @@ describe('purgeExpired', () => {
     const names = (await listPayloadPartitions(deps.pool)).map((partition) => partition.name);
     expect(names).not.toContain(day(89));
     expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));
+    // The phases account for the whole run (each rounded to a millisecond).
+    const phases = Object.values(result.phaseMs);
+    expect(Object.keys(result.phaseMs).sort()).toEqual(['history', 'keys', 'partitions', 'payloads']);
+    expect(phases.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
+    expect(Math.abs(phases.reduce((a, b) => a + b, 0) - result.durationMs)).toBeLessThanOrEqual(3);
 
     // Idempotent.
     expect(await purgeExpired(deps.pool)).toMatchObject({

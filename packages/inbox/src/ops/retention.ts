@@ -125,7 +125,15 @@ export interface PurgeResult {
   keyCutoff: Date;
   historyCutoff: Date;
   durationMs: number;
+  /**
+   * Where `durationMs` went, ms: creating the partitions ahead and listing the expired days (`partitions`), deleting
+   * expired keys (`keys`), the days of payloads (`payloads`, rests between days included), the overview's history
+   * (`history`). On a dry run, the time each phase's count took.
+   */
+  phaseMs: PurgePhases;
 }
+
+export type PurgePhases = Record<'partitions' | 'keys' | 'payloads' | 'history', number>;
 
 const DAY_MS = 86_400_000;
 
@@ -240,12 +248,21 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     finalBatchSize: batchSize,
     complete: true,
   };
+  const phaseMs: PurgePhases = { partitions: 0, keys: 0, payloads: 0, history: 0 };
+  let phaseStarted = started;
+  /** Ends the phase running since the last call (or the start). */
+  const phaseDone = (phase: keyof PurgePhases) => {
+    const now = performance.now();
+    phaseMs[phase] = Math.round(now - phaseStarted);
+    phaseStarted = now;
+  };
   const finish = () => ({
     ...result,
     payloadCutoff,
     keyCutoff,
     historyCutoff,
     durationMs: Math.round(performance.now() - started),
+    phaseMs,
   });
   const expired = (await listPayloadPartitions(pool)).filter(
     (partition) => partitionEnd(partition) <= payloadCutoff,
@@ -253,23 +270,28 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
 
   if (result.dryRun) {
     // Plain reads: they lock nothing, so they never delay the receiver's inserts, however long they take.
+    phaseDone('partitions');
     const { rows } = await pool.query<{ events: number; effectRuns: number }>(
       webhookEvents.countPurgeable(keyCutoff),
     );
     result.keysDeleted = rows[0]?.events ?? 0;
     result.effectRunsDeleted = rows[0]?.effectRuns ?? 0;
+    phaseDone('keys');
     for (const partition of expired) {
       const done = await pool.query<{ n: number }>(eventPayloads.countDonePayloads(partition.name));
       result.payloadsPurged += done.rows[0]?.n ?? 0;
     }
+    phaseDone('payloads');
     for (const count of [deliveryCounts.countDeliveryCountsBefore, inboxSamples.countInboxSamplesBefore]) {
       const history = await pool.query<{ n: number }>(count(historyCutoff));
       result.historyRowsDeleted += history.rows[0]?.n ?? 0;
     }
+    phaseDone('history');
     return finish();
   }
 
   result.partitionsCreated = (await ensurePayloadPartitions(pool)).created.length;
+  phaseDone('partitions');
   let size = batchSize;
   const client = await pool.connect();
   let broken = false;
@@ -319,6 +341,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     // Keys first: their payloads then go with their days. The overview's history last: rows of past minutes that
     // nothing writes any more (a receiver adds only to recent ones).
     await drain((from, limit) => webhookEvents.deleteFinishedEvents(keyCutoff, from, limit), 'keysDeleted');
+    phaseDone('keys');
     for (const [i, partition] of expired.entries()) {
       if (options.signal?.aborted) {
         result.complete = false;
@@ -355,9 +378,11 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
         await sleep(rest, undefined, { signal: options.signal }).catch(() => {});
       }
     }
+    phaseDone('payloads');
     for (const batch of [deliveryCounts.deleteDeliveryCounts, inboxSamples.deleteInboxSamples]) {
       await drain((from, limit) => batch(historyCutoff, from, limit), 'historyRowsDeleted');
     }
+    phaseDone('history');
     result.finalBatchSize = size;
   } catch (error) {
     broken = true;

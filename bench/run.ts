@@ -70,6 +70,11 @@ const load = () =>
     .map((n) => n.toFixed(2))
     .join(' ');
 process.stdout.write(`# pnpm bench: ${os.cpus().length} CPUs, load average ${load()} at start\n\n`);
+if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+  log(
+    'node runs without --expose-gc: the load generator cannot collect before each run, and its GC lands in them',
+  );
+}
 const durable = process.env.BENCH_DURABLE !== '0';
 log(`starting embedded PostgreSQL (${durable ? 'durable' : 'fsync off'})`);
 const postgres = await startBenchPostgres({ durable });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import type { VerifiedEvent } from '../providers/types.ts';
 import {
+  countDayPayloads,
   createPurgeHandler,
   MIN_KEY_DAYS,
   MIN_PAYLOAD_DAYS,
@@ -14,6 +15,7 @@ import {
   schedulePurge,
 } from './retention.ts';
 import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
+import { partitionName } from '../sql/event-payloads.ts';
 import { ensurePayloadPartitions, listPayloadPartitions } from './partitions.ts';
 
 const db = useTestDatabase();
@@ -389,6 +391,36 @@ describe('purgeExpired', () => {
       stop = true;
       await receiver.close();
     }
+  });
+});
+
+describe('countDayPayloads', () => {
+  it('counts a day exactly, slice by slice along its key, to the microsecond', async () => {
+    const day = new Date((Math.floor(Date.now() / 86_400_000) - 20) * 86_400_000);
+    await ensurePayloadPartitions(deps.pool, { from: day });
+    const partition = partitionName(day);
+    const count = async () => {
+      const client = await deps.pool.connect();
+      try {
+        return await countDayPayloads(client, partition);
+      } finally {
+        client.release();
+      }
+    };
+    expect(await count()).toBe(0);
+    // Two slices and a part of one (a slice is 20 000 keys); each event id twice, a microsecond apart: a key
+    // read back as a JavaScript Date (milliseconds) would skip or count some twice.
+    await deps.pool.query(
+      `insert into webhook_event_payloads (provider, event_id, received_at, payload)
+       select provider, 'evt_' || (i / 2), $1::timestamptz + (i % 2) * interval '1 microsecond'
+                                          + (i / 2) * interval '1 millisecond', '{}'
+         from generate_series(0, 45000) as i, unnest(array['shopify', 'stripe']) as provider`,
+      [day],
+    );
+    expect(await count()).toBe(90_002);
+    await deps.pool.query(`delete from "${partition}" where provider = 'shopify' and event_id >= 'evt_2'`);
+    const { rows } = await deps.pool.query<{ n: number }>(`select count(*)::int as n from "${partition}"`);
+    expect(await count()).toBe(rows[0]!.n);
   });
 });
 

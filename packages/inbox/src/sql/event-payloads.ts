@@ -86,9 +86,38 @@ export function partitionBytes(name: string): Statement {
   return { text: `select pg_total_relation_size('"${name}"')::text as bytes`, values: [] };
 }
 
-/** The payloads a partition holds (read before it is dropped, for the purge's result). */
-export function countPartitionRows(name: string): Statement {
-  return { text: `select count(*)::int as n from "${name}"`, values: [] };
+/** A payload's primary key, its timestamp as PostgreSQL's text (a JavaScript `Date` would drop the microseconds). */
+export interface PayloadKey {
+  provider: string;
+  eventId: string;
+  receivedAt: string;
+}
+
+/**
+ * The key `rows` keys along a partition's primary key after `after` (from its start without one), or no row when
+ * fewer remain: one slice of a count, read from the index alone.
+ */
+export function partitionKeyAfter(name: string, after: PayloadKey | undefined, rows: number): Statement {
+  return {
+    text: `
+      select provider, event_id as "eventId", received_at::text as "receivedAt"
+        from "${name}"
+       ${after ? 'where (provider, event_id, received_at) > ($2, $3, $4::timestamptz)' : ''}
+       order by provider, event_id, received_at
+      offset $1 - 1 limit 1`,
+    values: after ? [rows, after.provider, after.eventId, after.receivedAt] : [rows],
+  };
+}
+
+/** The payloads a partition holds after `after` along its primary key (all of them without one). */
+export function countPartitionRows(name: string, after?: PayloadKey): Statement {
+  return after
+    ? {
+        text: `select count(*)::int as n from "${name}"
+                where (provider, event_id, received_at) > ($1, $2, $3::timestamptz)`,
+        values: [after.provider, after.eventId, after.receivedAt],
+      }
+    : { text: `select count(*)::int as n from "${name}"`, values: [] };
 }
 
 /**

@@ -355,7 +355,7 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
       notes: [
         `${WIDE} and ${CONCURRENCY} concurrent clients ((r) ${CONCURRENCY} only); (a), (b) and (r) in ${ROUNDS} alternating turns of ${turn} (${seconds}s each in all); pool ${poolSize}; receiver: node ${[...startFlags(), 'server.ts'].join(' ')}, LOG_LEVEL=${logLevel} (stdout to /dev/null)`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
-        'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run; latency from the scheduled start at a fixed rate (no coordinated omission)',
+        'HTTP load: bench/lib/http-load.ts, keep-alive connections, requests signed before each run, the clock started once they are collected (GC) and every connection is open; latency from the scheduled start at a fixed rate (no coordinated omission)',
         'same machine: the load generator, the receiver and PostgreSQL share its CPUs; the ceiling runs without HTTP',
         '(r) is a reference, not a product: bench/lib/bare-receiver.ts, the same verify + ingest() on node:http without Hono, logging or metrics; "receiver vs it" is what those layers leave of it',
         `${CPU_COLUMN}: CPU time (user + system, /proc) per request of this process (the ceiling's driver, then the HTTP load generator), the server (receiver or bare), and PostgreSQL (postmaster and backends)`,

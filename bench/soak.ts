@@ -25,7 +25,7 @@ const ROUNDS = 5;
  * one stall of the machine (100-200 ms here, at any time, with or without retention) decides it; the figure is
  * the median turn, with the pooled p99 and the worst turn beside it.
  */
-const HALF_ROUNDS = 8;
+const HALF_ROUNDS = 12;
 /** Days the synthetic events are spread over, up to now; retention keeps the last RETAIN_DAYS of them. */
 const SPREAD_DAYS = 60;
 const RETAIN_DAYS = 30;
@@ -33,19 +33,23 @@ const RETAIN_DAYS = 30;
  * Daily runs measured, each dropping the next oldest day in a slice of its own: one run fits in one slice, and one
  * slice's p99 is too few requests to tell a drop from a stall of the machine.
  */
-const DAILY_RUNS = 5;
+const DAILY_RUNS = 7;
 /**
  * Days whose purge is then taken apart: each of its statements alone in a slice of its own (after a slice with no
  * purge), to tell which one the receiver feels.
  */
 const STATEMENT_DAYS = 3;
 /** Slices with no purge running taken right before the rest of the month's days are dropped. */
-const QUIET_BEFORE_MONTH = 3;
+const QUIET_BEFORE_MONTH = 5;
 const DAY_MS = 86_400_000;
 /** Rows written per set-up statement. */
 const CHUNK = 500_000;
-/** Latency under retention is sampled in slices of this length until the purge is done. */
-const SLICE_MS = Number(process.env.BENCH_SOAK_SLICE_MS ?? 5_000);
+/**
+ * Latency at half rate is sampled in slices of this length (until a purge is done). Short, so there are many: a
+ * stall of the machine (50-250 ms, with or without retention, in about a third of 5-s slices here) decides the
+ * p99 of the slice it falls in, and the median slice is then the one without.
+ */
+const SLICE_MS = Number(process.env.BENCH_SOAK_SLICE_MS ?? 2_000);
 
 interface Figures {
   maxRps: number;

@@ -102,19 +102,23 @@ export function partitionKeyAfter(name: string, after: PayloadKey | undefined, r
     text: `
       select provider, event_id as "eventId", received_at::text as "receivedAt"
         from "${name}"
-       ${after ? 'where (provider, event_id, received_at) > ($2, $3, $4::timestamptz)' : ''}
+       ${after ? `where ${keysAfter(2)}` : ''}
        order by provider, event_id, received_at
       offset $1 - 1 limit 1`,
     values: after ? [rows, after.provider, after.eventId, after.receivedAt] : [rows],
   };
 }
 
+/** The keys after one along the primary key, its provider, event id and timestamp the parameters from `$first`. */
+function keysAfter(first: number): string {
+  return `(provider, event_id, received_at) > ($${first}, $${first + 1}, $${first + 2}::timestamptz)`;
+}
+
 /** The payloads a partition holds after `after` along its primary key (all of them without one). */
 export function countPartitionRows(name: string, after?: PayloadKey): Statement {
   return after
     ? {
-        text: `select count(*)::int as n from "${name}"
-                where (provider, event_id, received_at) > ($1, $2, $3::timestamptz)`,
+        text: `select count(*)::int as n from "${name}" where ${keysAfter(1)}`,
         values: [after.provider, after.eventId, after.receivedAt],
       }
     : { text: `select count(*)::int as n from "${name}"`, values: [] };

@@ -321,9 +321,9 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
         },
       ],
       notes: [
-        `receiver p99 of each half-rate turn, ms: empty ${empty.p99.p99s.map((ms) => fixed(ms, 0)).join(', ')}; full ${full.p99.p99s.map((ms) => fixed(ms, 0)).join(', ')}; with no purge ${quiet.p99s.map((ms) => fixed(ms, 0)).join(', ')}; during the daily runs ${daily.p99.p99s.map((ms) => fixed(ms, 0)).join(', ')}; during the rest of the month of payloads ${payloads.p99.p99s.map((ms) => fixed(ms, 0)).join(', ')}`,
+        `receiver p99 of each half-rate turn, ms: empty ${eachP99(empty.p99)}; full ${eachP99(full.p99)}; with no purge ${eachP99(quiet)}; during the daily runs ${eachP99(daily.p99)}; during the rest of the month of payloads ${eachP99(payloads.p99)}`,
         `receiver p99 of each slice with one statement of a day's purge, ms: ${Object.entries(statements)
-          .map(([what, turns]) => `${what} ${turns.p99s.map((ms) => fixed(ms, 0)).join(', ')}`)
+          .map(([what, turns]) => `${what} ${eachP99(turns)}`)
           .join('; ')}`,
         `set-up: ${events.toLocaleString('en')} finished events over ${SPREAD_DAYS} days (~600-byte payloads, 1 ledger row each) in ${fixed(setupSeconds, 0)} s`,
         `bytes per event: ${fixed(before.total / events, 0)} in all (${mb(before.total)} MB), of which payloads ${fixed(before.payloads / events, 0)}, event rows ${fixed(before.events / events, 0)}, ledger ${fixed(before.ledger / events, 0)} (tables, TOAST and indexes)`,
@@ -343,6 +343,11 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
  * Writes `events` finished Stripe events spread over the last SPREAD_DAYS days, oldest first, with one completed
  * ledger row each, in chunks (each its own transaction).
  */
+/** Each turn's (or slice's) p99, ms, as a list. */
+function eachP99(turns: Turns): string {
+  return turns.p99s.map((ms) => fixed(ms, 0)).join(', ');
+}
+
 async function fill(pool: pg.Pool, events: number, progress: (done: number) => void): Promise<void> {
   const spanMs = SPREAD_DAYS * DAY_MS;
   await ensurePayloadPartitions(pool, { from: new Date(Date.now() - spanMs - DAY_MS) });

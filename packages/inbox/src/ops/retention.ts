@@ -144,7 +144,7 @@ const MAX_CONSECUTIVE_TIMEOUTS = 5;
 // rate takes, 5 s at most: about 1.6 s after a day of 100 MB, nothing after an empty one. Measured on 20 such days
 // (10 million events, `pnpm bench -- --soak`, 2-s slices at half the receiver's maximum), the receiver's p99
 // during the drops was 4.3x its usual with no rest (2.6 s in all), 1.3x with half this rest (24 s), and
-// 1.04-1.25x with this rest (40 s, four runs).
+// 1.04-1.25x with this rest (40 s, five runs).
 const DAY_REST_BYTES_PER_SECOND = 64 * 1024 * 1024;
 const MAX_DAY_REST_MS = 5_000;
 // Keys a day's count reads per statement: about 6 ms of one core here.

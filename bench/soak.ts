@@ -53,8 +53,8 @@ interface Figures {
  * the pooled p99 and the worst turn beside it). Then, while the receiver takes new events at that half rate, it
  * runs retention: DAILY_RUNS daily runs (each drops the oldest day's payloads left), then the payloads of the rest
  * of a month of days at once (keep 30 days: daily partitions dropped), then the keys' (keep 30 days: half the
- * events and their ledger rows deleted row by row), and reports the receiver's p99 during each (its slices as the turns above), how long each took, and the
- * tables' size before and after.
+ * events and their ledger rows deleted row by row), and reports the receiver's p99 during each (its slices as the
+ * turns above), how long each took, and the tables' size before and after.
  */
 export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
   const events = Number(process.env.BENCH_SOAK_EVENTS ?? 10_000_000);
@@ -290,7 +290,7 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
         },
       ],
       notes: [
-        `receiver p99 of each half-rate turn, ms: empty ${eachP99(empty.p99)}; full ${eachP99(full.p99)}; with no purge ${eachP99(quiet)}; during the daily runs ${eachP99(daily.p99)}; during the rest of the month of payloads ${eachP99(payloads.p99)}`,
+        `receiver p99 of each half-rate turn, ms: empty ${empty.p99.each()}; full ${full.p99.each()}; with no purge ${quiet.each()}; during the daily runs ${daily.p99.each()}; during the rest of the month of payloads ${payloads.p99.each()}`,
         `set-up: ${events.toLocaleString('en')} finished events over ${SPREAD_DAYS} days (~600-byte payloads, 1 ledger row each) in ${fixed(setupSeconds, 0)} s`,
         `bytes per event: ${fixed(before.total / events, 0)} in all (${mb(before.total)} MB), of which payloads ${fixed(before.payloads / events, 0)}, event rows ${fixed(before.events / events, 0)}, ledger ${fixed(before.ledger / events, 0)} (tables, TOAST and indexes)`,
         `payload retention dropped ${payloads.result.payloadPartitionsDropped} days (${payloads.result.payloadsPurged.toLocaleString('en')} payloads, ${payloads.result.payloadPartitionsKept} kept) in ${fixed(payloads.result.durationMs / 1000, 1)} s; the receiver took new events meanwhile (${payloads.p99.p99s.length} slices of ${SLICE_MS / 1000} s)`,
@@ -309,11 +309,6 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
  * Writes `events` finished Stripe events spread over the last SPREAD_DAYS days, oldest first, with one completed
  * ledger row each, in chunks (each its own transaction).
  */
-/** Each turn's (or slice's) p99, ms, as a list. */
-function eachP99(turns: Turns): string {
-  return turns.p99s.map((ms) => fixed(ms, 0)).join(', ');
-}
-
 async function fill(pool: pg.Pool, events: number, progress: (done: number) => void): Promise<void> {
   const spanMs = SPREAD_DAYS * DAY_MS;
   await ensurePayloadPartitions(pool, { from: new Date(Date.now() - spanMs - DAY_MS) });

@@ -31,6 +31,11 @@ export class Turns {
     return Math.max(...this.p99s);
   }
 
+  /** Each turn's p99, ms, as a list. */
+  each(): string {
+    return this.p99s.map((ms) => fixed(ms, 0)).join(', ');
+  }
+
   /** `median (pooled, worst turn)`, ms. */
   toString(): string {
     return `${fixed(this.medianMs, 1)} (${fixed(this.pooledMs, 1)}, ${fixed(this.worstMs, 1)})`;

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { createPool } from '../packages/db/src/index.ts';
 import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
 import { purgeExpired, type PurgeOptions, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
+import { mountOf } from './lib/mounts.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { Turns } from './lib/turns.ts';
 import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
@@ -21,12 +23,14 @@ const HALF_ROUNDS = 20;
 const SPREAD_DAYS = 60;
 const RETAIN_DAYS = 30;
 /**
- * Daily runs measured, each dropping the next oldest day in a slice of its own (after a slice with no purge): one
+ * Daily runs measured, each dropping the next oldest day in a slice of its own (next to a slice with no purge): one
  * run fits in one slice, and one slice's p99 is too few requests to tell a drop from a stall of the machine, so
  * the figure is the median of many. Seven put the median from 1.05x to 1.43x of the slices with no purge in
  * consecutive runs. With the month's twenty days, the thirty days past RETAIN_DAYS.
  */
 const DAILY_RUNS = 10;
+/** How far into its slice a daily run starts: past the load generator's start, with time left for the run. */
+const DAILY_START_MS = 500;
 /** Slices with no purge running taken right before the rest of the month's days are dropped. */
 const QUIET_BEFORE_MONTH = 5;
 const DAY_MS = 86_400_000;
@@ -172,29 +176,39 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
           `max ${fixed(result.histogram.max / 1e6, 1)} ms`,
       );
     };
-    /** Runs a purge while the receiver takes new events at half rate; the receiver's p99 meanwhile (into `during`). */
-    const underLoad = async (what: string, options: PurgeOptions, during = new Turns()) => {
+    /**
+     * Runs a purge while the receiver takes new events at half rate, `startAfterMs` into the first slice; the
+     * receiver's p99 meanwhile (into `during`).
+     */
+    const underLoad = async (what: string, options: PurgeOptions, during = new Turns(), startAfterMs = 0) => {
       ctx.log(`soak: ${what} under load at ${empty.halfRate}/s`);
       let result: PurgeResult | undefined;
-      const purging = purgeExpired(pool, options).then((done) => (result = done));
+      const purging = sleep(startAfterMs)
+        .then(() => purgeExpired(pool, options))
+        .then((done) => (result = done));
       while (!result) await slice(what, during);
       return { result: await purging, p99: during };
     };
     const cutoff = new Date(Date.now() - RETAIN_DAYS * DAY_MS);
     const expiredBefore = await payloadBytesBefore(pool, cutoff);
     // What the retention slices are compared with: slices at the same rate with no purge running, taken between
-    // them (before each daily run, and before the rest of the month), not the half-rate turns minutes earlier.
+    // them (next to each daily run, and before the rest of the month), not the half-rate turns minutes earlier.
     const quiet = new Turns();
-    // Daily runs first (each drops the oldest day left), then the rest of the month at once (a backlog).
+    // Daily runs first (each drops the oldest day left), then the rest of the month at once (a backlog). In ABBA
+    // order with the slices with no purge, so neither kind always comes first. Each run starts DAILY_START_MS into
+    // its slice, as a scheduled run starts at any moment of a steady load, not with the load generator's first
+    // requests.
     const daily = { p99: new Turns(), slowestMs: 0 };
     for (let run = 0; run < DAILY_RUNS; run++) {
-      await slice('no purge', quiet);
+      if (run % 2 === 0) await slice('no purge', quiet);
       const { result } = await underLoad(
         `payload retention, daily run ${run + 1} of ${DAILY_RUNS}`,
         { payloadDays: SPREAD_DAYS - 1 - run, keyDays: 90 },
         daily.p99,
+        DAILY_START_MS,
       );
       daily.slowestMs = Math.max(daily.slowestMs, result.durationMs);
+      if (run % 2 === 1) await slice('no purge', quiet);
     }
     for (let i = 0; i < QUIET_BEFORE_MONTH; i++) await slice('no purge', quiet);
     const payloads = await underLoad('payload retention', { payloadDays: RETAIN_DAYS, keyDays: 90 });
@@ -291,6 +305,7 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
       ],
       notes: [
         `receiver p99 of each half-rate turn, ms: empty ${empty.p99.each()}; full ${full.p99.each()}; with no purge ${quiet.each()}; during the daily runs ${daily.p99.each()}; during the rest of the month of payloads ${payloads.p99.each()}`,
+        fileSystem(ctx.postgres.dataDir),
         `set-up: ${events.toLocaleString('en')} finished events over ${SPREAD_DAYS} days (~600-byte payloads, 1 ledger row each) in ${fixed(setupSeconds, 0)} s`,
         `bytes per event: ${fixed(before.total / events, 0)} in all (${mb(before.total)} MB), of which payloads ${fixed(before.payloads / events, 0)}, event rows ${fixed(before.events / events, 0)}, ledger ${fixed(before.ledger / events, 0)} (tables, TOAST and indexes)`,
         `payload retention dropped ${payloads.result.payloadPartitionsDropped} days (${payloads.result.payloadsPurged.toLocaleString('en')} payloads, ${payloads.result.payloadPartitionsKept} kept) in ${fixed(payloads.result.durationMs / 1000, 1)} s; the receiver took new events meanwhile (${payloads.p99.p99s.length} slices of ${SLICE_MS / 1000} s)`,
@@ -390,4 +405,13 @@ async function serverActivity(
     checkpoints: row.checkpoints,
     autovacuums: row.autovacuums,
   };
+}
+
+/** What the data directory's file system does with the blocks of a dropped day (see `MountInfo.onlineDiscard`). */
+function fileSystem(dataDir: string): string {
+  const mount = mountOf(dataDir);
+  if (!mount) return 'data directory: file system not known (no /proc/mounts)';
+  return mount.onlineDiscard
+    ? `data directory on ${mount.type} (${mount.point}) mounted with online discard: a dropped day's blocks are trimmed at once`
+    : `data directory on ${mount.type} (${mount.point}) without online discard: a dropped day's blocks are freed, not trimmed`;
 }

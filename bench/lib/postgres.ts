@@ -11,6 +11,8 @@ export interface BenchPostgres {
   /** A new, migrated database on the benchmark server; each benchmark takes its own. */
   database(name: string): Promise<string>;
   readonly durable: boolean;
+  /** The server's data directory. */
+  readonly dataDir: string;
   /** The postmaster's process id (its backends are its children), to account PostgreSQL's CPU time. */
   postmasterPid(): number;
   stop(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startBenchPostgres(options: { durable: boolean }): Promise
   });
   return {
     durable: options.durable,
+    dataDir,
     postmasterPid: () => Number.parseInt(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8'), 10),
     async database(name: string) {
       const admin = createPool({ connectionString: server.url(), max: 1 });

@@ -141,10 +141,11 @@ const DAY_MS = 86_400_000;
 const QUERY_CANCELED = '57014';
 const MAX_CONSECUTIVE_TIMEOUTS = 5;
 // Between two days of payloads dropped in one run, the purge rests as long as freeing the last day's bytes at this
-// rate takes, 5 s at most: about 1.6 s after a day of 100 MB, nothing after an empty one. Measured on 20 such days
-// (10 million events, `pnpm bench -- --soak`, 2-s slices at half the receiver's maximum), the receiver's p99
-// during the drops was 4.3x its usual with no rest (2.6 s in all), 1.3x with half this rest (24 s), and
-// 1.04-1.25x with this rest (40 s, five runs).
+// rate takes, 5 s at most: about 1.6 s after a day of 100 MB, nothing after an empty one. On a file system that
+// trims freed blocks at once (mounted with online `discard`), each drop is one large trim the WAL's writes wait
+// behind, and the rest spreads them. Measured there on 20 such days (10 million events, `pnpm bench -- --soak`,
+// 2-s slices at half the receiver's maximum), the receiver's p99 during the drops was 4.3x its usual with no rest
+// (2.6 s in all), 1.3x with half this rest (24 s), and 1.02-1.25x with this rest (40 s, seven runs).
 const DAY_REST_BYTES_PER_SECOND = 64 * 1024 * 1024;
 const MAX_DAY_REST_MS = 5_000;
 // Keys a day's count reads per statement: about 6 ms of one core here.
@@ -373,9 +374,9 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
       }
       await client.query(eventPayloads.dropDetachedPartition(partition.name));
       result.payloadPartitionsDropped++;
-      // A dropped day's files are freed at once. Days dropped back to back (a backlog of them, on a large table) keep
-      // the disk busy enough to hold up the receiver's commits, so the purge rests between days, in proportion to
-      // the bytes the last one freed. A daily run drops one day and never rests.
+      // A dropped day's files are freed at once. Days dropped back to back (a backlog of them, on a large table) can
+      // keep the disk busy enough to hold up the receiver's commits (trims, with online discard), so the purge rests
+      // between days, in proportion to the bytes the last one freed. A daily run drops one day and never rests.
       if (i < expired.length - 1) {
         const rest = Math.min(MAX_DAY_REST_MS, (bytes / DAY_REST_BYTES_PER_SECOND) * 1000);
         await sleep(rest, undefined, { signal: options.signal }).catch(() => {});

@@ -147,7 +147,6 @@ export function getEvent(provider: string, eventId: string): Statement {
   };
 }
 
-/** The event's ledger rows, in the order they started. */
 /** The event's status in each consumer group other than the default (the default's is the event's own). */
 export function getEventGroups(provider: string, eventId: string): Statement {
   return {
@@ -159,6 +158,7 @@ export function getEventGroups(provider: string, eventId: string): Statement {
   };
 }
 
+/** The event's ledger rows, in the order they started. */
 export function getEffectRuns(provider: string, eventId: string): Statement {
   return {
     text: `select effect, status, attempts, last_error as "lastError", idempotency_key as "idempotencyKey",

@@ -410,7 +410,7 @@ async function serverActivity(
 /** What the data directory's file system does with the blocks of a dropped day (see `MountInfo.onlineDiscard`). */
 function fileSystem(dataDir: string): string {
   const mount = mountOf(dataDir);
-  if (!mount) return 'data directory: file system not known (no /proc/mounts)';
+  if (!mount) return 'data directory: file system not known (no findmnt)';
   return mount.onlineDiscard
     ? `data directory on ${mount.type} (${mount.point}) mounted with online discard: a dropped day's blocks are trimmed at once`
     : `data directory on ${mount.type} (${mount.point}) without online discard: a dropped day's blocks are freed, not trimmed`;

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 
 /** The file system a path is on. */
 export interface MountInfo {
@@ -14,28 +14,24 @@ export interface MountInfo {
   onlineDiscard: boolean;
 }
 
-/** The mount `file` is on, from /proc/mounts (Linux); undefined elsewhere. */
+/** The mount `file` is on, as util-linux's `findmnt` says (Linux); undefined where it cannot say. */
 export function mountOf(file: string): MountInfo | undefined {
-  let table: string;
+  let output: string;
   try {
-    table = readFileSync('/proc/mounts', 'utf8');
+    output = execFileSync('findmnt', ['--json', '--target', file, '--output', 'TARGET,FSTYPE,OPTIONS'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return undefined;
   }
-  const resolved = realpathSync(file);
-  let found: MountInfo | undefined;
-  for (const line of table.split('\n')) {
-    const [, escapedPoint, type, options] = line.split(' ');
-    if (!escapedPoint || !type || !options) continue;
-    // /proc/mounts writes a space in a path as \040 (and a tab, newline and backslash likewise, in octal).
-    const point = escapedPoint.replace(/\\([0-7]{3})/g, (_, octal: string) =>
-      String.fromCharCode(parseInt(octal, 8)),
-    );
-    const inside = resolved === point || resolved.startsWith(point === '/' ? '/' : `${point}/`);
-    // The longest mount point that holds the path is the one it is on.
-    if (inside && (!found || point.length >= found.point.length)) {
-      found = { point, type, onlineDiscard: options.split(',').includes('discard') };
-    }
-  }
-  return found;
+  const [mount] = (
+    JSON.parse(output) as { filesystems: { target: string; fstype: string; options: string }[] }
+  ).filesystems;
+  if (!mount) return undefined;
+  return {
+    point: mount.target,
+    type: mount.fstype,
+    onlineDiscard: mount.options.split(',').includes('discard'),
+  };
 }

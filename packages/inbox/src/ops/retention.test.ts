@@ -4,16 +4,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import type { VerifiedEvent } from '../providers/types.ts';
-import {
-  countDayPayloads,
-  createPurgeHandler,
-  MIN_KEY_DAYS,
-  MIN_PAYLOAD_DAYS,
-  PURGE_QUEUE,
-  purgeExpired,
-  RetentionOptionError,
-  schedulePurge,
-} from './retention.ts';
+import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from './purge-schedule.ts';
+import { countDayPayloads } from './retention-batches.ts';
+import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from './retention-options.ts';
+import { purgeExpired } from './retention.ts';
 import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
 import { partitionName } from '../sql/event-payloads.ts';
 import { ensurePayloadPartitions, listPayloadPartitions } from './partitions.ts';

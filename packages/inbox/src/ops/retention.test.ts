@@ -138,8 +138,7 @@ describe('purgeExpired', () => {
     // The deleted key took its effect ledger with it; the kept one still has its own.
     const ledger = await deps.pool.query('select event_id from effect_runs');
     expect(ledger.rows).toEqual([{ event_id: 'processed-89d' }]);
-    const day = (ageDays: number) =>
-      `webhook_event_payloads_p${new Date(Date.now() - ageDays * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const day = (ageDays: number) => partitionName(new Date(Date.now() - ageDays * 86_400_000));
     const names = (await listPayloadPartitions(deps.pool)).map((partition) => partition.name);
     expect(names).not.toContain(day(89));
     expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));

@@ -20,8 +20,8 @@ const ROUNDS = 5;
 /**
  * Turns of SLICE_MS at half rate each table is measured in. A turn's p99 is its few dozen slowest requests, so
  * one stall of the machine (50-250 ms here, at any time, with or without retention) decides it; the figure is
- * the median turn, with the pooled p99 and the worst turn beside it. Eight to twelve turns each put the two
- * tables' medians from 0.70x to 1.13x of each other in four runs, hence twenty.
+ * the median turn, with the pooled p99 and the worst turn beside it. Twenty, because with eight to twelve turns
+ * each the two tables' medians still range from 0.70x to 1.13x of each other from run to run.
  */
 const HALF_ROUNDS = 20;
 /** Days the synthetic events are spread over, up to now; retention keeps the last RETAIN_DAYS of them. */
@@ -30,8 +30,9 @@ const RETAIN_DAYS = 30;
 /**
  * Daily runs measured, each dropping the next oldest day in a slice of its own (next to a slice with no purge): one
  * run fits in one slice, and one slice's p99 is too few requests to tell a drop from a stall of the machine, so
- * the figure is the median of many. Seven put the median from 1.05x to 1.43x of the slices with no purge in
- * consecutive runs. With the month's twenty days, the thirty days past RETAIN_DAYS.
+ * the figure is the median of many: ten, because with seven the median still ranges from 1.05x to 1.43x of the
+ * slices with no purge from run to run. The ten daily runs and the month's other twenty days drop the thirty days
+ * past RETAIN_DAYS.
  */
 const DAILY_RUNS = 10;
 /** How far into its slice a daily run starts: past the load generator's start, with time left for the run. */
@@ -81,8 +82,8 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
   );
   ctx.log('soak: vacuum analyze');
   await pool.query('vacuum analyze webhook_events, effect_runs, webhook_event_payloads');
-  // The set-up wrote gigabytes of WAL: its checkpoint would otherwise flush them during the measurements (a
-  // first run saw a 1.1 s p99 on whichever receiver's turn it fell in).
+  // The set-up wrote gigabytes of WAL: its checkpoint would otherwise flush them during the measurements (a 1.1 s
+  // p99 on whichever receiver's turn it falls in).
   ctx.log('soak: checkpoint');
   await pool.query('checkpoint');
   const setupSeconds = (performance.now() - setupStarted) / 1000;

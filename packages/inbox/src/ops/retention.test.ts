@@ -298,9 +298,9 @@ describe('purgeExpired', () => {
     // 2-core CI machine includes CPU scheduling and fsync that have nothing to do with the purge, so a strict
     // "max < 100 ms" would be flaky; lock_timeout = 100 ms makes Postgres itself fail any ingest that waits on a
     // lock (a row or transaction lock the purge holds) for more than 100 ms, so an error here is exactly the
-    // property we promise. The latency bound below is then only a generous sanity check. (Measured on a loaded
-    // 2-core machine: max ingest latency 90-440 ms, and the slowest ingest was each time a NEW key, which no purge
-    // batch can block.) What keeps the waits short on such a machine is the purge's own maxBatchMs (default
+    // property we promise. The latency bound below is then only a generous sanity check. (On a loaded 2-core
+    // machine the max ingest latency is 90-440 ms, and the slowest ingest is a NEW key, which no purge batch can
+    // block.) What keeps the waits short on such a machine is the purge's own maxBatchMs (default
     // 50 ms): a batch of fixed size can run 150 ms under load, so a batch past 50 ms is cancelled.
     // The purge runs with its defaults (batchSize 1000, maxBatchMs 50).
     const receiver = await openDeps(db.url, {

@@ -5,7 +5,7 @@ import { PgBoss } from 'pg-boss';
 import { createConsole } from '@webhook-inbox/console';
 import { createPool } from '../packages/db/src/index.ts';
 import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
-import type { BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
 const ADMIN_TOKEN = 'bench-console-admin-token-0123456789';

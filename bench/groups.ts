@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { createPool } from '../packages/db/src/index.ts';
 import { createSenderBoss } from '../packages/inbox/src/boss.ts';
 import { recordEffectRoutes } from '../packages/inbox/src/effect-routes.ts';
 import { ensureQueues } from '../packages/inbox/src/queue.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
+import { rateOf, receiverTurns } from './lib/receiver-load.ts';
+import { SERVER, spawnReceiver } from './lib/receiver-process.ts';
 
 /** Turns each setup is measured in. */
 const ROUNDS = 3;
@@ -47,41 +48,25 @@ export async function groupsBenchmark(ctx: BenchContext): Promise<BenchTable> {
     }
   }
 
-  const requests = { one: { completed: 0, seconds: 0 }, two: { completed: 0, seconds: 0 } };
-  const latency = { one: [] as number[], two: [] as number[] };
   const receivers = {
     one: await spawnReceiver(SERVER, setups.one, 16, logLevel),
     two: await spawnReceiver(SERVER, setups.two, 16, logLevel),
   };
-  const runId = randomBytes(4).toString('hex');
-  let n = 0;
-  const next = () => signedRequest(eventBody(`evt_${runId}_${n++}`));
+  let totals;
   try {
     ctx.log(`groups: receiver warm-up, then ${ROUNDS} turns of ${fixed(sliceMs / 1000)}s, 1 and 2 groups`);
-    for (const receiver of Object.values(receivers))
-      await load(receiver.url, { durationMs: 1_000, connections: CONNECTIONS, next }, 'accepted');
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const setup of ['one', 'two'] as const) {
-        // Signed before the clock starts: the provider's work, not the receiver's.
-        const prepared = Array.from({ length: 30_000 }, next);
-        let i = 0;
-        const result = await load(
-          receivers[setup].url,
-          { durationMs: sliceMs, connections: CONNECTIONS, next: () => prepared[i++] ?? next() },
-          'accepted',
-        );
-        requests[setup].completed += result.completed;
-        requests[setup].seconds += sliceMs / 1000;
-        latency[setup].push(result.p99Ms);
-      }
-    }
+    totals = await receiverTurns(receivers, {
+      rounds: ROUNDS,
+      sliceMs,
+      connections: CONNECTIONS,
+    });
   } finally {
     await receivers.one.stop();
     await receivers.two.stop();
   }
 
-  const rate = (setup: 'one' | 'two') => requests[setup].completed / requests[setup].seconds;
-  const worst = (values: number[]) => Math.max(...values);
+  const rate = (setup: 'one' | 'two') => rateOf(totals[setup]);
+  const worst = (setup: 'one' | 'two') => totals[setup].latency.worstMs;
   return {
     title:
       'Receiver: a second consumer group subscribed to every event vs the default group alone (same run)',
@@ -95,9 +80,9 @@ export async function groupsBenchmark(ctx: BenchContext): Promise<BenchTable> {
       },
       {
         measurement: 'p99 latency, ms (worst turn)',
-        '1 group': fixed(worst(latency.one)),
-        '2 groups': fixed(worst(latency.two)),
-        '2 / 1': fixed(worst(latency.two) / worst(latency.one), 2),
+        '1 group': fixed(worst('one')),
+        '2 groups': fixed(worst('two')),
+        '2 / 1': fixed(worst('two') / worst('one'), 2),
       },
     ],
     notes: [

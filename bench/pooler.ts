@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { pgbouncerAvailable, startPgBouncer } from '../packages/testing/src/pgbouncer.ts';
 import { drainTurns } from './lib/drain-turns.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
+import { rateOf, receiverTurns, type ReceiverTotals } from './lib/receiver-load.ts';
+import { SERVER, spawnReceiver } from './lib/receiver-process.ts';
 
 /** Turns each of direct and pooled is measured in. */
 const ROUNDS = 2;
@@ -26,35 +27,21 @@ export async function poolerBenchmark(ctx: BenchContext): Promise<BenchTable> {
   // ---- receiver ----
   const receiverUrl = await ctx.postgres.database('bench_pooler_receiver');
   const receiverBouncer = await startPgBouncer({ serverUrl: receiverUrl });
-  const requests = { direct: { completed: 0, seconds: 0 }, pooled: { completed: 0, seconds: 0 } };
+  let requests: Record<'direct' | 'pooled', ReceiverTotals>;
   try {
     const receivers = {
       direct: await spawnReceiver(SERVER, receiverUrl, 16, logLevel),
       pooled: await spawnReceiver(SERVER, receiverBouncer.url(receiverUrl), 16, logLevel, POOLED),
     };
-    const runId = randomBytes(4).toString('hex');
-    let n = 0;
-    const next = () => signedRequest(eventBody(`evt_${runId}_${n++}`));
     try {
       ctx.log(
         `pooler: receiver warm-up, then ${ROUNDS} turns of ${fixed(sliceMs / 1000)}s, direct and pooled`,
       );
-      for (const receiver of Object.values(receivers))
-        await load(receiver.url, { durationMs: 1_000, connections: CONNECTIONS, next }, 'accepted');
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const mode of ['direct', 'pooled'] as const) {
-          // Signed before the clock starts: the provider's work, not the receiver's.
-          const prepared = Array.from({ length: 30_000 }, next);
-          let i = 0;
-          const result = await load(
-            receivers[mode].url,
-            { durationMs: sliceMs, connections: CONNECTIONS, next: () => prepared[i++] ?? next() },
-            'accepted',
-          );
-          requests[mode].completed += result.completed;
-          requests[mode].seconds += sliceMs / 1000;
-        }
-      }
+      requests = await receiverTurns(receivers, {
+        rounds: ROUNDS,
+        sliceMs,
+        connections: CONNECTIONS,
+      });
     } finally {
       await receivers.direct.stop();
       await receivers.pooled.stop();
@@ -93,8 +80,8 @@ export async function poolerBenchmark(ctx: BenchContext): Promise<BenchTable> {
     rows: [
       row(
         `receiver: new signed Stripe events (${CONNECTIONS} connections)`,
-        perSecond(requests.direct.completed, requests.direct.seconds),
-        perSecond(requests.pooled.completed, requests.pooled.seconds),
+        rateOf(requests.direct),
+        rateOf(requests.pooled),
       ),
       row(
         'worker: drain checkout events (3 effects, SMTP)',

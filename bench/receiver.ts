@@ -1,51 +1,33 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createSender } from '../apps/receiver/src/boss.ts';
 import { parseConfig } from '../apps/receiver/src/env.ts';
 import { createLogger } from '../apps/receiver/src/logger.ts';
 import { createRequestPool } from '../apps/receiver/src/receiver.ts';
-import { findFreePorts } from '../packages/testing/src/embedded-postgres.ts';
 import { ingest } from '../packages/inbox/src/ingest.ts';
-import { signStripe } from '../packages/inbox/src/providers/stripe.ts';
 import type { VerifiedEvent } from '../packages/inbox/src/providers/types.ts';
 import { ensureQueues } from '../packages/inbox/src/queue.ts';
-import { httpLoad, httpRequest, type HttpLoadResult } from './lib/http-load.ts';
+import type { BenchContext } from './lib/context.ts';
 import { closedLoop, type LoadResult } from './lib/load.ts';
-import type { BenchPostgres } from './lib/postgres.ts';
-import { cpuMs, machineCpuMs, memory, ownCpuMs, sampleRss } from './lib/process.ts';
+import { machineCpuMs, memory, sampleRss } from './lib/process.ts';
+import { DEFAULT_CONNECTIONS, load } from './lib/receiver-load.ts';
+import { SERVER, spawnReceiver, startFlags, type SpawnedReceiver } from './lib/receiver-process.ts';
+import { eventBody, signedAhead, signedRequest } from './lib/stripe-requests.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { Turns } from './lib/turns.ts';
+import {
+  BATCH_COLUMN,
+  batchStats,
+  CPU_COLUMN,
+  formatBatchHistogram,
+  formatCpu,
+  Tally,
+  type CpuPerRequest,
+} from './lib/tally.ts';
+import { inTurns, Turns } from './lib/turns.ts';
 
-export interface BenchContext {
-  postgres: BenchPostgres;
-  durationMs: number;
-  log(message: string): void;
-  /** `--events`: the table size of a benchmark that fills one (the console's). */
-  events?: number;
-}
-
-export const SERVER = fileURLToPath(new URL('../apps/receiver/src/server.ts', import.meta.url));
 const BARE_SERVER = fileURLToPath(new URL('./lib/bare-receiver.ts', import.meta.url));
-const PACKAGE = fileURLToPath(new URL('../apps/receiver/package.json', import.meta.url));
-
-/** The Node flags of `pnpm --filter @webhook-inbox/receiver start` (`node <flags> src/server.ts`). */
-function startFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: { start: string } };
-  const words = scripts.start.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
-    throw new Error(`unexpected receiver start script: ${scripts.start}`);
-  }
-  return words.slice(1, -1);
-}
-const FIXTURE = fileURLToPath(
-  new URL('../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
-);
-const SECRET = `whsec_bench_${randomBytes(16).toString('hex')}`;
-const CONCURRENCY = 16;
+const CONCURRENCY = DEFAULT_CONNECTIONS;
 /** A slice of the half-rate measurement. */
 const HALF_SLICE_MS = 1_000;
 /** The burst width group commit is for: many senders at once. */
@@ -53,10 +35,6 @@ const WIDE = 64;
 /** Turns each of (a), (b) and (r) is measured in. */
 const ROUNDS = 3;
 
-// A real Stripe event (3.8 kB, as Stripe sends it), with its id swapped for each new event.
-const TEMPLATE = readFileSync(FIXTURE, 'utf8');
-const FIXTURE_ID = /"id": "(evt_[A-Za-z0-9]+)"/.exec(TEMPLATE)![1]!;
-export const eventBody = (id: string) => TEMPLATE.replace(FIXTURE_ID, id);
 const verified = (id: string): VerifiedEvent => ({
   provider: 'stripe',
   eventId: id,
@@ -104,7 +82,8 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   const receiver = await spawnReceiver(SERVER, databaseUrl, poolSize, logLevel);
   let bare: SpawnedReceiver | undefined;
   try {
-    bare = await spawnReceiver(BARE_SERVER, databaseUrl, poolSize, logLevel);
+    const bareServer = await spawnReceiver(BARE_SERVER, databaseUrl, poolSize, logLevel);
+    bare = bareServer;
     const pid = receiver.child.pid!;
     const idleRss = memory(pid).rssMiB;
     const postmaster = ctx.postgres.postmasterPid();
@@ -112,13 +91,11 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     let n = 0;
     // Distinct new events, signed ahead of each slice; enough for the DB ceiling's rate with room to spare (a
     // slice that outpaces them signs the rest as it goes, which only slows the generator).
-    const newEvents = (label: string, rate: number, ms: number) => {
-      const prepared = Array.from({ length: Math.ceil((rate * ms * 1.5) / 1000) + 1_000 }, () =>
-        signedRequest(eventBody(`evt_${runId}_${label}_${n++}`)),
+    const newEvents = (label: string, rate: number, ms: number) =>
+      signedAhead(
+        () => signedRequest(eventBody(`evt_${runId}_${label}_${n++}`)),
+        Math.ceil((rate * ms * 1.5) / 1000) + 1_000,
       );
-      let i = 0;
-      return () => prepared[i++] ?? signedRequest(eventBody(`evt_${runId}_${label}_${n++}`));
-    };
     // Redeliveries of the events recorded above, pre-signed, cycling through them like the ceiling does.
     const redeliveries = known.map((event) => signedRequest(event.payloadText));
     let d = 0;
@@ -148,51 +125,49 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     const tallies = { [CONCURRENCY]: width(), [WIDE]: width() } as Record<number, ReturnType<typeof width>>;
     const batches = () => batchStats(receiver.managementUrl);
     const rss = sampleRss(pid);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const connections of [CONCURRENCY, WIDE]) {
-        const tally = tallies[connections]!;
-        // The bare reference runs at the narrow width only: it is there to price Node's HTTP stack.
-        const servers = connections === CONCURRENCY ? [receiver, bare] : [receiver];
-        const into = (server: SpawnedReceiver, kind: 'New' | 'Duplicate') =>
-          server === receiver ? tally[`http${kind}`] : tally[`bare${kind}`];
-        await tally.ceilingNew.measure(postmaster, undefined, async () =>
-          expectAll(
-            await closedLoop(connections, sliceMs, async (w, i) => {
-              const id = `evt_${runId}_db_${connections}_${round}_${w}_${i}`;
-              if ((await ingest(deps, verified(id))) !== 'accepted') throw new Error('not new');
-            }),
-            'DB ceiling, new',
-          ),
+    await inTurns([CONCURRENCY, WIDE], ROUNDS, async (connections, round) => {
+      const tally = tallies[connections]!;
+      // The bare reference runs at the narrow width only: it is there to price Node's HTTP stack.
+      const servers = connections === CONCURRENCY ? [receiver, bareServer] : [receiver];
+      const into = (server: SpawnedReceiver, kind: 'New' | 'Duplicate') =>
+        server === receiver ? tally[`http${kind}`] : tally[`bare${kind}`];
+      await tally.ceilingNew.measure(postmaster, undefined, async () =>
+        expectAll(
+          await closedLoop(connections, sliceMs, async (w, i) => {
+            const id = `evt_${runId}_db_${connections}_${round}_${w}_${i}`;
+            if ((await ingest(deps, verified(id))) !== 'accepted') throw new Error('not new');
+          }),
+          'DB ceiling, new',
+        ),
+      );
+      const rate = tally.ceilingNew.rps;
+      for (const server of servers) {
+        const next = newEvents(`http_${connections}_${round}`, rate * 1.5, sliceMs); // signed before the clock
+        await into(server, 'New').measure(
+          postmaster,
+          server.child.pid,
+          () => load(server.url, { durationMs: sliceMs, connections, next }, 'accepted'),
+          server === receiver ? batches : undefined,
         );
-        const rate = tally.ceilingNew.rps;
-        for (const server of servers) {
-          const next = newEvents(`http_${connections}_${round}`, rate * 1.5, sliceMs); // signed before the clock
-          await into(server, 'New').measure(
-            postmaster,
-            server.child.pid,
-            () => load(server.url, { durationMs: sliceMs, connections, next }, 'accepted'),
-            server === receiver ? batches : undefined,
-          );
-        }
-        await tally.ceilingDuplicate.measure(postmaster, undefined, async () =>
-          expectAll(
-            await closedLoop(connections, sliceMs, async (w, i) => {
-              if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
-                throw new Error('not dup');
-            }),
-            'DB ceiling, duplicate',
-          ),
-        );
-        for (const server of servers) {
-          await into(server, 'Duplicate').measure(
-            postmaster,
-            server.child.pid,
-            () => load(server.url, { durationMs: sliceMs, connections, next: nextRedelivery }, 'duplicate'),
-            server === receiver ? batches : undefined,
-          );
-        }
       }
-    }
+      await tally.ceilingDuplicate.measure(postmaster, undefined, async () =>
+        expectAll(
+          await closedLoop(connections, sliceMs, async (w, i) => {
+            if ((await ingest(deps, known[(w * 61 + i) % known.length]!)) !== 'duplicate')
+              throw new Error('not dup');
+          }),
+          'DB ceiling, duplicate',
+        ),
+      );
+      for (const server of servers) {
+        await into(server, 'Duplicate').measure(
+          postmaster,
+          server.child.pid,
+          () => load(server.url, { durationMs: sliceMs, connections, next: nextRedelivery }, 'duplicate'),
+          server === receiver ? batches : undefined,
+        );
+      }
+    });
     await boss.stop({ graceful: false, close: true });
     await pool.end();
 
@@ -208,25 +183,22 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
     ctx.log(`receiver: half its max rate (${halfRate}/s), ${halfSlices} slices of 1s, alternating with (r)`);
     const checkpointsBefore = await checkpoints(databaseUrl);
     let machineBusy = 0;
-    for (let slice = 0; slice < halfSlices; slice++) {
-      for (const [mode, server] of [
-        ['receiver', receiver],
-        ['bare', bare],
-      ] as const) {
-        const next = newEvents(`half_${mode}_${slice}`, halfRate, HALF_SLICE_MS);
-        const cpuBefore = machineCpuMs();
-        const result = await load(
-          server.url,
-          { durationMs: HALF_SLICE_MS, ratePerSecond: halfRate, next },
-          'accepted',
-        );
-        const cpuAfter = machineCpuMs();
-        if (mode === 'receiver')
-          machineBusy += (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total);
-        half[mode].add(result.histogram);
-        halfFromWrite[mode].add(result.fromWrite);
-      }
-    }
+    const halfServers = { receiver, bare: bareServer };
+    await inTurns(['receiver', 'bare'] as const, halfSlices, async (mode, slice) => {
+      const server = halfServers[mode];
+      const next = newEvents(`half_${mode}_${slice}`, halfRate, HALF_SLICE_MS);
+      const cpuBefore = machineCpuMs();
+      const result = await load(
+        server.url,
+        { durationMs: HALF_SLICE_MS, ratePerSecond: halfRate, next },
+        'accepted',
+      );
+      const cpuAfter = machineCpuMs();
+      if (mode === 'receiver')
+        machineBusy += (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total);
+      half[mode].add(result.histogram);
+      halfFromWrite[mode].add(result.fromWrite);
+    });
     const checkpointsDuringHalf = (await checkpoints(databaseUrl)) - checkpointsBefore;
     await bare.stop();
     bare = undefined;
@@ -369,69 +341,6 @@ export async function receiverBenchmark(ctx: BenchContext): Promise<BenchTable> 
   }
 }
 
-/**
- * One measurement taken in slices, in turns with others: requests and seconds add up, latencies merge, and the
- * CPU time of each party is summed over the slices only.
- */
-class Tally {
-  private completed = 0;
-  private seconds = 0;
-  private readonly histogram = createHistogram();
-  private readonly cpuMs = { here: 0, server: 0, postgres: 0 };
-  private readonly batches = { requests: 0, transactions: 0 };
-
-  /** `batches`: the server's group-commit totals, read around the slice (the receiver only). */
-  async measure(
-    postmaster: number,
-    serverPid: number | undefined,
-    slice: () => Promise<{ completed: number; histogram: RecordableHistogram }>,
-    batches?: () => Promise<BatchStats>,
-  ): Promise<void> {
-    const batchesBefore = await batches?.();
-    const cpuNow = () => ({
-      here: ownCpuMs(),
-      server: serverPid === undefined ? 0 : cpuMs(serverPid),
-      postgres: cpuMs(postmaster, { children: true }),
-    });
-    const before = cpuNow();
-    const started = performance.now();
-    const result = await slice();
-    this.seconds += (performance.now() - started) / 1000;
-    const after = cpuNow();
-    this.completed += result.completed;
-    this.histogram.add(result.histogram);
-    for (const key of ['here', 'server', 'postgres'] as const) this.cpuMs[key] += after[key] - before[key];
-    const batchesAfter = await batches?.();
-    if (batchesBefore && batchesAfter) {
-      this.batches.requests += batchesAfter.requests - batchesBefore.requests;
-      this.batches.transactions += batchesAfter.transactions - batchesBefore.transactions;
-    }
-  }
-
-  /** Requests per committed group-commit transaction; undefined when none was read. */
-  get meanBatch(): number | undefined {
-    return this.batches.transactions ? this.batches.requests / this.batches.transactions : undefined;
-  }
-
-  get rps(): number {
-    return this.completed / this.seconds;
-  }
-  get p50Ms(): number {
-    return this.completed ? this.histogram.percentile(50) / 1e6 : 0;
-  }
-  get p99Ms(): number {
-    return this.completed ? this.histogram.percentile(99) / 1e6 : 0;
-  }
-  get cpu(): CpuPerRequest {
-    const per = (ms: number) => (ms * 1000) / this.completed;
-    return {
-      here: per(this.cpuMs.here),
-      receiver: per(this.cpuMs.server),
-      postgres: per(this.cpuMs.postgres),
-    };
-  }
-}
-
 function expectAll(result: LoadResult, what: string): LoadResult {
   if (result.failed > 0) {
     throw new Error(`${what}: ${result.failed} of ${result.failed + result.completed} failed`, {
@@ -439,62 +348,6 @@ function expectAll(result: LoadResult, what: string): LoadResult {
     });
   }
   return result;
-}
-
-interface CpuPerRequest {
-  here: number;
-  receiver: number;
-  postgres: number;
-}
-
-const CPU_COLUMN = 'CPU µs/req: bench / server / pg';
-const BATCH_COLUMN = 'req/commit';
-
-interface BatchStats {
-  /** Requests answered by committed group-commit transactions, and those transactions. */
-  requests: number;
-  transactions: number;
-  /** Committed transactions by size: `le` bucket bound -> cumulative count, as Prometheus keeps them. */
-  buckets: Array<[le: string, count: number]>;
-}
-
-/** The receiver's committed group-commit transactions so far, from its `/metrics`. */
-async function batchStats(managementUrl: string): Promise<BatchStats> {
-  const text = await (await fetch(new URL('/metrics', managementUrl))).text();
-  const series = (name: string) =>
-    Number(
-      new RegExp(`^webhook_ingest_batch_requests_${name}\\{outcome="committed"\\} (\\S+)`, 'm').exec(
-        text,
-      )?.[1] ?? 0,
-    );
-  const buckets = [
-    ...text.matchAll(/^webhook_ingest_batch_requests_bucket\{le="([^"]+)",outcome="committed"\} (\d+)/gm),
-  ].map((m): [string, number] => [m[1]!, Number(m[2])]);
-  return { requests: series('sum'), transactions: series('count'), buckets };
-}
-
-/** "1: 40%, 2: 10%, 3-4: ..." of committed transactions by requests held. */
-function formatBatchHistogram({ buckets, transactions }: BatchStats): string {
-  if (!transactions) return 'none';
-  let previous = 0;
-  let lower = 1;
-  const parts: string[] = [];
-  for (const [le, count] of buckets) {
-    const share = count - previous;
-    const upper = le === '+Inf' ? '' : le;
-    if (share > 0)
-      parts.push(
-        `${lower === Number(upper) ? upper : `${lower}-${upper}`}: ${fixed((share / transactions) * 100, 0)}%`,
-      );
-    previous = count;
-    lower = Number(le) + 1;
-  }
-  return `${transactions} transactions, by requests held: ${parts.join(', ')}`;
-}
-
-function formatCpu(cpu: CpuPerRequest): string {
-  const µs = (n: number) => (Number.isFinite(n) && n > 0 ? fixed(n, 0) : '-');
-  return `${µs(cpu.here)} / ${µs(cpu.receiver)} / ${µs(cpu.postgres)}`;
 }
 
 /** Checkpoints the server has completed so far (timed and requested; PostgreSQL 17's pg_stat_checkpointer). */
@@ -509,108 +362,4 @@ async function checkpoints(databaseUrl: string): Promise<number> {
   } finally {
     await client.end();
   }
-}
-
-export const signedRequest = (body: string): Buffer =>
-  httpRequest(
-    '/webhooks/stripe',
-    { 'content-type': 'application/json', 'stripe-signature': signStripe({ payload: body, secret: SECRET }) },
-    body,
-  );
-
-/** One HTTP run against the receiver; fails unless every response was a 200 with the expected outcome. */
-export async function load(
-  url: string,
-  options: {
-    durationMs: number;
-    /** Concurrent keep-alive connections; default CONCURRENCY. */
-    connections?: number;
-    ratePerSecond?: number;
-    next: () => Buffer;
-  },
-  outcome: 'accepted' | 'duplicate',
-): Promise<HttpLoadResult> {
-  const { hostname, port } = new URL(url);
-  const expected = Buffer.from(`"status":"${outcome}"`);
-  const result = await httpLoad({
-    host: hostname,
-    port: Number(port),
-    connections: options.connections ?? CONCURRENCY,
-    durationMs: options.durationMs,
-    ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
-    next: options.next,
-    accept: (status, body) => status === 200 && body.includes(expected),
-  });
-  if (result.unexpected > 0 || result.errors > 0 || result.completed === 0) {
-    throw new Error(
-      `${outcome}: ${result.unexpected} unexpected responses, ${result.errors} errors of ${result.completed} (e.g. ${result.sample})`,
-    );
-  }
-  return result;
-}
-
-export interface SpawnedReceiver {
-  child: ChildProcess;
-  url: string;
-  /** The management listener (`/metrics`); the bare reference has none. */
-  managementUrl: string;
-  stop(): Promise<void>;
-}
-
-/**
- * The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it (or the bare reference server, with the
- * same flags and environment), in its own process (its RSS is its own).
- */
-export async function spawnReceiver(
-  script: string,
-  databaseUrl: string,
-  poolSize: number,
-  logLevel: string,
-  extraEnv: Record<string, string> = {},
-): Promise<SpawnedReceiver> {
-  const [port, managementPort] = await findFreePorts(2);
-  const child = spawn(process.execPath, [...startFlags(), script], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      MANAGEMENT_PORT: String(managementPort),
-      STRIPE_WEBHOOK_SECRET: SECRET,
-      SHOPIFY_WEBHOOK_SECRET: 'bench-shopify-secret',
-      DATABASE_POOL_SIZE: String(poolSize),
-      LOG_LEVEL: logLevel,
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the receiver exited (${child.exitCode}): ${stderr}`);
-    // The public /healthz: the receiver listens only once its database is reachable and migrated.
-    const ready = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the receiver did not become ready: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    child,
-    url,
-    managementUrl: `http://127.0.0.1:${managementPort}`,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }

@@ -4,7 +4,7 @@ import { startSmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
 import { createPool } from '../packages/db/src/index.ts';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '../packages/inbox/src/group-commit.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
-import type { BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
 import { cpuMs, ownCpuMs } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';

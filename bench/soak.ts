@@ -3,11 +3,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { createPool } from '../packages/db/src/index.ts';
 import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
-import { purgeExpired, type PurgeOptions, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
+import { eventPayloads } from '../packages/inbox/src/sql/index.ts';
+import type { PurgeOptions } from '../packages/inbox/src/ops/retention-options.ts';
+import { purgeExpired, type PurgeResult } from '../packages/inbox/src/ops/retention.ts';
 import { mountOf } from './lib/mounts.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { Turns } from './lib/turns.ts';
-import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
+import { inTurns, Turns } from './lib/turns.ts';
+import type { BenchContext } from './lib/context.ts';
+import { load, rateOf, receiverTurns } from './lib/receiver-load.ts';
+import { SERVER, spawnReceiver } from './lib/receiver-process.ts';
+import { newEventRequests, signedAhead } from './lib/stripe-requests.ts';
 
 const CONNECTIONS = 64;
 /** Turns of maximum load each of the empty and the full table is measured in. */
@@ -15,8 +20,8 @@ const ROUNDS = 5;
 /**
  * Turns of SLICE_MS at half rate each table is measured in. A turn's p99 is its few dozen slowest requests, so
  * one stall of the machine (50-250 ms here, at any time, with or without retention) decides it; the figure is
- * the median turn, with the pooled p99 and the worst turn beside it. Eight to twelve turns each put the two
- * tables' medians from 0.70x to 1.13x of each other in four runs, hence twenty.
+ * the median turn, with the pooled p99 and the worst turn beside it. Twenty, because with eight to twelve turns
+ * each the two tables' medians still range from 0.70x to 1.13x of each other from run to run.
  */
 const HALF_ROUNDS = 20;
 /** Days the synthetic events are spread over, up to now; retention keeps the last RETAIN_DAYS of them. */
@@ -25,8 +30,9 @@ const RETAIN_DAYS = 30;
 /**
  * Daily runs measured, each dropping the next oldest day in a slice of its own (next to a slice with no purge): one
  * run fits in one slice, and one slice's p99 is too few requests to tell a drop from a stall of the machine, so
- * the figure is the median of many. Seven put the median from 1.05x to 1.43x of the slices with no purge in
- * consecutive runs. With the month's twenty days, the thirty days past RETAIN_DAYS.
+ * the figure is the median of many: ten, because with seven the median still ranges from 1.05x to 1.43x of the
+ * slices with no purge from run to run. The ten daily runs and the month's other twenty days drop the thirty days
+ * past RETAIN_DAYS.
  */
 const DAILY_RUNS = 10;
 /** How far into its slice a daily run starts: past the load generator's start, with time left for the run. */
@@ -68,21 +74,16 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
   const emptyUrl = await ctx.postgres.database('bench_soak_empty');
   const pool = createPool({ connectionString: url, max: 4 });
   const runId = randomBytes(4).toString('hex');
-  let n = 0;
-  const next = () => signedRequest(eventBody(`evt_soak_new_${runId}_${n++}`));
-  const prepared = (count: number) => {
-    const requests = Array.from({ length: count }, next);
-    let i = 0;
-    return () => requests[i++] ?? next();
-  };
+  const next = newEventRequests(`soak_new_${runId}`);
+  const prepared = (count: number) => signedAhead(next, count);
   const setupStarted = performance.now();
   await fill(pool, events, (done) =>
     ctx.log(`soak: ${done.toLocaleString('en')} of ${events.toLocaleString('en')} events written`),
   );
   ctx.log('soak: vacuum analyze');
   await pool.query('vacuum analyze webhook_events, effect_runs, webhook_event_payloads');
-  // The set-up wrote gigabytes of WAL: its checkpoint would otherwise flush them during the measurements (a
-  // first run saw a 1.1 s p99 on whichever receiver's turn it fell in).
+  // The set-up wrote gigabytes of WAL: its checkpoint would otherwise flush them during the measurements (a 1.1 s
+  // p99 on whichever receiver's turn it falls in).
   ctx.log('soak: checkpoint');
   await pool.query('checkpoint');
   const setupSeconds = (performance.now() - setupStarted) / 1000;
@@ -98,21 +99,15 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
   const sliceMs = Math.max(6_000, ctx.durationMs / ROUNDS);
   try {
     ctx.log(`soak: warm-up, then ${ROUNDS} turns of ${sliceMs / 1000} s on the empty and the full table`);
-    for (const r of Object.values(receivers))
-      await load(r.url, { durationMs: 2_000, connections: CONNECTIONS, next }, 'accepted');
-    const max = { empty: { completed: 0, seconds: 0 }, full: { completed: 0, seconds: 0 } };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of ['empty', 'full'] as const) {
-        const result = await load(
-          receivers[mode].url,
-          { durationMs: sliceMs, connections: CONNECTIONS, next: prepared(25_000) },
-          'accepted',
-        );
-        max[mode].completed += result.completed;
-        max[mode].seconds += sliceMs / 1000;
-      }
-    }
-    const halfRate = Math.max(1, Math.floor(max.empty.completed / max.empty.seconds / 2));
+    const max = await receiverTurns(receivers, {
+      rounds: ROUNDS,
+      sliceMs,
+      connections: CONNECTIONS,
+      next,
+      signAhead: 25_000,
+      warmUpMs: 2_000,
+    });
+    const halfRate = Math.max(1, Math.floor(rateOf(max.empty) / 2));
     // The maximum turns wrote more WAL than max_wal_size: the checkpoint they started would otherwise spread its
     // writes (and the full-page images that follow a checkpoint) over the half-rate turns, on one side or the other.
     ctx.log('soak: checkpoint after the maximum turns');
@@ -126,10 +121,11 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
       );
     }
     const latency = { empty: new Turns(), full: new Turns() };
-    for (let round = 0; round < HALF_ROUNDS; round++) {
-      // ABBA: neither table always goes first.
-      const order = round % 2 === 0 ? (['empty', 'full'] as const) : (['full', 'empty'] as const);
-      for (const mode of order) {
+    // ABBA: neither table always goes first.
+    await inTurns(
+      ['empty', 'full'] as const,
+      HALF_ROUNDS,
+      async (mode, round) => {
         const server = await serverActivity(pool);
         const result = await load(
           receivers[mode].url,
@@ -149,10 +145,11 @@ export async function soakBenchmark(ctx: BenchContext): Promise<BenchTable> {
             `${fixed((after.fullPageImages - server.fullPageImages) / result.completed, 2)} full-page images/event, ` +
             `checkpoints ${after.checkpoints - server.checkpoints}, autovacuum workers at the end ${after.autovacuums}`,
         );
-      }
-    }
+      },
+      { abba: true },
+    );
     const figures = (mode: 'empty' | 'full'): Figures => ({
-      maxRps: max[mode].completed / max[mode].seconds,
+      maxRps: rateOf(max[mode]),
       p99: latency[mode],
     });
     const empty = { ...figures('empty'), halfRate };
@@ -360,8 +357,8 @@ async function payloadBytesBefore(pool: pg.Pool, cutoff: Date): Promise<number> 
   const { rows } = await pool.query<{ bytes: string }>(
     `select coalesce(sum(pg_total_relation_size(relid)), 0)::text as bytes
        from pg_partition_tree('webhook_event_payloads')
-      where isleaf and relid::text < 'webhook_event_payloads_p' || to_char($1::timestamptz at time zone 'UTC', 'YYYYMMDD')`,
-    [cutoff],
+      where isleaf and relid::text < $1`,
+    [eventPayloads.partitionName(cutoff)],
   );
   return Number(rows[0]!.bytes);
 }

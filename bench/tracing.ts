@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { startOtlpCollector } from '../packages/testing/src/otlp-collector.ts';
 import { drainTurns } from './lib/drain-turns.ts';
-import { cpuMs } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { eventBody, load, SERVER, signedRequest, spawnReceiver, type BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
+import { receiverTurns, type ReceiverTotals } from './lib/receiver-load.ts';
+import { SERVER, spawnReceiver } from './lib/receiver-process.ts';
+import { newEventRequests } from './lib/stripe-requests.ts';
 
 /** Turns each of tracing on and off is measured in: the receiver's (short, many: the machine drifts), the worker's. */
 const RECEIVER_ROUNDS = 4;
@@ -30,32 +32,17 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
       off: await spawnReceiver(SERVER, receiverUrl, 16, logLevel, OFF),
       on: await spawnReceiver(SERVER, receiverUrl, 16, logLevel, on),
     };
-    const runId = randomBytes(4).toString('hex');
-    let n = 0;
-    const next = () => signedRequest(eventBody(`evt_${runId}_${n++}`));
-    const requests = { off: { n: 0, seconds: 0, cpuMs: 0 }, on: { n: 0, seconds: 0, cpuMs: 0 } };
+    let requests: Record<'off' | 'on', ReceiverTotals>;
     try {
       ctx.log(
         `tracing: receiver warm-up, then ${RECEIVER_ROUNDS} turns of ${fixed(sliceMs / 1000)}s, tracing off and on`,
       );
-      for (const receiver of Object.values(receivers))
-        await load(receiver.url, { durationMs: 1_000, next }, 'accepted');
-      for (let round = 0; round < RECEIVER_ROUNDS; round++) {
-        for (const mode of ['off', 'on'] as const) {
-          // Signed before the clock starts: the provider's work, not the receiver's.
-          const prepared = Array.from({ length: 20_000 }, next);
-          let i = 0;
-          const cpuAtStart = cpuMs(receivers[mode].child.pid!);
-          const result = await load(
-            receivers[mode].url,
-            { durationMs: sliceMs, next: () => prepared[i++] ?? next() },
-            'accepted',
-          );
-          requests[mode].n += result.completed;
-          requests[mode].seconds += sliceMs / 1000;
-          requests[mode].cpuMs += cpuMs(receivers[mode].child.pid!) - cpuAtStart;
-        }
-      }
+      requests = await receiverTurns(receivers, {
+        rounds: RECEIVER_ROUNDS,
+        sliceMs,
+        next: newEventRequests(randomBytes(4).toString('hex')),
+        signAhead: 20_000,
+      });
     } finally {
       await receivers.off.stop();
       await receivers.on.stop();
@@ -72,8 +59,13 @@ export async function tracingBenchmark(ctx: BenchContext): Promise<BenchTable> {
     });
 
     const drained = (mode: 'off' | 'on') => ({ n: drains[mode].events, ...drains[mode] });
+    const served = (mode: 'off' | 'on') => ({ n: requests[mode].completed, ...requests[mode] });
     const totals = [
-      { measurement: 'receiver: new signed Stripe events (16 connections)', ...requests },
+      {
+        measurement: 'receiver: new signed Stripe events (16 connections)',
+        off: served('off'),
+        on: served('on'),
+      },
       {
         measurement: 'worker: drain checkout events (3 effects, SMTP)',
         off: drained('off'),

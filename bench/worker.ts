@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
@@ -7,9 +6,9 @@ import { RAW_QUEUE, startRawSender } from '../apps/worker/test/support/raw-boss.
 import { startSmtpSink, type SmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
 import { createPool } from '../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
-import type { BenchContext } from './receiver.ts';
+import type { BenchContext } from './lib/context.ts';
 import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
-import { cpuMs, memory, sampleRss } from './lib/process.ts';
+import { cpuMs, memory, sampleRss, startFlagsOf } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
 export const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
@@ -238,14 +237,7 @@ async function inboxPipeline(url: string, events: number, smtp: SmtpSink, logLev
 }
 
 /** The Node flags of `pnpm --filter @webhook-inbox/worker start` (`node <flags> src/server.ts`). */
-export function workerStartFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(WORKER_PACKAGE, 'utf8')) as { scripts: { start: string } };
-  const words = scripts.start.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
-    throw new Error(`unexpected worker start script: ${scripts.start}`);
-  }
-  return words.slice(1, -1);
-}
+export const workerStartFlags = () => startFlagsOf(WORKER_PACKAGE);
 
 /** `events` sends, `senders` (default `SENDERS`) at a time. */
 export async function sendAll(

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, type TestDatabase } from '@webhook-inbox/testing';
+import { eventPayloads } from '@webhook-inbox/inbox/sql';
 import { migrateExampleDatabase as migrateDatabase } from '@webhook-inbox/worker/migrations';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
@@ -46,11 +47,15 @@ afterEach(async () => {
   database = undefined;
 });
 
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+async function query<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query<T>(sql)).rows;
+    return (await client.query<T>(sql, values)).rows;
   } finally {
     await client.end();
   }
@@ -344,26 +349,29 @@ describe('db:migrate', () => {
       ),
     ).toEqual(payloadsBefore);
     // Each payload in the partition of its UTC day, and read back through the event's key and received_at.
-    const placed = await query<{ misplaced: number; unread: number }>(
+    const partitions = await query<{ partition: string; received_at: Date }>(
       database.url,
-      `select (select count(*)::int from webhook_event_payloads p
-                where p.tableoid::regclass::text
-                      <> 'webhook_event_payloads_p' || to_char(p.received_at at time zone 'UTC', 'YYYYMMDD'))
-                as misplaced,
-              (select count(*)::int from webhook_events e
+      `select tableoid::regclass::text as partition, received_at from webhook_event_payloads`,
+    );
+    expect(
+      partitions.filter((row) => row.partition !== eventPayloads.partitionName(row.received_at)),
+    ).toEqual([]);
+    const placed = await query<{ unread: number }>(
+      database.url,
+      `select (select count(*)::int from webhook_events e
                 where e.event_id <> 'evt_processed_40'
                   and not exists (select from webhook_event_payloads p
                                    where p.provider = e.provider and p.event_id = e.event_id
                                      and p.received_at = e.received_at)) as unread`,
     );
-    expect(placed).toEqual([{ misplaced: 0, unread: 0 }]);
+    expect(placed).toEqual([{ unread: 0 }]);
     expect(await query(database.url, 'select count(*)::int as n from effect_runs')).toEqual([{ n: 3 }]);
     // The days ahead exist, so the receiver can record events as soon as the migration is done.
     const days = await query<{ n: number }>(
       database.url,
       `select count(*)::int as n from pg_inherits
-        where inhparent = 'webhook_event_payloads'::regclass
-          and inhrelid::regclass::text >= 'webhook_event_payloads_p' || to_char(now() at time zone 'UTC', 'YYYYMMDD')`,
+        where inhparent = 'webhook_event_payloads'::regclass and inhrelid::regclass::text >= $1`,
+      [eventPayloads.partitionName(new Date())],
     );
     expect(days[0]?.n).toBe(15);
     await query(

@@ -3,6 +3,7 @@ import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
 import { createPool } from '../../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
 import { cpuMs } from './process.ts';
+import { inTurns } from './turns.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from '../worker.ts';
 
 export interface DrainTotals {
@@ -34,42 +35,40 @@ export async function drainTurns<M extends string>(options: {
   const producer = await startProducer(pool, options.databaseUrl, DEFAULT_QUEUE_SETTINGS);
   let sent = 0;
   try {
-    for (let round = 0; round < options.rounds; round++) {
-      for (const mode of modes) {
-        const first = sent;
-        await sendAll(options.events, (i) =>
-          producer.send(
-            checkoutEvent({
-              customer: `cus_drain_${first + i}`,
-              subscription: `sub_drain_${first + i}`,
-              email: `d${first + i}@example.test`,
-            }),
-          ),
-        );
-        sent += options.events;
-        const env = {
-          DATABASE_URL: options.databaseUrl,
-          SMTP_URL: smtp.url,
-          LOG_LEVEL: options.logLevel,
-          WORKER_PORT: '0',
-          ...options.modes[mode],
-        };
-        const worker = await spawnReady(
-          process.execPath,
-          [...workerStartFlags(), WORKER],
-          env,
-          '"worker started"',
-        );
-        const cpuAtStart = cpuMs(worker.pid!);
-        const rate = await timeUntil(sent, () =>
-          count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
-        );
-        totals[mode].cpuMs += cpuMs(worker.pid!) - cpuAtStart;
-        await stop(worker);
-        totals[mode].events += options.events;
-        totals[mode].seconds += rate.seconds;
-      }
-    }
+    await inTurns(modes, options.rounds, async (mode) => {
+      const first = sent;
+      await sendAll(options.events, (i) =>
+        producer.send(
+          checkoutEvent({
+            customer: `cus_drain_${first + i}`,
+            subscription: `sub_drain_${first + i}`,
+            email: `d${first + i}@example.test`,
+          }),
+        ),
+      );
+      sent += options.events;
+      const env = {
+        DATABASE_URL: options.databaseUrl,
+        SMTP_URL: smtp.url,
+        LOG_LEVEL: options.logLevel,
+        WORKER_PORT: '0',
+        ...options.modes[mode],
+      };
+      const worker = await spawnReady(
+        process.execPath,
+        [...workerStartFlags(), WORKER],
+        env,
+        '"worker started"',
+      );
+      const cpuAtStart = cpuMs(worker.pid!);
+      const rate = await timeUntil(sent, () =>
+        count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
+      );
+      totals[mode].cpuMs += cpuMs(worker.pid!) - cpuAtStart;
+      await stop(worker);
+      totals[mode].events += options.events;
+      totals[mode].seconds += rate.seconds;
+    });
   } finally {
     await producer.stop();
     await pool.end();

@@ -82,3 +82,16 @@ export function ownCpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 }
+
+/**
+ * The Node flags of an app's `start` script (`node <flags> src/server.ts`), read from its package.json: a
+ * benchmark starts the process as `pnpm --filter <app> start` does.
+ */
+export function startFlagsOf(packageJson: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(packageJson, 'utf8')) as { scripts: { start: string } };
+  const words = scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'src/server.ts') {
+    throw new Error(`unexpected start script in ${packageJson}: ${scripts.start}`);
+  }
+  return words.slice(1, -1);
+}

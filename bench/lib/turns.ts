@@ -41,3 +41,20 @@ export class Turns {
     return `${fixed(this.medianMs, 1)} (${fixed(this.pooledMs, 1)}, ${fixed(this.worstMs, 1)})`;
   }
 }
+
+/**
+ * The turn loop every same-run comparison uses: `rounds` rounds, each running `turn` once per mode, so the
+ * machine's drift (tens of percent within a minute on a shared virtual machine) falls on every mode alike. With
+ * `abba`, every other round runs the modes in reverse, so none always goes first.
+ */
+export async function inTurns<M>(
+  modes: readonly M[],
+  rounds: number,
+  turn: (mode: M, round: number) => Promise<void>,
+  { abba = false }: { abba?: boolean } = {},
+): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    const order = abba && round % 2 === 1 ? [...modes].reverse() : modes;
+    for (const mode of order) await turn(mode, round);
+  }
+}

@@ -43,16 +43,16 @@ export {
 } from './reconcile.ts';
 export {
   createPurgeHandler,
-  MIN_KEY_DAYS,
-  MIN_PAYLOAD_DAYS,
   PURGE_QUEUE,
-  purgeExpired,
-  resolvePurgeOptions,
-  RetentionOptionError,
   schedulePurge,
   type PurgeJobData,
-  type PurgeOptions,
-  type PurgePhases,
-  type PurgeResult,
   type SchedulePurgeOptions,
-} from './retention.ts';
+} from './purge-schedule.ts';
+export { purgeExpired, type PurgePhases, type PurgeResult } from './retention.ts';
+export {
+  MIN_KEY_DAYS,
+  MIN_PAYLOAD_DAYS,
+  resolvePurgeOptions,
+  RetentionOptionError,
+  type PurgeOptions,
+} from './retention-options.ts';

@@ -12,6 +12,7 @@ import {
   PARTITION_DAYS_AHEAD,
 } from './partitions.ts';
 import { purgeExpired } from './retention.ts';
+import { partitionDay, partitionName } from '../sql/event-payloads.ts';
 
 const DAY_MS = 86_400_000;
 const db = useTestDatabase();
@@ -24,8 +25,7 @@ afterAll(async () => {
   await deps?.close();
 });
 
-const nameOf = (time: number) =>
-  `webhook_event_payloads_p${new Date(time).toISOString().slice(0, 10).replaceAll('-', '')}`;
+const nameOf = (time: number) => partitionName(new Date(time));
 
 /** Detaches and drops the partitions of today and the days ahead: a database whose partitions ran out. */
 async function dropDaysAhead(): Promise<void> {
@@ -46,6 +46,12 @@ const event = () => ({
 });
 
 describe('payload partitions', () => {
+  it('are named by their UTC day, webhook_event_payloads_pYYYYMMDD, and only such names are read back as days', () => {
+    expect(partitionName(new Date('2026-12-05T23:59:59.999Z'))).toBe('webhook_event_payloads_p20261205');
+    expect(partitionDay('webhook_event_payloads_p20261205')).toEqual(new Date('2026-12-05T00:00:00.000Z'));
+    expect(partitionDay('webhook_event_payloads_default')).toBeNull();
+  });
+
   it('without a partition for today the receiver answers unavailable (retryable), and records again once one exists', async () => {
     await dropDaysAhead();
     const refused = await ingest(deps, event()).catch((error: unknown) => error);

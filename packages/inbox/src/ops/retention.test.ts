@@ -4,16 +4,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../ingest.ts';
 import type { VerifiedEvent } from '../providers/types.ts';
-import {
-  countDayPayloads,
-  createPurgeHandler,
-  MIN_KEY_DAYS,
-  MIN_PAYLOAD_DAYS,
-  PURGE_QUEUE,
-  purgeExpired,
-  RetentionOptionError,
-  schedulePurge,
-} from './retention.ts';
+import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from './purge-schedule.ts';
+import { countDayPayloads } from './retention-batches.ts';
+import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from './retention-options.ts';
+import { purgeExpired } from './retention.ts';
 import { openDeps, type OpsTestDeps } from '../../test/support/ops.ts';
 import { partitionName } from '../sql/event-payloads.ts';
 import { ensurePayloadPartitions, listPayloadPartitions } from './partitions.ts';
@@ -144,8 +138,7 @@ describe('purgeExpired', () => {
     // The deleted key took its effect ledger with it; the kept one still has its own.
     const ledger = await deps.pool.query('select event_id from effect_runs');
     expect(ledger.rows).toEqual([{ event_id: 'processed-89d' }]);
-    const day = (ageDays: number) =>
-      `webhook_event_payloads_p${new Date(Date.now() - ageDays * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const day = (ageDays: number) => partitionName(new Date(Date.now() - ageDays * 86_400_000));
     const names = (await listPayloadPartitions(deps.pool)).map((partition) => partition.name);
     expect(names).not.toContain(day(89));
     expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));
@@ -305,9 +298,9 @@ describe('purgeExpired', () => {
     // 2-core CI machine includes CPU scheduling and fsync that have nothing to do with the purge, so a strict
     // "max < 100 ms" would be flaky; lock_timeout = 100 ms makes Postgres itself fail any ingest that waits on a
     // lock (a row or transaction lock the purge holds) for more than 100 ms, so an error here is exactly the
-    // property we promise. The latency bound below is then only a generous sanity check. (Measured on a loaded
-    // 2-core machine: max ingest latency 90-440 ms, and the slowest ingest was each time a NEW key, which no purge
-    // batch can block.) What keeps the waits short on such a machine is the purge's own maxBatchMs (default
+    // property we promise. The latency bound below is then only a generous sanity check. (On a loaded 2-core
+    // machine the max ingest latency is 90-440 ms, and the slowest ingest is a NEW key, which no purge batch can
+    // block.) What keeps the waits short on such a machine is the purge's own maxBatchMs (default
     // 50 ms): a batch of fixed size can run 150 ms under load, so a batch past 50 ms is cancelled.
     // The purge runs with its defaults (batchSize 1000, maxBatchMs 50).
     const receiver = await openDeps(db.url, {

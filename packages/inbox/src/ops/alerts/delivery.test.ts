@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAlerter, type Alerter, type AlertOutcome } from './delivery.ts';
+import type { Alerter } from './alerter.ts';
+import { createAlerter, type AlertOutcome } from './delivery.ts';
 import {
   effectFailed,
   freePort,

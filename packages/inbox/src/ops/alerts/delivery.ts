@@ -1,44 +1,9 @@
-import type { Logger } from 'pino';
 import { errorLine } from '../../error-text.ts';
+import { resolveAlerterOptions, type Alerter, type AlerterOptions, type AlerterStats } from './alerter.ts';
 import { alertExcerpt } from './excerpt.ts';
 import { alertFingerprint, withoutPayload, type Alert } from './model.ts';
 import { formatAlert, type Repeats } from './slack.ts';
-
-/** What the alerter needs from a pino logger. */
-export type AlertLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
-
-export interface AlerterOptions {
-  /** Where to POST (`ALERT_WEBHOOK_URL`). Without it, alerts are only logged. */
-  url?: string | undefined;
-  logger: AlertLogger;
-  /**
-   * Repeats of one fingerprint within this window after its first occurrence are counted, not sent; when the
-   * window closes they go out as one summary. Default 60 s.
-   */
-  groupWindowMs?: number;
-  /** Injected for tests; defaults to the global `fetch`. */
-  fetch?: typeof fetch;
-  /** Messages waiting to be sent, at most; beyond that new ones are dropped and counted. Default 200. */
-  maxQueue?: number;
-  /** Tries per message, the first included. Default 5. */
-  maxAttempts?: number;
-  /** First retry delay; doubled each retry, with jitter, up to `retryMaxDelayMs`. Default 1 s. */
-  retryBaseDelayMs?: number;
-  retryMaxDelayMs?: number;
-  /** One POST may take this long before it is abandoned (and retried). Default 5 s. */
-  requestTimeoutMs?: number;
-  /** Default bound on `close()`. Default 5 s. */
-  closeTimeoutMs?: number;
-  /** Longest payload excerpt, in characters. Default 500. */
-  excerptLength?: number;
-  /** Names the sender in the message title. Default `webhook-inbox`. */
-  service?: string;
-  /**
-   * Told once per message after its last try (a durable record: `createAlertJournal`). Called on the sender's
-   * turn, never on `notify()`'s; a throw is logged and ignored.
-   */
-  onOutcome?: (outcome: AlertOutcome) => void;
-}
+import { postWithRetries, type PostPolicy } from './webhook-post.ts';
 
 /** What became of one alert message. */
 export interface AlertOutcome {
@@ -55,38 +20,6 @@ export interface AlertOutcome {
   outcome: 'sent' | 'logged' | 'failed';
   /** The message's first line. */
   headline: string;
-}
-
-/** Running totals, for metrics and tests. */
-export interface AlerterStats {
-  /** `notify()` calls accepted (including those grouped). */
-  notified: number;
-  /** Occurrences folded into a group instead of being sent on their own. */
-  grouped: number;
-  /** Messages delivered (POST answered 2xx), or logged when there is no URL. */
-  sent: number;
-  /** Messages given up on after their last attempt or refused with a 4xx. */
-  failed: number;
-  /** Messages dropped because the queue was full, or still queued when `close()` ran out of time. */
-  dropped: number;
-  /** Retried POSTs. */
-  retries: number;
-  /** Messages waiting. */
-  queued: number;
-}
-
-export interface Alerter {
-  /**
-   * Records an alert and returns at once: never throws, never waits on the network. The first occurrence of a
-   * fingerprint is queued for sending immediately; repeats within the group window are counted.
-   */
-  notify(alert: Alert): void;
-  /**
-   * Sends the summaries of open groups and waits for the queue to drain, at most `timeoutMs`; then abandons
-   * what is left (logged). Later `notify()` calls are logged only. Resolves, never rejects.
-   */
-  close(options?: { timeoutMs?: number }): Promise<AlerterStats>;
-  stats(): AlerterStats;
 }
 
 interface Queued {
@@ -109,39 +42,6 @@ interface Group {
 
 // notify() appends to an intake buffer at least this long (or ten times maxQueue) before it starts dropping.
 const MIN_INTAKE = 2000;
-
-function positive(name: string, value: number, integer = false): number {
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new RangeError(
-      `createAlerter: ${name} must be a positive ${integer ? 'integer' : 'number'}, got ${value}`,
-    );
-  }
-  return value;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. The timer never keeps the process alive. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-function retryAfterMs(response: Response): number | undefined {
-  const header = response.headers.get('retry-after');
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
 
 /**
  * Sends operator alerts to a Slack-compatible incoming webhook, off the event-processing path.
@@ -167,16 +67,9 @@ function retryAfterMs(response: Response): number | undefined {
  * await alerter.close();
  */
 export function createAlerter(options: AlerterOptions): Alerter {
-  const { url, logger } = options;
-  const groupWindowMs = positive('groupWindowMs', options.groupWindowMs ?? 60_000);
-  const maxQueue = positive('maxQueue', options.maxQueue ?? 200, true);
-  const maxAttempts = positive('maxAttempts', options.maxAttempts ?? 5, true);
-  const retryBaseDelayMs = positive('retryBaseDelayMs', options.retryBaseDelayMs ?? 1000);
-  const retryMaxDelayMs = positive('retryMaxDelayMs', options.retryMaxDelayMs ?? 15_000);
-  const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? 5000);
-  const closeTimeoutMs = options.closeTimeoutMs ?? 5000;
-  const excerptLength = options.excerptLength ?? 500;
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const resolved = resolveAlerterOptions(options);
+  const { url, logger, groupWindowMs, maxQueue, maxAttempts, closeTimeoutMs, excerptLength } = resolved;
+  const policy: PostPolicy = { ...resolved, fetch: options.fetch ?? globalThis.fetch };
   const maxIntake = Math.max(MIN_INTAKE, maxQueue * 10);
 
   // notify() only appends here; grouping, excerpts and timers happen on the next turn of the event loop.
@@ -323,49 +216,28 @@ export function createAlerter(options: AlerterOptions): Alerter {
       return { outcome: 'logged', headline: firstLine };
     }
     logger.warn(logFields(item), headline);
-    const body = JSON.stringify(message);
-    let lastProblem = '';
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      let delay =
-        Math.min(retryMaxDelayMs, retryBaseDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      try {
-        const response = await doFetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-          signal: AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), stopping.signal]),
-        });
-        await response.arrayBuffer().catch(() => undefined);
-        if (response.ok) {
-          counts.sent++;
-          droppedUnreported -= dropped;
-          return { outcome: 'sent', headline: firstLine };
-        }
-        lastProblem = `HTTP ${response.status}`;
-        if (response.status !== 429 && response.status < 500) {
-          counts.failed++;
-          logger.error(
-            { ...logFields(item), status: response.status },
-            'alert refused by the webhook; not retrying',
-          );
-          return { outcome: 'failed', headline: firstLine };
-        }
-        const wait = retryAfterMs(response);
-        if (wait !== undefined) delay = Math.min(retryMaxDelayMs, wait);
-      } catch (error) {
-        lastProblem = errorLine(error);
-      }
-      if (stopping.signal.aborted || attempt === maxAttempts) break;
+    const posted = await postWithRetries(url, JSON.stringify(message), policy, stopping.signal, () => {
       counts.retries++;
-      await pause(delay, stopping.signal);
+    });
+    if (posted.outcome === 'sent') {
+      counts.sent++;
+      droppedUnreported -= dropped;
+      return { outcome: 'sent', headline: firstLine };
     }
     counts.failed++;
-    logger.error(
-      { ...logFields(item), problem: lastProblem, message: plain },
-      stopping.signal.aborted
-        ? 'alert not delivered before shutdown'
-        : `alert not delivered after ${maxAttempts} attempts`,
-    );
+    if (posted.outcome === 'refused') {
+      logger.error(
+        { ...logFields(item), status: posted.status },
+        'alert refused by the webhook; not retrying',
+      );
+    } else {
+      logger.error(
+        { ...logFields(item), problem: posted.problem, message: plain },
+        stopping.signal.aborted
+          ? 'alert not delivered before shutdown'
+          : `alert not delivered after ${maxAttempts} attempts`,
+      );
+    }
     return { outcome: 'failed', headline: firstLine };
   }
 

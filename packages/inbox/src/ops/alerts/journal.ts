@@ -1,13 +1,8 @@
 import type pg from 'pg';
 import { errorLine } from '../../error-text.ts';
 import { alertsSent } from '../../sql/index.ts';
-import {
-  createAlerter,
-  type Alerter,
-  type AlerterOptions,
-  type AlertLogger,
-  type AlertOutcome,
-} from './delivery.ts';
+import type { Alerter, AlerterOptions, AlertLogger } from './alerter.ts';
+import { createAlerter, type AlertOutcome } from './delivery.ts';
 
 export interface AlertJournal {
   /** The alerter's `onOutcome`: writes one `alerts_sent` row, in the background; a failure is logged. */

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { AlerterStats } from './delivery.ts';
+import type { AlerterStats } from './alerter.ts';
 
 /**
  * `webhook_alerts_total{outcome}`: the alerter's running totals (`Alerter.stats()`), read at scrape time, so

@@ -1,4 +1,4 @@
-import type { Alerter } from './delivery.ts';
+import type { Alerter } from './alerter.ts';
 
 export interface SignatureFailureMonitorOptions {
   alerter: Pick<Alerter, 'notify'>;

@@ -204,3 +204,13 @@ export function tokenMatches(token: string, secrets: readonly string[]): boolean
     bytesEqual(presented, createHash('sha256').update(secret, 'utf8').digest()),
   );
 }
+
+/** The checked public URL a provider signs (Square, HubSpot). */
+export function publicUrl(name: string, url: unknown): string {
+  if (typeof url !== 'string' || !URL.canParse(url) || !/^https?:\/\//.test(url)) {
+    throw new TypeError(
+      `${name}: url must be the absolute public URL the provider sends to (got ${String(url)})`,
+    );
+  }
+  return url;
+}

@@ -1,17 +1,7 @@
-import { decodeJsonBody } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
-import {
-  checkBodySignature,
-  keptHeaders,
-  requiredHeader,
-  secretKeys,
-  signBody,
-  sourceName,
-  withAction,
-  type BodySignature,
-  type CatalogueProviderOptions,
-} from './signing.ts';
+import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
 
 export const GITHUB_FACTS: ProviderFacts = {
   scheme: 'X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
@@ -26,22 +16,6 @@ export const GITHUB_FACTS: ProviderFacts = {
   docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 };
 
-const SIGNATURE: BodySignature = {
-  header: 'x-hub-signature-256',
-  prefix: 'sha256=',
-  digest: 'sha256',
-  encoding: 'hex',
-  sender: 'GitHub',
-};
-
-/** Delivery headers worth keeping: which hook, and what it is installed on. */
-const KEPT = [
-  'x-github-event',
-  'x-github-hook-id',
-  'x-github-hook-installation-target-type',
-  'x-github-hook-installation-target-id',
-];
-
 /**
  * GitHub (repository, organization and App webhooks): `X-Hub-Signature-256: sha256=<hex>`, the HMAC-SHA256 of
  * the raw body keyed with the webhook secret. The legacy SHA-1 `X-Hub-Signature` is not accepted. Nothing but
@@ -49,45 +23,42 @@ const KEPT = [
  *
  * Event key: `X-GitHub-Delivery`, which a redelivery keeps. Type: `X-GitHub-Event` and the body's `action`,
  * e.g. `pull_request.opened`, or `push` for events without actions.
- *
+ */
+const GITHUB: BodyHmacScheme = {
+  type: 'github',
+  signature: {
+    header: 'x-hub-signature-256',
+    prefix: 'sha256=',
+    digest: 'sha256',
+    encoding: 'hex',
+    sender: 'GitHub',
+  },
+  kept: [
+    'x-github-event',
+    'x-github-hook-id',
+    'x-github-hook-installation-target-type',
+    'x-github-hook-installation-target-id',
+  ],
+  identify(name, request, body) {
+    const delivery = requiredHeader(name, request, 'x-github-delivery', 'it is the event key');
+    const event = requiredHeader(name, request, 'x-github-event', 'it is the event type');
+    return { eventId: delivery, type: withAction(event, body.action) };
+  },
+};
+
+/**
  * @example
  * const github = githubProvider({ secrets: [process.env.GITHUB_WEBHOOK_SECRET] });
  * const event = github.verify({ rawBody, header: (name) => request.headers.get(name) }, new Date());
  */
 export function githubProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('github', options.name);
-  const keys = secretKeys(name, options.secrets);
-
-  return {
-    name,
-    verify(request: SignedRequest): VerifiedEvent {
-      checkBodySignature(name, request, keys, SIGNATURE);
-
-      const delivery = requiredHeader(name, request, 'x-github-delivery', 'it is the event key');
-      const event = requiredHeader(name, request, 'x-github-event', 'it is the event type');
-      const { text, object } = decodeJsonBody(name, request.rawBody);
-      return {
-        provider: name,
-        eventId: delivery,
-        type: withAction(event, object.action),
-        payloadText: text,
-        headers: keptHeaders(request, KEPT),
-      };
-    },
-  };
-}
-
-export interface SignGithubOptions {
-  /** The exact body that will be sent. */
-  payload: string | Uint8Array;
-  /** The webhook secret. */
-  secret: string;
+  return bodyHmacProvider(GITHUB, options);
 }
 
 /**
  * The `X-Hub-Signature-256` header value GitHub would send for this body, for tests and the dev CLI. Send it with
  * `X-GitHub-Event` and a fresh `X-GitHub-Delivery`.
  */
-export function signGithub({ payload, secret }: SignGithubOptions): string {
-  return signBody(SIGNATURE, secret, payload);
+export function signGithub({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(GITHUB, payload, secret);
 }

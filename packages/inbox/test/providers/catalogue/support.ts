@@ -1,4 +1,5 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import { expect } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
 import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
 
@@ -44,4 +45,29 @@ export function tamper(body: string): string {
   const index = body.lastIndexOf('"') - 1;
   const swapped = body[index] === 'x' ? 'y' : 'x';
   return body.slice(0, index) + swapped + body.slice(index + 1);
+}
+
+/** A provider under test, how it signs, and the headers a signed delivery carries. */
+export interface SignedCase {
+  provider: Provider;
+  secret: string;
+  body: string;
+  /** The header holding the signature (or token). */
+  signatureHeader: string;
+  sign(payload: string, secret: string): string;
+  /** Every header of a delivery whose signature header holds `signature`. */
+  headers(signature: string): Record<string, string>;
+  now: Date;
+}
+
+/** The refusals every signed provider owes: tampered body, wrong secret, missing and malformed signature. */
+export function expectForgeriesRefused(c: SignedCase): void {
+  const good = c.headers(c.sign(c.body, c.secret));
+  expect(refusal(c.provider, c.body, good, c.now)).toBe('no error');
+  expect(refusal(c.provider, tamper(c.body), good, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, c.headers(c.sign(c.body, `${c.secret}-other`)), c.now)).toBe(
+    'invalid_signature',
+  );
+  expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
+  expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
 }

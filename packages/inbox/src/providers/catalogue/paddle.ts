@@ -1,20 +1,12 @@
-import { InvalidSignatureError } from '../../errors.ts';
-import {
-  checkTimestamp,
-  decodeJsonBody,
-  hmacKey,
-  parseUnixSeconds,
-  toBytes,
-  unixSeconds,
-} from '../shared.ts';
+import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   anyKeyMatches,
   bodyString,
-  decodeSignature,
   hmac,
   noMatch,
+  parseTimestampedHeader,
   secretKeys,
   signatureHeader,
   sourceName,
@@ -33,6 +25,8 @@ export const PADDLE_FACTS: ProviderFacts = {
   requiredOptions: [],
   docs: 'https://developer.paddle.com/webhooks/signature-verification',
 };
+
+const LAYOUT = { header: 'Paddle-Signature', separator: ';', timestampField: 'ts', signatureField: 'h1' };
 
 /**
  * Paddle Billing: `Paddle-Signature: ts=<unix seconds>;h1=<hex>`, each `h1` the HMAC-SHA256 of `${ts}:${raw body}`
@@ -54,30 +48,7 @@ export function paddleProvider(options: CatalogueProviderOptions): Provider {
     name,
     verify(request: SignedRequest, now: Date): VerifiedEvent {
       const header = signatureHeader(name, request, 'paddle-signature', 'Paddle');
-      let timestampText: string | undefined;
-      const signatures: Buffer[] = [];
-      for (const item of header.split(';')) {
-        const eq = item.indexOf('=');
-        const field = item.slice(0, eq).trim();
-        const value = item.slice(eq + 1).trim();
-        if (eq === -1) continue;
-        if (field === 'ts') {
-          if (timestampText !== undefined) {
-            throw new InvalidSignatureError(`${name}: Paddle-Signature has more than one ts`);
-          }
-          timestampText = value;
-        } else if (field === 'h1') {
-          const signature = decodeSignature(value, 'sha256', 'hex');
-          if (signature !== undefined) signatures.push(signature);
-        }
-      }
-      const timestamp = timestampText === undefined ? undefined : parseUnixSeconds(timestampText);
-      if (timestamp === undefined) {
-        throw new InvalidSignatureError(`${name}: Paddle-Signature has no ts=<unix seconds>`);
-      }
-      if (signatures.length === 0) {
-        throw new InvalidSignatureError(`${name}: Paddle-Signature has no h1=<64 hex digits>`);
-      }
+      const { timestamp, signatures } = parseTimestampedHeader(name, header, LAYOUT);
       if (!anyKeyMatches('sha256', keys, [`${timestamp}:`, request.rawBody], signatures)) {
         throw noMatch(name, 'no h1 signature');
       }

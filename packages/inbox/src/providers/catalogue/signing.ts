@@ -1,6 +1,13 @@
 import { createHash, createHmac, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
-import { assertSecrets, assertTolerance, bytesEqual, headerValue, hmacKey } from '../shared.ts';
+import {
+  assertSecrets,
+  assertTolerance,
+  bytesEqual,
+  headerValue,
+  hmacKey,
+  parseUnixSeconds,
+} from '../shared.ts';
 import { PROVIDER_NAME } from '../standard-webhooks.ts';
 import type { SignedRequest } from '../types.ts';
 
@@ -213,4 +220,58 @@ export function publicUrl(name: string, url: unknown): string {
     );
   }
   return url;
+}
+
+/** How a `t=...,v1=...` style header is laid out (Stripe, Paddle, Calendly). */
+export interface TimestampedHeader {
+  /** The header's name, for messages. */
+  header: string;
+  /** Between items: `,` (Calendly) or `;` (Paddle). */
+  separator: string;
+  /** The timestamp's field (`t`, `ts`). */
+  timestampField: string;
+  /** The signatures' field (`v1`, `h1`); several may be present and any may match. */
+  signatureField: string;
+}
+
+/**
+ * The signed unix timestamp and the decoded hex SHA-256 signatures of such a header. Malformed signatures are
+ * dropped (they could never match); a header with no usable timestamp or no signature is `invalid_signature`.
+ */
+export function parseTimestampedHeader(
+  name: string,
+  value: string,
+  layout: TimestampedHeader,
+): { timestamp: number; signatures: Buffer[] } {
+  let timestampText: string | undefined;
+  const signatures: Buffer[] = [];
+  for (const item of value.split(layout.separator)) {
+    const eq = item.indexOf('=');
+    if (eq === -1) continue;
+    const field = item.slice(0, eq).trim();
+    const text = item.slice(eq + 1).trim();
+    if (field === layout.timestampField) {
+      if (timestampText !== undefined) {
+        throw new InvalidSignatureError(
+          `${name}: ${layout.header} has more than one ${layout.timestampField}=`,
+        );
+      }
+      timestampText = text;
+    } else if (field === layout.signatureField) {
+      const signature = decodeSignature(text, 'sha256', 'hex');
+      if (signature !== undefined) signatures.push(signature);
+    }
+  }
+  const timestamp = timestampText === undefined ? undefined : parseUnixSeconds(timestampText);
+  if (timestamp === undefined) {
+    throw new InvalidSignatureError(
+      `${name}: ${layout.header} has no ${layout.timestampField}=<unix seconds>`,
+    );
+  }
+  if (signatures.length === 0) {
+    throw new InvalidSignatureError(
+      `${name}: ${layout.header} has no ${layout.signatureField}=<64 hex digits>`,
+    );
+  }
+  return { timestamp, signatures };
 }

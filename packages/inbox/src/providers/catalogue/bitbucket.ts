@@ -1,0 +1,50 @@
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import type { ProviderFacts } from './facts.ts';
+import { requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+export const BITBUCKET_FACTS: ProviderFacts = {
+  scheme: 'X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
+  eventKey:
+    'X-Request-UUID (kept by retries, which X-Attempt-Number counts); refused as invalid_payload when absent',
+  eventType: 'X-Event-Key (repo:push, pullrequest:created)',
+  toleranceSeconds: undefined,
+  retries:
+    'up to 2 retries (3 attempts) when the endpoint fails or times out; history kept only when enabled',
+  requiredOptions: [],
+  docs: 'https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/',
+};
+
+const BITBUCKET: BodyHmacScheme = {
+  type: 'bitbucket',
+  signature: {
+    header: 'x-hub-signature',
+    prefix: 'sha256=',
+    digest: 'sha256',
+    encoding: 'hex',
+    sender: 'Bitbucket',
+  },
+  kept: ['x-event-key', 'x-hook-uuid', 'x-attempt-number'],
+  identify: (name, request) => ({
+    eventId: requiredHeader(name, request, 'x-request-uuid', 'it is the event key'),
+    type: requiredHeader(name, request, 'x-event-key', 'it is the event type'),
+  }),
+};
+
+/**
+ * Bitbucket Cloud: `X-Hub-Signature: sha256=<hex>` (the header GitHub uses for SHA-1, here with SHA-256), the
+ * HMAC-SHA256 of the raw body keyed with the webhook's secret. A webhook without a secret is not signed and is
+ * refused. Nothing but the body is signed.
+ *
+ * Event key: `X-Request-UUID`. Type: `X-Event-Key`, e.g. `pullrequest:created`.
+ *
+ * @example
+ * const bitbucket = bitbucketProvider({ secrets: [process.env.BITBUCKET_WEBHOOK_SECRET] });
+ */
+export function bitbucketProvider(options: CatalogueProviderOptions): Provider {
+  return bodyHmacProvider(BITBUCKET, options);
+}
+
+/** The `X-Hub-Signature` header value Bitbucket would send for this body; send it with `X-Request-UUID` and `X-Event-Key`. */
+export function signBitbucket({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(BITBUCKET, payload, secret);
+}

@@ -1,0 +1,33 @@
+import type { Provider } from '../types.ts';
+import type { ProviderFacts } from './facts.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
+import { SVIX_RETRIES, SVIX_TOLERANCE_SECONDS, signSvix, svixSenderProvider } from './svix-based.ts';
+
+export const CLERK_FACTS: ProviderFacts = {
+  scheme:
+    'Standard Webhooks through Svix: svix-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>", keyed with ' +
+    'the base64 part of the whsec_ signing secret',
+  eventKey:
+    'svix-id (the message id, kept by retries); without it the signature cannot be checked (invalid_signature)',
+  eventType: "the body's type (user.created, session.ended)",
+  toleranceSeconds: SVIX_TOLERANCE_SECONDS,
+  retries: SVIX_RETRIES,
+  requiredOptions: [],
+  docs: 'https://clerk.com/docs/guides/development/webhooks/overview',
+};
+
+/**
+ * Clerk: webhooks delivered by Svix, so Standard Webhooks with `svix-*` headers (see standard-webhooks.ts). The
+ * signing secret is the endpoint's `whsec_...` value from the Clerk dashboard.
+ *
+ * Event key: `svix-id`. Type: the body's `type`, e.g. `user.created`.
+ *
+ * @example
+ * const clerk = clerkProvider({ secrets: [process.env.CLERK_WEBHOOK_SECRET] });
+ */
+export function clerkProvider(options: CatalogueProviderOptions): Provider {
+  return svixSenderProvider('clerk', options);
+}
+
+/** The `svix-*` headers Clerk would send with this body, for tests and the dev CLI. */
+export const signClerk = signSvix;

@@ -1,0 +1,64 @@
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import type { ProviderFacts } from './facts.ts';
+import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
+
+export const GITHUB_FACTS: ProviderFacts = {
+  scheme: 'X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
+  eventKey:
+    'X-GitHub-Delivery (a GUID per event, kept by redeliveries); refused as invalid_payload when absent',
+  eventType: 'X-GitHub-Event, plus "." and the body\'s action when it has one (pull_request.opened)',
+  toleranceSeconds: undefined,
+  retries:
+    'none automatic; deliveries of the last 3 days can be redelivered by hand or through the REST API ' +
+    '(POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts)',
+  requiredOptions: [],
+  docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
+};
+
+/**
+ * GitHub (repository, organization and App webhooks): `X-Hub-Signature-256: sha256=<hex>`, the HMAC-SHA256 of
+ * the raw body keyed with the webhook secret. The legacy SHA-1 `X-Hub-Signature` is not accepted. Nothing but
+ * the body is signed: no timestamp, so a captured delivery can be replayed, and is then a duplicate by its key.
+ *
+ * Event key: `X-GitHub-Delivery`, which a redelivery keeps. Type: `X-GitHub-Event` and the body's `action`,
+ * e.g. `pull_request.opened`, or `push` for events without actions.
+ */
+const GITHUB: BodyHmacScheme = {
+  type: 'github',
+  signature: {
+    header: 'x-hub-signature-256',
+    prefix: 'sha256=',
+    digest: 'sha256',
+    encoding: 'hex',
+    sender: 'GitHub',
+  },
+  kept: [
+    'x-github-event',
+    'x-github-hook-id',
+    'x-github-hook-installation-target-type',
+    'x-github-hook-installation-target-id',
+  ],
+  identify(name, request, body) {
+    const delivery = requiredHeader(name, request, 'x-github-delivery', 'it is the event key');
+    const event = requiredHeader(name, request, 'x-github-event', 'it is the event type');
+    return { eventId: delivery, type: withAction(event, body.action) };
+  },
+};
+
+/**
+ * @example
+ * const github = githubProvider({ secrets: [process.env.GITHUB_WEBHOOK_SECRET] });
+ * const event = github.verify({ rawBody, header: (name) => request.headers.get(name) }, new Date());
+ */
+export function githubProvider(options: CatalogueProviderOptions): Provider {
+  return bodyHmacProvider(GITHUB, options);
+}
+
+/**
+ * The `X-Hub-Signature-256` header value GitHub would send for this body, for tests and the dev CLI. Send it with
+ * `X-GitHub-Event` and a fresh `X-GitHub-Delivery`.
+ */
+export function signGithub({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(GITHUB, payload, secret);
+}

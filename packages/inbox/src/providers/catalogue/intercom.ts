@@ -1,0 +1,51 @@
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import type { ProviderFacts } from './facts.ts';
+import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+export const INTERCOM_FACTS: ProviderFacts = {
+  scheme: "X-Hub-Signature: sha1=<hex HMAC-SHA1 of the raw body>, keyed with the app's client secret",
+  eventKey:
+    "the body's id (notif_...), the same across a notification's delivery attempts; refused as invalid_payload when absent",
+  eventType: "the body's topic (conversation.user.created)",
+  toleranceSeconds: undefined,
+  retries:
+    'a failed notification is retried; a 429 throttles further notifications from 1 minute up to 2 hours, ' +
+    'then drops them; a private app failing for 7 days is suspended',
+  requiredOptions: [],
+  docs: 'https://developers.intercom.com/docs/webhooks/webhook-notifications',
+};
+
+const INTERCOM: BodyHmacScheme = {
+  type: 'intercom',
+  signature: {
+    header: 'x-hub-signature',
+    prefix: 'sha1=',
+    digest: 'sha1',
+    encoding: 'hex',
+    sender: 'Intercom',
+  },
+  kept: [],
+  identify: (name, _request, body) => ({
+    eventId: bodyString(name, body, 'id'),
+    type: bodyString(name, body, 'topic'),
+  }),
+};
+
+/**
+ * Intercom: `X-Hub-Signature: sha1=<hex>`, the HMAC-SHA1 of the raw body keyed with the app's client secret (SHA-1
+ * is Intercom's choice, and HMAC-SHA1 is not broken by SHA-1's collisions). Nothing else is signed.
+ *
+ * Event key: the notification's `id`, which its delivery attempts share (`delivery_attempts` counts them). Type:
+ * its `topic`, e.g. `conversation.user.replied`. Intercom's `ping` topic arrives as an ordinary event.
+ *
+ * @example
+ * const intercom = intercomProvider({ secrets: [process.env.INTERCOM_WEBHOOK_SECRET] });
+ */
+export function intercomProvider(options: CatalogueProviderOptions): Provider {
+  return bodyHmacProvider(INTERCOM, options);
+}
+
+/** The `X-Hub-Signature` header value Intercom would send for this body, for tests and the dev CLI. */
+export function signIntercom({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(INTERCOM, payload, secret);
+}

@@ -1,0 +1,33 @@
+import type { Provider } from '../types.ts';
+import type { ProviderFacts } from './facts.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
+import { SVIX_RETRIES, SVIX_TOLERANCE_SECONDS, signSvix, svixSenderProvider } from './svix-based.ts';
+
+export const RESEND_FACTS: ProviderFacts = {
+  scheme:
+    'Standard Webhooks through Svix: svix-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>", keyed with ' +
+    'the base64 part of the whsec_ signing secret',
+  eventKey:
+    'svix-id (the message id, kept by retries); without it the signature cannot be checked (invalid_signature)',
+  eventType: "the body's type (email.delivered, email.bounced)",
+  toleranceSeconds: SVIX_TOLERANCE_SECONDS,
+  retries: SVIX_RETRIES,
+  requiredOptions: [],
+  docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
+};
+
+/**
+ * Resend: webhooks delivered by Svix, so Standard Webhooks with `svix-*` headers (see standard-webhooks.ts). The
+ * signing secret is the endpoint's `whsec_...` value from the Resend dashboard.
+ *
+ * Event key: `svix-id`. Type: the body's `type`, e.g. `email.delivered`.
+ *
+ * @example
+ * const resend = resendProvider({ secrets: [process.env.RESEND_WEBHOOK_SECRET] });
+ */
+export function resendProvider(options: CatalogueProviderOptions): Provider {
+  return svixSenderProvider('resend', options);
+}
+
+/** The `svix-*` headers Resend would send with this body, for tests and the dev CLI. */
+export const signResend = signSvix;

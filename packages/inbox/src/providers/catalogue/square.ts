@@ -1,0 +1,83 @@
+import { decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { ProviderFacts } from './facts.ts';
+import {
+  anyKeyMatches,
+  bodyString,
+  decodeSignature,
+  hmac,
+  noMatch,
+  publicUrl,
+  secretKeys,
+  signatureHeader,
+  sourceName,
+  type CatalogueProviderOptions,
+} from './signing.ts';
+
+export const SQUARE_FACTS: ProviderFacts = {
+  scheme:
+    'x-square-hmacsha256-signature: <base64 HMAC-SHA256 of notification URL + raw body>, keyed with the ' +
+    "subscription's signature key",
+  eventKey: "the body's event_id; refused as invalid_payload when absent",
+  eventType: "the body's type (payment.updated)",
+  toleranceSeconds: undefined,
+  retries: 'retried with backoff for up to 72 hours (older documentation: 24 hours), then discarded',
+  requiredOptions: ['url'],
+  docs: 'https://developer.squareup.com/docs/webhooks/step3validate',
+};
+
+export interface SquareProviderOptions extends CatalogueProviderOptions {
+  /**
+   * The notification URL exactly as entered in the webhook subscription (scheme, host, path and query): Square
+   * signs it with the body, and behind a proxy the receiver cannot know it.
+   */
+  url: string;
+}
+
+/**
+ * Square: `x-square-hmacsha256-signature` is the base64 HMAC-SHA256 of the subscription's notification URL
+ * followed by the raw body, keyed with the subscription's signature key. Nothing else is signed: no timestamp, and
+ * the URL must be configured as Square has it. (The legacy SHA-1 `x-square-signature` is not accepted.)
+ *
+ * Event key: the body's `event_id`. Type: its `type`, e.g. `payment.updated`.
+ *
+ * @example
+ * const square = squareProvider({ secrets: [signatureKey], url: 'https://hooks.example.com/webhooks/square' });
+ */
+export function squareProvider(options: SquareProviderOptions): Provider {
+  const name = sourceName('square', options.name);
+  const keys = secretKeys(name, options.secrets);
+  const url = publicUrl(name, options.url);
+
+  return {
+    name,
+    verify(request: SignedRequest): VerifiedEvent {
+      const header = signatureHeader(name, request, 'x-square-hmacsha256-signature', 'Square');
+      const signature = decodeSignature(header, 'sha256', 'base64');
+      if (!anyKeyMatches('sha256', keys, [url, request.rawBody], signature ? [signature] : [])) {
+        throw noMatch(name, `x-square-hmacsha256-signature (over ${url} and the body)`);
+      }
+      const { text, object } = decodeJsonBody(name, request.rawBody);
+      return {
+        provider: name,
+        eventId: bodyString(name, object, 'event_id'),
+        type: bodyString(name, object, 'type'),
+        payloadText: text,
+        headers: {},
+      };
+    },
+  };
+}
+
+/** The `x-square-hmacsha256-signature` value Square would send to `url` with this body. */
+export function signSquare({
+  payload,
+  secret,
+  url,
+}: {
+  payload: string | Uint8Array;
+  secret: string;
+  url: string;
+}): string {
+  return hmac('sha256', hmacKey(secret), [url, toBytes(payload)]).toString('base64');
+}

@@ -1,0 +1,47 @@
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import type { ProviderFacts } from './facts.ts';
+import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+export const TYPEFORM_FACTS: ProviderFacts = {
+  scheme: "Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
+  eventKey: "the body's event_id, the same across retries; refused as invalid_payload when absent",
+  eventType: "the body's event_type (form_response, form_response_partial)",
+  toleranceSeconds: undefined,
+  retries: 'retried with backoff on 429, 408 and 5xx and on timeouts; a 410 Gone or 404 disables the webhook',
+  requiredOptions: [],
+  docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
+};
+
+const TYPEFORM: BodyHmacScheme = {
+  type: 'typeform',
+  signature: {
+    header: 'typeform-signature',
+    prefix: 'sha256=',
+    digest: 'sha256',
+    encoding: 'base64',
+    sender: 'Typeform',
+  },
+  kept: [],
+  identify: (name, _request, body) => ({
+    eventId: bodyString(name, body, 'event_id'),
+    type: bodyString(name, body, 'event_type'),
+  }),
+};
+
+/**
+ * Typeform: `Typeform-Signature: sha256=<base64>`, the HMAC-SHA256 of the raw body keyed with the webhook's secret
+ * (base64, where most senders use hex). Nothing else is signed.
+ *
+ * Event key: the body's `event_id`. Type: its `event_type`, e.g. `form_response`.
+ *
+ * @example
+ * const typeform = typeformProvider({ secrets: [process.env.TYPEFORM_WEBHOOK_SECRET] });
+ */
+export function typeformProvider(options: CatalogueProviderOptions): Provider {
+  return bodyHmacProvider(TYPEFORM, options);
+}
+
+/** The `Typeform-Signature` header value Typeform would send for this body, for tests and the dev CLI. */
+export function signTypeform({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(TYPEFORM, payload, secret);
+}

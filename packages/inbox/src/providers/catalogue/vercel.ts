@@ -1,0 +1,44 @@
+import type { Provider } from '../types.ts';
+import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import type { ProviderFacts } from './facts.ts';
+import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+export const VERCEL_FACTS: ProviderFacts = {
+  scheme:
+    "x-vercel-signature: <hex HMAC-SHA1 of the raw body>, keyed with the webhook secret (an integration's " +
+    'webhooks: its client secret)',
+  eventKey: "the body's id (the event id); refused as invalid_payload when absent",
+  eventType: "the body's type (deployment.created, deployment.succeeded)",
+  toleranceSeconds: undefined,
+  retries: 'retried with backoff when the endpoint fails; see the docs for the current window',
+  requiredOptions: [],
+  docs: 'https://vercel.com/docs/webhooks/webhooks-api',
+};
+
+const VERCEL: BodyHmacScheme = {
+  type: 'vercel',
+  signature: { header: 'x-vercel-signature', prefix: '', digest: 'sha1', encoding: 'hex', sender: 'Vercel' },
+  kept: [],
+  identify: (name, _request, body) => ({
+    eventId: bodyString(name, body, 'id'),
+    type: bodyString(name, body, 'type'),
+  }),
+};
+
+/**
+ * Vercel: `x-vercel-signature` is the hex HMAC-SHA1 of the raw body, keyed with the webhook's secret (for an
+ * integration's webhooks, the integration's client secret). Nothing else is signed; `createdAt` in the body is
+ * not checked against a tolerance because Vercel documents none.
+ *
+ * Event key: the body's `id`. Type: its `type`, e.g. `deployment.succeeded`.
+ *
+ * @example
+ * const vercel = vercelProvider({ secrets: [process.env.VERCEL_WEBHOOK_SECRET] });
+ */
+export function vercelProvider(options: CatalogueProviderOptions): Provider {
+  return bodyHmacProvider(VERCEL, options);
+}
+
+/** The `x-vercel-signature` header value Vercel would send for this body, for tests and the dev CLI. */
+export function signVercel({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
+  return signBodyHmac(VERCEL, payload, secret);
+}

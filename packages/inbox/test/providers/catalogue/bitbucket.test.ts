@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { bitbucketProvider, signBitbucket } from '../../../src/providers/catalogue/bitbucket.ts';
+import { expectForgeriesRefused, refusal, request, without } from './support.ts';
+
+// Bitbucket Cloud's documented example (Manage webhooks > Secure webhooks):
+// https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/
+const SECRET = 'bb-webhook-secret';
+const NOW = new Date('2026-12-05T00:00:00Z');
+const BODY = JSON.stringify({
+  push: { changes: [] },
+  repository: { full_name: 'acme/api', uuid: '{0f9d0d5a}' },
+});
+const BITBUCKET = bitbucketProvider({ secrets: [SECRET] });
+const sign = (payload: string, secret: string) => signBitbucket({ payload, secret });
+const headers = (signature: string): Record<string, string> => ({
+  'X-Hub-Signature': signature,
+  'X-Request-UUID': '2e2b1c3a-6f47-4b3e-8b8e-1d2f3a4b5c6d',
+  'X-Event-Key': 'repo:push',
+  'X-Hook-UUID': 'a1b2c3d4-0000-4000-8000-000000000001',
+  'X-Attempt-Number': '1',
+});
+
+describe('bitbucket', () => {
+  it('signs as Bitbucket documents it: its documented test vector', () => {
+    expect(sign('Hello World!', "It's a Secret to Everybody")).toBe(
+      'sha256=a4771c39fbe90f317c7824e83ddef3caae9cb3d976c214ace1f2937e133263c9',
+    );
+  });
+
+  it('accepts a signed delivery and identifies the event', () => {
+    const event = BITBUCKET.verify(request(BODY, headers(sign(BODY, SECRET))), NOW);
+    expect(event).toEqual({
+      provider: 'bitbucket',
+      eventId: '2e2b1c3a-6f47-4b3e-8b8e-1d2f3a4b5c6d',
+      type: 'repo:push',
+      payloadText: BODY,
+      headers: {
+        'x-event-key': 'repo:push',
+        'x-hook-uuid': 'a1b2c3d4-0000-4000-8000-000000000001',
+        'x-attempt-number': '1',
+      },
+    });
+  });
+
+  it('refuses a tampered body, a wrong secret, a missing or malformed signature', () => {
+    expectForgeriesRefused({
+      provider: BITBUCKET,
+      secret: SECRET,
+      body: BODY,
+      signatureHeader: 'x-hub-signature',
+      sign,
+      headers,
+      now: NOW,
+    });
+  });
+
+  it('refuses an authentic delivery without its event key', () => {
+    const h = without(headers(sign(BODY, SECRET)), 'x-request-uuid');
+    expect(refusal(BITBUCKET, BODY, h, NOW)).toBe('invalid_payload');
+  });
+});

@@ -1,0 +1,71 @@
+import { verifyWebhook } from '@clerk/backend/webhooks';
+import { Webhook } from 'svix';
+import { describe, expect, it } from 'vitest';
+import { clerkProvider, signClerk } from '../../../src/providers/catalogue/clerk.ts';
+import { expectForgeriesRefused, refusal, request } from './support.ts';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const BODY = JSON.stringify({
+  type: 'user.created',
+  object: 'event',
+  timestamp: 1733356800000,
+  data: { id: 'user_29w83sxmDNGwOuEthce5gg56FcC', object: 'user', email_addresses: [] },
+});
+const ID = 'msg_2pGS7aBqTcaHBLd3QKwdAEWGkWt';
+const clerk = clerkProvider({ secrets: [SECRET] });
+
+describe('clerk', () => {
+  it("accepts what Svix's library signs, and Clerk's verifyWebhook accepts what signClerk signs", async () => {
+    // Clerk's verifyWebhook checks the timestamp against the real clock, so this message is signed now.
+    const now = new Date();
+    const svixSignature = new Webhook(SECRET).sign(ID, now, BODY);
+    const headers = {
+      'svix-id': ID,
+      'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'svix-signature': svixSignature,
+    };
+    expect(clerk.verify(request(BODY, headers), now)).toMatchObject({
+      provider: 'clerk',
+      eventId: ID,
+      type: 'user.created',
+      payloadText: BODY,
+    });
+
+    const ours = signClerk({
+      id: ID,
+      payload: BODY,
+      secret: SECRET,
+      timestamp: Math.floor(now.getTime() / 1000),
+    });
+    const delivery = new Request('https://app.example.com/webhooks/clerk', {
+      method: 'POST',
+      headers: ours,
+      body: BODY,
+    });
+    const verified = await verifyWebhook(delivery, { signingSecret: SECRET });
+    expect(verified.type).toBe('user.created');
+  });
+
+  it('refuses a tampered body, a wrong secret, a missing signature, a stale timestamp', () => {
+    const now = new Date('2026-12-05T00:00:00Z');
+    const timestamp = Math.floor(now.getTime() / 1000);
+    expectForgeriesRefused({
+      provider: clerk,
+      secret: SECRET,
+      body: BODY,
+      signatureHeader: 'svix-signature',
+      wrongSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+      sign: (payload, secret) => signClerk({ id: ID, payload, secret, timestamp })['svix-signature'],
+      headers: (signature) => ({
+        'svix-id': ID,
+        'svix-timestamp': String(timestamp),
+        'svix-signature': signature,
+      }),
+      now,
+    });
+    const headers = signClerk({ id: ID, payload: BODY, secret: SECRET, timestamp });
+    expect(refusal(clerk, BODY, headers, new Date(now.getTime() + 301_000))).toBe(
+      'timestamp_out_of_tolerance',
+    );
+  });
+});

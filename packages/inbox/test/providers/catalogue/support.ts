@@ -1,0 +1,75 @@
+/** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import { expect } from 'vitest';
+import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
+import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
+
+/** A request with these exact body bytes and headers (looked up case-insensitively, as the receiver does). */
+export function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {
+  const h = new Headers(headers);
+  return {
+    rawBody: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+    header: (name) => h.get(name),
+  };
+}
+
+/** The code a verification fails with, or `'no error'`; anything but a WebhookError is rethrown. */
+export function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
+  try {
+    fn();
+    return 'no error';
+  } catch (error) {
+    if (error instanceof WebhookError) return error.code;
+    throw error;
+  }
+}
+
+/** The refusal code of verifying these headers and body at `now`. */
+export function refusal(
+  provider: Provider,
+  body: string,
+  headers: Record<string, string>,
+  now: Date,
+): WebhookErrorCode | 'no error' {
+  return codeOf(() => provider.verify(request(body, headers), now));
+}
+
+/** The headers without `name` (any case). */
+export function without(headers: Record<string, string>, name: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([key]) => key.toLowerCase() !== name.toLowerCase()),
+  );
+}
+
+/** The body with one character changed inside it, still valid JSON when the change lands in a string. */
+export function tamper(body: string): string {
+  const index = body.lastIndexOf('"') - 1;
+  const swapped = body[index] === 'x' ? 'y' : 'x';
+  return body.slice(0, index) + swapped + body.slice(index + 1);
+}
+
+/** A provider under test, how it signs, and the headers a signed delivery carries. */
+export interface SignedCase {
+  provider: Provider;
+  secret: string;
+  /** A well-formed secret other than `secret`; defaults to `secret` with a suffix. */
+  wrongSecret?: string;
+  body: string;
+  /** The header holding the signature (or token). */
+  signatureHeader: string;
+  sign(payload: string, secret: string): string;
+  /** Every header of a delivery whose signature header holds `signature`. */
+  headers(signature: string): Record<string, string>;
+  now: Date;
+}
+
+/** The refusals every signed provider owes: tampered body, wrong secret, missing and malformed signature. */
+export function expectForgeriesRefused(c: SignedCase): void {
+  const good = c.headers(c.sign(c.body, c.secret));
+  expect(refusal(c.provider, c.body, good, c.now)).toBe('no error');
+  expect(refusal(c.provider, tamper(c.body), good, c.now)).toBe('invalid_signature');
+  expect(
+    refusal(c.provider, c.body, c.headers(c.sign(c.body, c.wrongSecret ?? `${c.secret}-other`)), c.now),
+  ).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
+  expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
+}

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
 import { assetRoutes } from './assets.ts';
 import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './auth/middleware.ts';
 import { authRoutes } from './auth/routes.ts';
@@ -14,7 +15,6 @@ import { createSessions } from './auth/session.ts';
 import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
 import { run } from './db.ts';
 import { ConsoleError } from './errors.ts';
-import { revokeSession } from './sql/sessions.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
 import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
@@ -115,7 +115,7 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.post('/logout', async (c) => {
     // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
     const session = c.get('session');
-    await run(services.pool, revokeSession(session.id, new Date(session.expiresAt)));
+    await run(services.pool, consoleRevokedSessions.revokeSession(session.id, new Date(session.expiresAt)));
     await audit(services, c, 'logout', null);
     deleteCookie(c, SESSION_COOKIE, { path: base || '/' });
     return c.redirect(`${base}/login?why=signed_out`, 303);

@@ -1,7 +1,7 @@
 import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
 import { parseDuration } from '@webhook-inbox/inbox/ops/duration';
+import type { eventFilter } from '@webhook-inbox/inbox/sql';
 import { ConsoleError } from './errors.ts';
-import type { EventFilter } from './sql/events.ts';
 
 /**
  * The events filter as a page's query string carries it, and as a bulk replay operation stores it: strings, with
@@ -30,8 +30,11 @@ export function readForm(query: Record<string, unknown>): FilterForm {
 }
 
 /** Checks a form and builds the filter; relative times count back from `now`. */
-export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter; resolved: FilterForm } {
-  const filter: EventFilter = {};
+export function parseFilter(
+  form: FilterForm,
+  now: Date,
+): { filter: eventFilter.EventFilter; resolved: FilterForm } {
+  const filter: eventFilter.EventFilter = {};
   const resolved: FilterForm = { ...form };
   if (form.provider) filter.provider = form.provider;
   if (form.type) filter.type = form.type;

@@ -1,16 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { errorFields, errorLine } from '@webhook-inbox/inbox/error-text';
 import { ReplayError, replayEvent, type EffectLookup, type ReplayDeps } from '@webhook-inbox/inbox/replay';
+import { eventFilter, replayOperations } from '@webhook-inbox/inbox/sql';
 import type { Logger } from 'pino';
 import { parseFilter, readForm } from '../filter.ts';
 import { run } from '../db.ts';
-import { nextEvents, type EventCursor } from '../sql/events.ts';
-import {
-  claimOperation,
-  completeOperation,
-  recordProgress,
-  releaseOperation,
-} from '../sql/replay-operations.ts';
 
 export interface RunnerOptions extends Omit<ReplayDeps, 'effectsFor'> {
   /** The effects registered per event type, read again for each chunk (a worker may have restarted). */
@@ -38,7 +32,7 @@ interface OperationRow {
   /** The filter's given fields (see FilterForm). */
   filter: Record<string, string>;
   receivedUpTo: Date;
-  cursor: EventCursor | null;
+  cursor: eventFilter.EventCursor | null;
 }
 
 /**
@@ -74,10 +68,10 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
     for (;;) {
       const events = await run<{ provider: string; eventId: string; cursorAt: string }>(
         pool,
-        nextEvents(filter, operation.receivedUpTo, chunkSize, cursor),
+        eventFilter.nextEvents(filter, operation.receivedUpTo, chunkSize, cursor),
       );
       if (events.length === 0) {
-        await run(pool, completeOperation(operation.id, runner));
+        await run(pool, replayOperations.completeOperation(operation.id, runner));
         logger.info({ operation: operation.id }, 'bulk replay operation completed');
         return;
       }
@@ -108,7 +102,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       cursor = [last.cursorAt, last.provider, last.eventId];
       const [state] = await run<{ status: string }>(
         pool,
-        recordProgress(operation.id, runner, leaseMs, {
+        replayOperations.recordProgress(operation.id, runner, leaseMs, {
           done: events.length,
           enqueued,
           failed,
@@ -125,11 +119,11 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       }
       if (state.status !== 'running') {
         logger.info({ operation: operation.id, status: state.status }, 'bulk replay operation stopped');
-        await run(pool, releaseOperation(operation.id, runner, null));
+        await run(pool, replayOperations.releaseOperation(operation.id, runner, null));
         return;
       }
       if (stopping) {
-        await run(pool, releaseOperation(operation.id, runner, null));
+        await run(pool, replayOperations.releaseOperation(operation.id, runner, null));
         return;
       }
     }
@@ -140,7 +134,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       let operation: OperationRow | undefined;
       let interrupted = false;
       try {
-        [operation] = await run<OperationRow>(pool, claimOperation(runner, leaseMs));
+        [operation] = await run<OperationRow>(pool, replayOperations.claimOperation(runner, leaseMs));
         if (operation) await runOperation(operation);
       } catch (error) {
         interrupted = true;
@@ -149,7 +143,9 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
           'bulk replay operation interrupted',
         );
         if (operation) {
-          await run(pool, releaseOperation(operation.id, runner, errorLine(error))).catch(() => {});
+          await run(pool, replayOperations.releaseOperation(operation.id, runner, errorLine(error))).catch(
+            () => {},
+          );
         }
       }
       // Idle, or failing: wait before looking again rather than retry in a tight loop.

@@ -1,10 +1,10 @@
 import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { listEvents, listProviders, type EventCursor } from '../sql/events.ts';
 import { searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 
@@ -34,8 +34,12 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
     const { filter } = parseFilter(form, services.now());
     const cursor = decodeCursor(c.req.query('cursor'));
     const [rows, providers] = await Promise.all([
-      read<EventRow>(services.pool, listEvents(filter, PAGE_SIZE, cursor), services.queryTimeoutMs),
-      read<{ provider: string }>(services.pool, listProviders(), services.queryTimeoutMs),
+      read<EventRow>(
+        services.pool,
+        eventFilter.listEvents(filter, PAGE_SIZE, cursor),
+        services.queryTimeoutMs,
+      ),
+      read<{ provider: string }>(services.pool, eventFilter.listProviders(), services.queryTimeoutMs),
     ]);
     const page = rows.slice(0, PAGE_SIZE);
     const last = page.at(-1);
@@ -156,11 +160,11 @@ export function filterForm(base: string, action: string, form: FilterForm, provi
   </form>`;
 }
 
-function encodeCursor(cursor: EventCursor): string {
+function encodeCursor(cursor: eventFilter.EventCursor): string {
   return Buffer.from(JSON.stringify(cursor)).toString('base64url');
 }
 
-function decodeCursor(text: string | undefined): EventCursor | undefined {
+function decodeCursor(text: string | undefined): eventFilter.EventCursor | undefined {
   if (!text) return undefined;
   try {
     const parts: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
@@ -170,7 +174,7 @@ function decodeCursor(text: string | undefined): EventCursor | undefined {
       parts.every((p) => typeof p === 'string') &&
       /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(parts[0] as string)
     ) {
-      return parts as EventCursor;
+      return parts as eventFilter.EventCursor;
     }
   } catch {
     // falls through to the error

@@ -1,4 +1,10 @@
-import { DEFAULT_GROUP, type EventSource, type EventStatus } from '@webhook-inbox/db/statuses';
+import {
+  DEFAULT_GROUP,
+  EVENT_STATUSES,
+  type EventSource,
+  type EventStatus,
+} from '@webhook-inbox/db/statuses';
+import { payloadOf } from './event-payloads.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -157,16 +163,23 @@ export function selectEventPage(filters: EventPageFilters, limit: number): State
   };
 }
 
-/** An event row's payload as text (null once purged), read from the partition of its day. */
-export const PAYLOAD_OF_EVENT = `
-  (select p.payload::text from webhook_event_payloads p
-    where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)`;
+/** An event row's (`e`) payload as text (null once purged), read from the partition of its day. */
+export const PAYLOAD_OF_EVENT = payloadOf('e', 'p.payload::text');
 
-/** One event: its summary, headers and payload (`payload::text`, null once purged; parse it losslessly). */
-export function selectEvent(provider: string, eventId: string): Statement {
+/**
+ * One event: its summary, headers and payload (null once purged). `payload::text` to parse losslessly, or `pretty`:
+ * PostgreSQL's own indented text (`jsonb_pretty`; jsonb keeps numbers as numeric, so a Shopify id above 2^53
+ * keeps every digit and JavaScript never parses it).
+ */
+export function selectEvent(
+  provider: string,
+  eventId: string,
+  payload: 'text' | 'pretty' = 'text',
+): Statement {
+  const select = payload === 'pretty' ? 'jsonb_pretty(p.payload)' : 'p.payload::text';
   return {
     text: `
-      select ${SUMMARY_COLUMNS}, headers, ${PAYLOAD_OF_EVENT} as payload
+      select ${SUMMARY_COLUMNS}, headers, ${payloadOf('e', select)} as payload
         from webhook_events e where provider = $1 and event_id = $2`,
     values: [provider, eventId],
   };
@@ -371,5 +384,34 @@ export function countUnfinished(): Statement {
                        where status in ('received', 'processing', 'failed', 'dead')
                        group by status) counts) as "byStatus"`,
     values: [],
+  };
+}
+
+/** The console's overview: events received since `since`, by their status now (one index range per status). */
+export function countByStatusSince(since: Date): Statement {
+  return {
+    text: `select s.status, (select count(*)::int from webhook_events e
+                               where e.status = s.status and e.received_at >= $1) as n
+             from unnest($2::text[]) as s(status)`,
+    values: [since, EVENT_STATUSES],
+  };
+}
+
+/** The console's overview: events waiting for a retry or dead, whenever they arrived (what needs an operator). */
+export function countOpen(): Statement {
+  return {
+    text: `select (select count(*)::int from webhook_events where status = 'failed') as failed,
+                  (select count(*)::int from webhook_events where status = 'dead') as dead`,
+    values: [],
+  };
+}
+
+/** Events received per bucket of `bucketSeconds` since `since` (a `received_at` index range), by status now. */
+export function countPerBucket(since: Date, bucketSeconds: number): Statement {
+  return {
+    text: `select date_bin($2 * interval '1 second', received_at, $1) as bucket, status, count(*)::int as n
+             from webhook_events where received_at >= $1
+            group by 1, 2 order by 1`,
+    values: [since, bucketSeconds],
   };
 }

@@ -1,8 +1,10 @@
+import { payloadOf } from './event-payloads.ts';
 import { Params, type Statement } from './statement.ts';
 
 /**
- * Statements that read `webhook_events` for the console: the filtered list (newest first, keyset pagination),
- * the bulk replay's count, sample and chunks (oldest first), and one event with its effects.
+ * Statements that read `webhook_events` by a filter (kept apart from `webhook-events.ts`, which holds the rest of
+ * the table's): the event log's pages (newest first, keyset pagination) and the bulk replay's count, sample and
+ * chunks (oldest first).
  *
  * Which index serves which filter (PostgreSQL 17, see test/events-query-plan.test.ts):
  * - none, provider, type, time range: `webhook_events_received_at_idx`, walked backwards, filtered, stopped
@@ -69,11 +71,8 @@ function where(filter: EventFilter, params: Params): string[] {
   if (filter.from) clauses.push(`received_at >= ${params.add(filter.from)}`);
   if (filter.to) clauses.push(`received_at < ${params.add(filter.to)}`);
   if (filter.payload) {
-    clauses.push(`exists (
-      select from webhook_event_payloads p
-       where p.provider = webhook_events.provider and p.event_id = webhook_events.event_id
-         and p.received_at = webhook_events.received_at
-         and p.payload @> ${params.add(containment(filter.payload.path, filter.payload.json))}::jsonb)`);
+    const json = params.add(containment(filter.payload.path, filter.payload.json));
+    clauses.push(payloadOf('webhook_events', `p.payload @> ${json}::jsonb`));
   }
   return clauses;
 }
@@ -129,42 +128,5 @@ export function nextEvents(
             order by received_at, provider, event_id
             limit ${params.add(limit)}`,
     values: params.values,
-  };
-}
-
-/**
- * One event. The payload comes back as PostgreSQL's own pretty-printed text (`jsonb_pretty`): jsonb keeps
- * numbers as numeric, so a Shopify id above 2^53 keeps every digit, and JavaScript never parses it.
- */
-export function getEvent(provider: string, eventId: string): Statement {
-  return {
-    text: `select ${SUMMARY_COLUMNS}, headers,
-                  (select jsonb_pretty(p.payload) from webhook_event_payloads p
-                    where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)
-                    as "payloadText"
-             from webhook_events e where provider = $1 and event_id = $2`,
-    values: [provider, eventId],
-  };
-}
-
-/** The event's status in each consumer group other than the default (the default's is the event's own). */
-export function getEventGroups(provider: string, eventId: string): Statement {
-  return {
-    text: `select consumer_group as "group", status, attempts, last_error as "lastError",
-                  processed_at as "processedAt"
-             from webhook_event_groups where provider = $1 and event_id = $2
-            order by consumer_group`,
-    values: [provider, eventId],
-  };
-}
-
-/** The event's ledger rows, in the order they started. */
-export function getEffectRuns(provider: string, eventId: string): Statement {
-  return {
-    text: `select effect, status, attempts, last_error as "lastError", idempotency_key as "idempotencyKey",
-                  started_at as "startedAt", completed_at as "completedAt", forced_at as "forcedAt"
-             from effect_runs where provider = $1 and event_id = $2
-            order by started_at nulls last, effect`,
-    values: [provider, eventId],
   };
 }

@@ -1,4 +1,5 @@
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { Hono, type Context } from 'hono';
 import { deleteCookie } from 'hono/cookie';
@@ -34,8 +35,8 @@ export interface ConsoleOptions {
   logger: Logger;
   /**
    * Which effects are registered for an event type, for a replay's plan. Default: what the worker recorded at
-   * its start (`effect_routes`), read per replay; pass `inbox.effectsFor` when the worker's registry is in this
-   * process.
+   * its start (`effect_routes`), read per replay; pass `inbox.effectsFor` when the default group's worker's
+   * registry is in this process (another group's replays read that group's routes).
    */
   effectsFor?: EffectLookup;
   /** Where the console is mounted. Default `/console`. */
@@ -81,7 +82,8 @@ export function createConsole(options: ConsoleOptions): Console {
   const sessionTtlMs = options.sessionTtlMs ?? 8 * 3_600_000;
   let runner: OperationsRunner | undefined;
   const given = options.effectsFor;
-  const effectsFor = given ? () => Promise.resolve(given) : () => loadEffectLookup(options.pool);
+  const effectsFor = (group = DEFAULT_GROUP) =>
+    given && group === DEFAULT_GROUP ? Promise.resolve(given) : loadEffectLookup(options.pool, group);
   const services: ConsoleServices = {
     pool: options.pool,
     boss: options.boss,

@@ -16,8 +16,11 @@ export interface ConsoleServices {
   pool: pg.Pool;
   boss: PgBoss;
   logger: Logger;
-  /** The effects registered per event type, for a replay's plan: `undefined` when none are known. */
-  effectsFor: () => Promise<EffectLookup | undefined>;
+  /**
+   * The effects registered per event type in a consumer group (default: the default group), for a replay's plan:
+   * `undefined` when none are known.
+   */
+  effectsFor: (group?: string) => Promise<EffectLookup | undefined>;
   /** Where the app is mounted, e.g. `/console`; every link starts with it. */
   base: string;
   now: () => Date;

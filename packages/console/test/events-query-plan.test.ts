@@ -66,7 +66,7 @@ describe(`the events list on ${ROWS.toLocaleString('en')} events`, () => {
     ['status', { status: 'failed' }, /Index Scan Backward using webhook_events_status_received_at_idx/],
     [
       'provider, type and a time range',
-      { provider: 'shopify', type: 'invoice.paid', from: new Date(Date.now() - 3_600_000) },
+      { provider: 'shopify', type: 'invoice.paid', since: new Date(Date.now() - 3_600_000) },
       /Index Scan Backward using webhook_events_received_at_idx/,
     ],
     [

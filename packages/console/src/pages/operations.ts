@@ -91,6 +91,12 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     if (Number.isNaN(upTo.getTime()))
       throw new ConsoleError('invalid_input', "upTo must be the dry run's time");
     const { filter, resolved } = parseFilter(form, services.now());
+    if (filter.group && !(await services.effectsFor(filter.group))) {
+      throw new ConsoleError(
+        'invalid_input',
+        `no worker of consumer group "${filter.group}" has recorded its effects yet: start it first`,
+      );
+    }
     const [count] = await read<{ n: number }>(
       services.pool,
       eventFilter.countEvents(filter, upTo),
@@ -279,5 +285,6 @@ function bulkCli(form: FilterForm): string {
   if (form.provider) words.push('--provider', form.provider);
   if (form.type) words.push('--type', form.type);
   if (form.from) words.push('--since', form.from);
+  if (form.group) words.push('--group', form.group);
   return `${cliCommand(...words)}${form.to || form.eventId || form.path ? '   # the CLI has no to/event id/payload filter' : ''}`;
 }

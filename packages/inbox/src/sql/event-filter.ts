@@ -1,12 +1,14 @@
+import { DEFAULT_GROUP, type EventStatus } from '@webhook-inbox/db/statuses';
 import { payloadOf } from './event-payloads.ts';
 import { Params, type Statement } from './statement.ts';
+import { SUMMARY_COLUMNS } from './webhook-events.ts';
 
 /**
  * Statements that read `webhook_events` by a filter (kept apart from `webhook-events.ts`, which holds the rest of
- * the table's): the event log's pages (newest first, keyset pagination) and the bulk replay's count, sample and
- * chunks (oldest first).
+ * the table's): the event log's pages, newest first (the admin API, the CLI, the console), and a bulk replay's set,
+ * oldest first (the CLI, the console's operations), both in keyset pages on `(received_at, provider, event_id)`.
  *
- * Which index serves which filter (PostgreSQL 17, see test/events-query-plan.test.ts):
+ * Which index serves which filter (PostgreSQL 17, see packages/console/test/events-query-plan.test.ts):
  * - none, provider, type, time range: `webhook_events_received_at_idx`, walked backwards, filtered, stopped
  *   at the page's end;
  * - status: `webhook_events_status_received_at_idx`;
@@ -18,28 +20,36 @@ import { Params, type Statement } from './statement.ts';
  *   directly, at a cost on every insert (see the package README).
  */
 
-/** A filter as the events page and the bulk replay take it; every field optional. */
+/** Which events: every field optional (none: all of them). */
 export interface EventFilter {
-  provider?: string;
-  type?: string;
-  status?: string;
+  provider?: string | undefined;
+  type?: string | undefined;
+  /** The events' status in `group`: for the default group `webhook_events.status`, for another its row's. */
+  status?: EventStatus | undefined;
+  /**
+   * The consumer group (default: the default group). Another narrows the set to the types it has effects for
+   * (`effect_routes`), including events it never had (a backfill), and `status` is its row's.
+   */
+  group?: string | undefined;
   /** Received at or after. */
-  from?: Date;
+  since?: Date | undefined;
   /** Received before. */
-  to?: Date;
-  eventId?: string;
+  before?: Date | undefined;
+  eventId?: string | undefined;
   /** A payload path (`data.object.customer`) and the JSON it must hold there. */
-  payload?: { path: string[]; json: string };
+  payload?: { path: string[]; json: string } | undefined;
 }
 
-/** `[received_at as ISO text with microseconds, provider, event_id]`: a row's place in the sort order. */
-export type EventCursor = [string, string, string];
+/**
+ * A row's place in the sort order, `[received_at, provider, event_id]`: the time as microsecond UTC text (a JS
+ * Date keeps milliseconds only), so a page starts exactly after the last row of the one before, and no row is
+ * skipped or repeated while new events arrive. Rows carry theirs as `cursorAt` (the time) with their key.
+ */
+export type EventCursor = readonly [receivedAt: string, provider: string, eventId: string];
 
-const CURSOR_AT = `to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-const SUMMARY_COLUMNS = `
-  provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
-  received_at as "receivedAt", processed_at as "processedAt", ${CURSOR_AT} as "cursorAt"`;
+/** A summary row as the filtered statements answer it (`SUMMARY_COLUMNS` and the row's cursor time). */
+const ROW_COLUMNS = `${SUMMARY_COLUMNS},
+  to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursorAt"`;
 
 // Every provider in the table, one primary-key probe each (a loose index scan): a handful of rows, whatever the
 // table's size.
@@ -67,9 +77,23 @@ function where(filter: EventFilter, params: Params): string[] {
   else if (filter.eventId) clauses.push(`provider = any(array(${PROVIDERS}))`);
   if (filter.eventId) clauses.push(`event_id = ${params.add(filter.eventId)}`);
   if (filter.type) clauses.push(`type = ${params.add(filter.type)}`);
-  if (filter.status) clauses.push(`status = ${params.add(filter.status)}`);
-  if (filter.from) clauses.push(`received_at >= ${params.add(filter.from)}`);
-  if (filter.to) clauses.push(`received_at < ${params.add(filter.to)}`);
+  const group = filter.group ?? DEFAULT_GROUP;
+  if (group === DEFAULT_GROUP) {
+    if (filter.status) clauses.push(`status = ${params.add(filter.status)}`);
+  } else {
+    const name = params.add(group);
+    clauses.push(
+      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = ${name})`,
+    );
+    if (filter.status) {
+      clauses.push(`exists (
+        select from webhook_event_groups g
+         where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
+           and g.consumer_group = ${name} and g.status = ${params.add(filter.status)})`);
+    }
+  }
+  if (filter.since) clauses.push(`received_at >= ${params.add(filter.since)}`);
+  if (filter.before) clauses.push(`received_at < ${params.add(filter.before)}`);
   if (filter.payload) {
     const json = params.add(containment(filter.payload.path, filter.payload.json));
     clauses.push(payloadOf('webhook_events', `p.payload @> ${json}::jsonb`));
@@ -77,54 +101,68 @@ function where(filter: EventFilter, params: Params): string[] {
   return clauses;
 }
 
+/** The rows of a bulk replay's set: matching, received up to `upTo` (null: the database's clock now). */
+function inSet(filter: EventFilter, upTo: Date | string | null, params: Params): string[] {
+  const received = upTo === null ? 'now()' : `${params.add(upTo)}::timestamptz`;
+  return [...where(filter, params), `received_at <= ${received}`];
+}
+
+const after = (cursor: EventCursor, direction: '<' | '>', params: Params) =>
+  `(received_at, provider, event_id) ${direction} (${params.add(cursor[0])}::timestamptz, ${params.add(cursor[1])}, ${params.add(cursor[2])})`;
+
 const whereText = (clauses: string[]) => (clauses.length ? `where ${clauses.join(' and ')}` : '');
 
-/** One page, newest first, after `cursor`; asks for `limit + 1` rows to know whether another page follows. */
+/**
+ * One page of the event log, newest first, after `cursor`; asks for `limit + 1` rows, so whether the last one
+ * came back says whether another page follows.
+ */
 export function listEvents(filter: EventFilter, limit: number, cursor?: EventCursor): Statement {
   const params = new Params();
   const clauses = where(filter, params);
-  if (cursor) {
-    clauses.push(
-      `(received_at, provider, event_id) < (${params.add(cursor[0])}::timestamptz, ${params.add(cursor[1])}, ${params.add(cursor[2])})`,
-    );
-  }
+  if (cursor) clauses.push(after(cursor, '<', params));
   return {
-    text: `select ${SUMMARY_COLUMNS} from webhook_events ${whereText(clauses)}
+    text: `select ${ROW_COLUMNS} from webhook_events ${whereText(clauses)}
             order by received_at desc, provider desc, event_id desc
             limit ${params.add(limit + 1)}`,
     values: params.values,
   };
 }
 
-/** How many events a bulk replay over `filter` covers: those received up to `upTo`. */
-export function countEvents(filter: EventFilter, upTo: Date): Statement {
+/**
+ * A bulk replay's set, first: how many events it holds (those after `cursor` when given), received up to `upTo`,
+ * and that instant as the database prints it (`upTo`; with `null`, the database's clock now), which every later
+ * page uses: events arriving meanwhile are not in the set, nor is a replayed event that fails again.
+ */
+export function countEvents(
+  filter: EventFilter,
+  upTo: Date | string | null,
+  cursor?: EventCursor,
+): Statement {
   const params = new Params();
-  const clauses = [...where(filter, params), `received_at <= ${params.add(upTo)}`];
+  const clauses = inSet(filter, upTo, params);
+  if (cursor) clauses.push(after(cursor, '>', params));
+  const at = upTo === null ? 'now()' : `${params.add(upTo)}::timestamptz`;
   return {
-    text: `select count(*)::int as n from webhook_events ${whereText(clauses)}`,
+    text: `select count(*)::int as n, ${at}::text as "upTo" from webhook_events ${whereText(clauses)}`,
     values: params.values,
   };
 }
 
 /**
- * The next events of a bulk replay, oldest first, after `cursor`. Replaying an event changes its status, so a
- * status filter matches fewer rows as the operation goes; the keyset cursor does not depend on it.
+ * A bulk replay's set, then: its next `limit` events after `cursor`, oldest first. Replaying an event changes its
+ * status, so a status filter matches fewer rows as the replay goes; the keyset cursor does not depend on it.
  */
 export function nextEvents(
   filter: EventFilter,
-  upTo: Date,
+  upTo: Date | string,
   limit: number,
   cursor: EventCursor | null,
 ): Statement {
   const params = new Params();
-  const clauses = [...where(filter, params), `received_at <= ${params.add(upTo)}`];
-  if (cursor) {
-    clauses.push(
-      `(received_at, provider, event_id) > (${params.add(cursor[0])}::timestamptz, ${params.add(cursor[1])}, ${params.add(cursor[2])})`,
-    );
-  }
+  const clauses = inSet(filter, upTo, params);
+  if (cursor) clauses.push(after(cursor, '>', params));
   return {
-    text: `select ${SUMMARY_COLUMNS} from webhook_events ${whereText(clauses)}
+    text: `select ${ROW_COLUMNS} from webhook_events ${whereText(clauses)}
             order by received_at, provider, event_id
             limit ${params.add(limit)}`,
     values: params.values,

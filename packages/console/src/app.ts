@@ -1,4 +1,5 @@
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { Hono, type Context } from 'hono';
 import { deleteCookie } from 'hono/cookie';
@@ -7,6 +8,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
 import { assetRoutes } from './assets.ts';
 import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './auth/middleware.ts';
 import { authRoutes } from './auth/routes.ts';
@@ -14,7 +16,6 @@ import { createSessions } from './auth/session.ts';
 import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
 import { run } from './db.ts';
 import { ConsoleError } from './errors.ts';
-import { revokeSession } from './sql/sessions.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
 import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
@@ -34,8 +35,8 @@ export interface ConsoleOptions {
   logger: Logger;
   /**
    * Which effects are registered for an event type, for a replay's plan. Default: what the worker recorded at
-   * its start (`effect_routes`), read per replay; pass `inbox.effectsFor` when the worker's registry is in this
-   * process.
+   * its start (`effect_routes`), read per replay; pass `inbox.effectsFor` when the default group's worker's
+   * registry is in this process (another group's replays read that group's routes).
    */
   effectsFor?: EffectLookup;
   /** Where the console is mounted. Default `/console`. */
@@ -81,7 +82,8 @@ export function createConsole(options: ConsoleOptions): Console {
   const sessionTtlMs = options.sessionTtlMs ?? 8 * 3_600_000;
   let runner: OperationsRunner | undefined;
   const given = options.effectsFor;
-  const effectsFor = given ? () => Promise.resolve(given) : () => loadEffectLookup(options.pool);
+  const effectsFor = (group = DEFAULT_GROUP) =>
+    given && group === DEFAULT_GROUP ? Promise.resolve(given) : loadEffectLookup(options.pool, group);
   const services: ConsoleServices = {
     pool: options.pool,
     boss: options.boss,
@@ -115,7 +117,7 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.post('/logout', async (c) => {
     // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
     const session = c.get('session');
-    await run(services.pool, revokeSession(session.id, new Date(session.expiresAt)));
+    await run(services.pool, consoleRevokedSessions.revokeSession(session.id, new Date(session.expiresAt)));
     await audit(services, c, 'logout', null);
     deleteCookie(c, SESSION_COOKIE, { path: base || '/' });
     return c.redirect(`${base}/login?why=signed_out`, 303);

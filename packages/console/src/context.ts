@@ -1,11 +1,11 @@
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
+import { auditLog } from '@webhook-inbox/inbox/sql';
 import type { Context, Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Session, Sessions } from './auth/session.ts';
 import { run } from './db.ts';
-import { insertAudit } from './sql/audit.ts';
 
 export type ConsoleEnv = { Variables: { session: Session; csrf: string } };
 export type ConsoleApp = Hono<ConsoleEnv>;
@@ -16,8 +16,11 @@ export interface ConsoleServices {
   pool: pg.Pool;
   boss: PgBoss;
   logger: Logger;
-  /** The effects registered per event type, for a replay's plan: `undefined` when none are known. */
-  effectsFor: () => Promise<EffectLookup | undefined>;
+  /**
+   * The effects registered per event type in a consumer group (default: the default group), for a replay's plan:
+   * `undefined` when none are known.
+   */
+  effectsFor: (group?: string) => Promise<EffectLookup | undefined>;
   /** Where the app is mounted, e.g. `/console`; every link starts with it. */
   base: string;
   now: () => Date;
@@ -44,7 +47,7 @@ export async function audit(
   const session = c.get('session');
   await run(
     services.pool,
-    insertAudit({
+    auditLog.insertAudit({
       actor: session.who,
       action,
       target,

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { ConsoleError } from './errors.ts';
-import type { Statement } from './sql/statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 const QUERY_CANCELED = '57014';
 

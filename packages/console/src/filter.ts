@@ -1,7 +1,8 @@
-import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import { parseDuration } from '@webhook-inbox/inbox/ops/duration';
+import { GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import type { EventFilter } from '@webhook-inbox/inbox/event-store';
 import { ConsoleError } from './errors.ts';
-import type { EventFilter } from './sql/events.ts';
 
 /**
  * The events filter as a page's query string carries it, and as a bulk replay operation stores it: strings, with
@@ -19,9 +20,11 @@ export interface FilterForm {
   path: string;
   /** JSON (`42`, `"a"`, `true`) or, when it is not JSON, a string. */
   value: string;
+  /** A consumer group other than the default: its events (the types it has effects for), its status. */
+  group: string;
 }
 
-const FIELDS = ['provider', 'type', 'status', 'from', 'to', 'eventId', 'path', 'value'] as const;
+const FIELDS = ['provider', 'type', 'status', 'from', 'to', 'eventId', 'path', 'value', 'group'] as const;
 const PATH_SEGMENT = /^[A-Za-z0-9_$-]+$/;
 
 export function readForm(query: Record<string, unknown>): FilterForm {
@@ -40,15 +43,19 @@ export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter;
     if (!(EVENT_STATUSES as readonly string[]).includes(form.status)) {
       throw new ConsoleError('invalid_input', `status must be one of ${EVENT_STATUSES.join(', ')}`);
     }
-    filter.status = form.status;
+    filter.status = form.status as EventStatus;
+  }
+  if (form.group) {
+    if (!isGroupName(form.group)) throw new ConsoleError('invalid_input', `group: ${GROUP_NAME_RULE}`);
+    filter.group = form.group;
   }
   if (form.from) {
-    filter.from = parseTime('from', form.from, now);
-    resolved.from = filter.from.toISOString();
+    filter.since = parseTime('from', form.from, now);
+    resolved.from = filter.since.toISOString();
   }
   if (form.to) {
-    filter.to = parseTime('to', form.to, now);
-    resolved.to = filter.to.toISOString();
+    filter.before = parseTime('to', form.to, now);
+    resolved.to = filter.before.toISOString();
   }
   if (form.path || form.value) {
     const path = form.path.split('.');

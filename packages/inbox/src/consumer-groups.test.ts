@@ -17,7 +17,8 @@ import { purgeExpired } from './ops/retention.ts';
 import { readInboxStats } from './ops/inbox-stats.ts';
 import { ensureQueues, queuesOf } from './queue.ts';
 import { webhookEvents } from './sql/index.ts';
-import { replayEvent, replayEvents } from './replay.ts';
+import { replayEvents } from './bulk-replay.ts';
+import { replayEvent } from './replay.ts';
 
 const db = useTestDatabase();
 const harness = useWorkerHarness(() => db.url);

@@ -1,23 +1,20 @@
 import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
-import { effectRuns, webhookEventGroups, webhookEvents } from './sql/index.ts';
+import type { EventCursor, EventFilter } from './sql/event-filter.ts';
+import { effectRuns, eventFilter, webhookEventGroups, webhookEvents } from './sql/index.ts';
 import type { EventGroupRow } from './sql/webhook-event-groups.ts';
 
-export type { EventGroupRow };
+export type { EventCursor, EventFilter, EventGroupRow };
 
 /** Read side of the event log, shared by the CLI and the admin API. */
 
-export interface EventFilters {
-  provider?: string;
-  status?: EventStatus;
-  type?: string;
-  /** Only events received at or after this time. */
-  since?: Date;
+/** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
+export interface EventFilters extends Pick<EventFilter, 'provider' | 'status' | 'type' | 'since'> {
   /** At most this many (1..500). */
   limit?: number;
   /** Opaque cursor from a previous page's `nextCursor`. */
-  cursor?: string;
+  cursor?: string | undefined;
 }
 
 export interface EventSummary {
@@ -82,18 +79,22 @@ export async function listEvents(pool: pg.Pool, filters: EventFilters = {}): Pro
     throw new InvalidFilterError('limit must be 1..500', 'limit');
   if (filters.since && Number.isNaN(filters.since.getTime()))
     throw new InvalidFilterError('since is not a valid time', 'since');
-  const after = filters.cursor ? decodeCursor(filters.cursor) : undefined;
-  // One row more than asked: whether it exists says if there is a next page.
+  const { limit: _, cursor, ...filter } = filters;
+  const after = cursor ? decodeCursor(cursor) : undefined;
   const { rows } = await pool.query<EventSummary & { cursorAt: string }>(
-    webhookEvents.selectEventPage({ ...filters, after }, limit + 1),
+    eventFilter.listEvents(filter, limit, after),
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    events: page.map(({ cursorAt: _, ...event }) => event),
-    nextCursor:
-      rows.length > limit && last ? encodeCursor([last.cursorAt, last.provider, last.eventId]) : null,
+    events: page.map(({ cursorAt: _at, ...event }) => event),
+    nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null,
   };
+}
+
+/** A row's place in the event log's order (`EventCursor`), from its key and `cursorAt`. */
+export function cursorOf(row: { cursorAt: string; provider: string; eventId: string }): EventCursor {
+  return [row.cursorAt, row.provider, row.eventId];
 }
 
 export async function getEvent(
@@ -117,8 +118,9 @@ export async function getEvent(
   };
 }
 
-function encodeCursor(parts: [string, string, string]): string {
-  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+/** A cursor as the event log's pages hand it out: opaque, URL-safe. */
+export function encodeCursor(cursor: EventCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
 }
 
 // What encodeCursor writes: a UTC time to the microsecond, then a provider and an event key (never NUL, which
@@ -132,7 +134,8 @@ function isCursorTime(text: string): boolean {
   return date.getTime() >= 0 && date.toISOString().slice(0, 23) === text.slice(0, 23);
 }
 
-function decodeCursor(cursor: string): [string, string, string] {
+/** The cursor `encodeCursor` wrote; anything else throws `InvalidFilterError` (field `cursor`). */
+export function decodeCursor(cursor: string): EventCursor {
   try {
     const parts: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (
@@ -141,7 +144,7 @@ function decodeCursor(cursor: string): [string, string, string] {
       parts.every((p) => typeof p === 'string' && !p.includes('\u0000')) &&
       isCursorTime(parts[0] as string)
     ) {
-      return parts as [string, string, string];
+      return parts as unknown as EventCursor;
     }
   } catch {
     // fall through

@@ -42,12 +42,16 @@ export {
   type StripeProviderOptions,
 } from './providers/index.ts';
 export {
+  decodeCursor,
+  encodeCursor,
   getEvent,
   InvalidFilterError,
   isEventStatus,
   listEvents,
   type EffectRunRow,
+  type EventCursor,
   type EventDetail,
+  type EventFilter,
   type EventFilters,
   type EventPage,
   type EventSummary,
@@ -98,15 +102,22 @@ export type { EffectRouteRow, RecordedRouteRow } from './sql/effect-routes.ts';
 export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
 export {
   replayEvent,
-  replayEvents,
   ReplayError,
-  type BulkReplayFilters,
-  type BulkReplayOptions,
-  type BulkReplayResult,
   type EffectLookup,
   type ReplayDeps,
   type ReplayOptions,
   type ReplayResult,
 } from './replay.ts';
+export {
+  countBulkReplay,
+  replayChunk,
+  replayEvents,
+  type BulkReplayFilters,
+  type BulkReplayOptions,
+  type BulkReplayResult,
+  type BulkReplaySet,
+  type ChunkOptions,
+  type ChunkOutcome,
+} from './bulk-replay.ts';
 // The inbox's tables travel with @webhook-inbox/db; a team's deploy script applies them from here.
 export { INBOX_MIGRATIONS, migrateDatabase, type MigrateOptions, type MigrationSet } from '@webhook-inbox/db';

@@ -13,7 +13,8 @@ import {
 } from '../test/support/harness.ts';
 import { external, type DatabaseEffectFn } from './effects/types.ts';
 import { createInbox, type InboxWorker } from './inbox.ts';
-import { replayEvent, replayEvents, ReplayError, type ReplayDeps } from './replay.ts';
+import { replayEvents } from './bulk-replay.ts';
+import { replayEvent, ReplayError, type ReplayDeps } from './replay.ts';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

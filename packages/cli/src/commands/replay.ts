@@ -78,7 +78,7 @@ export async function replay(
         : await replayEvents(
             deps,
             {
-              ...(options.status ? { status: options.status } : {}),
+              ...(options.status && isEventStatus(options.status) ? { status: options.status } : {}),
               provider: options.provider,
               type: options.type,
               since: options.since ? sinceDate(options.since) : undefined,

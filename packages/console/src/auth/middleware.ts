@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
 import { getCookie } from 'hono/cookie';
 import type { ConsoleEnv, ConsoleServices } from '../context.ts';
 import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
-import { isRevoked } from '../sql/sessions.ts';
 import { searchParams } from '../views/format.ts';
 
 export const SESSION_COOKIE = 'wi_console_session';
@@ -105,6 +105,6 @@ export function requireSession(services: ConsoleServices): MiddlewareHandler<Con
 }
 
 async function revoked(services: ConsoleServices, sessionId: string): Promise<boolean> {
-  const [row] = await run<{ revoked: boolean }>(services.pool, isRevoked(sessionId));
+  const [row] = await run<{ revoked: boolean }>(services.pool, consoleRevokedSessions.isRevoked(sessionId));
   return row?.revoked === true;
 }

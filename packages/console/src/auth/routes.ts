@@ -1,3 +1,4 @@
+import { auditLog } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { Hono } from 'hono';
@@ -5,7 +6,6 @@ import type { ConsoleServices } from '../context.ts';
 import { remoteAddress } from '../context.ts';
 import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
-import { insertAudit, recentLoginFailures } from '../sql/audit.ts';
 import { layout } from '../views/layout.ts';
 import { isHttps, LOGIN_COOKIE, SESSION_COOKIE } from './middleware.ts';
 import { loginNonce, sameBytes } from './session.ts';
@@ -62,7 +62,7 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number, thro
     if (!services.sessions.tokenMatches(text('token'))) {
       await run(
         services.pool,
-        insertAudit({
+        auditLog.insertAudit({
           actor: who || 'unknown',
           action: 'login_refused',
           target: null,
@@ -97,7 +97,7 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number, thro
     deleteCookie(c, LOGIN_COOKIE, { path: cookiePath });
     await run(
       services.pool,
-      insertAudit({
+      auditLog.insertAudit({
         actor: who,
         action: 'login',
         target: null,
@@ -130,7 +130,7 @@ async function throttled(
   const now = services.now().getTime();
   const [failures] = await run<{ n: number; oldest: Date | null }>(
     services.pool,
-    recentLoginFailures(address, new Date(now - throttle.windowMs)),
+    auditLog.recentLoginFailures(address, new Date(now - throttle.windowMs)),
   );
   if (!failures?.oldest || failures.n < throttle.maxFailures) return 0;
   return Math.max(1, Math.ceil((new Date(failures.oldest).getTime() + throttle.windowMs - now) / 1000));

@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { errorFields, errorLine } from '@webhook-inbox/inbox/error-text';
-import { ReplayError, replayEvent, type EffectLookup, type ReplayDeps } from '@webhook-inbox/inbox/replay';
+import { replayChunk, type BulkReplaySet } from '@webhook-inbox/inbox/bulk-replay';
+import { DEFAULT_GROUP, ensureQueues } from '@webhook-inbox/inbox/queue';
+import type { EffectLookup, ReplayDeps } from '@webhook-inbox/inbox/replay';
+import type { EventCursor } from '@webhook-inbox/inbox/event-store';
+import { replayOperations } from '@webhook-inbox/inbox/sql';
 import type { Logger } from 'pino';
 import { parseFilter, readForm } from '../filter.ts';
 import { run } from '../db.ts';
-import { nextEvents, type EventCursor } from '../sql/events.ts';
-import {
-  claimOperation,
-  completeOperation,
-  recordProgress,
-  releaseOperation,
-} from '../sql/replay-operations.ts';
 
 export interface RunnerOptions extends Omit<ReplayDeps, 'effectsFor'> {
-  /** The effects registered per event type, read again for each chunk (a worker may have restarted). */
-  effectsFor: () => Promise<EffectLookup | undefined>;
+  /**
+   * The effects registered per event type in a consumer group, read again for each chunk (a worker may have
+   * restarted).
+   */
+  effectsFor: (group: string) => Promise<EffectLookup | undefined>;
   logger: Logger;
   /** Events replayed between two progress records (and cancellation checks). Default 200. */
   chunkSize?: number;
@@ -43,8 +43,8 @@ interface OperationRow {
 
 /**
  * Runs bulk replay operations in the background: claims the oldest unfinished one (a lease in
- * `replay_operations`, so several processes can run this and never share one), replays its events in chunks
- * oldest first from its cursor, records progress after each chunk, stops at a cancellation, completes when no
+ * `replay_operations`, so several processes can run this and never share one), replays its events (the inbox's
+ * bulk replay, for the filter's consumer group) in chunks oldest first from its cursor, records progress after each chunk, stops at a cancellation, completes when no
  * event is left. A runner that starts picks up whatever is unfinished, so an operation survives a restart; one
  * left by a crashed process is taken once its lease expires.
  */
@@ -69,51 +69,34 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
 
   async function runOperation(operation: OperationRow): Promise<void> {
     const { filter } = parseFilter(readForm(operation.filter), new Date());
+    const group = filter.group ?? DEFAULT_GROUP;
+    // Its worker created them before recording its routes; a replay does not depend on that.
+    if (group !== DEFAULT_GROUP) await ensureQueues(options.boss, undefined, group);
+    const set: BulkReplaySet = { filter, upTo: operation.receivedUpTo.toISOString() };
     let cursor = operation.cursor;
-    logger.info({ operation: operation.id, runner }, 'bulk replay operation running');
+    logger.info({ operation: operation.id, runner, group }, 'bulk replay operation running');
     for (;;) {
-      const events = await run<{ provider: string; eventId: string; cursorAt: string }>(
-        pool,
-        nextEvents(filter, operation.receivedUpTo, chunkSize, cursor),
-      );
-      if (events.length === 0) {
-        await run(pool, completeOperation(operation.id, runner));
+      const effectsFor = await options.effectsFor(group);
+      const deps: ReplayDeps = { pool, boss: options.boss, ...(effectsFor ? { effectsFor } : {}) };
+      // An event purged since the count is refused, skipped and counted; anything else rejects the chunk (the
+      // database is down, say) and the operation resumes from the last recorded cursor.
+      const chunk = await replayChunk(deps, set, cursor, { limit: chunkSize, concurrency });
+      if (chunk.read === 0) {
+        await run(pool, replayOperations.completeOperation(operation.id, runner));
         logger.info({ operation: operation.id }, 'bulk replay operation completed');
         return;
       }
-      const effectsFor = await options.effectsFor();
-      const deps: ReplayDeps = { pool, boss: options.boss, ...(effectsFor ? { effectsFor } : {}) };
-      let enqueued = 0;
-      let failed = 0;
-      let lastError: string | null = null;
-      // A few replays at a time: each is its own short transaction, so they overlap their round trips.
-      let next = 0;
-      const replayNext = async (): Promise<void> => {
-        for (let event = events[next++]; event; event = events[next++]) {
-          try {
-            const result = await replayEvent(deps, event.provider, event.eventId);
-            if (result.enqueued) enqueued++;
-          } catch (error) {
-            // An event purged since the count is skipped and counted; anything else stops the chunk (the database
-            // is down, say) and the operation resumes from the last recorded cursor.
-            if (!(error instanceof ReplayError)) throw error;
-            failed++;
-            lastError = errorLine(error);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: concurrency }, replayNext));
-      const last = events.at(-1);
-      if (!last) return;
-      cursor = [last.cursorAt, last.provider, last.eventId];
+      cursor = chunk.cursor;
+      if (!cursor) return;
+      const lastRefused = chunk.refused.at(-1);
       const [state] = await run<{ status: string }>(
         pool,
-        recordProgress(operation.id, runner, leaseMs, {
-          done: events.length,
-          enqueued,
-          failed,
+        replayOperations.recordProgress(operation.id, runner, leaseMs, {
+          done: chunk.read,
+          enqueued: chunk.results.filter((result) => result.enqueued).length,
+          failed: chunk.refused.length,
           cursor,
-          lastError,
+          lastError: lastRefused ? errorLine(lastRefused) : null,
         }),
       );
       if (!state) {
@@ -125,11 +108,11 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       }
       if (state.status !== 'running') {
         logger.info({ operation: operation.id, status: state.status }, 'bulk replay operation stopped');
-        await run(pool, releaseOperation(operation.id, runner, null));
+        await run(pool, replayOperations.releaseOperation(operation.id, runner, null));
         return;
       }
       if (stopping) {
-        await run(pool, releaseOperation(operation.id, runner, null));
+        await run(pool, replayOperations.releaseOperation(operation.id, runner, null));
         return;
       }
     }
@@ -140,7 +123,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       let operation: OperationRow | undefined;
       let interrupted = false;
       try {
-        [operation] = await run<OperationRow>(pool, claimOperation(runner, leaseMs));
+        [operation] = await run<OperationRow>(pool, replayOperations.claimOperation(runner, leaseMs));
         if (operation) await runOperation(operation);
       } catch (error) {
         interrupted = true;
@@ -149,7 +132,9 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
           'bulk replay operation interrupted',
         );
         if (operation) {
-          await run(pool, releaseOperation(operation.id, runner, errorLine(error))).catch(() => {});
+          await run(pool, replayOperations.releaseOperation(operation.id, runner, errorLine(error))).catch(
+            () => {},
+          );
         }
       }
       // Idle, or failing: wait before looking again rather than retry in a tight loop.

@@ -1,7 +1,7 @@
+import { alertsSent } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { alertGroups, recentAlerts, type AlertGroupRow, type AlertMessageRow } from '../sql/alerts.ts';
 import { utc } from '../views/format.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 import { eventHref } from './events.ts';
@@ -23,8 +23,16 @@ export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
     const window: Window = requested && requested in WINDOWS ? (requested as Window) : '24h';
     const since = new Date(services.now().getTime() - WINDOWS[window]);
     const [groups, messages] = await Promise.all([
-      read<AlertGroupRow>(services.pool, alertGroups(since, GROUPS), services.queryTimeoutMs),
-      read<AlertMessageRow>(services.pool, recentAlerts(MESSAGES), services.queryTimeoutMs),
+      read<alertsSent.AlertGroupRow>(
+        services.pool,
+        alertsSent.alertGroups(since, GROUPS),
+        services.queryTimeoutMs,
+      ),
+      read<alertsSent.AlertMessageRow>(
+        services.pool,
+        alertsSent.recentAlerts(MESSAGES),
+        services.queryTimeoutMs,
+      ),
     ]);
     const base = services.base;
     return c.html(

@@ -1,7 +1,7 @@
+import { auditLog } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { listAudit } from '../sql/audit.ts';
 import { utc } from '../views/format.ts';
 import { layout } from '../views/layout.ts';
 
@@ -21,7 +21,7 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
       remoteAddress: string | null;
     }>(
       services.pool,
-      listAudit(PAGE_SIZE + 1, Number.isSafeInteger(before) && before > 0 ? before : undefined),
+      auditLog.listAudit(PAGE_SIZE + 1, Number.isSafeInteger(before) && before > 0 ? before : undefined),
       services.queryTimeoutMs,
     );
     const page = rows.slice(0, PAGE_SIZE);

@@ -1,7 +1,7 @@
+import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { listEvents } from '../sql/events.ts';
 import { layout } from '../views/layout.ts';
 import { eventsTable, type EventRow } from './events.ts';
 
@@ -12,7 +12,7 @@ export function deadPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/dead', async (c) => {
     const rows = await read<EventRow>(
       services.pool,
-      listEvents({ status: 'dead' }, SHOWN),
+      eventFilter.listEvents({ status: 'dead' }, SHOWN),
       services.queryTimeoutMs,
     );
     const page = rows.slice(0, SHOWN);

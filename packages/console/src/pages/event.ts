@@ -1,18 +1,17 @@
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
 import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
+import { effectRuns, pgbossJobs, webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
-import { getEffectRuns, getEvent, getEventGroups } from '../sql/events.ts';
-import { eventJobs } from '../sql/overview.ts';
 import { cliCommand, searchParams, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { eventHref, type EventRow } from './events.ts';
 
 interface EventDetailRow extends EventRow {
   headers: Record<string, string>;
-  payloadText: string | null;
+  payload: string | null;
 }
 
 interface EffectRunRow {
@@ -74,15 +73,19 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event', async (c) => {
     const { provider, eventId } = eventKey(c);
     const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(services.pool, getEvent(provider, eventId), t);
+    const [event] = await read<EventDetailRow>(
+      services.pool,
+      webhookEvents.selectEvent(provider, eventId, 'pretty'),
+      t,
+    );
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
     const [runs, groups] = await Promise.all([
-      read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t),
-      read<GroupRow>(services.pool, getEventGroups(provider, eventId), t),
+      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
+      read<GroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
     ]);
     const queues = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
     for (const { group } of groups) queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
-    const jobs = await read<JobRow>(services.pool, eventJobs(queues, provider, eventId), t);
+    const jobs = await read<JobRow>(services.pool, pgbossJobs.selectEventJobs(queues, provider, eventId), t);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
@@ -131,9 +134,9 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
           <section aria-labelledby="h-payload">
             <h2 id="h-payload">Payload</h2>
             ${
-              event.payloadText === null
+              event.payload === null
                 ? html`<p class="empty">Purged by retention.</p>`
-                : html`<pre class="payload" tabindex="0"><code>${event.payloadText}</code></pre>`
+                : html`<pre class="payload" tabindex="0"><code>${event.payload}</code></pre>`
             }
             <pre class="cli"><code>${cliCommand('show', provider, eventId)}</code></pre>
           </section>`,
@@ -145,9 +148,13 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event/effects', async (c) => {
     const { provider, eventId } = eventKey(c);
     const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(services.pool, getEvent(provider, eventId), t);
+    const [event] = await read<EventDetailRow>(
+      services.pool,
+      webhookEvents.selectEvent(provider, eventId, 'pretty'),
+      t,
+    );
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const runs = await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), t);
+    const runs = await read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     // The facts come along (swapped out of band): the header and the timeline always show the same read.
@@ -162,7 +169,11 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       replayEvent(await replayDeps(), provider, eventId, { forceEffect: effect, dryRun: true }),
     );
     const [run] = (
-      await read<EffectRunRow>(services.pool, getEffectRuns(provider, eventId), services.queryTimeoutMs)
+      await read<EffectRunRow>(
+        services.pool,
+        effectRuns.selectEffectRuns(provider, eventId),
+        services.queryTimeoutMs,
+      )
     ).filter((r) => r.effect === effect);
     return c.html(
       layout({
@@ -313,7 +324,7 @@ function effectsTimeline(base: string, event: EventRow, runs: EffectRunRow[], no
   return html`<div id="effects" ${polling} aria-live="polite">
     <p class="hint">Event ${statusBadge(event.status)}</p>
     <ol class="timeline">
-      ${runs.map(
+      ${[...runs].sort(inStartOrder).map(
         (r) =>
           html`<li class="effect status-${r.status}">
             <div class="effect-head">
@@ -380,4 +391,10 @@ function jobsTable(jobs: JobRow[]): Html {
       </tbody>
     </table>
   </div>`;
+}
+
+/** The order effects started in; those not started yet last, by name. */
+function inStartOrder(a: EffectRunRow, b: EffectRunRow): number {
+  const started = (a.startedAt?.getTime() ?? Infinity) - (b.startedAt?.getTime() ?? Infinity);
+  return started || (a.effect < b.effect ? -1 : a.effect > b.effect ? 1 : 0);
 }

@@ -1,10 +1,17 @@
 import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import {
+  cursorOf,
+  decodeCursor,
+  encodeCursor,
+  InvalidFilterError,
+  type EventCursor,
+} from '@webhook-inbox/inbox/event-store';
+import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { listEvents, listProviders, type EventCursor } from '../sql/events.ts';
 import { searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 
@@ -32,17 +39,18 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/events', async (c) => {
     const form = readForm(c.req.query());
     const { filter } = parseFilter(form, services.now());
-    const cursor = decodeCursor(c.req.query('cursor'));
+    const cursor = decodePageCursor(c.req.query('cursor'));
     const [rows, providers] = await Promise.all([
-      read<EventRow>(services.pool, listEvents(filter, PAGE_SIZE, cursor), services.queryTimeoutMs),
-      read<{ provider: string }>(services.pool, listProviders(), services.queryTimeoutMs),
+      read<EventRow>(
+        services.pool,
+        eventFilter.listEvents(filter, PAGE_SIZE, cursor),
+        services.queryTimeoutMs,
+      ),
+      read<{ provider: string }>(services.pool, eventFilter.listProviders(), services.queryTimeoutMs),
     ]);
     const page = rows.slice(0, PAGE_SIZE);
     const last = page.at(-1);
-    const next =
-      rows.length > PAGE_SIZE && last
-        ? encodeCursor([last.cursorAt, last.provider, last.eventId])
-        : undefined;
+    const next = rows.length > PAGE_SIZE && last ? encodeCursor(cursorOf(last)) : undefined;
     return c.html(
       layout({
         base: services.base,
@@ -129,6 +137,10 @@ export function filterForm(base: string, action: string, form: FilterForm, provi
       </select>
     </div>
     <div>
+      <label for="f-group">Consumer group</label>
+      <input id="f-group" name="group" value="${form.group}" placeholder="default" />
+    </div>
+    <div>
       <label for="f-type">Type</label>
       <input id="f-type" name="type" value="${form.type}" placeholder="checkout.session.completed" />
     </div>
@@ -156,24 +168,15 @@ export function filterForm(base: string, action: string, form: FilterForm, provi
   </form>`;
 }
 
-function encodeCursor(cursor: EventCursor): string {
-  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
-}
-
-function decodeCursor(text: string | undefined): EventCursor | undefined {
+/** The page's cursor, as the event log's pages (the admin API's, the CLI's) hand it out. */
+function decodePageCursor(text: string | undefined): EventCursor | undefined {
   if (!text) return undefined;
   try {
-    const parts: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(parts) &&
-      parts.length === 3 &&
-      parts.every((p) => typeof p === 'string') &&
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(parts[0] as string)
-    ) {
-      return parts as EventCursor;
+    return decodeCursor(text);
+  } catch (error) {
+    if (error instanceof InvalidFilterError) {
+      throw new ConsoleError('invalid_input', 'the cursor is not one this page gave', { cause: error });
     }
-  } catch {
-    // falls through to the error
+    throw error;
   }
-  throw new ConsoleError('invalid_input', 'the cursor is not one this page gave');
 }

@@ -1,10 +1,9 @@
+import { eventFilter, replayOperations } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { countEvents, listProviders, nextEvents } from '../sql/events.ts';
-import { cancelOperation, getOperation, insertOperation, listOperations } from '../sql/replay-operations.ts';
 import { cliCommand, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { eventsTable, filterForm, type EventRow } from './events.ts';
@@ -45,9 +44,9 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     const { filter, resolved } = parseFilter(form, upTo);
     const t = services.queryTimeoutMs;
     const [[count], sample, providers] = await Promise.all([
-      read<{ n: number }>(services.pool, countEvents(filter, upTo), t),
-      read<EventRow>(services.pool, nextEvents(filter, upTo, SAMPLE_SIZE, null), t),
-      read<{ provider: string }>(services.pool, listProviders(), t),
+      read<{ n: number }>(services.pool, eventFilter.countEvents(filter, upTo), t),
+      read<EventRow>(services.pool, eventFilter.nextEvents(filter, upTo, SAMPLE_SIZE, null), t),
+      read<{ provider: string }>(services.pool, eventFilter.listProviders(), t),
     ]);
     const total = count?.n ?? 0;
     return c.html(
@@ -92,9 +91,15 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     if (Number.isNaN(upTo.getTime()))
       throw new ConsoleError('invalid_input', "upTo must be the dry run's time");
     const { filter, resolved } = parseFilter(form, services.now());
+    if (filter.group && !(await services.effectsFor(filter.group))) {
+      throw new ConsoleError(
+        'invalid_input',
+        `no worker of consumer group "${filter.group}" has recorded its effects yet: start it first`,
+      );
+    }
     const [count] = await read<{ n: number }>(
       services.pool,
-      countEvents(filter, upTo),
+      eventFilter.countEvents(filter, upTo),
       services.queryTimeoutMs,
     );
     const total = count?.n ?? 0;
@@ -102,7 +107,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     const given = Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== ''));
     const [operation] = await run<OperationRow>(
       services.pool,
-      insertOperation(given, upTo, total, c.get('session').who),
+      replayOperations.insertOperation(given, upTo, total, c.get('session').who),
     );
     if (!operation) throw new Error('insert into replay_operations returned no row');
     await audit(services, c, 'bulk_replay_started', `replay operation ${operation.id}`, {
@@ -115,7 +120,11 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   });
 
   app.get('/operations', async (c) => {
-    const operations = await read<OperationRow>(services.pool, listOperations(50), services.queryTimeoutMs);
+    const operations = await read<OperationRow>(
+      services.pool,
+      replayOperations.listOperations(50),
+      services.queryTimeoutMs,
+    );
     return c.html(
       layout({
         base: services.base,
@@ -191,7 +200,10 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 
   app.post('/operations/:id{[0-9]+}/cancel', async (c) => {
     const id = Number(c.req.param('id'));
-    const [operation] = await run<OperationRow>(services.pool, cancelOperation(id, c.get('session').who));
+    const [operation] = await run<OperationRow>(
+      services.pool,
+      replayOperations.cancelOperation(id, c.get('session').who),
+    );
     if (!operation) {
       await loadOperation(services, id);
       throw new ConsoleError('conflict', `bulk replay ${id} has already finished`);
@@ -205,7 +217,11 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 }
 
 async function loadOperation(services: ConsoleServices, id: number): Promise<OperationRow> {
-  const [operation] = await read<OperationRow>(services.pool, getOperation(id), services.queryTimeoutMs);
+  const [operation] = await read<OperationRow>(
+    services.pool,
+    replayOperations.getOperation(id),
+    services.queryTimeoutMs,
+  );
   if (!operation) throw new ConsoleError('not_found', `no bulk replay ${id}`);
   return operation;
 }
@@ -269,5 +285,6 @@ function bulkCli(form: FilterForm): string {
   if (form.provider) words.push('--provider', form.provider);
   if (form.type) words.push('--type', form.type);
   if (form.from) words.push('--since', form.from);
+  if (form.group) words.push('--group', form.group);
   return `${cliCommand(...words)}${form.to || form.eventId || form.path ? '   # the CLI has no to/event id/payload filter' : ''}`;
 }

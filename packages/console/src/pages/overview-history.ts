@@ -1,7 +1,7 @@
+import { deliveryCounts, inboxSamples } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { deliveriesPerBucket, samplesSince } from '../sql/overview.ts';
 import { age, utc } from '../views/format.ts';
 import type { Html } from '../views/layout.ts';
 
@@ -45,10 +45,10 @@ export async function historyCharts(services: ConsoleServices, window: ChartWind
   const [requests, samples] = await Promise.all([
     read<{ bucket: Date; kind: string; n: number }>(
       services.pool,
-      deliveriesPerBucket(since, bucketSeconds),
+      deliveryCounts.countPerBucket(since, bucketSeconds),
       services.queryTimeoutMs,
     ),
-    read<Sample>(services.pool, samplesSince(since), services.queryTimeoutMs),
+    read<Sample>(services.pool, inboxSamples.selectSamplesSince(since), services.queryTimeoutMs),
   ]);
   const index = new Map(starts.map((at, i) => [at, i]));
   const zeros = () => starts.map(() => 0);

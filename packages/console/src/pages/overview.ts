@@ -1,8 +1,8 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
+import { effectRuns, pgbossJobs, webhookEvents } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { backlog, failingEffects, openCounts, perBucket, statusCounts } from '../sql/overview.ts';
 import { chart, historyCharts } from './overview-history.ts';
 import { age, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
@@ -54,17 +54,25 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
   const t = services.queryTimeoutMs;
   const starts = bucketStarts(now, ms, bucketSeconds);
   const [byStatus, [open], [queue], effects, buckets, history] = await Promise.all([
-    read<{ status: string; n: number }>(services.pool, statusCounts(new Date(now.getTime() - DAY_MS)), t),
-    read<{ failed: number; dead: number }>(services.pool, openCounts(), t),
-    read<{ ready: number; deferred: number; active: number; oldestReadySeconds: number | null }>(
+    read<{ status: string; n: number }>(
       services.pool,
-      backlog(EVENTS_QUEUE),
+      webhookEvents.countByStatusSince(new Date(now.getTime() - DAY_MS)),
       t,
     ),
-    read<{ effect: string; n: number; sampleError: string | null }>(services.pool, failingEffects(), t),
+    read<{ failed: number; dead: number }>(services.pool, webhookEvents.countOpen(), t),
+    read<{ ready: number; deferred: number; active: number; oldestReadySeconds: number | null }>(
+      services.pool,
+      pgbossJobs.selectBacklog(EVENTS_QUEUE),
+      t,
+    ),
+    read<{ effect: string; n: number; sampleError: string | null }>(
+      services.pool,
+      effectRuns.selectFailingEffects(),
+      t,
+    ),
     read<{ bucket: Date; status: string; n: number }>(
       services.pool,
-      perBucket(new Date(starts[0] ?? 0), bucketSeconds),
+      webhookEvents.countPerBucket(new Date(starts[0] ?? 0), bucketSeconds),
       t,
     ),
     historyCharts(services, { starts, bucketSeconds, label }),

@@ -1,7 +1,7 @@
 import type { AlertOutcome } from '../ops/alerts/delivery.ts';
 import type { Statement } from './statement.ts';
 
-/** Statements on `alerts_sent`: the record of alert messages, written by the alert journal. */
+/** Statements on `alerts_sent`: the record of alert messages, written by the alert journal, read by the console. */
 
 export function insertAlertSent(outcome: AlertOutcome): Statement {
   return {
@@ -22,5 +22,64 @@ export function insertAlertSent(outcome: AlertOutcome): Statement {
       outcome.outcome,
       outcome.headline,
     ],
+  };
+}
+
+export interface AlertGroupRow {
+  fingerprint: string;
+  kind: string;
+  provider: string;
+  eventType: string | null;
+  effect: string | null;
+  /** The newest message's first line. */
+  headline: string;
+  /** The newest message's event, when it is about one. */
+  eventId: string | null;
+  /** Alerts counted (a summary message stands for many). */
+  occurrences: number;
+  messages: number;
+  failed: number;
+  firstAt: Date;
+  lastAt: Date;
+}
+
+/** Messages since `since`, grouped by problem (fingerprint), the most recent problem first. */
+export function alertGroups(since: Date, limit: number): Statement {
+  return {
+    text: `
+      select fingerprint, kind, provider, event_type as "eventType", effect,
+             (array_agg(headline order by at desc))[1] as headline,
+             (array_agg(event_id order by at desc))[1] as "eventId",
+             sum(occurrences)::int as occurrences, count(*)::int as messages,
+             count(*) filter (where outcome = 'failed')::int as failed,
+             min(at) as "firstAt", max(at) as "lastAt"
+        from alerts_sent
+       where at >= $1
+       group by fingerprint, kind, provider, event_type, effect
+       order by max(at) desc
+       limit $2`,
+    values: [since, limit],
+  };
+}
+
+export interface AlertMessageRow {
+  id: number;
+  at: Date;
+  service: string;
+  kind: string;
+  provider: string;
+  eventId: string | null;
+  occurrences: number;
+  outcome: string;
+  headline: string;
+}
+
+/** The newest messages, one per row (`alerts_sent_at_idx`). */
+export function recentAlerts(limit: number): Statement {
+  return {
+    text: `
+      select id, at, service, kind, provider, event_id as "eventId", occurrences, outcome, headline
+        from alerts_sent order by at desc limit $1`,
+    values: [limit],
   };
 }

@@ -3,7 +3,7 @@ import type { Statement } from './statement.ts';
 
 /**
  * Statements on `webhook_delivery_counts` (webhook requests per minute, provider and outcome): the receiver's
- * flush and retention. The console's overview reads it with its own statements.
+ * flush, the console's overview, retention.
  */
 
 /** One row of a flush: requests answered in `minute` with this provider, outcome and HTTP status. */
@@ -42,6 +42,24 @@ export function addDeliveryCounts(counts: readonly DeliveryCount[]): Statement {
       rows.map((r) => r.httpStatus),
       rows.map((r) => r.count),
     ],
+  };
+}
+
+/**
+ * Webhook requests per bucket of `bucketSeconds` since `since`, by kind: `accepted`, `duplicate`, `refused` (a 4xx:
+ * the request can never succeed), `not recorded` (a 5xx: the provider retries). Reads the primary key's range (a
+ * minute first).
+ */
+export function countPerBucket(since: Date, bucketSeconds: number): Statement {
+  return {
+    text: `select date_bin($2 * interval '1 second', minute, $1) as bucket,
+                  case when http_status < 300 then outcome
+                       when http_status < 500 then 'refused'
+                       else 'not recorded' end as kind,
+                  sum(count)::int as n
+             from webhook_delivery_counts where minute >= $1
+            group by 1, 2 order by 1`,
+    values: [since, bucketSeconds],
   };
 }
 

@@ -38,21 +38,26 @@ export function forceEffect(provider: string, eventId: string, effect: string): 
   };
 }
 
-/**
- * Failed ledger rows per effect among the events that are not processed (an effect of a processed event has
- * completed): `{"notifyCrm": 3}`. Reached through `webhook_events_status_received_at_idx`, so the cost follows
- * the unfinished events, not the ledger's history.
- */
+// Failed ledger rows per effect among the events that are not processed (an effect of a processed event has
+// completed), reached through `webhook_events_status_received_at_idx`, so the cost follows the unfinished events,
+// not the ledger's history.
+const FAILING_BY_EFFECT = `
+  select r.effect, count(*)::int as n, max(r.last_error) as "sampleError"
+    from webhook_events e
+    join effect_runs r on r.provider = e.provider and r.event_id = e.event_id
+   where e.status in ('received', 'processing', 'failed', 'dead') and r.status = 'failed'
+   group by r.effect`;
+
+/** The failing effects, one row each (`effect`, `n`, one of its errors), the most failing first: the console. */
+export function selectFailingEffects(): Statement {
+  return { text: `${FAILING_BY_EFFECT} order by n desc, r.effect`, values: [] };
+}
+
+/** The failing effects as one object, `{"notifyCrm": 3}`: the samples. */
 export function countFailingByEffect(): Statement {
   return {
     name: 'webhook_inbox_count_failing_by_effect',
-    text: `
-      select coalesce(json_object_agg(effect, n), '{}') as "byEffect"
-        from (select r.effect, count(*)::int as n
-                from webhook_events e
-                join effect_runs r on r.provider = e.provider and r.event_id = e.event_id
-               where e.status in ('received', 'processing', 'failed', 'dead') and r.status = 'failed'
-               group by r.effect) failing`,
+    text: `select coalesce(json_object_agg(effect, n), '{}') as "byEffect" from (${FAILING_BY_EFFECT}) failing`,
     values: [],
   };
 }

@@ -12,6 +12,20 @@ import type { Statement } from './statement.ts';
 export const PAYLOADS_TABLE = 'webhook_event_payloads';
 const PREFIX = `${PAYLOADS_TABLE}_p`;
 
+/**
+ * The one way to an event's payload: `select` (over `p`, its payload row) from the partition of its day, reached by
+ * the event row `events`' key and `received_at` (one primary-key probe). A scalar subquery: null when retention
+ * purged the payload, and as a condition (`p.payload @> ...`) false then.
+ *
+ * @example
+ * `select e.provider, ${payloadOf('e', 'p.payload::text')} as payload from webhook_events e`
+ */
+export function payloadOf(events: string, select: string): string {
+  return `(select ${select} from ${PAYLOADS_TABLE} p
+            where p.provider = ${events}.provider and p.event_id = ${events}.event_id
+              and p.received_at = ${events}.received_at)`;
+}
+
 /** The partition that holds the payloads received on `day`'s UTC date. */
 export function partitionName(day: Date): string {
   return PREFIX + day.toISOString().slice(0, 10).replaceAll('-', '');

@@ -2,8 +2,8 @@ import { countMinutesBefore, deleteMinutesBefore } from './per-minute.ts';
 import type { Statement } from './statement.ts';
 
 /**
- * Statements on `inbox_samples` (the inbox's state once a minute): the receiver's sampler and retention. The
- * console's overview reads it with its own statements.
+ * Statements on `inbox_samples` (the inbox's state once a minute): the receiver's sampler, the console's overview,
+ * retention.
  */
 
 export interface InboxSample {
@@ -52,6 +52,17 @@ export function currentMinuteSampled(): Statement {
     name: 'webhook_inbox_current_minute_sampled',
     text: `select exists (select 1 from inbox_samples where minute = date_trunc('minute', now())) as sampled`,
     values: [],
+  };
+}
+
+/** The samples since `since`, oldest first: one row a minute at most (the primary key). */
+export function selectSamplesSince(since: Date): Statement {
+  return {
+    text: `select minute, jobs_created + jobs_retry as "jobsWaiting", jobs_active as "jobsActive",
+                  oldest_unprocessed_seconds as "oldestSeconds", events_failed as failed, events_dead as dead,
+                  failing_effects as "failingEffects"
+             from inbox_samples where minute >= $1 order by minute`,
+    values: [since],
   };
 }
 

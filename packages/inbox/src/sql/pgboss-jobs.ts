@@ -45,3 +45,31 @@ export function selectFirstJobTrace(queue: string, provider: string, eventId: st
     values: [queue, provider, eventId],
   };
 }
+
+/**
+ * The console's overview: a queue's jobs ready to run now, waiting for a later retry, running, and how long the
+ * oldest ready job has waited.
+ */
+export function selectBacklog(queue: string): Statement {
+  return {
+    text: `select count(*) filter (where state in ('created', 'retry') and start_after <= now())::int as ready,
+                  count(*) filter (where state in ('created', 'retry') and start_after > now())::int as deferred,
+                  count(*) filter (where state = 'active')::int as active,
+                  extract(epoch from now() - min(created_on)
+                    filter (where state in ('created', 'retry') and start_after <= now()))::float8 as "oldestReadySeconds"
+             from pgboss.job where name = $1 and state < 'completed'`,
+    values: [queue],
+  };
+}
+
+/** The pg-boss jobs of one event in `queues`, newest first (replays add jobs): the console's event page. */
+export function selectEventJobs(queues: string[], provider: string, eventId: string): Statement {
+  return {
+    text: `select id, name, state, retry_count as "retryCount", retry_limit as "retryLimit",
+                  created_on as "createdOn", started_on as "startedOn", completed_on as "completedOn",
+                  start_after as "startAfter"
+             from pgboss.job where name = any($1) and data @> $2::jsonb
+            order by created_on desc limit 20`,
+    values: [queues, JSON.stringify({ provider, eventId })],
+  };
+}

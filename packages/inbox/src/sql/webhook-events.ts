@@ -1,4 +1,5 @@
-import { DEFAULT_GROUP, type EventSource, type EventStatus } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, EVENT_STATUSES, type EventSource } from '@webhook-inbox/db/statuses';
+import { payloadOf } from './event-payloads.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -113,60 +114,27 @@ export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: Ev
 }
 
 /** The columns of an event's summary, named as `EventSummary` (event-store.ts) names them. */
-const SUMMARY_COLUMNS = `
+export const SUMMARY_COLUMNS = `
   provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
   received_at as "receivedAt", processed_at as "processedAt"`;
 
-export interface EventPageFilters {
-  provider?: string;
-  status?: EventStatus;
-  type?: string;
-  since?: Date;
-  /** The previous page's last row: `received_at` as microsecond UTC text, provider, event id. */
-  after?: readonly [receivedAt: string, provider: string, eventId: string];
-}
+/** An event row's (`e`) payload as text (null once purged), read from the partition of its day. */
+export const PAYLOAD_OF_EVENT = payloadOf('e', 'p.payload::text');
 
 /**
- * One page of the event log, newest first, `limit` rows at most. Each row carries `cursorAt`: its `received_at`
- * as microsecond text (a JS Date keeps milliseconds only), the sort key a next page starts after, so no row is
- * skipped or repeated between pages while new events arrive.
+ * One event: its summary, headers and payload (null once purged). `payload::text` to parse losslessly, or `pretty`:
+ * PostgreSQL's own indented text (`jsonb_pretty`; jsonb keeps numbers as numeric, so a Shopify id above 2^53
+ * keeps every digit and JavaScript never parses it).
  */
-export function selectEventPage(filters: EventPageFilters, limit: number): Statement {
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const param = (value: unknown) => `$${values.push(value)}`;
-  if (filters.provider) where.push(`provider = ${param(filters.provider)}`);
-  if (filters.status) where.push(`status = ${param(filters.status)}`);
-  if (filters.type) where.push(`type = ${param(filters.type)}`);
-  if (filters.since) where.push(`received_at >= ${param(filters.since)}`);
-  if (filters.after) {
-    const [receivedAt, provider, eventId] = filters.after;
-    where.push(
-      `(received_at, provider, event_id) < (${param(receivedAt)}::timestamptz, ${param(provider)}, ${param(eventId)})`,
-    );
-  }
+export function selectEvent(
+  provider: string,
+  eventId: string,
+  payload: 'text' | 'pretty' = 'text',
+): Statement {
+  const select = payload === 'pretty' ? 'jsonb_pretty(p.payload)' : 'p.payload::text';
   return {
     text: `
-      select ${SUMMARY_COLUMNS},
-             to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursorAt"
-        from webhook_events
-      ${where.length ? `where ${where.join(' and ')}` : ''}
-       order by received_at desc, provider desc, event_id desc
-       limit ${param(limit)}`,
-    values,
-  };
-}
-
-/** An event row's payload as text (null once purged), read from the partition of its day. */
-export const PAYLOAD_OF_EVENT = `
-  (select p.payload::text from webhook_event_payloads p
-    where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)`;
-
-/** One event: its summary, headers and payload (`payload::text`, null once purged; parse it losslessly). */
-export function selectEvent(provider: string, eventId: string): Statement {
-  return {
-    text: `
-      select ${SUMMARY_COLUMNS}, headers, ${PAYLOAD_OF_EVENT} as payload
+      select ${SUMMARY_COLUMNS}, headers, ${payloadOf('e', select)} as payload
         from webhook_events e where provider = $1 and event_id = $2`,
     values: [provider, eventId],
   };
@@ -197,97 +165,6 @@ export function requeueEvent(provider: string, eventId: string): Statement {
     text: `update webhook_events set status = 'received' where provider = $1 and event_id = $2`,
     values: [provider, eventId],
   };
-}
-
-export interface EventKeyFilters {
-  /** For the default group `webhook_events.status`; for another, its row's (none given: rows or not). */
-  status?: string | undefined;
-  /** The consumer group replayed; another than the default narrows the set to the types it has effects for. */
-  group: string;
-  provider?: string | undefined;
-  type?: string | undefined;
-  since?: Date | undefined;
-}
-
-/** Where a bulk replay is in its events: the last one it took, in `(received_at, provider, event_id)` order. */
-export interface EventKeyCursor {
-  /** `received_at` as PostgreSQL prints it (microseconds, which a JS Date would lose). */
-  receivedAt: string;
-  provider: string;
-  eventId: string;
-}
-
-/** The conditions of a bulk replay's set: the filters, received up to `upTo` (null: now), after `after`. */
-function eventKeyWhere(
-  filters: EventKeyFilters,
-  upTo: string | null,
-  after: EventKeyCursor | null,
-): { where: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  if (filters.group === DEFAULT_GROUP) {
-    if (filters.status !== undefined) where.push(`status = $${values.push(filters.status)}`);
-  } else {
-    const group = `$${values.push(filters.group)}`;
-    where.push(
-      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = ${group})`,
-    );
-    if (filters.status !== undefined) {
-      where.push(`exists (
-        select from webhook_event_groups g
-         where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
-           and g.consumer_group = ${group} and g.status = $${values.push(filters.status)})`);
-    }
-  }
-  where.push(upTo === null ? 'received_at <= now()' : `received_at <= $${values.push(upTo)}::timestamptz`);
-  if (filters.provider) where.push(`provider = $${values.push(filters.provider)}`);
-  if (filters.type) where.push(`type = $${values.push(filters.type)}`);
-  if (filters.since) where.push(`received_at >= $${values.push(filters.since)}`);
-  if (after) {
-    const at = values.push(after.receivedAt);
-    values.push(after.provider, after.eventId);
-    where.push(`(received_at, provider, event_id) > ($${at}::timestamptz, $${at + 1}, $${at + 2})`);
-  }
-  return { where: where.join(' and '), values };
-}
-
-/**
- * Bulk replay, first: how many events match, received up to the database's clock now (`upTo`, which every
- * later page uses, so events arriving meanwhile are not in the set, nor is a replayed event that fails again).
- */
-export function countEventKeys(filters: EventKeyFilters): Statement {
-  const { where, values } = eventKeyWhere(filters, null, null);
-  return {
-    text: `select count(*)::int as n, now()::text as "upTo" from webhook_events where ${where}`,
-    values,
-  };
-}
-
-/** Bulk replay, then: the next `limit` keys of the set after `after`, oldest first (a keyset page). */
-export function selectEventKeys(
-  filters: EventKeyFilters,
-  upTo: string,
-  after: EventKeyCursor | null,
-  limit: number,
-): Statement {
-  const { where, values } = eventKeyWhere(filters, upTo, after);
-  return {
-    text: `
-      select provider, event_id as "eventId", received_at::text as "receivedAt" from webhook_events
-       where ${where}
-       order by received_at, provider, event_id limit $${values.push(limit)}`,
-    values,
-  };
-}
-
-/** Bulk replay stopped by a limit: how many events of its set remain after `after`. */
-export function countRemainingEventKeys(
-  filters: EventKeyFilters,
-  upTo: string,
-  after: EventKeyCursor,
-): Statement {
-  const { where, values } = eventKeyWhere(filters, upTo, after);
-  return { text: `select count(*)::int as n from webhook_events where ${where}`, values };
 }
 
 // Retention touches only events that are done: anything received, processing or failed (awaiting a retry) is
@@ -371,5 +248,34 @@ export function countUnfinished(): Statement {
                        where status in ('received', 'processing', 'failed', 'dead')
                        group by status) counts) as "byStatus"`,
     values: [],
+  };
+}
+
+/** The console's overview: events received since `since`, by their status now (one index range per status). */
+export function countByStatusSince(since: Date): Statement {
+  return {
+    text: `select s.status, (select count(*)::int from webhook_events e
+                               where e.status = s.status and e.received_at >= $1) as n
+             from unnest($2::text[]) as s(status)`,
+    values: [since, EVENT_STATUSES],
+  };
+}
+
+/** The console's overview: events waiting for a retry or dead, whenever they arrived (what needs an operator). */
+export function countOpen(): Statement {
+  return {
+    text: `select (select count(*)::int from webhook_events where status = 'failed') as failed,
+                  (select count(*)::int from webhook_events where status = 'dead') as dead`,
+    values: [],
+  };
+}
+
+/** Events received per bucket of `bucketSeconds` since `since` (a `received_at` index range), by status now. */
+export function countPerBucket(since: Date, bucketSeconds: number): Statement {
+  return {
+    text: `select date_bin($2 * interval '1 second', received_at, $1) as bucket, status, count(*)::int as n
+             from webhook_events where received_at >= $1
+            group by 1, 2 order by 1`,
+    values: [since, bucketSeconds],
   };
 }

@@ -1,6 +1,9 @@
 import type { Statement } from './statement.ts';
 
-/** Signed-out console sessions (`console_revoked_sessions`): the cookie alone would stay valid until it expires. */
+/**
+ * Statements on `console_revoked_sessions`: signed-out console sessions (the cookie alone would stay valid until it
+ * expires).
+ */
 
 /** Sign-out: the session is refused from now on; rows of sessions already expired go at the same time. */
 export function revokeSession(sessionId: string, expiresAt: Date): Statement {

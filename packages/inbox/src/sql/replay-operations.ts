@@ -1,7 +1,7 @@
-import type { EventCursor } from './events.ts';
+import type { EventCursor } from './event-filter.ts';
 import type { Statement } from './statement.ts';
 
-/** Bulk replay operations (`replay_operations`): created by the console, advanced by the operations runner. */
+/** Statements on `replay_operations`: bulk replays created by the console, advanced by its operations runner. */
 
 const COLUMNS = `
   id, filter, received_up_to as "receivedUpTo", status, total, done, enqueued, failed, cursor,

@@ -1,6 +1,6 @@
 import type { Statement } from './statement.ts';
 
-/** The console's audit trail (`audit_log`). */
+/** Statements on `audit_log`: the console's audit trail (its actions and sign-ins). */
 
 export interface AuditEntry {
   actor: string;

@@ -16,7 +16,7 @@ import { createInbox, type Inbox, type InboxWorker } from './inbox.ts';
 import { purgeExpired } from './ops/retention.ts';
 import { readInboxStats } from './ops/inbox-stats.ts';
 import { ensureQueues, queuesOf } from './queue.ts';
-import { webhookEvents } from './sql/index.ts';
+import { effectRoutes, webhookEvents } from './sql/index.ts';
 import { replayEvents } from './bulk-replay.ts';
 import { replayEvent } from './replay.ts';
 
@@ -201,21 +201,19 @@ describe('consumer groups', () => {
 });
 
 describe("a group's routes and the receiver's inserts", () => {
-  const waitingOnRoutes = () =>
-    waitFor(async () => {
-      const { rows } = await pool.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
-          where c.relname = 'effect_routes' and not l.granted`,
-      );
-      return rows[0]!.n > 0;
-    });
+  const waitingOnRoutes = async () => {
+    const { rows } = await pool.query<{ n: number }>(
+      `select count(*)::int as n from pg_locks where relation = 'effect_routes'::regclass and not granted`,
+    );
+    return rows[0]!.n;
+  };
   const route = (eventType: string, effect: string) => [
     { provider: 'test', eventType, effect, kind: 'database' as const, position: 0 },
   ];
 
-  it('an event recorded while a group records its routes is committed before them or reads them', async () => {
-    // A recording transaction in flight: the group's routes wait for its commit, and the event, committed
-    // before them, is not the group's.
+  it('a group gets the events inserted after its routes were committed, and neither waits for the other', async () => {
+    // A recording transaction in flight (its insert read the routes before the group's): the routes are recorded
+    // without waiting for its commit, and the event is not the group's.
     const client = await pool.connect();
     try {
       await client.query('begin');
@@ -225,62 +223,50 @@ describe("a group's routes and the receiver's inserts", () => {
           'webhook',
         ),
       );
-      const recording = recordEffectRoutes(pool, route('race.one', 'raceOne'), 'racers');
-      await waitingOnRoutes();
+      await recordEffectRoutes(pool, route('race.one', 'raceOne'), 'racers');
       await client.query('commit');
-      await recording;
     } finally {
       client.release();
     }
     expect(await groupRows('race-1')).toEqual({});
 
-    // Routes being recorded: an event's insert waits for them, then reads them (its snapshot is taken after its
-    // lock), so the event, committed after them, is the group's.
+    // Routes being recorded and not yet committed: an event's insert does not wait for them and reads the routes
+    // committed before; the next event, inserted after their commit, is the group's.
     await ensureQueues(producer.boss, FAST_RETRIES, 'racers');
     const locker = await pool.connect();
     try {
       await locker.query('begin');
-      await locker.query(`lock table effect_routes in access exclusive mode`);
+      await locker.query(effectRoutes.lockEffectRoutes());
       await locker.query(
         `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
          values ('test', 'race.two', 'raceTwo', 'database', 0, 'racers')`,
       );
-      const sending = producer.send({ eventId: 'race-2', type: 'race.two' });
-      await waitingOnRoutes();
+      expect(await producer.send({ eventId: 'race-2', type: 'race.two' })).toBe('accepted');
+      expect(await waitingOnRoutes()).toBe(0);
       await locker.query('commit');
-      expect(await sending).toBe('accepted');
     } finally {
       locker.release();
     }
-    expect(await groupRows('race-2')).toEqual({ racers: 'received' });
+    expect(await groupRows('race-2')).toEqual({});
+    expect(await producer.send({ eventId: 'race-3', type: 'race.two' })).toBe('accepted');
+    expect(await groupRows('race-3')).toEqual({ racers: 'received' });
   });
-});
 
-describe("a group's route lock", () => {
-  it('gives up after its tries when a transaction holds effect_routes, letting the receivers through meanwhile', async () => {
+  it("records a group's routes while another transaction holds effect_routes as pg_dump does", async () => {
+    await ensureQueues(producer.boss, FAST_RETRIES, 'held');
     const holder = await pool.connect();
     try {
-      await holder.query('begin');
-      await holder.query('select count(*) from effect_routes');
-      const started = Date.now();
-      const recording = recordEffectRoutes(
-        pool,
-        [{ provider: 'test', eventType: 'held.type', effect: 'heldEffect', kind: 'database', position: 0 }],
-        'held',
-        { lockTimeoutMs: 300, attempts: 3 },
-      ).catch((error: unknown) => error);
-      // Sent while the group waits for its lock: recorded once the try times out, not after every try.
+      await holder.query('begin isolation level repeatable read read only');
+      await holder.query('lock table effect_routes in access share mode');
+      await recordEffectRoutes(pool, route('held.type', 'heldEffect'), 'held');
       expect(await producer.send({ eventId: 'held-1', type: 'held.type' })).toBe('accepted');
-      expect(Date.now() - started).toBeLessThan(3 * 300);
-      const error = await recording;
-      expect(error).toBeInstanceOf(Error);
-      expect((error as Error).message).toMatch(/group "held" could not record its routes.*3 tries of 300 ms/);
+      expect(await waitingOnRoutes()).toBe(0);
     } finally {
       await holder.query('rollback');
       holder.release();
     }
-    expect((await readAllEffectRoutes(pool)).filter((r) => r.consumerGroup === 'held')).toEqual([]);
-    expect(await groupRows('held-1')).toEqual({});
+    expect((await readAllEffectRoutes(pool)).filter((r) => r.consumerGroup === 'held')).toHaveLength(1);
+    expect(await groupRows('held-1')).toEqual({ held: 'received' });
   });
 });
 

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { DEFAULT_GROUP, validateGroup } from './queue.ts';
 import type { EffectLookup } from './replay.ts';
 import { effectRoutes } from './sql/index.ts';
@@ -31,66 +31,25 @@ export class EffectRouteConflictError extends Error {
   }
 }
 
-/** How long another group's route replacement waits for its lock, and how often it tries. */
-export interface RouteLockOptions {
-  /** The longest the receivers are held back by one try. Default 2 000 ms. */
-  lockTimeoutMs?: number;
-  /** Tries before the start fails. Default 10. */
-  attempts?: number;
-}
-
-// lock_not_available: `lock_timeout` ran out.
-const LOCK_TIMEOUT = '55P03';
-
 /**
  * Replaces the routes recorded for `group` (default: the default group) with `routes`, in one transaction; the
  * other groups' routes stay. Throws `EffectRouteConflictError`, recording nothing, when another group has
  * registered one of the same effect names for the same event type.
  *
- * Another group than the default waits for its table lock at most `lockTimeoutMs` per try: while it waits, every
- * receiver's insert queues behind it, so a transaction that holds the table for long (an open `psql` session)
- * must not stop the receivers. Between tries they go on; after the last, the start fails and says why.
+ * Its table lock (`lockEffectRoutes`) orders the workers that start at once and never holds back a receiver's
+ * insert, nor waits for a reader such as `pg_dump`: a worker starts however long a dump runs.
  */
 export async function recordEffectRoutes(
   pool: pg.Pool,
   routes: readonly EffectRouteRow[],
   group: string = DEFAULT_GROUP,
-  { lockTimeoutMs = 2_000, attempts = 10 }: RouteLockOptions = {},
 ): Promise<void> {
   validateGroup(group);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await replaceRoutes(pool, routes, group, group === DEFAULT_GROUP ? undefined : lockTimeoutMs);
-      return;
-    } catch (error) {
-      const timedOut = error instanceof pg.DatabaseError && error.code === LOCK_TIMEOUT;
-      if (!timedOut) throw error;
-      if (attempt >= attempts) {
-        throw new Error(
-          `consumer group "${group}" could not record its routes: effect_routes stayed locked by another ` +
-            `transaction through ${attempts} tries of ${lockTimeoutMs} ms (look for a long transaction in ` +
-            'pg_stat_activity that read effect_routes)',
-          { cause: error },
-        );
-      }
-      // Let the receivers held back by this try through before the next.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(lockTimeoutMs, 1_000)));
-    }
-  }
-}
-
-async function replaceRoutes(
-  pool: pg.Pool,
-  routes: readonly EffectRouteRow[],
-  group: string,
-  lockTimeoutMs: number | undefined,
-): Promise<void> {
   const client = await pool.connect();
   let broken = false;
   try {
     await client.query('begin');
-    if (lockTimeoutMs !== undefined) await client.query(effectRoutes.setLockTimeout(lockTimeoutMs));
-    await client.query(effectRoutes.lockEffectRoutes(group, DEFAULT_GROUP));
+    await client.query(effectRoutes.lockEffectRoutes());
     if (routes.length > 0) {
       const conflicts = await client.query<RecordedRouteRow>(
         effectRoutes.selectConflictingRoutes(routes, group),
@@ -101,9 +60,7 @@ async function replaceRoutes(
     if (routes.length > 0) await client.query(effectRoutes.insertEffectRoutes(routes, group));
     await client.query('commit');
   } catch (error) {
-    broken =
-      !(error instanceof EffectRouteConflictError) &&
-      !(error instanceof pg.DatabaseError && error.code === LOCK_TIMEOUT);
+    broken = !(error instanceof EffectRouteConflictError);
     await client.query('rollback').catch(() => {});
     throw error;
   } finally {

@@ -25,27 +25,14 @@ export interface RecordedRouteRow extends EffectRouteRow {
  * Taken first in the transaction that replaces a group's routes: two workers starting at once replace them one
  * after the other (the second sees the first's rows, so an effect name two groups claim is caught).
  *
- * The default group's routes deliver nothing (its job is sent for every event), so its lock leaves readers
- * alone. Another group's routes decide which events the receiver delivers to it: that lock waits for every
- * recording transaction in flight and holds new ones back until the routes are committed, so an event is
- * either committed before the routes or recorded by a statement that reads them. A group therefore receives
- * every event committed after its routes were. The receivers wait for as long as this transaction lasts
- * (a delete and an insert of the group's rows), once per worker start, or as long as the lock is waited for (at
- * most the transaction's `lock_timeout`: see `recordEffectRoutes`).
+ * SHARE ROW EXCLUSIVE conflicts with itself and with writers, not with the ACCESS SHARE of a reader: the
+ * receivers' inserts, which read the routes, go on while it is held or waited for, and so does a `pg_dump`. The
+ * routes change in one commit, so an insert reads either the old set or the new one: a group gets every event
+ * whose insert statement starts after its routes are committed (each statement of a READ COMMITTED transaction
+ * reads what was committed when it started), none inserted before.
  */
-export function lockEffectRoutes(group: string, defaultGroup: string): Statement {
-  return {
-    text:
-      group === defaultGroup
-        ? 'lock table effect_routes in share row exclusive mode'
-        : 'lock table effect_routes in access exclusive mode',
-    values: [],
-  };
-}
-
-/** For the rest of the transaction: a lock not granted within `ms` fails the statement (SQLSTATE 55P03). */
-export function setLockTimeout(ms: number): Statement {
-  return { text: `select set_config('lock_timeout', $1, true)`, values: [`${Math.round(ms)}ms`] };
+export function lockEffectRoutes(): Statement {
+  return { text: 'lock table effect_routes in share row exclusive mode', values: [] };
 }
 
 export function deleteEffectRoutes(group: string): Statement {

@@ -27,7 +27,7 @@ export interface CreatedEventRow {
 /**
  * The tail of both receiver inserts, on the events they created (`created`): one `webhook_event_groups` row per
  * other consumer group that has an effect for the event's type, read from `effect_routes` in the same
- * statement, so a group gets exactly the events recorded after its routes were (their lock: see
+ * statement, so a group gets exactly the events inserted after its routes were committed (see
  * `lockEffectRoutes`); no rows, and nothing written, while no group but the default has routes. Answers each
  * created event with the groups it went to.
  */

@@ -1,6 +1,11 @@
 import path from 'node:path';
 import type { QueueSettings } from '@webhook-inbox/inbox';
-import { DEFAULT_GROUP, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import {
+  DEFAULT_GROUP,
+  GROUP_NAME_RULE,
+  isGroupName,
+  MIN_HEARTBEAT_SECONDS,
+} from '@webhook-inbox/inbox/queue';
 import {
   blankToUndefined as blank,
   boundedNumber,
@@ -48,6 +53,7 @@ export interface WorkerConfig {
   concurrency: number;
   poolSize: number;
   pollingIntervalSeconds: number;
+  /** How often silent (heartbeat) and expired jobs are looked for and retried. */
   superviseIntervalSeconds: number;
   /**
    * Deadline for one statement of an effect or the ledger (PostgreSQL's statement_timeout; the connection is
@@ -109,11 +115,13 @@ const schema = z.object({
   WORKER_RETRY_BACKOFF: bool(true),
   WORKER_RETRY_DELAY_MAX_SECONDS: number(1, 7 * 86_400, 900),
   WORKER_JOB_TIMEOUT_SECONDS: number(1, 86_400, 300),
+  // 0: off (the job timeout alone notices a dead worker); else pg-boss's floor of 10 s applies, checked below.
+  WORKER_HEARTBEAT_SECONDS: number(0, 3_600, 10),
   WORKER_BATCH_SIZE: number(1, 1_000, 50),
   WORKER_CONCURRENCY: number(1, 64, 4),
   WORKER_POOL_SIZE: number(1, 500, 20),
   WORKER_POLL_SECONDS: number(0.5, 3_600, 0.5, { integer: false }),
-  WORKER_SUPERVISE_SECONDS: number(1, 3_600, 60),
+  WORKER_SUPERVISE_SECONDS: number(1, 3_600, 5),
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
@@ -144,6 +152,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (e.WORKER_RETRY_BACKOFF && e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
     issues.push('WORKER_RETRY_DELAY_MAX_SECONDS must be at least WORKER_RETRY_DELAY_SECONDS');
   }
+  if (e.WORKER_HEARTBEAT_SECONDS > 0 && e.WORKER_HEARTBEAT_SECONDS < MIN_HEARTBEAT_SECONDS) {
+    issues.push(`WORKER_HEARTBEAT_SECONDS must be 0 (off) or at least ${MIN_HEARTBEAT_SECONDS}`);
+  }
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
@@ -163,6 +174,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       retryBackoff: e.WORKER_RETRY_BACKOFF,
       retryDelayMax: e.WORKER_RETRY_DELAY_MAX_SECONDS,
       expireInSeconds: e.WORKER_JOB_TIMEOUT_SECONDS,
+      heartbeatSeconds: e.WORKER_HEARTBEAT_SECONDS || null,
     },
     batchSize: e.WORKER_BATCH_SIZE,
     concurrency: e.WORKER_CONCURRENCY,

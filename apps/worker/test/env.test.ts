@@ -13,10 +13,28 @@ describe('worker configuration', () => {
       smtpUrl: undefined,
       mailFrom: 'welcome@localhost',
       mailDir: path.resolve('/srv/app/.data/mail'),
-      queue: { retryLimit: 8, retryDelay: 5, retryBackoff: true, retryDelayMax: 900, expireInSeconds: 300 },
+      queue: {
+        retryLimit: 8,
+        retryDelay: 5,
+        retryBackoff: true,
+        retryDelayMax: 900,
+        expireInSeconds: 300,
+        heartbeatSeconds: 10,
+      },
       batchSize: 50,
       concurrency: 4,
+      superviseIntervalSeconds: 5,
     });
+  });
+
+  it('reads the heartbeat: 10 s by default, 0 for none, never under pg-boss floor of 10 s', () => {
+    const heartbeat = (value: string) =>
+      parseConfig({ DATABASE_URL: URL, WORKER_HEARTBEAT_SECONDS: value }).queue.heartbeatSeconds;
+    expect(heartbeat('30')).toBe(30);
+    expect(heartbeat('0')).toBeNull();
+    expect(heartbeat(' ')).toBe(10);
+    expect(() => heartbeat('5')).toThrow('WORKER_HEARTBEAT_SECONDS must be 0 (off) or at least 10');
+    expect(() => heartbeat('7200')).toThrow('WORKER_HEARTBEAT_SECONDS must be at most 3600');
   });
 
   it('reads the retry policy and SMTP', () => {

@@ -23,6 +23,12 @@ import {
   type QueueSettings,
 } from './queue.ts';
 
+/**
+ * How often a worker's pg-boss looks for silent or expired jobs. With the default heartbeat (10 s) and retry delay
+ * (5-10 s for a first retry), a dead worker's events start again elsewhere within about 25 s.
+ */
+export const DEFAULT_SUPERVISE_SECONDS = 5;
+
 /** Event types a provider's effects can be registered for: Stripe's are checked, others are any string. */
 export type EventTypeOf<P extends string> = P extends 'stripe' ? Stripe.Event.Type : string;
 
@@ -66,7 +72,11 @@ export interface InboxStartOptions {
    * minimum pg-boss accepts).
    */
   pollingIntervalSeconds?: number;
-  /** How often pg-boss looks for jobs whose worker died (expired) to retry them. Default 60. */
+  /**
+   * How often pg-boss looks for jobs whose worker went silent (heartbeat) or expired, to retry them: a dead
+   * worker's jobs wait up to the heartbeat plus this, then the retry delay. Each pass also counts the queue's
+   * jobs (one statement, whichever worker's turn it is). Default 5.
+   */
   superviseIntervalSeconds?: number;
   /**
    * Deadline for one statement on the effects' connections (database effects' own statements, the ledger's),
@@ -152,11 +162,18 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       // again: the lost effects re-run, the durable ones are skipped. See README, "Guarantees".
       // Behind a transaction-mode pooler a connection is no session to configure: each effect transaction sets
       // both for itself, and the ledger's own statements commit durably.
+      // A transaction idle for a whole heartbeat is a worker that has stopped (frozen, or cut off): the server ends
+      // it, so the locks it holds do not keep the retry of its jobs waiting. A live worker never idles that long
+      // inside an effect's transaction; its heartbeat would have gone silent too.
+      const idleTimeoutMs = queue.heartbeatSeconds === null ? 0 : queue.heartbeatSeconds * 1000;
       const pooler = start.pooler ?? 'none';
       const sessionSettings: pg.PoolConfig =
         pooler === 'transaction'
           ? {}
-          : { options: '-c synchronous_commit=off', statement_timeout: statementTimeoutMs };
+          : {
+              options: `-c synchronous_commit=off -c idle_in_transaction_session_timeout=${idleTimeoutMs}`,
+              statement_timeout: statementTimeoutMs,
+            };
       const pool = new pg.Pool({
         connectionString: start.connectionString,
         max: start.poolSize ?? 20,
@@ -190,8 +207,8 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         useListenNotify: false,
         schedule: false,
         migrate: false,
-        superviseIntervalSeconds: start.superviseIntervalSeconds ?? 60,
-        monitorIntervalSeconds: start.superviseIntervalSeconds ?? 60,
+        superviseIntervalSeconds: start.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS,
+        monitorIntervalSeconds: start.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS,
         // pg-boss's own spans (fetch, process, settle) when tracing is on; none of its work otherwise.
         openTelemetry: { enabled: tracingInstalled() },
       });
@@ -203,7 +220,9 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         group,
         db: createDb(pool),
         transactionSettings:
-          pooler === 'transaction' ? ledger.transactionSettings(statementTimeoutMs) : undefined,
+          pooler === 'transaction'
+            ? ledger.transactionSettings(statementTimeoutMs, idleTimeoutMs)
+            : undefined,
         registry,
         logger,
         observer: options.observer,

@@ -65,8 +65,15 @@ export interface QueueSettings {
   retryBackoff: boolean;
   /** Cap on the backoff delay, seconds. */
   retryDelayMax: number;
-  /** A job active longer than this is considered lost (its worker died) and is retried. */
+  /** A job active longer than this is retried, however alive its worker (a bound on one batch). */
   expireInSeconds: number;
+  /**
+   * A job whose worker has not written its heartbeat for this long is considered lost (the process died or
+   * froze) and is retried; null: no heartbeat, only the expiry above. The worker writes it every half of this
+   * (pg-boss's `heartbeatSeconds`, at least 10), and its external effects' claims hold their keys for as long
+   * (see `claimLeaseMs`). A job carries the value it was sent with.
+   */
+  heartbeatSeconds: number | null;
 }
 
 export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
@@ -75,7 +82,11 @@ export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
   retryBackoff: true,
   retryDelayMax: 15 * 60,
   expireInSeconds: 5 * 60,
+  heartbeatSeconds: 10,
 };
+
+/** pg-boss's floor for a job heartbeat. */
+export const MIN_HEARTBEAT_SECONDS = 10;
 
 // No NOTIFY on send. PostgreSQL serialises every committing transaction that has sent a NOTIFY behind one
 // global lock held through its WAL flush, so with `notify` on, the receiver's commits queue one at a time
@@ -95,11 +106,12 @@ export async function ensureQueues(
 ): Promise<void> {
   const queues = queuesOf(validateGroup(group));
   await boss.createQueue(queues.deadLetters, DEAD_LETTER_OPTIONS);
-  const { retryDelayMax, ...rest } = settings;
+  const { retryDelayMax, heartbeatSeconds, ...rest } = settings;
   // pg-boss accepts a backoff cap only together with backoff.
   await boss.createQueue(queues.events, {
     ...rest,
     ...(settings.retryBackoff ? { retryDelayMax } : {}),
+    ...(heartbeatSeconds === null ? {} : { heartbeatSeconds }),
     deadLetter: queues.deadLetters,
     notify: NOTIFY,
   });
@@ -144,6 +156,10 @@ export function validateQueueSettings(settings: QueueSettings): QueueSettings {
   if (!(settings.retryDelayMax >= settings.retryDelay)) problems.push('retryDelayMax must be >= retryDelay');
   if (!Number.isInteger(settings.expireInSeconds) || settings.expireInSeconds < 1) {
     problems.push('expireInSeconds must be an integer >= 1');
+  }
+  const heartbeat = settings.heartbeatSeconds;
+  if (heartbeat !== null && (!Number.isInteger(heartbeat) || heartbeat < MIN_HEARTBEAT_SECONDS)) {
+    problems.push(`heartbeatSeconds must be null (off) or an integer >= ${MIN_HEARTBEAT_SECONDS}`);
   }
   if (problems.length > 0) throw new RangeError(`invalid queue settings: ${problems.join('; ')}`);
   return settings;

@@ -35,6 +35,7 @@ export function queueEnv(settings: QueueSettings = TEST_QUEUE): Record<string, s
     WORKER_RETRY_BACKOFF: String(settings.retryBackoff),
     WORKER_RETRY_DELAY_MAX_SECONDS: String(Math.max(settings.retryDelayMax, settings.retryDelay)),
     WORKER_JOB_TIMEOUT_SECONDS: String(settings.expireInSeconds),
+    WORKER_HEARTBEAT_SECONDS: String(settings.heartbeatSeconds ?? 0),
   };
 }
 

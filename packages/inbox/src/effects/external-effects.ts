@@ -1,9 +1,11 @@
 /**
  * External effects (an email, an HTTP call): nothing can commit atomically with them, so each is claimed
- * (committed) before it runs and marked done right after. A claim is a lease on the effect's idempotency key: it
- * holds the key until the claiming job expires, and while the effect runs its attempt keeps renewing it, so
- * another attempt or another event of the same key waits rather than run it too. It happens at least once, and
- * twice only if the process dies between the claim and the mark (or the mark cannot land: see `markDone`).
+ * (committed) before it runs and marked done right after. A claim is a lease on the effect's idempotency key, as
+ * long as its job's heartbeat (`claimLeaseMs`), and its attempt renews it until the mark has landed, so another
+ * attempt or another event of the same key waits rather than run it too, however long the effect takes; a worker
+ * that dies or freezes stops renewing, and its keys are free by the time pg-boss has noticed the silent heartbeat
+ * and retried the job. It happens at least once, and twice only if the process dies between the claim and the
+ * mark (or the mark cannot land: see `markDone`).
  *
  * Leases are rows, not locks of a database session: nothing outlives a statement, so it works the same behind a
  * transaction-mode pooler, and a worker that waits holds no connection and no key.
@@ -33,8 +35,10 @@ const MARK_FIRST_DELAY_MS = 100;
 const MARK_MAX_DELAY_MS = 2_000;
 const MARK_EXPIRY_MARGIN_MS = 1_000;
 
-// A claim's lease when its job's expiry is unknown: pg-boss's default job expiry.
+// A claim's lease when its job has neither heartbeat nor expiry: pg-boss's default job expiry.
 const DEFAULT_LEASE_MS = 15 * 60_000;
+// Renewals, a third of the lease apart (two can be lost before the lease runs out), never more often than this.
+const MIN_RENEWAL_MS = 250;
 
 /**
  * Runs the external tasks of a batch, concurrently, at most one task per key at a time (two events of one
@@ -181,29 +185,33 @@ async function runClaimed(
     );
   }
   const t0 = performance.now();
-  const renewal = renewWhileRunning(ctx, task, claim.key_attempts);
+  // Renewed until the mark has landed: a mark retried through a database outage still holds the key.
+  const renewal = renewWhileHeld(ctx, task, claim.key_attempts);
   try {
-    // `db` is the worker's pool, not `client`: this connection carries the round's other claims and marks.
-    const context: ExternalEffectContext<unknown> = { ...contextBase(task, log), db: ctx.db };
-    await traceEffect(task.run.span, spanAttributes(task), async () => task.effect.run(context as never));
-  } catch (error) {
-    const failure = asError(error);
-    ctx.finish(task, failure, performance.now() - t0);
-    await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
-    return;
+    try {
+      // `db` is the worker's pool, not `client`: this connection carries the round's other claims and marks.
+      const context: ExternalEffectContext<unknown> = { ...contextBase(task, log), db: ctx.db };
+      await traceEffect(task.run.span, spanAttributes(task), async () => task.effect.run(context as never));
+    } catch (error) {
+      const failure = asError(error);
+      ctx.finish(task, failure, performance.now() - t0);
+      await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
+      return;
+    }
+    // The window in which a crash means "done but not known to be done": one statement, on a connection we
+    // already hold. A connection failure here is retried (for up to
+    // `markRetryMs`) rather than turned into a second send on the next attempt.
+    try {
+      await markDone(ctx, client, task);
+    } catch (error) {
+      // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
+      // attempt runs it again (may happen twice) rather than wait for the lease to run out.
+      clearInterval(renewal);
+      await ctx.pool.query(ledger.releaseClaim(task.ref)).catch(() => undefined);
+      throw error;
+    }
   } finally {
     clearInterval(renewal);
-  }
-  // The window in which a crash means "done but not known to be done": one statement, on a connection we
-  // already hold. A connection failure here is retried (for up to
-  // `markRetryMs`) rather than turned into a second send on the next attempt.
-  try {
-    await markDone(ctx, client, task);
-  } catch (error) {
-    // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
-    // attempt runs it again (may happen twice) rather than wait for this job's expiry.
-    await ctx.pool.query(ledger.releaseClaim(task.ref)).catch(() => undefined);
-    throw error;
   }
   ctx.finish(task, 'completed', performance.now() - t0);
 }
@@ -254,31 +262,38 @@ async function pause(pool: pg.Pool, ms: number): Promise<boolean> {
 }
 
 /**
- * Keeps the claim's lease ahead while the effect runs, so an effect slower than its job's expiry still holds its
- * key: the job's retry, started meanwhile, waits instead of sending again. Renewed every third of the job's
- * expiry (between 250 ms and 10 s), each time for three such periods from now: a worker that dies stops renewing
- * and its lease runs out soon after, by the time pg-boss retries its job. A renewal that fails is logged; the
- * lease it did not extend still runs to the job's expiry.
+ * Keeps the claim's lease ahead while its attempt holds it: renewed every third of the lease, each time for a
+ * whole lease from now, so a slow effect (or a mark retried through an outage) keeps its key, and a worker that
+ * dies or freezes loses it one lease after its last renewal. A renewal that fails is logged; the lease it did not
+ * extend still runs to its end.
  */
-function renewWhileRunning(ctx: ExternalEffectsContext, task: Task, keyAttempts: number): NodeJS.Timeout {
-  const expireMs = task.run.job.expireInSeconds * 1000;
-  const everyMs = Math.min(Math.max(Number.isFinite(expireMs) ? expireMs / 3 : 10_000, 250), 10_000);
-  const timer = setInterval(() => {
-    ctx.pool
-      .query(ledger.renewClaim(task.ref, keyAttempts, 3 * everyMs))
-      .catch((error: unknown) =>
-        ctx.log.warn({ ...bindings(task), err: errorFields(error) }, "could not renew the effect's claim"),
-      );
-  }, everyMs);
+function renewWhileHeld(ctx: ExternalEffectsContext, task: Task, keyAttempts: number): NodeJS.Timeout {
+  const leaseMs = claimLeaseMs(task.run.job);
+  const timer = setInterval(
+    () => {
+      ctx.pool
+        .query(ledger.renewClaim(task.ref, keyAttempts, leaseMs))
+        .catch((error: unknown) =>
+          ctx.log.warn({ ...bindings(task), err: errorFields(error) }, "could not renew the effect's claim"),
+        );
+    },
+    Math.max(leaseMs / 3, MIN_RENEWAL_MS),
+  );
   timer.unref();
   return timer;
 }
 
-/** The task's key, claimed until its job expires (see `claimExternalEffects`). */
+/**
+ * How long a claim holds its key without renewal: its job's heartbeat, the time pg-boss gives a silent worker
+ * before it retries the job elsewhere; the job's expiry when that is shorter or there is no heartbeat. A retry
+ * of the job of a worker that died finds its keys free, and a live worker, renewing, keeps them.
+ */
+export function claimLeaseMs(job: Pick<Task['run']['job'], 'heartbeatSeconds' | 'expireInSeconds'>): number {
+  const seconds = Math.min(job.heartbeatSeconds || Number.POSITIVE_INFINITY, job.expireInSeconds);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_LEASE_MS;
+}
+
+/** The task's key, claimed for its job's lease from the database's now (see `claimExternalEffects`). */
 function claimRefOf(task: Task): ledger.ExternalEffectRef {
-  const expires = task.run.expiresAt;
-  return {
-    ...task.ref,
-    claimExpiresAt: new Date(Number.isFinite(expires) ? expires : Date.now() + DEFAULT_LEASE_MS),
-  };
+  return { ...task.ref, leaseMs: claimLeaseMs(task.run.job) };
 }

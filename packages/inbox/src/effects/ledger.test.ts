@@ -77,7 +77,6 @@ it('claims an external effect key for one attempt only, however many race for it
   // claimant that commits while another's statement runs is invisible to that statement's snapshot: the claim
   // must still see it. Rounds go on until such a race has been seen (a held key whose claim it did not see:
   // `held_until` now rather than the lease's end, a minute ahead), and every round must claim exactly once.
-  const lease = () => new Date(Date.now() + 60_000);
   let unseenClaims = 0;
   for (let round = 0; unseenClaims === 0; round++) {
     expect(round, 'a claim committed during another claim within 300 rounds').toBeLessThan(300);
@@ -88,7 +87,7 @@ it('claims an external effect key for one attempt only, however many race for it
       eventIds.map(async (eventId) => {
         const { rows } = await pool.query<ExternalClaimRow>(
           claimExternalEffects([
-            { provider: 'stripe', eventId, effect: 'welcome', idempotencyKey: key, claimExpiresAt: lease() },
+            { provider: 'stripe', eventId, effect: 'welcome', idempotencyKey: key, leaseMs: 60_000 },
           ]),
         );
         return { eventId, claim: rows[0]! };
@@ -114,37 +113,36 @@ it('claims an external effect key for one attempt only, however many race for it
 
 it('leaves a key that is completed, or claimed and unexpired, alone; takes over an expired claim', async () => {
   await recordEvents(['evt_lease_1', 'evt_lease_2', 'evt_lease_3', 'evt_lease_4']);
-  const ref = (eventId: string, claimExpiresAt: Date) => ({
+  const ref = (eventId: string, leaseMs: number) => ({
     provider: 'stripe',
     eventId,
     effect: 'welcome',
     idempotencyKey: 'welcome:account:acct_lease',
-    claimExpiresAt,
+    leaseMs,
   });
-  const claim = async (eventId: string, expires: Date) =>
-    (await pool.query<ExternalClaimRow>(claimExternalEffects([ref(eventId, expires)]))).rows[0]!;
-  const soon = new Date(Date.now() + 60_000);
+  const claim = async (eventId: string, leaseMs: number) =>
+    (await pool.query<ExternalClaimRow>(claimExternalEffects([ref(eventId, leaseMs)]))).rows[0]!;
+  const minute = 60_000;
 
-  // A claim whose job has expired (its worker died) is taken over, with a warning-worthy prior status.
-  expect(await claim('evt_lease_1', new Date(Date.now() - 1_000))).toMatchObject({ key_attempts: 1 });
-  expect(await claim('evt_lease_2', soon)).toMatchObject({
+  // A claim whose lease has run out (its worker died) is taken over, with a warning-worthy prior status.
+  expect(await claim('evt_lease_1', -1_000)).toMatchObject({ key_attempts: 1 });
+  const claimedAt = Date.now();
+  expect(await claim('evt_lease_2', minute)).toMatchObject({
     key_attempts: 2,
     prior_status: 'claimed',
     run_claimed: true,
     held_until: null,
   });
-  // Held until it expires: the next claimant is told when.
-  expect(await claim('evt_lease_3', soon)).toMatchObject({
-    key_attempts: null,
-    run_claimed: false,
-    held_until: soon,
-  });
+  // Held until its lease ends, a minute from the claim by the database's clock: the next claimant is told when.
+  const held = await claim('evt_lease_3', minute);
+  expect(held).toMatchObject({ key_attempts: null, run_claimed: false });
+  expect(Math.abs(held.held_until!.getTime() - (claimedAt + minute))).toBeLessThan(5_000);
   // A released claim (`releaseClaim`: its attempt could not land its mark) does not hold the key.
-  await pool.query(releaseClaim(ref('evt_lease_2', soon)));
-  expect(await claim('evt_lease_3', soon)).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
+  await pool.query(releaseClaim(ref('evt_lease_2', minute)));
+  expect(await claim('evt_lease_3', minute)).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
   // Completed: the next event's effect is completed under the key without running.
-  await pool.query(completeExternalEffect(ref('evt_lease_3', soon)));
-  expect(await claim('evt_lease_4', soon)).toMatchObject({
+  await pool.query(completeExternalEffect(ref('evt_lease_3', minute)));
+  expect(await claim('evt_lease_4', minute)).toMatchObject({
     key_attempts: null,
     prior_status: 'completed',
     run_claimed: true,
@@ -168,7 +166,7 @@ it("renews a claim's lease for its own attempt only, and never shortens it", asy
     eventId: 'evt_renew_1',
     effect: 'welcome',
     idempotencyKey: 'welcome:account:acct_renew',
-    claimExpiresAt: new Date(Date.now() + 1_000),
+    leaseMs: 1_000,
   };
   await pool.query(claimExternalEffects([ref]));
   const leaseSeconds = async () =>

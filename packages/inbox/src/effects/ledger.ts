@@ -254,13 +254,15 @@ export function recordDatabaseFailure(ref: EffectRef, startedAt: Date, error: st
 
 /**
  * What each effect transaction sets for itself behind a transaction-mode pooler, where the connection is no
- * session to configure at start: the statement deadline, and commits that do not wait for the WAL flush (the
- * job's completion flushes them: see inbox.ts).
+ * session to configure at start: the statement deadline, how long it may sit idle before the server ends it
+ * (0: never; see inbox.ts), and commits that do not wait for the WAL flush (the job's completion flushes them).
  */
-export function transactionSettings(statementTimeoutMs: number): Statement {
+export function transactionSettings(statementTimeoutMs: number, idleTimeoutMs = 0): Statement {
   return {
-    text: `select set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true)`,
-    values: [String(statementTimeoutMs)],
+    text: `
+      select set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true),
+             set_config('idle_in_transaction_session_timeout', $2, true)`,
+    values: [String(statementTimeoutMs), String(idleTimeoutMs)],
   };
 }
 
@@ -280,13 +282,13 @@ export interface ExternalClaimRow {
 }
 
 export interface ExternalEffectRef extends EffectRef {
-  /** When the claiming attempt's job expires: how long its claim holds the key. */
-  claimExpiresAt: Date;
+  /** How long the claim holds the key from the database's now, unless its attempt renews it (`renewClaim`). */
+  leaseMs: number;
 }
 
 /**
- * External effects, committed BEFORE they run (keys unique in one call): each free key is claimed until its job
- * expires, and the event's ledger row says `running`. Where the key was completed (by this event, or under its
+ * External effects, committed BEFORE they run (keys unique in one call): each free key is claimed for its lease,
+ * and the event's ledger row says `running`. Where the key was completed (by this event, or under its
  * scope by another), the ledger row is completed instead and nothing runs.
  *
  * The claim is the only guard, so it decides on the key's latest row: a conflicting insert waits for a claimant
@@ -299,8 +301,9 @@ export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statem
     name: 'webhook_inbox_claim_external',
     text: `
       with input as (
-        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-          as t(provider, event_id, effect, key, claim_expires_at)
+        select provider, event_id, effect, key, now() + make_interval(secs => lease_ms / 1000) as claim_expires_at
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])
+            as t(provider, event_id, effect, key, lease_ms)
       ),
       prior as (
         select key, status, claim_expires_at from idempotency_keys where key in (select key from input)
@@ -343,14 +346,14 @@ export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statem
       refs.map((r) => r.eventId),
       refs.map((r) => r.effect),
       refs.map((r) => r.idempotencyKey),
-      refs.map((r) => r.claimExpiresAt),
+      refs.map((r) => r.leaseMs),
     ],
   };
 }
 
 /**
  * An attempt that claimed a key gives up on it without knowing whether the effect happened (its mark could not be
- * written): the key stops being held, so the next attempt need not wait for the job's expiry. Status unchanged.
+ * written): the key stops being held, so the next attempt need not wait for the lease to run out. Status unchanged.
  */
 export function releaseClaim(ref: EffectRef): Statement {
   return {
@@ -361,8 +364,8 @@ export function releaseClaim(ref: EffectRef): Statement {
 }
 
 /**
- * The claiming attempt, still running the effect, moves its lease to `leaseMs` from now (never earlier than it
- * was). Only its own claim: `attempts` is the claim's number, so a later claimant's lease is left alone.
+ * The claiming attempt, still running the effect or marking it done, moves its lease to `leaseMs` from now (never
+ * earlier than it was). Only its own claim: `attempts` is the claim's number, so a later claimant's lease is left alone.
  */
 export function renewClaim(ref: EffectRef, attempts: number, leaseMs: number): Statement {
   return {

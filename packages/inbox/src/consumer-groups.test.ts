@@ -220,10 +220,12 @@ describe("a group's routes and the receiver's inserts", () => {
     try {
       await client.query('begin');
       await client.query(
-        webhookEvents.insertEvent(
-          { provider: 'test', eventId: 'race-1', type: 'race.one', payloadText: '{}', headers: {} },
-          'webhook',
-        ),
+        webhookEvents.insertEvents([
+          {
+            event: { provider: 'test', eventId: 'race-1', type: 'race.one', payloadText: '{}', headers: {} },
+            source: 'webhook',
+          },
+        ]),
       );
       const recording = recordEffectRoutes(pool, route('race.one', 'raceOne'), 'racers');
       await waitingOnRoutes();

@@ -1,8 +1,9 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queuesOf } from '@webhook-inbox/inbox/queue';
 import { startOperationsRunner } from '../src/index.ts';
-import { insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';
+import { EVENT_TYPE, insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';
 
 const db = useTestDatabase();
 let stack: Stack;
@@ -133,4 +134,47 @@ describe('bulk replay', () => {
       await second.stop();
     }
   }, 90_000);
+
+  it("replays for a consumer group: that group's types only, on its queue, backfilling the rows it never had", async () => {
+    await stack.pool.query(
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', $1, 'track', 'database', 0, 'analytics')`,
+      [EVENT_TYPE],
+    );
+    await insertFailedEvents(stack.pool, 'evt_group', 30, 'cus_group');
+    // Not a type the group has effects for: outside its set.
+    await stack.pool.query(
+      `update webhook_events set type = 'invoice.paid' where event_id between 'evt_group_00021' and 'evt_group_00030'`,
+    );
+    const defaultJobs = await jobsFor('evt_group');
+    // No status: every event of the group's types in the range, including those it never had.
+    const { id, dryRun } = await startBulk('group=analytics&path=data.object.customer&value=cus_group');
+    expect(dryRun).toContain('<strong>20</strong> events received up to');
+    expect(dryRun).toContain('--group analytics');
+    await waitFor(async () => (await operation(id)).status === 'completed', { timeout: 30_000 });
+    expect(await operation(id)).toMatchObject({ total: 20, done: 20, enqueued: 20 });
+    const { rows } = await stack.pool.query<{ status: string; n: number }>(
+      `select status, count(*)::int as n from webhook_event_groups
+        where consumer_group = 'analytics' and event_id like 'evt_group_%' group by status`,
+    );
+    expect(rows).toEqual([{ status: 'received', n: 20 }]);
+    const { rows: jobs } = await stack.pool.query<{ n: number }>(
+      `select count(*)::int as n from pgboss.job where name = $1 and data->>'eventId' like 'evt_group_%'`,
+      [queuesOf('analytics').events],
+    );
+    expect(jobs[0]?.n).toBe(20);
+    // The default group's queue got nothing from it.
+    expect(await jobsFor('evt_group')).toBe(defaultJobs);
+  });
+
+  it('refuses a bulk replay for a group whose worker never recorded its effects', async () => {
+    const response = await client.post('/bulk', {
+      group: 'nobody',
+      status: 'failed',
+      upTo: new Date().toISOString(),
+      _csrf: client.csrf,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('no worker of consumer group');
+  });
 });

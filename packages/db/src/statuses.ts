@@ -5,6 +5,22 @@
 export const EVENT_STATUSES = ['received', 'processing', 'processed', 'failed', 'dead'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
+/** Events the worker still has to run (again): its payload must stay. */
+export const PENDING_STATUSES = [
+  'received',
+  'processing',
+  'failed',
+] as const satisfies readonly EventStatus[];
+/** Events that need nothing more from the worker: processed, or dead (they wait for an operator). */
+export const SETTLED_STATUSES = ['processed', 'dead'] as const satisfies readonly EventStatus[];
+/** Every status but `processed`, whose count only grows: what the stats count. */
+export const UNFINISHED_STATUSES = [
+  'received',
+  'processing',
+  'failed',
+  'dead',
+] as const satisfies readonly EventStatus[];
+
 /** How an event reached us: a provider's delivery, or our own reconciliation against its API. */
 export const EVENT_SOURCES = ['webhook', 'reconciled'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
@@ -19,6 +35,11 @@ export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];
 /** A console bulk replay: waiting for a runner, being replayed, finished, stopped by an operator, or given up. */
 export const REPLAY_OPERATION_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type ReplayOperationStatus = (typeof REPLAY_OPERATION_STATUSES)[number];
+/** Operations a runner still has to take or finish. */
+export const OPEN_REPLAY_OPERATION_STATUSES = [
+  'pending',
+  'running',
+] as const satisfies readonly ReplayOperationStatus[];
 
 /** What became of an alert message: delivered to ALERT_WEBHOOK_URL, only logged (no URL), or not delivered. */
 export const ALERT_OUTCOMES = ['sent', 'logged', 'failed'] as const;
@@ -33,3 +54,12 @@ export type EffectKind = (typeof EFFECT_KINDS)[number];
  * `webhook_events.status`, as for a single worker.
  */
 export const DEFAULT_GROUP = 'default';
+
+/**
+ * One of these lists as a SQL list of literals, `('processed', 'dead')`, for a statement's text: literals (not a
+ * parameter) so the planner matches the partial indexes whose predicates name them. The values are this module's
+ * constants, never input.
+ */
+export function sqlList(values: readonly string[]): string {
+  return `(${values.map((value) => `'${value}'`).join(', ')})`;
+}

@@ -218,10 +218,12 @@ describe("a group's routes and the receiver's inserts", () => {
     try {
       await client.query('begin');
       await client.query(
-        webhookEvents.insertEvent(
-          { provider: 'test', eventId: 'race-1', type: 'race.one', payloadText: '{}', headers: {} },
-          'webhook',
-        ),
+        webhookEvents.insertEvents([
+          {
+            event: { provider: 'test', eventId: 'race-1', type: 'race.one', payloadText: '{}', headers: {} },
+            source: 'webhook',
+          },
+        ]),
       );
       await recordEffectRoutes(pool, route('race.one', 'raceOne'), 'racers');
       await client.query('commit');

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { keyOf } from './event-key.ts';
 import { DEFAULT_GROUP, validateGroup } from './queue.ts';
 import type { EffectLookup } from './replay.ts';
 import { effectRoutes } from './sql/index.ts';
@@ -98,10 +99,10 @@ export async function loadEffectLookup(
   if (routes.length === 0) return undefined;
   const byType = new Map<string, string[]>();
   for (const route of routes) {
-    const key = `${route.provider}\0${route.eventType}`;
+    const key = keyOf(route.provider, route.eventType);
     byType.set(key, [...(byType.get(key) ?? []), route.effect]);
   }
-  return (provider, type) => byType.get(`${provider}\0${type}`) ?? [];
+  return (provider, type) => byType.get(keyOf(provider, type)) ?? [];
 }
 
 /** The event types of `provider` that have at least one recorded effect, in any group. */

@@ -1,52 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { useTestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { event, useRecordingDatabase } from '../test/support/recording.ts';
 import { InvalidPayloadError, UnavailableError } from './errors.ts';
 import { createGroupCommit, type BatchReport } from './group-commit.ts';
 import type { IngestOutcome } from './ingest.ts';
-import type { VerifiedEvent } from './providers/types.ts';
-import { ensureQueues, EVENTS_QUEUE } from './queue.ts';
 
 // Group commit against real Postgres. Calls made in the same turn of the event loop are one batch (the first
 // transaction starts on the next turn), so what shares a transaction here is known, not hoped for.
 
-const db = useTestDatabase();
-let boss: PgBoss;
-let admin: pg.Pool;
-
-beforeAll(async () => {
-  boss = new PgBoss({ connectionString: db.url, max: 2, supervise: false, schedule: false, migrate: false });
-  await boss.start();
-  await ensureQueues(boss);
-  admin = new pg.Pool({ connectionString: db.url, max: 2 });
-});
-afterAll(async () => {
-  await boss?.stop({ graceful: false, close: true });
-  await admin?.end();
-});
-
-const event = (overrides: Partial<VerifiedEvent> = {}): VerifiedEvent => ({
-  provider: 'stripe',
-  eventId: `evt_${randomUUID()}`,
-  type: 'invoice.paid',
-  payloadText: '{"id":"x","amount":12345678901234567890}',
-  headers: { 'x-test': '1' },
-  ...overrides,
-});
-
-async function stored(e: VerifiedEvent): Promise<{ events: number; jobs: number }> {
-  const events = await admin.query(
-    'select count(*)::int as n from webhook_events where provider = $1 and event_id = $2',
-    [e.provider, e.eventId],
-  );
-  const jobs = await admin.query(
-    `select count(*)::int as n from pgboss.job where name = $1 and data->>'provider' = $2 and data->>'eventId' = $3`,
-    [EVENTS_QUEUE, e.provider, e.eventId],
-  );
-  return { events: (events.rows[0] as { n: number }).n, jobs: (jobs.rows[0] as { n: number }).n };
-}
+const fixture = useRecordingDatabase();
 
 /** Each promise's outcome, or which typed error it rejected with. */
 const outcomes = (calls: Array<Promise<IngestOutcome>>) =>
@@ -70,11 +32,12 @@ describe.each([
   let reports: BatchReport[];
   let recorder: ReturnType<typeof createGroupCommit>;
   beforeAll(() => {
-    pool = new pg.Pool({ connectionString: db.url, max: 2, pipeline });
-    recorder = createGroupCommit(
-      { pool, boss },
-      { maxTransactions: 1, maxBatch: 64, onBatch: (report) => reports.push(report) },
-    );
+    pool = new pg.Pool({ connectionString: fixture.url, max: 2, pipeline });
+    recorder = createGroupCommit(fixture.deps(pool), {
+      maxTransactions: 1,
+      maxBatch: 64,
+      onBatch: (report) => reports.push(report),
+    });
   });
   afterAll(async () => {
     await pool.end();
@@ -89,8 +52,8 @@ describe.each([
     const answers = await outcomes([...fresh, recordedBefore].map((e) => recorder.record(e)));
     expect(answers).toEqual(['accepted', 'accepted', 'accepted', 'duplicate']);
     expect(reports).toEqual([{ requests: 4, events: 4, outcome: 'committed' }]);
-    for (const e of fresh) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
-    expect(await stored(recordedBefore)).toEqual({ events: 1, jobs: 1 });
+    for (const e of fresh) expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
+    expect(await fixture.stored(recordedBefore)).toEqual({ events: 1, jobs: 1 });
   });
 
   it('the same key several times in one batch: one accepted, the rest duplicate, one row, one job', async () => {
@@ -100,7 +63,7 @@ describe.each([
     const answers = await outcomes([e, e, other, e, e].map((x) => recorder.record(x)));
     expect(answers).toEqual(['accepted', 'duplicate', 'accepted', 'duplicate', 'duplicate']);
     expect(reports).toEqual([{ requests: 5, events: 2, outcome: 'committed' }]);
-    expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+    expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
   });
 
   it.each([
@@ -126,16 +89,17 @@ describe.each([
       ]);
       expect(reports[0]).toEqual({ requests: 8, events: 7, outcome: 'split' });
       expect(reports.filter((r) => r.outcome === 'committed').reduce((n, r) => n + r.events, 0)).toBe(6);
-      for (const e of neighbours) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
-      expect(await stored(poison)).toEqual({ events: 0, jobs: 0 });
+      for (const e of neighbours) expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
+      expect(await fixture.stored(poison)).toEqual({ events: 0, jobs: 0 });
     },
   );
 
   it('a failing transaction answers UnavailableError to its own events only, nothing of it recorded', async () => {
     const provider = `fail-gc-${pipeline}`;
-    await admin.query(`create or replace function public.group_commit_test_fail() returns trigger
+    await fixture.admin.query(`create or replace function public.group_commit_test_fail() returns trigger
       language plpgsql as $$ begin raise exception 'refused'; end $$`);
-    await admin.query(`create trigger group_commit_test_fail_${pipeline} before insert on pgboss.job for each row
+    await fixture.admin
+      .query(`create trigger group_commit_test_fail_${pipeline} before insert on pgboss.job for each row
       when (new.data->>'provider' = '${provider}') execute function public.group_commit_test_fail()`);
     const failing = [event(), event({ provider }), event()];
     try {
@@ -143,20 +107,20 @@ describe.each([
       const answers = await outcomes(failing.map((e) => recorder.record(e)));
       expect(answers).toEqual(['UnavailableError', 'UnavailableError', 'UnavailableError']);
       expect(reports).toEqual([{ requests: 3, events: 3, outcome: 'failed' }]);
-      for (const e of failing) expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
+      for (const e of failing) expect(await fixture.stored(e)).toEqual({ events: 0, jobs: 0 });
     } finally {
-      await admin.query(`drop trigger group_commit_test_fail_${pipeline} on pgboss.job`);
+      await fixture.admin.query(`drop trigger group_commit_test_fail_${pipeline} on pgboss.job`);
     }
     // The next batch, on the same pool, is unaffected.
     const next = event();
     expect(await recorder.record(next)).toBe('accepted');
-    expect(await stored(next)).toEqual({ events: 1, jobs: 1 });
+    expect(await fixture.stored(next)).toEqual({ events: 1, jobs: 1 });
   });
 
   it('an unreachable database: UnavailableError', async () => {
     const dead = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', pipeline });
     try {
-      const unreachable = createGroupCommit({ pool: dead, boss }, { maxTransactions: 1, maxBatch: 8 });
+      const unreachable = createGroupCommit(fixture.deps(dead), { maxTransactions: 1, maxBatch: 8 });
       await expect(unreachable.record(event())).rejects.toBeInstanceOf(UnavailableError);
     } finally {
       await dead.end();
@@ -166,14 +130,15 @@ describe.each([
 
 describe('concurrent batches sharing keys', () => {
   it('two recorders inserting the same keys in opposite orders: no deadlock, each key accepted once', async () => {
-    const pools = [0, 1].map(() => new pg.Pool({ connectionString: db.url, max: 4, pipeline: true }));
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: fixture.url, max: 4, pipeline: true }));
     try {
       const reports: BatchReport[] = [];
       const recorders = pools.map((pool) =>
-        createGroupCommit(
-          { pool, boss },
-          { maxTransactions: 4, maxBatch: 16, onBatch: (report) => reports.push(report) },
-        ),
+        createGroupCommit(fixture.deps(pool), {
+          maxTransactions: 4,
+          maxBatch: 16,
+          onBatch: (report) => reports.push(report),
+        }),
       );
       for (let round = 0; round < 5; round++) {
         const events = Array.from({ length: 64 }, () => event());
@@ -183,7 +148,7 @@ describe('concurrent batches sharing keys', () => {
         ]);
         expect(answers.filter((a) => a !== 'accepted' && a !== 'duplicate')).toEqual([]);
         expect(answers.filter((a) => a === 'accepted')).toHaveLength(64);
-        for (const e of events.slice(0, 4)) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+        for (const e of events.slice(0, 4)) expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
       }
       // Several batches of several events each were open at once in each recorder.
       expect(reports.filter((r) => r.events > 1).length).toBeGreaterThan(8);

@@ -1,18 +1,9 @@
 import type { EventSource } from '@webhook-inbox/db';
 import { InvalidPayloadError } from './errors.ts';
-import type { IngestDeps, IngestOutcome } from './ingest.ts';
+import { keyOf } from './event-key.ts';
 import type { VerifiedEvent } from './providers/types.ts';
-import type { EventJob } from './queue.ts';
+import { recordBatch, type BatchEntry, type IngestDeps, type IngestOutcome } from './recording.ts';
 import { jobTraceContext } from './telemetry.ts';
-import {
-  beginWith,
-  endEmpty,
-  insertJobsAndCommit,
-  jobBatchesFor,
-  onRecordingConnection,
-} from './recording.ts';
-import { webhookEvents } from './sql/index.ts';
-import type { CreatedEventRow } from './sql/webhook-events.ts';
 
 export interface GroupCommitOptions {
   /**
@@ -65,12 +56,9 @@ interface Keyed {
   rest: Waiting[];
 }
 
-// Providers are configured names (no NUL), so the key sorts as (provider, event id) and never collides.
-const keyOf = (provider: string, eventId: string) => `${provider}\u0000${eventId}`;
-
 /**
- * Group commit: every `record()` waiting while earlier transactions run is recorded in one transaction, with one
- * multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` per queue of the jobs of the rows it
+ * Group commit: every `record()` waiting while earlier transactions run is recorded in one transaction
+ * (`recordBatch`, which `ingest()` runs for a batch of one), with one multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` per queue of the jobs of the rows it
  * created (the default group's, and one per other consumer group the events went to), and one commit; then each caller gets its own answer. No timer: a lone event starts its transaction at once
  * (after the current turn of the event loop, which lets events that arrived together go together), and batches
  * grow only while `maxTransactions` transactions are already open.
@@ -129,7 +117,7 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
   const commitOrSplit = async (keyed: Keyed[]): Promise<void> => {
     let created: Set<string>;
     try {
-      created = await transaction(deps, keyed);
+      created = await recordBatch(deps, keyed.map(entryOf));
     } catch (error) {
       if (error instanceof InvalidPayloadError && keyed.length > 1) {
         report(keyed, 'split');
@@ -167,32 +155,7 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
   };
 }
 
-/**
- * One transaction for the first request of each key, in key order: insert the events, insert the jobs of the
- * rows created, commit. Returns the keys it created. Throws `InvalidPayloadError` (rolled back, connection
- * kept) when PostgreSQL refused a payload, `UnavailableError` for anything else (connection discarded).
- *
- * Round trips on a pipelined pool: two (begin + insert in one write; the job insert + commit in another), one
- * when every event was a duplicate (its empty transaction is ended behind the answer).
- */
-async function transaction({ pool, boss }: IngestDeps, keyed: Keyed[]): Promise<Set<string>> {
-  return onRecordingConnection(pool, async (transaction) => {
-    const inserted = await beginWith<CreatedEventRow>(
-      transaction,
-      webhookEvents.insertEvents(keyed.map(({ first }) => ({ event: first.event, source: first.source }))),
-    );
-    const created = new Set(inserted.rows.map((row) => keyOf(row.provider, row.event_id)));
-    if (created.size === 0) {
-      await endEmpty(transaction);
-      return created;
-    }
-    const firstOf = new Map(keyed.map(({ key, first }) => [key, first]));
-    const batches = jobBatchesFor(inserted.rows, (row): EventJob => ({
-      provider: row.provider,
-      eventId: row.event_id,
-      ...firstOf.get(keyOf(row.provider, row.event_id))?.trace,
-    }));
-    await insertJobsAndCommit(transaction, boss, batches);
-    return created;
-  });
+/** The batch entry of a key's first request (the rest answer `duplicate` behind it). */
+function entryOf({ key, first }: Keyed): BatchEntry {
+  return { key, event: first.event, source: first.source, trace: first.trace };
 }

@@ -1,5 +1,6 @@
 export * from './errors.ts';
 export { ingest, type IngestDeps, type IngestOutcome } from './ingest.ts';
+export { keyOf, type EventKey } from './event-key.ts';
 export {
   createGroupCommit,
   DEFAULT_GROUP_COMMIT,

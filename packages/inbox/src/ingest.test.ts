@@ -1,50 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { event, useRecordingDatabase } from '../test/support/recording.ts';
 import { InvalidPayloadError, UnavailableError } from './errors.ts';
 import { ingest } from './ingest.ts';
-import type { VerifiedEvent } from './providers/types.ts';
-import { ensureQueues, EVENTS_QUEUE } from './queue.ts';
 
 // ingest() against real Postgres, on a plain pool and on a pipelined one (the receiver's).
 
-const db = useTestDatabase();
-let boss: PgBoss;
-let admin: pg.Pool;
-
-beforeAll(async () => {
-  boss = new PgBoss({ connectionString: db.url, max: 2, supervise: false, schedule: false, migrate: false });
-  await boss.start();
-  await ensureQueues(boss);
-  admin = new pg.Pool({ connectionString: db.url, max: 2 });
-});
-afterAll(async () => {
-  await boss?.stop({ graceful: false, close: true });
-  await admin?.end();
-});
-
-const event = (overrides: Partial<VerifiedEvent> = {}): VerifiedEvent => ({
-  provider: 'stripe',
-  eventId: `evt_${randomUUID()}`,
-  type: 'invoice.paid',
-  payloadText: '{"id":"x","amount":12345678901234567890}',
-  headers: { 'x-test': '1' },
-  ...overrides,
-});
-
-async function stored(e: VerifiedEvent): Promise<{ events: number; jobs: number }> {
-  const events = await admin.query(
-    'select count(*)::int as n from webhook_events where provider = $1 and event_id = $2',
-    [e.provider, e.eventId],
-  );
-  const jobs = await admin.query(
-    `select count(*)::int as n from pgboss.job where name = $1 and data->>'provider' = $2 and data->>'eventId' = $3`,
-    [EVENTS_QUEUE, e.provider, e.eventId],
-  );
-  return { events: (events.rows[0] as { n: number }).n, jobs: (jobs.rows[0] as { n: number }).n };
-}
+const fixture = useRecordingDatabase();
 
 describe.each([
   ['plain pool', false],
@@ -53,7 +16,7 @@ describe.each([
   let pool: pg.Pool;
   beforeAll(() => {
     // One connection: every call reuses it, so a transaction left open (or a pending commit) would show.
-    pool = new pg.Pool({ connectionString: db.url, max: 1, pipeline });
+    pool = new pg.Pool({ connectionString: fixture.url, max: 1, pipeline });
   });
   afterAll(async () => {
     await pool.end();
@@ -61,16 +24,16 @@ describe.each([
 
   it('runs the event insert and the job insert as statements prepared once on the connection', async () => {
     const e = event();
-    await ingest({ pool, boss }, e);
-    await ingest({ pool, boss }, event());
-    await ingest({ pool, boss }, e);
+    await ingest(fixture.deps(pool), e);
+    await ingest(fixture.deps(pool), event());
+    await ingest(fixture.deps(pool), e);
     // The pool's one connection, new in this test: what it prepared, and how often each ran (the duplicate ran
     // the insert only).
     const { rows } = await pool.query<{ name: string; calls: number }>(
       `select name, (generic_plans + custom_plans)::int as calls from pg_prepared_statements order by name`,
     );
     expect(rows.map((r) => r.name)).toEqual([
-      'webhook_inbox_insert_event',
+      'webhook_inbox_insert_events',
       expect.stringMatching(/^webhook_inbox_job_[0-9a-f]{16}$/),
     ]);
     expect(rows.map((r) => r.calls)).toEqual([3, 2]);
@@ -78,11 +41,11 @@ describe.each([
 
   it('records a new event with its job, then answers duplicate without a second job', async () => {
     const e = event();
-    expect(await ingest({ pool, boss }, e)).toBe('accepted');
-    expect(await ingest({ pool, boss }, e)).toBe('duplicate');
-    expect(await ingest({ pool, boss }, e)).toBe('duplicate');
-    expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
-    const row = await admin.query(
+    expect(await ingest(fixture.deps(pool), e)).toBe('accepted');
+    expect(await ingest(fixture.deps(pool), e)).toBe('duplicate');
+    expect(await ingest(fixture.deps(pool), e)).toBe('duplicate');
+    expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
+    const row = await fixture.admin.query(
       `select p.payload::text as p, e.headers, e.source
          from webhook_events e join webhook_event_payloads p using (provider, event_id, received_at)
         where e.event_id = $1`,
@@ -98,12 +61,12 @@ describe.each([
 
   it('leaves no transaction open across calls (duplicates then new events on the same connection)', async () => {
     const known = event();
-    await ingest({ pool, boss }, known);
+    await ingest(fixture.deps(pool), known);
     for (let i = 0; i < 5; i++) {
-      expect(await ingest({ pool, boss }, known)).toBe('duplicate');
+      expect(await ingest(fixture.deps(pool), known)).toBe('duplicate');
       const fresh = event();
-      expect(await ingest({ pool, boss }, fresh)).toBe('accepted');
-      expect(await stored(fresh)).toEqual({ events: 1, jobs: 1 });
+      expect(await ingest(fixture.deps(pool), fresh)).toBe('accepted');
+      expect(await fixture.stored(fresh)).toEqual({ events: 1, jobs: 1 });
     }
     // Outside a transaction, a statement's transaction starts with it; inside a leftover one it would not.
     const { rows } = await pool.query(
@@ -113,12 +76,12 @@ describe.each([
   });
 
   it('concurrent calls for one key: exactly one accepted', async () => {
-    const wide = new pg.Pool({ connectionString: db.url, max: 8, pipeline });
+    const wide = new pg.Pool({ connectionString: fixture.url, max: 8, pipeline });
     try {
       const e = event();
-      const outcomes = await Promise.all(Array.from({ length: 24 }, () => ingest({ pool: wide, boss }, e)));
+      const outcomes = await Promise.all(Array.from({ length: 24 }, () => ingest(fixture.deps(wide), e)));
       expect(outcomes.filter((o) => o === 'accepted')).toHaveLength(1);
-      expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+      expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
     } finally {
       await wide.end();
     }
@@ -141,32 +104,34 @@ describe.each([
     'what Postgres can never store (%s): InvalidPayloadError, nothing recorded, connection still usable',
     async (_what, overrides) => {
       const e = event(overrides);
-      await expect(ingest({ pool, boss }, e)).rejects.toBeInstanceOf(InvalidPayloadError);
-      expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
-      expect(await ingest({ pool, boss }, event())).toBe('accepted');
+      await expect(ingest(fixture.deps(pool), e)).rejects.toBeInstanceOf(InvalidPayloadError);
+      expect(await fixture.stored(e)).toEqual({ events: 0, jobs: 0 });
+      expect(await ingest(fixture.deps(pool), event())).toBe('accepted');
     },
   );
 
   it('the job insert failing rolls the event back: UnavailableError, nothing recorded', async () => {
     const failing = event({ provider: `fail-${pipeline}` });
-    await admin.query(`create or replace function public.ingest_test_fail() returns trigger language plpgsql as $$
+    await fixture.admin
+      .query(`create or replace function public.ingest_test_fail() returns trigger language plpgsql as $$
       begin raise exception 'refused'; end $$`);
-    await admin.query(`create trigger ingest_test_fail_${pipeline} before insert on pgboss.job for each row
+    await fixture.admin
+      .query(`create trigger ingest_test_fail_${pipeline} before insert on pgboss.job for each row
       when (new.data->>'provider' = 'fail-${pipeline}') execute function public.ingest_test_fail()`);
     try {
-      await expect(ingest({ pool, boss }, failing)).rejects.toBeInstanceOf(UnavailableError);
-      expect(await stored(failing)).toEqual({ events: 0, jobs: 0 });
+      await expect(ingest(fixture.deps(pool), failing)).rejects.toBeInstanceOf(UnavailableError);
+      expect(await fixture.stored(failing)).toEqual({ events: 0, jobs: 0 });
     } finally {
-      await admin.query(`drop trigger ingest_test_fail_${pipeline} on pgboss.job`);
+      await fixture.admin.query(`drop trigger ingest_test_fail_${pipeline} on pgboss.job`);
     }
-    expect(await ingest({ pool, boss }, failing)).toBe('accepted');
-    expect(await stored(failing)).toEqual({ events: 1, jobs: 1 });
+    expect(await ingest(fixture.deps(pool), failing)).toBe('accepted');
+    expect(await fixture.stored(failing)).toEqual({ events: 1, jobs: 1 });
   });
 
   it('an unreachable database: UnavailableError', async () => {
     const dead = new pg.Pool({ connectionString: 'postgres://x:y@127.0.0.1:1/none', pipeline });
     try {
-      await expect(ingest({ pool: dead, boss }, event())).rejects.toBeInstanceOf(UnavailableError);
+      await expect(ingest(fixture.deps(dead), event())).rejects.toBeInstanceOf(UnavailableError);
     } finally {
       await dead.end();
     }
@@ -175,10 +140,10 @@ describe.each([
 
 describe('payload storage', () => {
   it('keeps payloads apart from the event rows, so a status change never copies a payload', async () => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    const pool = new pg.Pool({ connectionString: fixture.url, max: 1 });
     // Bytes of the event table (heap and TOAST) and of the payload partitions (everything: heap, TOAST, indexes).
     const sizes = async () => {
-      const { rows } = await admin.query<{ heap: string; toast: string; payloads: string }>(
+      const { rows } = await fixture.admin.query<{ heap: string; toast: string; payloads: string }>(
         `select pg_relation_size(oid)::text as heap, pg_relation_size(reltoastrelid)::text as toast,
                 (select sum(pg_total_relation_size(relid))::text
                    from pg_partition_tree('webhook_event_payloads')) as payloads
@@ -211,7 +176,7 @@ describe('payload storage', () => {
       const events = Array.from({ length: 40 }, (_, i) => event({ payloadText: payload(i) }));
       const ids = events.map((e) => e.eventId);
       const start = await sizes();
-      for (const e of events) await ingest({ pool, boss }, e);
+      for (const e of events) await ingest(fixture.deps(pool), e);
       const recorded = await sizes();
       expect(recorded.payloads - start.payloads).toBeGreaterThanOrEqual(40 * 500);
       expect(recorded.toast).toBe(start.toast);
@@ -219,7 +184,10 @@ describe('payload storage', () => {
       // Two status changes of every row: 80 new row versions of narrow rows. Were the payload in the row, each would
       // copy it (about 64 kB of heap compressed inline) or a TOAST pointer to it.
       for (const status of ['processing', 'processed']) {
-        await admin.query('update webhook_events set status = $2 where event_id = any($1)', [ids, status]);
+        await fixture.admin.query('update webhook_events set status = $2 where event_id = any($1)', [
+          ids,
+          status,
+        ]);
       }
       const updated = await sizes();
       expect(updated.payloads).toBe(recorded.payloads);

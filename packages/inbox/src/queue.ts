@@ -1,5 +1,6 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import type { PgBoss } from 'pg-boss';
+import type { EventKey } from './event-key.ts';
 import type { TraceContext } from './telemetry.ts';
 
 export { DEFAULT_GROUP };
@@ -48,9 +49,7 @@ export function queuesOf(group: string): GroupQueues {
  * A job carries only the event key (the worker reads the event from `webhook_events`) and, when tracing is on,
  * the W3C trace context it was sent in (telemetry.ts).
  */
-export interface EventJob {
-  provider: string;
-  eventId: string;
+export interface EventJob extends EventKey {
   /** The trace of the request (or replay) that sent the job; the worker's event span continues it. */
   trace?: TraceContext;
   /** On a replay: the trace of the event's first delivery, which the replay's trace links to. */

@@ -1,16 +1,74 @@
 import { createHash } from 'node:crypto';
+import type { EventSource } from '@webhook-inbox/db/statuses';
 import pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
 import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
+import { keyOf } from './event-key.ts';
+import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, queuesOf, type EventJob } from './queue.ts';
-import type { Statement } from './sql/index.ts';
+import { webhookEvents, type Statement } from './sql/index.ts';
 import type { CreatedEventRow } from './sql/webhook-events.ts';
+import type { jobTraceContext } from './telemetry.ts';
 
 /**
- * What every way of recording events (`ingest()` one at a time, `createGroupCommit()` in batches) does the same on
- * its connection: check one out and give it back in a known state, classify the errors that are the payload's
- * fault, begin with the insert, send pg-boss's job insert inside the transaction and commit behind it.
+ * The one way events are recorded: `recordBatch`, one transaction for a batch of events and their jobs. The group
+ * commit (`createGroupCommit()`) gathers the batches; `ingest()` is a batch of one. Here too what that transaction
+ * does on its connection: check one out and give it back in a known state, classify the errors that are the
+ * payload's fault, begin with the insert, send pg-boss's job insert inside the transaction and commit behind it.
  */
+
+export type IngestOutcome = 'accepted' | 'duplicate';
+
+export interface IngestDeps {
+  /**
+   * Where the transaction runs. A pool created with `pipeline: true` (pg's pipeline mode, as the receiver's is)
+   * saves round trips; any pool works.
+   */
+  pool: pg.Pool;
+  /** A started pg-boss instance; `send` runs on our transaction's connection, not on boss's own pool. */
+  boss: PgBoss;
+}
+
+/** One event of a batch, with its key (`keyOf(provider, eventId)`). */
+export interface BatchEntry {
+  key: string;
+  event: VerifiedEvent;
+  source: EventSource;
+  /** The request's trace (its ingest span), carried in the job so the worker's span joins it; `{}` when off. */
+  trace: ReturnType<typeof jobTraceContext>;
+}
+
+/**
+ * One transaction for a batch of distinct events, in the order given (callers sort them by key, so two batches
+ * that share keys lock them in one order and never deadlock): insert the events, insert the jobs of the rows
+ * created, commit. Returns the keys it created (a key absent was already recorded). Throws `InvalidPayloadError`
+ * (rolled back, connection kept) when PostgreSQL refused a payload, `UnavailableError` for anything else
+ * (connection discarded).
+ *
+ * Round trips on a pipelined pool: two (begin + insert in one write; the job insert + commit in another), one when
+ * every event was a duplicate (its empty transaction is ended behind the answer); four and three on a plain pool.
+ */
+export async function recordBatch(
+  { pool, boss }: IngestDeps,
+  entries: readonly BatchEntry[],
+): Promise<Set<string>> {
+  return onRecordingConnection(pool, async (transaction) => {
+    const inserted = await beginWith<CreatedEventRow>(transaction, webhookEvents.insertEvents(entries));
+    const created = new Set(inserted.rows.map((row) => keyOf(row.provider, row.event_id)));
+    if (created.size === 0) {
+      await endEmpty(transaction);
+      return created;
+    }
+    const byKey = new Map(entries.map((entry) => [entry.key, entry]));
+    const batches = jobBatchesFor(inserted.rows, (row): EventJob => ({
+      provider: row.provider,
+      eventId: row.event_id,
+      ...byKey.get(keyOf(row.provider, row.event_id))?.trace,
+    }));
+    await insertJobsAndCommit(transaction, boss, batches);
+    return created;
+  });
+}
 
 /**
  * SQLSTATEs that say an event can never be stored, however often it is sent: the body is authentic but PostgreSQL

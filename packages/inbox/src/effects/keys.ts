@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { keyOf } from '../event-key.ts';
 
 /**
  * The idempotency key of one effect for one event: the same event key and effect name always give the same key,
@@ -31,7 +32,9 @@ export function messageIdFor(idempotencyKey: string, domain: string): string {
   return `<${idempotencyKey}@${domain}>`;
 }
 
-// NUL-separated so that ('a:b', 'c') and ('a', 'b:c') never collide.
+// NUL-separated (`keyOf`) so that ('a:b', 'c') and ('a', 'b:c') never collide.
 function digest(parts: readonly string[]): string {
-  return createHash('sha256').update(parts.join('\0')).digest('base64url');
+  return createHash('sha256')
+    .update(keyOf(...parts))
+    .digest('base64url');
 }

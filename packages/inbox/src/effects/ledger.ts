@@ -7,16 +7,12 @@
  * the event log's reads, replay, retention, reconciliation) are in `../sql/`, one module per table.
  */
 
-import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, SETTLED_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
+import type { EventKey } from '../event-key.ts';
 import type { Statement } from '../sql/statement.ts';
 import { PAYLOAD_OF_EVENT } from '../sql/webhook-events.ts';
 
-export type { Statement };
-
-export interface EventKey {
-  provider: string;
-  eventId: string;
-}
+export type { EventKey, Statement };
 
 export interface LoadedEventRow {
   provider: string;
@@ -131,7 +127,7 @@ export function markDead(key: EventKey, reason: string, group: string = DEFAULT_
     text: `
       update webhook_events
          set status = 'dead', last_error = coalesce(last_error, $3)
-       where provider = $1 and event_id = $2 and status not in ('processed', 'dead')
+       where provider = $1 and event_id = $2 and status not in ${sqlList(SETTLED_STATUSES)}
       returning provider, event_id, type, status, attempts, last_error, received_at`,
     values: [key.provider, key.eventId, reason],
   };
@@ -171,7 +167,7 @@ function markGroupDead(key: EventKey, reason: string, group: string): Statement 
          set status = 'dead', last_error = coalesce(g.last_error, $3)
         from webhook_events e
        where g.provider = $1 and g.event_id = $2 and g.consumer_group = $4
-         and e.provider = g.provider and e.event_id = g.event_id and g.status not in ('processed', 'dead')
+         and e.provider = g.provider and e.event_id = g.event_id and g.status not in ${sqlList(SETTLED_STATUSES)}
       returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
     values: [key.provider, key.eventId, reason, group],
   };

@@ -1,3 +1,4 @@
+import { keyOf } from '../event-key.ts';
 import type { EffectRouteRow } from '../sql/effect-routes.ts';
 import type { EffectSpec } from './types.ts';
 
@@ -58,10 +59,6 @@ export class EffectRegistry {
   routes(): string[] {
     return [...this.#effects.keys()].map((key) => key.replace('\0', ' '));
   }
-}
-
-function keyOf(provider: string, type: string): string {
-  return `${provider}\0${type}`;
 }
 
 function normalize(name: string, spec: EffectSpec<never>): RegisteredEffect {

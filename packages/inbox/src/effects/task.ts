@@ -74,10 +74,7 @@ export function spanAttributes(task: Task) {
   return { effect: task.effect.name, kind: task.effect.kind, attempt: task.run.job.retryCount + 1 };
 }
 
-/** A map key from several strings. */
-export function keyOf(...parts: string[]): string {
-  return parts.join('\0');
-}
+export { keyOf } from '../event-key.ts';
 
 export function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));

@@ -1,3 +1,4 @@
+import { sqlList, UNFINISHED_STATUSES } from '@webhook-inbox/db/statuses';
 import type { Statement } from './statement.ts';
 
 /**
@@ -45,7 +46,7 @@ const FAILING_BY_EFFECT = `
   select r.effect, count(*)::int as n, max(r.last_error) as "sampleError"
     from webhook_events e
     join effect_runs r on r.provider = e.provider and r.event_id = e.event_id
-   where e.status in ('received', 'processing', 'failed', 'dead') and r.status = 'failed'
+   where e.status in ${sqlList(UNFINISHED_STATUSES)} and r.status = 'failed'
    group by r.effect`;
 
 /** The failing effects, one row each (`effect`, `n`, one of its errors), the most failing first: the console. */

@@ -1,3 +1,5 @@
+import { PENDING_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
+import type { EventKey } from '../event-key.ts';
 import type { Statement } from './statement.ts';
 
 /**
@@ -85,11 +87,11 @@ export function hasUnfinishedEvents(from: Date, to: Date): Statement {
     text: `
       select exists (
         select from webhook_events
-         where status in ('received', 'processing', 'failed') and received_at >= $1 and received_at < $2
+         where status in ${sqlList(PENDING_STATUSES)} and received_at >= $1 and received_at < $2
       ) or exists (
         select from webhook_event_groups g
           join webhook_events e on e.provider = g.provider and e.event_id = g.event_id
-         where g.status in ('received', 'processing', 'failed') and e.received_at >= $1 and e.received_at < $2
+         where g.status in ${sqlList(PENDING_STATUSES)} and e.received_at >= $1 and e.received_at < $2
       ) as unfinished`,
     values: [from, to],
   };
@@ -101,9 +103,7 @@ export function partitionBytes(name: string): Statement {
 }
 
 /** A payload's primary key, its timestamp as PostgreSQL's text (a JavaScript `Date` would drop the microseconds). */
-export interface PayloadKey {
-  provider: string;
-  eventId: string;
+export interface PayloadKey extends EventKey {
   receivedAt: string;
 }
 
@@ -161,11 +161,11 @@ export function dropDetachedPartition(name: string): Statement {
 const DONE = `not exists (
   select from webhook_events e
    where e.provider = p.provider and e.event_id = p.event_id and e.received_at = p.received_at
-     and e.status in ('received', 'processing', 'failed'))
+     and e.status in ${sqlList(PENDING_STATUSES)})
   and not exists (
   select from webhook_event_groups g
    where g.provider = p.provider and g.event_id = p.event_id
-     and g.status in ('received', 'processing', 'failed'))`;
+     and g.status in ${sqlList(PENDING_STATUSES)})`;
 
 /**
  * Retention of an expired partition that still holds an event in flight (it stays, for that event's worker):

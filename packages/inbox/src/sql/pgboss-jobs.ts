@@ -62,6 +62,18 @@ export function selectBacklog(queue: string): Statement {
   };
 }
 
+export interface EventJobRow {
+  id: string;
+  name: string;
+  state: string;
+  retryCount: number;
+  retryLimit: number;
+  createdOn: Date;
+  startedOn: Date | null;
+  completedOn: Date | null;
+  startAfter: Date;
+}
+
 /** The pg-boss jobs of one event in `queues`, newest first (replays add jobs): the console's event page. */
 export function selectEventJobs(queues: string[], provider: string, eventId: string): Statement {
   return {

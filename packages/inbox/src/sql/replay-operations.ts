@@ -1,3 +1,4 @@
+import { OPEN_REPLAY_OPERATION_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
 import type { EventCursor } from './event-filter.ts';
 import type { Statement } from './statement.ts';
 
@@ -39,7 +40,7 @@ export function claimOperation(runner: string, leaseMs: number): Statement {
               set status = 'running', locked_by = $1, locked_until = now() + $2 * interval '1 millisecond',
                   updated_at = now()
             where id = (select id from replay_operations
-                         where status in ('pending', 'running') and (locked_until is null or locked_until < now())
+                         where status in ${sqlList(OPEN_REPLAY_OPERATION_STATUSES)} and (locked_until is null or locked_until < now())
                          order by created_at, id limit 1 for update skip locked)
         returning ${COLUMNS}`,
     values: [runner, leaseMs],
@@ -103,7 +104,7 @@ export function cancelOperation(id: number, cancelledBy: string): Statement {
   return {
     text: `update replay_operations
               set status = 'cancelled', cancelled_by = $2, finished_at = now(), updated_at = now()
-            where id = $1 and status in ('pending', 'running')
+            where id = $1 and status in ${sqlList(OPEN_REPLAY_OPERATION_STATUSES)}
         returning ${COLUMNS}`,
     values: [id, cancelledBy],
   };

@@ -1,4 +1,11 @@
-import { DEFAULT_GROUP, EVENT_STATUSES, type EventSource } from '@webhook-inbox/db/statuses';
+import {
+  DEFAULT_GROUP,
+  EVENT_STATUSES,
+  SETTLED_STATUSES,
+  sqlList,
+  UNFINISHED_STATUSES,
+  type EventSource,
+} from '@webhook-inbox/db/statuses';
 import { payloadOf } from './event-payloads.ts';
 import type { Statement } from './statement.ts';
 
@@ -25,11 +32,11 @@ export interface CreatedEventRow {
 }
 
 /**
- * The tail of both receiver inserts, on the events they created (`created`): one `webhook_event_groups` row per
- * other consumer group that has an effect for the event's type, read from `effect_routes` in the same
- * statement, so a group gets exactly the events inserted after its routes were committed (see
- * `lockEffectRoutes`); no rows, and nothing written, while no group but the default has routes. Answers each
- * created event with the groups it went to.
+ * The tail of the receiver's insert, on the events it created (`created`): one `webhook_event_groups` row per
+ * other consumer group that has an effect for the event's type, read from `effect_routes` in the same statement,
+ * so a group gets exactly the events inserted after its routes were committed (see `lockEffectRoutes`); no
+ * rows, and nothing written, while no group but the default has routes. Answers each created event with the
+ * groups it went to: one join of the created and the delivered rows, grouped by event.
  */
 const DELIVER_TO_GROUPS = `
   delivered as (
@@ -41,49 +48,23 @@ const DELIVER_TO_GROUPS = `
     on conflict do nothing
     returning provider, event_id, consumer_group)
   select c.provider, c.event_id,
-         array(select d.consumer_group from delivered d
-                where d.provider = c.provider and d.event_id = c.event_id order by 1) as groups
-    from created c`;
+         coalesce(array_agg(d.consumer_group order by d.consumer_group)
+                    filter (where d.consumer_group is not null), '{}') as groups
+    from created c
+    left join delivered d on d.provider = c.provider and d.event_id = c.event_id
+   group by c.provider, c.event_id`;
 
 /**
- * The receiver's insert, the whole point of the system: a redelivery finds the row and inserts nothing (no row
- * returned), so its caller enqueues nothing. A new event's payload goes to `webhook_event_payloads` in the same
- * statement, under the `received_at` its row was given (the partition of that day). Named: parsed and planned once
- * per connection, not on every event.
- */
-export function insertEvent(event: NewEvent, source: EventSource): Statement {
-  return {
-    name: 'webhook_inbox_insert_event',
-    text: `
-  with created as (
-    insert into webhook_events (provider, event_id, type, headers, source)
-    values ($1, $2, $3, $5::jsonb, $6)
-    on conflict (provider, event_id) do nothing
-    returning provider, event_id, type, received_at),
-  payload as (
-    insert into webhook_event_payloads (provider, event_id, received_at, payload)
-    select provider, event_id, received_at, $4::jsonb from created),
-  ${DELIVER_TO_GROUPS}`,
-    values: [
-      event.provider,
-      event.eventId,
-      event.type,
-      event.payloadText,
-      JSON.stringify(event.headers),
-      source,
-    ],
-  };
-}
-
-/**
- * Group commit's insert: many events in one statement, one row per array position, the same `ON CONFLICT DO
- * NOTHING` and delivery to groups as `insertEvent`, returning the keys this statement created (an absent key was
- * already recorded), whose payloads it writes to `webhook_event_payloads` as `insertEvent` does. Rows are inserted
- * in the order given (the arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two
- * concurrent batches that share keys wait for each other in one order and never deadlock. The arrays are text; a
- * new row's payload is cast to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses
- * fails the statement with the same SQLSTATE as `insertEvent`. Named: its parameters are six arrays whatever the
- * batch's size, so one plan serves every batch.
+ * The receiver's insert, the whole point of the system, for a batch of events (the group commit's, or one:
+ * `ingest()`): one row per array position, `ON CONFLICT DO NOTHING`, so a redelivery finds its row and inserts
+ * nothing, and its caller enqueues nothing. Returns the keys this statement created (an absent key was already
+ * recorded) and writes their payloads to `webhook_event_payloads` under the `received_at` each row was given (the
+ * partition of that day), and delivers them to groups (`DELIVER_TO_GROUPS`). Rows are inserted in the order given
+ * (the arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two concurrent
+ * batches that share keys wait for each other in one order and never deadlock. The arrays are text; a new row's
+ * payload is cast to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses fails the
+ * statement with its SQLSTATE. Named: its parameters are six arrays whatever the batch's size, so one plan serves
+ * every batch.
  */
 export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
   return {
@@ -171,11 +152,11 @@ export function requeueEvent(provider: string, eventId: string): Statement {
 // still in flight and its worker will read the payload, in the default group (`webhook_events.status`) or in any
 // other (its `webhook_event_groups` row, read by primary key).
 const finished = (events: string) => `
-  ${events}.status in ('processed', 'dead')
+  ${events}.status in ${sqlList(SETTLED_STATUSES)}
   and not exists (
     select from webhook_event_groups g
      where g.provider = ${events}.provider and g.event_id = ${events}.event_id
-       and g.status not in ('processed', 'dead'))`;
+       and g.status not in ${sqlList(SETTLED_STATUSES)})`;
 
 // The retention batch below picks its rows oldest first, locking them and skipping any row another transaction
 // holds (the worker, a replay), then deletes exactly those rows by ctid. It is one transaction of at most `limit`
@@ -225,7 +206,7 @@ export function countPurgeable(keyCutoff: Date): Statement {
 }
 
 /** The statuses `countUnfinished` counts: everything but `processed`, whose count only ever grows. */
-export const UNFINISHED_STATUSES = ['received', 'processing', 'failed', 'dead'] as const;
+export { UNFINISHED_STATUSES };
 
 /**
  * Events per unfinished status, and how long the oldest event that still has work to do (received, processing,
@@ -245,7 +226,7 @@ export function countUnfinished(): Statement {
              (select coalesce(json_object_agg(status, n), '{}')
                 from (select status, count(*)::int as n
                         from webhook_events
-                       where status in ('received', 'processing', 'failed', 'dead')
+                       where status in ${sqlList(UNFINISHED_STATUSES)}
                        group by status) counts) as "byStatus"`,
     values: [],
   };

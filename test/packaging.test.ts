@@ -7,12 +7,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dockerignoreModule from '@balena/dockerignore';
-import { MIGRATIONS_FOLDER } from '@webhook-inbox/db';
+import { INBOX_MIGRATIONS } from '@webhook-inbox/db';
+import { EXAMPLE_MIGRATIONS } from '@webhook-inbox/worker/migrations';
 import {
   DockerfileParser,
   type Arg,
@@ -384,22 +384,16 @@ describe('docker/Dockerfile', () => {
         expect(shipped, `${target} ships ${dep}`).toContain(`/app/${workspace.get(dep)}`);
       }
     }
-    // packages/db/src/migrate.ts reads the migrations relative to its own file: where is that in the image?
-    const dbDir = path.resolve(
-      path.dirname(createRequire(import.meta.url).resolve('@webhook-inbox/db')),
-      '..',
-    );
-    const inImage = path.posix.join(
-      `/app/${workspace.get('@webhook-inbox/db')}`,
-      path.relative(dbDir, MIGRATIONS_FOLDER),
-    );
-    expect(inImage).toBe('/app/packages/db/drizzle');
-    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
-      '/app/apps/worker',
-    );
-    expect(copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources)).toContain(
-      '/app/packages/db',
-    );
+    // The migrations are read relative to the modules that own them (packages/db/src/migrate.ts,
+    // apps/worker/src/migrations.ts): the migrate image ships the top-level drizzle/ beside them.
+    const migrateShips = copiesOf(dockerfile.stages.get('migrate')!).flatMap((copy) => copy.sources);
+    for (const folder of [INBOX_MIGRATIONS.folder, EXAMPLE_MIGRATIONS.folder]) {
+      const inRepo = path.relative(root, folder);
+      expect(inRepo.split(path.sep)[0]).toBe('drizzle');
+      expect(migrateShips).toContain(`/app/${inRepo.split(path.sep)[0]}`);
+    }
+    expect(migrateShips).toContain('/app/apps/worker');
+    expect(migrateShips).toContain('/app/packages/db');
   });
 
   it('checks health on the port and host the apps really use', () => {
@@ -457,7 +451,7 @@ describe('.dockerignore', () => {
         if (file.endsWith('.ts') && !file.endsWith('.test.ts')) needed.push(`${dir}/${file}`);
       }
     }
-    for (const dir of ['packages/db/drizzle', 'apps/worker/drizzle']) {
+    for (const dir of ['drizzle/inbox', 'drizzle/example']) {
       for (const file of readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })) {
         needed.push(`${dir}/${file}`);
       }

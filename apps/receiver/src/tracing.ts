@@ -1,11 +1,11 @@
-import { httpInstrumentationMiddleware } from '@hono/otel';
+import { requestSpans as honoRequestSpans } from '@webhook-inbox/tracing/hono';
 import type { MiddlewareHandler } from 'hono';
+import type { BlankEnv } from 'hono/types';
 
 /**
- * The server span of each webhook request, by Hono's maintained OpenTelemetry middleware (method, route, status);
- * the webhook route adds the provider, the outcome and the event key (`annotateRequest`). Loaded only when
- * tracing is on (receiver.ts imports it then), like the SDK itself.
+ * The server span of each webhook request (`@webhook-inbox/tracing/hono`). Loaded only when tracing is on
+ * (receiver.ts imports it then, after main.ts started the SDK), like the SDK itself.
  */
-export function requestSpans(): MiddlewareHandler {
-  return httpInstrumentationMiddleware({ serviceName: 'webhook-inbox-receiver' });
+export function requestSpans(): MiddlewareHandler<BlankEnv> {
+  return honoRequestSpans('webhook-inbox-receiver');
 }

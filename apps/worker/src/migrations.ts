@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { LEGACY_SHARED_MIGRATIONS, migrateDatabase, type MigrationSet } from '@webhook-inbox/db';
 
-/** The example product's tables (src/schema.ts), applied after the inbox's own. */
+/** The example product's tables (src/schema.ts), applied after the inbox's own; in the repository's `drizzle/example/`. */
 export const EXAMPLE_MIGRATIONS: MigrationSet = {
-  folder: fileURLToPath(new URL('../drizzle', import.meta.url)),
+  folder: fileURLToPath(new URL('../../../drizzle/example', import.meta.url)),
   table: '__webhook_inbox_example_migrations',
   // webhook-inbox 0.1 created these tables in the migrations it shared with the inbox's.
   legacy: [LEGACY_SHARED_MIGRATIONS],

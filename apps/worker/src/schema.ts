@@ -1,6 +1,6 @@
 /**
  * The example product's tables: what apps/worker's example effects write. A team's own tables live in its own
- * schema, next to its effects; the inbox's tables are in `@webhook-inbox/db`. Migrations: apps/worker/drizzle.
+ * schema, next to its effects; the inbox's tables are in `@webhook-inbox/db`. Migrations: drizzle/example.
  */
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';

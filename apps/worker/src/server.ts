@@ -9,7 +9,7 @@ const logger = createLogger(config.logLevel);
 // Tracing first, and only when the OTEL_* environment asks for it: the SDK must see `pg` being imported, so the
 // worker (which imports it) is loaded after it.
 const tracing = config.tracing
-  ? (await import('@webhook-inbox/inbox/telemetry/sdk')).startTracing({ serviceName: 'webhook-inbox-worker' })
+  ? (await import('@webhook-inbox/tracing')).startTracing({ serviceName: 'webhook-inbox-worker' })
   : undefined;
 const { startWorker } = await import('./worker.ts');
 const starting = startWorker(config, { logger });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
@@ -34,8 +35,15 @@ export const LEGACY_SHARED_MIGRATIONS: readonly string[] = [
   'f3adbefb92674b723f6834150f138163c10a02a7a27cc1d973ccd37c27298d98',
 ];
 
-/** The inbox's own tables (`webhook_events`, `effect_runs`, ...), shipped inside this package. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+/**
+ * The inbox's own tables (`webhook_events`, `effect_runs`, ...). The repository keeps them in its top-level
+ * `drizzle/inbox/`; the build copies them into `dist/drizzle/`, next to this module compiled, which is where the
+ * published package carries them. In the workspace this module runs from `src/`, where no copy is ever made.
+ */
+const PACKED_MIGRATIONS = fileURLToPath(new URL('./drizzle', import.meta.url));
+export const MIGRATIONS_FOLDER = existsSync(PACKED_MIGRATIONS)
+  ? PACKED_MIGRATIONS
+  : fileURLToPath(new URL('../../../drizzle/inbox', import.meta.url));
 export const INBOX_MIGRATIONS: MigrationSet = {
   folder: MIGRATIONS_FOLDER,
   table: '__webhook_inbox_migrations',

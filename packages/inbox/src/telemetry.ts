@@ -1,7 +1,7 @@
 /**
  * The inbox's tracing hook points: the receiver's ingest, the trace context a job carries, the worker's event and
  * effect spans. Nothing here loads OpenTelemetry: until an app installs an implementation (`installTelemetry`,
- * done by `startTracing` in ./telemetry/sdk.ts when the OTEL_* environment turns tracing on), every hook is one
+ * done by `startTracing` of `@webhook-inbox/tracing` when the OTEL_* environment turns tracing on), every hook is one
  * `undefined` check and calls straight through, so tracing off costs nothing.
  */
 
@@ -39,7 +39,7 @@ export interface EffectSpanAttributes {
   attempt: number;
 }
 
-/** What `startTracing` installs (./telemetry/otel.ts). */
+/** What `startTracing` installs (`@webhook-inbox/tracing`'s otel.ts). */
 export interface Telemetry {
   traceContext(): TraceContext | undefined;
   annotateRequest(attributes: { provider: string; outcome: string; eventId?: string; type?: string }): void;

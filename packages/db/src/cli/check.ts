@@ -2,7 +2,7 @@
  * Fails when the Drizzle schema and the committed migrations disagree: `drizzle-kit generate` into a scratch
  * copy of the migrations folder must produce nothing new, and `drizzle-kit check` must pass.
  *
- *   node src/cli/check.ts [--schema src/schema.ts] [--out drizzle]
+ *   node src/cli/check.ts [--schema src/schema.ts] [--out ../../drizzle/inbox]
  */
 import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -15,7 +15,7 @@ const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 const { values } = parseArgs({
   options: {
     schema: { type: 'string', default: path.join(packageDir, 'src/schema.ts') },
-    out: { type: 'string', default: path.join(packageDir, 'drizzle') },
+    out: { type: 'string', default: path.join(packageDir, '../../drizzle/inbox') },
   },
 });
 const schema = path.resolve(values.schema);

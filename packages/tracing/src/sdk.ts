@@ -2,7 +2,7 @@ import { register } from 'node:module';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { installTelemetry } from '../telemetry.ts';
+import { installTelemetry } from '@webhook-inbox/inbox/telemetry';
 import { createOtelTelemetry } from './otel.ts';
 
 export interface Tracing {
@@ -24,7 +24,7 @@ export interface StartTracingOptions {
 /**
  * Starts the OpenTelemetry SDK for traces, configured by the standard OTEL_* variables (exporter, OTLP endpoint
  * and protocol, sampler, resource), with the PostgreSQL instrumentation when asked for, and installs the inbox's
- * spans (../telemetry.ts). Metrics stay on Prometheus and logs on pino: no metric reader or log exporter is set up.
+ * spans (`installTelemetry` of `@webhook-inbox/inbox/telemetry`). Metrics stay on Prometheus and logs on pino: no metric reader or log exporter is set up.
  *
  * Call it before anything imports `pg`: the instrumentation patches modules as they load, and an ES module
  * import is only seen through the loader hook registered here. The apps' entry points import the rest of the

@@ -12,7 +12,12 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { EffectSpanAttributes, EventSpan, Telemetry, TraceContext } from '../telemetry.ts';
+import type {
+  EffectSpanAttributes,
+  EventSpan,
+  Telemetry,
+  TraceContext,
+} from '@webhook-inbox/inbox/telemetry';
 
 // Jobs carry the W3C trace context only, whatever OTEL_PROPAGATORS says: never baggage, which could hold
 // anything a caller put there.

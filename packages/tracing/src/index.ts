@@ -1,0 +1,1 @@
+export { startTracing, type StartTracingOptions, type Tracing } from './sdk.ts';

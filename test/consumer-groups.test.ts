@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { pgbouncerAvailable, startPgBouncer } from '@webhook-inbox/testing/pgbouncer';
+import { requirePgBouncer, startPgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -174,7 +174,7 @@ it('two teams on one inbox: each team runs its effects once, a team that is down
   await provisioning.stop();
 });
 
-it.skipIf(!pgbouncerAvailable())(
+it.runIf(requirePgBouncer())(
   'behind PgBouncer in transaction mode: the receiver and both teams through it, each effect once',
   async () => {
     const bouncer = await startPgBouncer({ serverUrl: db.url });

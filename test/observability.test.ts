@@ -2,7 +2,8 @@
  * The shipped observability: the alert rules (docs/observability/alerts.yml) through promtool, their runbooks
  * against the CLI, and the rules and the Grafana dashboard against a real Prometheus scraping a real receiver
  * and worker on loopback: every metric they use must exist. promtool and prometheus come from Debian's
- * `prometheus` package (.ci/run installs it when it can); without them those parts skip and say so.
+ * `prometheus` package (.ci/run installs it): under CI=true their absence fails the file, elsewhere those parts
+ * skip and say so (`requireTool`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePort } from '@webhook-inbox/testing/embedded';
 import { createSenderBoss, PURGE_QUEUE } from '@webhook-inbox/inbox';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { onPath, requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig, startReceiver } from '../apps/receiver/src/index.ts';
@@ -24,11 +25,9 @@ const RULES = path.join(root, 'docs/observability/alerts.yml');
 const RULE_TESTS = path.join(root, 'docs/observability/alerts.test.yml');
 const DASHBOARD = path.join(root, 'docs/observability/grafana-dashboard.json');
 
-const installed = (command: string) => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0;
-const hasPromtool = installed('promtool');
-const hasPrometheus = installed('prometheus');
-const MISSING =
-  "(skipped: not installed; Debian's `prometheus` package has it, .ci/run installs it when it can)";
+const INSTALL = "Debian's prometheus package: apt-get install prometheus";
+const hasPromtool = requireTool('promtool', onPath('promtool'), INSTALL);
+const hasPrometheus = requireTool('prometheus', onPath('prometheus'), INSTALL);
 
 interface Rule {
   alert?: string;
@@ -49,7 +48,7 @@ function metricNames(expr: string): string[] {
   return [...expr.matchAll(/(?<![\w:])(?:webhook|db_pool)_[a-z0-9_]*[a-z0-9](?![\w:])/g)].map((m) => m[0]);
 }
 
-describe.skipIf(!hasPromtool)(`alert rules through promtool ${hasPromtool ? '' : MISSING}`, () => {
+describe.runIf(hasPromtool)('alert rules through promtool', () => {
   it('`promtool check rules` accepts them', () => {
     const run = spawnSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' });
     expect(run.stdout + run.stderr).toContain('SUCCESS');
@@ -83,108 +82,103 @@ describe('alert runbooks', () => {
   );
 });
 
-describe.skipIf(!hasPrometheus)(
-  `the dashboard and the rules against a real Prometheus ${hasPrometheus ? '' : MISSING}`,
-  () => {
-    const db = useTestDatabase();
+describe.runIf(hasPrometheus)('the dashboard and the rules against a real Prometheus', () => {
+  const db = useTestDatabase();
 
-    it('scrapes the receiver and the worker, finds every metric they use, and evaluates every rule', async () => {
-      const used = new Set([...dashboardExprs, ...rules.map((rule) => rule.expr)].flatMap(metricNames));
-      expect(used.size).toBeGreaterThan(10);
+  it('scrapes the receiver and the worker, finds every metric they use, and evaluates every rule', async () => {
+    const used = new Set([...dashboardExprs, ...rules.map((rule) => rule.expr)].flatMap(metricNames));
+    expect(used.size).toBeGreaterThan(10);
 
-      const mailDir = mkdtempSync(path.join(tmpdir(), 'observability-mail-'));
-      const dataDir = mkdtempSync(path.join(tmpdir(), 'observability-prometheus-'));
-      const receiver = await startReceiver(
-        parseReceiverConfig(receiverEnv(db.url, { PORT: '0', LOG_LEVEL: 'silent' })),
-      );
-      const worker = await startWorker(
-        parseWorkerConfig({
-          DATABASE_URL: db.url,
-          WORKER_PORT: '0',
-          MAIL_DIR: mailDir,
-          LOG_LEVEL: 'silent',
-          ...queueEnv(),
-        }),
-      );
-      const boss = createSenderBoss(db.url, { applicationName: 'observability-test' });
-      const port = await findFreePort();
-      const config = path.join(dataDir, 'prometheus.yml');
-      writeFileSync(
-        config,
-        JSON.stringify({
-          global: { scrape_interval: '1s', evaluation_interval: '1s' },
-          rule_files: [RULES],
-          scrape_configs: [
-            { job_name: 'receiver', static_configs: [{ targets: [new URL(receiver.managementUrl).host] }] },
-            { job_name: 'worker', static_configs: [{ targets: [new URL(worker.url).host] }] },
-          ],
-        }),
-      );
-      const prometheus = spawn(
-        'prometheus',
-        [
-          `--config.file=${config}`,
-          `--storage.tsdb.path=${path.join(dataDir, 'data')}`,
-          `--web.listen-address=127.0.0.1:${port}`,
+    const mailDir = mkdtempSync(path.join(tmpdir(), 'observability-mail-'));
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'observability-prometheus-'));
+    const receiver = await startReceiver(
+      parseReceiverConfig(receiverEnv(db.url, { PORT: '0', LOG_LEVEL: 'silent' })),
+    );
+    const worker = await startWorker(
+      parseWorkerConfig({
+        DATABASE_URL: db.url,
+        WORKER_PORT: '0',
+        MAIL_DIR: mailDir,
+        LOG_LEVEL: 'silent',
+        ...queueEnv(),
+      }),
+    );
+    const boss = createSenderBoss(db.url, { applicationName: 'observability-test' });
+    const port = await findFreePort();
+    const config = path.join(dataDir, 'prometheus.yml');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        global: { scrape_interval: '1s', evaluation_interval: '1s' },
+        rule_files: [RULES],
+        scrape_configs: [
+          { job_name: 'receiver', static_configs: [{ targets: [new URL(receiver.managementUrl).host] }] },
+          { job_name: 'worker', static_configs: [{ targets: [new URL(worker.url).host] }] },
         ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      let log = '';
-      prometheus.stderr.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4_000)));
-      const api = async <T>(route: string): Promise<T> => {
-        const response = await fetch(`http://127.0.0.1:${port}/api/v1/${route}`, {
-          signal: AbortSignal.timeout(5_000),
+      }),
+    );
+    const prometheus = spawn(
+      'prometheus',
+      [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${path.join(dataDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let log = '';
+    prometheus.stderr.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4_000)));
+    const api = async <T>(route: string): Promise<T> => {
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/${route}`, {
+        signal: AbortSignal.timeout(5_000),
+      });
+      return ((await response.json()) as { data: T }).data;
+    };
+    try {
+      // Counters and histograms with labels exist once something happened: an accepted and a refused webhook, its
+      // effects, a retention run.
+      for (const delivery of [stripeDelivery(), stripeDelivery({ secret: 'whsec_not_the_secret' })]) {
+        const response = await fetch(new URL(delivery.path, receiver.url), {
+          method: 'POST',
+          headers: delivery.headers,
+          body: delivery.body,
         });
-        return ((await response.json()) as { data: T }).data;
-      };
-      try {
-        // Counters and histograms with labels exist once something happened: an accepted and a refused webhook, its
-        // effects, a retention run.
-        for (const delivery of [stripeDelivery(), stripeDelivery({ secret: 'whsec_not_the_secret' })]) {
-          const response = await fetch(new URL(delivery.path, receiver.url), {
-            method: 'POST',
-            headers: delivery.headers,
-            body: delivery.body,
-          });
-          await response.arrayBuffer();
-        }
-        await boss.start();
-        await boss.send(PURGE_QUEUE, {});
-
-        let names: string[] = [];
-        const missing = () => [...used].filter((name) => !names.includes(name));
-        await waitFor(
-          async () => {
-            names = await api<string[]>('label/__name__/values');
-            return missing().length === 0;
-          },
-          { timeout: 60_000, interval: 500, message: 'every metric scraped' },
-        ).catch(() => {});
-        expect(missing(), `metrics Prometheus never scraped (its log: ${log})`).toEqual([]);
-
-        // Every rule evaluated without an error against the real series.
-        const groups = await waitFor(
-          async () => {
-            const { groups } = await api<{ groups: { rules: { name: string; health: string }[] }[] }>(
-              'rules',
-            );
-            const all = groups.flatMap((group) => group.rules);
-            return all.length === rules.length && all.every((rule) => rule.health !== 'unknown') && all;
-          },
-          { timeout: 30_000, interval: 500, message: 'every rule evaluated' },
-        );
-        expect(groups.filter((rule) => rule.health !== 'ok')).toEqual([]);
-      } finally {
-        prometheus.kill('SIGTERM');
-        await new Promise((resolve) =>
-          prometheus.exitCode === null ? prometheus.once('exit', resolve) : resolve(0),
-        );
-        await boss.stop({ graceful: false, close: true });
-        await worker.close();
-        await receiver.close();
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(mailDir, { recursive: true, force: true });
+        await response.arrayBuffer();
       }
-    });
-  },
-);
+      await boss.start();
+      await boss.send(PURGE_QUEUE, {});
+
+      let names: string[] = [];
+      const missing = () => [...used].filter((name) => !names.includes(name));
+      await waitFor(
+        async () => {
+          names = await api<string[]>('label/__name__/values');
+          return missing().length === 0;
+        },
+        { timeout: 60_000, interval: 500, message: 'every metric scraped' },
+      ).catch(() => {});
+      expect(missing(), `metrics Prometheus never scraped (its log: ${log})`).toEqual([]);
+
+      // Every rule evaluated without an error against the real series.
+      const groups = await waitFor(
+        async () => {
+          const { groups } = await api<{ groups: { rules: { name: string; health: string }[] }[] }>('rules');
+          const all = groups.flatMap((group) => group.rules);
+          return all.length === rules.length && all.every((rule) => rule.health !== 'unknown') && all;
+        },
+        { timeout: 30_000, interval: 500, message: 'every rule evaluated' },
+      );
+      expect(groups.filter((rule) => rule.health !== 'ok')).toEqual([]);
+    } finally {
+      prometheus.kill('SIGTERM');
+      await new Promise((resolve) =>
+        prometheus.exitCode === null ? prometheus.once('exit', resolve) : resolve(0),
+      );
+      await boss.stop({ graceful: false, close: true });
+      await worker.close();
+      await receiver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(mailDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -25,6 +25,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig } from '../apps/receiver/src/env.ts';
 import { parseConfig as parseWorkerConfig } from '../apps/worker/src/env.ts';
+import { requireTool } from '@webhook-inbox/testing';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -663,10 +664,16 @@ function findCompose(): ComposeTool | undefined {
 
 const composeTool = findCompose();
 
-describe.skipIf(!composeTool)(
+describe.runIf(
+  requireTool(
+    'docker-compose',
+    composeTool !== undefined,
+    'neither `docker compose` nor `docker-compose`: apt-get install docker-compose',
+  ),
+)(
   composeTool
     ? `docker-compose.yml through ${composeTool.label}`
-    : "docker-compose.yml through a compose implementation (skipped: neither `docker compose` nor `docker-compose` is installed; .ci/run installs Debian's docker-compose when it can)",
+    : 'docker-compose.yml through a compose implementation',
   () => {
     const tool = composeTool!;
     // Only what the test sets: no variable the file interpolates (nor COMPOSE_*) comes from the developer's

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { useTestDatabase } from '@webhook-inbox/testing';
-import { pgbouncerAvailable } from '@webhook-inbox/testing/pgbouncer';
+import { requirePgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import { expect, it } from 'vitest';
 import { post } from '../apps/receiver/test/helpers.ts';
 import { chaosReceiverEnv } from './chaos/support/cluster.ts';
@@ -19,13 +19,7 @@ const db = useTestDatabase();
 const EVENTS = 40;
 const ADMIN_TOKEN = 'pooler-test-admin-token';
 
-if (!pgbouncerAvailable()) {
-  console.warn(
-    'skipping test/pooler.test.ts: no PgBouncer at /usr/sbin/pgbouncer (apt-get install pgbouncer)',
-  );
-}
-
-it.skipIf(!pgbouncerAvailable())(
+it.runIf(requirePgBouncer())(
   'through PgBouncer in transaction mode: every delivery answered, duplicates once, effects once, replays work',
   async () => {
     await withScenario({ databaseUrl: db.url, pooler: 'transaction' }, async (scenario) => {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,13 +78,13 @@ async function effectStatus(eventId: string, effect: string): Promise<string | u
   return rows[0]?.status;
 }
 
-if (!hasChromium) {
-  console.warn(
-    `browser tests SKIPPED: no Chromium at ${CHROMIUM}. Install it (apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH.`,
-  );
-}
-
-describe.skipIf(!hasChromium)('the console in Chromium', () => {
+describe.runIf(
+  requireTool(
+    'chromium',
+    hasChromium,
+    `none at ${CHROMIUM}: apt-get install chromium, or CHROMIUM_PATH=<path>`,
+  ),
+)('the console in Chromium', () => {
   beforeAll(async () => {
     stack = await startStack(db.url, { clock: () => new Date(Date.now() + offsetMs) });
     await stack.send(

@@ -5,3 +5,4 @@ export { waitFor, type WaitOptions } from './wait.ts';
 export { metricValue } from './prometheus-text.ts';
 export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './otlp-collector.ts';
 export { insertEvents } from './events.ts';
+export { onPath, requireTool } from './tools.ts';

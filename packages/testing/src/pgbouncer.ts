@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { findFreePort } from './embedded-postgres.ts';
+import { requireTool } from './tools.ts';
 
 /** Debian's package path; PGBOUNCER_BIN overrides it. */
 const DEFAULT_BIN = '/usr/sbin/pgbouncer';
@@ -25,9 +26,14 @@ export interface PgBouncerOptions {
   maxClientConnections?: number;
 }
 
-/** Whether this machine has PgBouncer (CI installs Debian's package); tests skip, loudly, when it is missing. */
+/** Whether this machine has PgBouncer (CI installs Debian's package). */
 export function pgbouncerAvailable(): boolean {
   return existsSync(process.env.PGBOUNCER_BIN ?? DEFAULT_BIN);
+}
+
+/** Whether a suite behind PgBouncer runs: `requireTool` for PgBouncer (fails under CI=true when it is missing). */
+export function requirePgBouncer(): boolean {
+  return requireTool('pgbouncer', pgbouncerAvailable(), `apt-get install pgbouncer, or PGBOUNCER_BIN=<path>`);
 }
 
 /**

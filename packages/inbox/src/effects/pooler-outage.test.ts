@@ -10,7 +10,7 @@
  */
 import { createPool } from '@webhook-inbox/db';
 import { TcpProxy, useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { pgbouncerAvailable, startPgBouncer, type PgBouncer } from '@webhook-inbox/testing/pgbouncer';
+import { requirePgBouncer, startPgBouncer, type PgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -33,20 +33,21 @@ const QUEUE: QueueSettings = { ...FAST_RETRIES, retryLimit: 5, expireInSeconds: 
 
 const db = useTestDatabase();
 let pool: pg.Pool;
+const withPgBouncer = requirePgBouncer();
 let producer: Producer;
 let proxy: TcpProxy;
 let bouncer: PgBouncer;
 let worker: InboxWorker | undefined;
 
 beforeAll(async () => {
-  if (!pgbouncerAvailable()) return;
+  if (!withPgBouncer) return;
   pool = createPool({ connectionString: db.url, max: 3 });
   producer = await startProducer(pool, db.url, QUEUE);
   proxy = await TcpProxy.start(db.url);
   bouncer = await startPgBouncer({ serverUrl: proxy.url(db.url) });
 });
 afterAll(async () => {
-  if (!pgbouncerAvailable()) return;
+  if (!withPgBouncer) return;
   await proxy.restore();
   await worker?.stop({ timeoutMs: 5_000 });
   await bouncer.stop();
@@ -74,7 +75,7 @@ async function untilPgBouncerFailsFast(): Promise<void> {
   }
 }
 
-describe.skipIf(!pgbouncerAvailable())('database effects behind PgBouncer through an outage', () => {
+describe.runIf(withPgBouncer)('database effects behind PgBouncer through an outage', () => {
   it('each transaction refused at BEGIN returns its connection: the worker processes again once the database is back', async () => {
     const failures: string[] = [];
     const logger = pino(

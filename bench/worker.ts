@@ -5,7 +5,7 @@ import { checkoutEvent, startProducer } from '../apps/worker/test/support/events
 import { RAW_QUEUE, startRawSender } from '../apps/worker/test/support/raw-boss.ts';
 import { startSmtpSink, type SmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
 import { createPool } from '../packages/db/src/index.ts';
-import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
+import { configureQueues, DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import type { BenchContext } from './lib/context.ts';
 import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
 import { cpuMs, memory, sampleRss, startFlagsOf } from './lib/process.ts';
@@ -55,6 +55,14 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
     const url = await ctx.postgres.database('bench_worker');
     const ours = await inboxPipeline(url, events, smtp, logLevel);
 
+    ctx.log(`worker: heartbeats on and off, 4 drains of ${events} checkout events (on, off, off, on)`);
+    const heartbeat = await heartbeatCost(
+      await ctx.postgres.database('bench_worker_heartbeat'),
+      events,
+      smtp,
+    );
+    const heartbeatRatio = heartbeat.on.perSecond / heartbeat.off.perSecond;
+
     const ratio = (a: Rate, b: Rate) => `${fixed(a.perSecond / b.perSecond, 2)}x`;
     const cpu = (d: Drain) => fixed(d.cpuMsPerEvent, 2);
     const row = (measurement: string, rate: Rate, extra: Record<string, string> = {}) => ({
@@ -97,6 +105,19 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
           target: '<= 1.5 ms',
           result: ours.drain.cpuMsPerEvent <= 1.5 ? 'ok' : 'MISSED',
         },
+        row(
+          '(a) baseline: worker without heartbeats (expiry only, supervised every 60 s): drain',
+          heartbeat.off,
+          {
+            'CPU ms/event': cpu(heartbeat.off),
+          },
+        ),
+        row('(a) worker with heartbeats (10 s, supervised every 5 s): drain', heartbeat.on, {
+          'CPU ms/event': cpu(heartbeat.on),
+          'vs baseline': `${fixed(heartbeatRatio, 2)}x`,
+          target: '>= 0.95x',
+          result: heartbeatRatio >= 0.95 ? 'ok' : 'MISSED',
+        }),
         row('(info) pg-boss raw: drain a backlog of no-op jobs', raw.drain, {
           'CPU ms/event': cpu(raw.drain),
         }),
@@ -118,6 +139,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
         'same machine: senders, the SMTP sink, the worker and PostgreSQL share its CPUs',
         `naive baseline: node lib/naive-worker.ts, the example's effect functions as one pg-boss handler (job data = the event), batches of 50, 4 in flight, pool 20, synchronous_commit=off; raw pg-boss peak RSS ${fixed(raw.peakRss, 0)} MiB`,
         'CPU ms/event: user + system CPU of the worker process (/proc/<pid>/stat) from ready to the last event done, divided by the events',
+        `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows), LOG_LEVEL=warn; with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
       ],
     };
   } finally {
@@ -234,6 +256,74 @@ async function inboxPipeline(url: string, events: number, smtp: SmtpSink, logLev
     await producer.stop();
     await pool.end();
   }
+}
+
+/**
+ * The worker's drain with heartbeats (the defaults: 10 s, supervised every 5 s) and without (expiry only,
+ * supervised every 60 s: pg-boss's expiry alone), two drains each, interleaved on one database. Jobs carry the
+ * heartbeat of the queue when they were sent, so each backlog is sent under the setting its worker runs with.
+ */
+async function heartbeatCost(
+  url: string,
+  events: number,
+  smtp: SmtpSink,
+): Promise<{ on: Drain; off: Drain }> {
+  const pool = createPool({ connectionString: url, max: SENDERS + 2 });
+  const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);
+  const done = () => count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`);
+  const settings = {
+    on: {
+      queue: DEFAULT_QUEUE_SETTINGS,
+      env: { WORKER_HEARTBEAT_SECONDS: '10', WORKER_SUPERVISE_SECONDS: '5' },
+    },
+    off: {
+      queue: { ...DEFAULT_QUEUE_SETTINGS, heartbeatSeconds: null },
+      env: { WORKER_HEARTBEAT_SECONDS: '0', WORKER_SUPERVISE_SECONDS: '60' },
+    },
+  };
+  const drains: Record<'on' | 'off', Drain[]> = { on: [], off: [] };
+  let sent = 0;
+  try {
+    for (const mode of ['on', 'off', 'off', 'on'] as const) {
+      await configureQueues(producer.boss, settings[mode].queue);
+      const first = sent;
+      await sendAll(events, (i) =>
+        producer.send(
+          checkoutEvent({
+            customer: `cus_hb_${first + i}`,
+            subscription: `sub_hb_${first + i}`,
+            email: `h${first + i}@example.test`,
+          }),
+        ),
+      );
+      sent += events;
+      const env = {
+        DATABASE_URL: url,
+        SMTP_URL: smtp.url,
+        LOG_LEVEL: 'warn',
+        WORKER_PORT: '0',
+        ...settings[mode].env,
+      };
+      const worker = await spawnReady(
+        process.execPath,
+        [...workerStartFlags(), WORKER],
+        env,
+        '"worker started"',
+      );
+      drains[mode].push(await drainTimed(worker, events, async () => (await done()) - first));
+      await stop(worker);
+    }
+  } finally {
+    await producer.stop();
+    await pool.end();
+  }
+  const total = (list: Drain[]): Drain => {
+    const seconds = list.reduce((sum, d) => sum + d.seconds, 0);
+    const n = list.reduce((sum, d) => sum + d.events, 0);
+    const cpu = list.reduce((sum, d) => sum + d.cpuMsPerEvent * d.events, 0);
+    return { events: n, seconds, perSecond: n / seconds, cpuMsPerEvent: cpu / n };
+  };
+  return { on: total(drains.on), off: total(drains.off) };
 }
 
 /** The Node flags of `pnpm --filter @webhook-inbox/worker start` (`node <flags> src/server.ts`). */

@@ -20,6 +20,11 @@ export interface EmbeddedPostgres {
   /** A connection string for one database on this server. */
   url(database?: string): string;
   stop(): Promise<void>;
+  /**
+   * An immediate shutdown (SIGQUIT to the postmaster): every backend and WAL sender exits at once, nothing is
+   * checkpointed or sent on, as in a crash. The data directory stays until `stop()`.
+   */
+  crash(): Promise<void>;
 }
 
 export interface EmbeddedPostgresOptions {
@@ -30,6 +35,8 @@ export interface EmbeddedPostgresOptions {
   /** Trade durability for speed: fsync off. Only for throwaway test clusters. */
   unsafeFast?: boolean;
   maxConnections?: number;
+  /** More server settings, as `-c name=value` (replication, a standby's `primary_conninfo`). */
+  settings?: Record<string, string>;
   onLog?: (line: string) => void;
 }
 
@@ -61,6 +68,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (options.unsafeFast) {
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   }
+  for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`);
   const postmaster = spawn(path.join(bin, 'postgres'), flags, {
     ...runAs,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -85,13 +93,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     })());
   };
 
+  const crash = async () => {
+    if (postmaster.exitCode === null && postmaster.signalCode === null) postmaster.kill('SIGQUIT');
+    await exited;
+  };
+
   try {
     await waitUntilReady(url(), postmaster, log);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { port: options.port, url, stop };
+  return { port: options.port, url, stop, crash };
 }
 
 interface RunAs {

@@ -5,11 +5,11 @@ import { findFreePort } from './embedded-postgres.ts';
  * A TCP proxy in front of PostgreSQL for fault tests: `cut()` resets every connection and refuses new ones
  * (the database is gone), `blackhole()` keeps connections open but forwards nothing either way (a network
  * partition: queries hang, nothing is closed), `restore()` undoes both for new connections. `hang()` stalls
- * one session's connection only.
+ * one session's connection only; `retarget()` sends new connections to another server.
  */
 export class TcpProxy {
   readonly port: number;
-  readonly #targetPort: number;
+  #targetPort: number;
   readonly #sockets = new Set<net.Socket>();
   /** Upstream socket -> the client socket it serves. */
   readonly #clientOf = new Map<net.Socket, net.Socket>();
@@ -63,6 +63,14 @@ export class TcpProxy {
       server.listen(this.port, '127.0.0.1', () => resolve());
     });
     this.#server = server;
+  }
+
+  /**
+   * New connections go to another server from now on (a cloud endpoint moved to a promoted replica); open ones
+   * stay where they are.
+   */
+  retarget(target: string): void {
+    this.#targetPort = Number(new URL(target).port);
   }
 
   /** Every connection reset, new ones refused. */

@@ -35,8 +35,8 @@ export interface ScenarioOptions {
   poolSize?: number;
   /** How long the SMTP sink takes to accept each message. Default: at once. */
   smtpDelayMs?: () => number;
-  /** What each message's acknowledgement also waits for (the scenario holds sends in flight). */
-  smtpHold?: () => Promise<void>;
+  /** What each message's acknowledgement also waits for (the scenario holds sends in flight), by client port. */
+  smtpHold?: (clientPort: number) => Promise<void>;
   /** A producer that records events straight into the queue with this retry policy (no receiver in between). */
   producerQueue?: QueueSettings;
   /** Runs last in `stop()` (and if the start fails): what the scenario set up around the database. */

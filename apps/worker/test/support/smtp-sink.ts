@@ -7,6 +7,8 @@ export interface ReceivedMail {
   to: string;
   subject: string;
   text: string;
+  /** When the server had read the whole message (ms since epoch): from then on it counts as delivered. */
+  at: number;
 }
 
 export interface SmtpSink {
@@ -20,6 +22,11 @@ export interface SmtpSink {
   counts(): Map<string, number>;
   /** Messages beyond the first for each Message-ID. */
   duplicates(): number;
+  /**
+   * Messages read whose acknowledgement has not been sent yet (delayed or held): delivered, and the sender does
+   * not know it. Only those of connections from `ports` (the client side's ports), when given.
+   */
+  unacknowledged(ports?: readonly number[]): number;
   close(): Promise<void>;
 }
 
@@ -31,20 +38,25 @@ export async function startSmtpSink(
   options: {
     /** How long the server takes to acknowledge each message. */
     delayMs?: () => number;
-    /** The acknowledgement waits for this too: the test decides when a send in flight may end. */
-    hold?: () => Promise<void>;
+    /**
+     * The acknowledgement waits for this too: the test decides when a send in flight may end. `clientPort`: the
+     * port the message came from.
+     */
+    hold?: (clientPort: number) => Promise<void>;
     parse?: boolean;
   } = {},
 ): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   let received = 0;
+  /** The client port of each message read and not yet acknowledged. */
+  const unacknowledged: number[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     // No reverse DNS of 127.0.0.1 per connection (hundreds of ms on some machines).
     disableReverseLookup: true,
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       if (options.parse === false) {
         // Benchmarks: read the message, count it, keep nothing.
         stream.on('end', () => {
@@ -62,10 +74,17 @@ export async function startSmtpSink(
             to,
             subject: mail.subject ?? '',
             text: mail.text ?? '',
+            at: Date.now(),
           });
+          unacknowledged.push(session.remotePort);
+          const acknowledge = (error?: Error) => {
+            unacknowledged.splice(unacknowledged.indexOf(session.remotePort), 1);
+            callback(error);
+          };
           const delay = options.delayMs?.() ?? 0;
-          const delayed = () => (delay > 0 ? setTimeout(() => callback(), delay) : callback());
-          if (options.hold) options.hold().then(delayed, (error: Error) => callback(error));
+          const delayed = () => (delay > 0 ? setTimeout(() => acknowledge(), delay) : acknowledge());
+          if (options.hold)
+            options.hold(session.remotePort).then(delayed, (error: Error) => acknowledge(error));
           else delayed();
         },
         (error: Error) => callback(error),
@@ -88,6 +107,8 @@ export async function startSmtpSink(
     received: () => received,
     counts,
     duplicates: () => messages.length - counts().size,
+    unacknowledged: (ports) =>
+      ports ? unacknowledged.filter((port) => ports.includes(port)).length : unacknowledged.length,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

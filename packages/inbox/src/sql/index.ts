@@ -15,6 +15,7 @@
  *   the event log, the stats).
  * - `delivery-counts.ts`, `webhook_delivery_counts`: the receiver's per-minute request counts, retention.
  * - `inbox-samples.ts`, `inbox_samples`: the receiver's per-minute samples of the inbox's state, retention.
+ * - `auth-failures.ts`, `auth_failures`: refused authentication attempts per client (the admin API's throttle).
  * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
@@ -24,6 +25,7 @@
  */
 export type { Statement } from './statement.ts';
 export * as alertsSent from './alerts-sent.ts';
+export * as authFailures from './auth-failures.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as deliveryCounts from './delivery-counts.ts';
 export * as effectRuns from './effect-runs.ts';

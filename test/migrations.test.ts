@@ -27,6 +27,7 @@ const legacyMigrations = fileURLToPath(new URL('fixtures/legacy-migrations', imp
 const INBOX_TABLES = [
   'alerts_sent',
   'audit_log',
+  'auth_failures',
   'console_revoked_sessions',
   'effect_routes',
   'effect_runs',
@@ -281,6 +282,7 @@ describe('db:migrate', () => {
       expect(counts[0]).toEqual({
         alerts_sent: fromConsole,
         audit_log: '1',
+        auth_failures: '0',
         console_revoked_sessions: fromConsole,
         effect_routes: '0',
         effect_runs: '1',

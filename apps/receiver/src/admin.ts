@@ -8,11 +8,11 @@ import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import { replayEvent } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
-import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
+import { adminBearer, originOf, type AdminAccess } from './admin-access.ts';
 import { AdminError, errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 
@@ -22,6 +22,8 @@ export interface AdminDeps {
   /** The bearer token; unset: every /admin route answers 404, as if it did not exist. */
   token: string | undefined;
   logger: Logger;
+  /** The throttle, the trusted proxies and the refusal log's sampler (admin-access.ts). */
+  access: AdminAccess;
 }
 
 /** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
@@ -104,15 +106,21 @@ function firstIssue(error: z.ZodError): string {
  * @example
  * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
  */
-export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
+export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps): Hono {
   const admin = new Hono();
 
   admin.onError((error, c) => {
     const mapped = mapError(error);
-    const fields = { path: c.req.path.slice(0, 200), status: mapped.status, code: mapped.body.error.code };
+    const fields = {
+      path: c.req.path.slice(0, 200),
+      status: mapped.status,
+      code: mapped.body.error.code,
+      client: originOf(c, access.trustedProxies).address,
+    };
     if (!mapped.expected) {
       logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
-    } else {
+    } else if (access.refusals.allow(`admin request refused ${fields.code}`)) {
+      // The first of a kind, then a count per window: a flood of guesses is a few lines.
       logger.warn({ ...fields, reason: mapped.body.error.message }, 'admin request refused');
     }
     return errorResponse(c, mapped);
@@ -129,8 +137,7 @@ export function createAdminApp({ pool, boss, token, logger }: AdminDeps): Hono {
       'ADMIN_TOKEN may contain only letters, digits and . _ ~ + / - (then = padding), as a bearer token does',
     );
   }
-  // Constant-time: Hono compares the SHA-256 of the presented and the expected token, whatever their lengths.
-  admin.use('*', bearerAuth({ token }));
+  admin.use('*', adminBearer(token, access));
 
   admin.get('/events', async (c) => {
     const query = LIST_QUERY.safeParse(c.req.query());

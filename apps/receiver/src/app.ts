@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { createAdminAccess, type AdminAccess } from './admin-access.ts';
 import { mountConsole } from './console.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
@@ -40,6 +41,8 @@ export interface AppDeps {
    * management listener unless `ADMIN_LISTENER=public`).
    */
   adminToken?: string;
+  /** The admin API's throttle, trusted proxies and refusal log (admin-access.ts); unset: its own, trusting no proxy. */
+  adminAccess?: AdminAccess;
   /** The operator console at `/console`, only when `ADMIN_LISTENER=public`; unset: it does not exist here. */
   console?: Console;
   /** Counts every answered webhook request per minute for the console's overview; unset: not counted. */
@@ -152,7 +155,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   // nothing. Readiness (`/readyz`) and `/metrics` are on the management listener.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
-  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  const access = deps.adminAccess ?? createAdminAccess({ pool, logger });
+  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger, access }));
   mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));

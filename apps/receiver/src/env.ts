@@ -19,7 +19,13 @@ import {
   type LogLevel,
 } from '@webhook-inbox/env';
 import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
+import {
+  NO_TRUSTED_PROXIES,
+  parseTrustedProxies,
+  type TrustedProxies,
+} from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
+import { LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
@@ -37,6 +43,13 @@ export interface ReceiverConfig {
   /** The management listener: `/healthz`, `/readyz`, `/metrics`, and the admin API by default. */
   managementHost: string;
   managementPort: number;
+  /**
+   * The `Host` names the management listener answers (`/healthz` and `/readyz` answer any): the loopback names and
+   * `MANAGEMENT_HOST` unless `MANAGEMENT_ALLOWED_HOSTS` lists others.
+   */
+  managementAllowedHosts: AllowedHosts;
+  /** Peers whose forwarding headers give the client's address and scheme (`TRUSTED_PROXIES`); empty: none. */
+  trustedProxies: TrustedProxies;
   /** Which listener serves `/admin/*`. */
   adminListener: AdminListener;
   /** Connections the public listener holds at once; more are closed as they arrive. */
@@ -107,24 +120,38 @@ const secretList = z.preprocess(
     .default([]),
 );
 
+// A variable parsed by `parse`, whose error message says what is wrong (less a leading `prefix` naming the variable,
+// which the configuration error names anyway); unset or blank: undefined.
+const parsedBy = <T>(parse: (value: string) => T, prefix = '') =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .transform((value, ctx) => {
+        try {
+          return parse(value);
+        } catch (error) {
+          const message = (error as Error).message;
+          ctx.addIssue({
+            code: 'custom',
+            message: message.startsWith(prefix) ? message.slice(prefix.length) : message,
+          });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  );
+
 // Parsed by the providers' own parser, so the receiver and the registry agree on the format.
-const standardWebhooks = z.preprocess(
-  blankToUndefined,
-  z
-    .string()
-    .transform((value, ctx) => {
-      try {
-        return parseStandardWebhooksEnv(value);
-      } catch (error) {
-        ctx.addIssue({
-          code: 'custom',
-          message: (error as Error).message.replace(/^STANDARD_WEBHOOKS /, ''),
-        });
-        return z.NEVER;
-      }
-    })
-    .default([]),
-);
+const standardWebhooks = parsedBy(parseStandardWebhooksEnv, 'STANDARD_WEBHOOKS ');
+
+const hostList = (value: string): AllowedHosts =>
+  parseAllowedHosts(
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
 
 export const ADMIN_LISTENERS = ['management', 'public'] as const;
 export type AdminListener = (typeof ADMIN_LISTENERS)[number];
@@ -138,6 +165,8 @@ const schema = z.object({
   PORT: integer(0, 65_535, 3000),
   MANAGEMENT_HOST: textOr('127.0.0.1'),
   MANAGEMENT_PORT: integer(0, 65_535, 3002),
+  MANAGEMENT_ALLOWED_HOSTS: parsedBy(hostList),
+  TRUSTED_PROXIES: parsedBy(parseTrustedProxies),
   ADMIN_LISTENER: z.preprocess(
     (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
     z.enum(ADMIN_LISTENERS, { error: `must be one of ${ADMIN_LISTENERS.join(', ')}` }).default('management'),
@@ -196,7 +225,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const checks = [
     ['STRIPE_WEBHOOK_SECRET', { stripeSecrets: e.STRIPE_WEBHOOK_SECRET, toleranceSeconds }],
     ['SHOPIFY_WEBHOOK_SECRET', { shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET, toleranceSeconds }],
-    ['STANDARD_WEBHOOKS', { standardWebhooks: e.STANDARD_WEBHOOKS, toleranceSeconds }],
+    ['STANDARD_WEBHOOKS', { standardWebhooks: e.STANDARD_WEBHOOKS ?? [], toleranceSeconds }],
   ] as const;
   for (const [name, providersConfig] of checks) {
     try {
@@ -233,6 +262,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     port: e.PORT,
     managementHost: e.MANAGEMENT_HOST,
     managementPort: e.MANAGEMENT_PORT,
+    managementAllowedHosts: e.MANAGEMENT_ALLOWED_HOSTS ?? defaultAllowedHosts(e.MANAGEMENT_HOST),
+    trustedProxies: e.TRUSTED_PROXIES ?? NO_TRUSTED_PROXIES,
     adminListener: e.ADMIN_LISTENER,
     maxConnections: e.MAX_CONNECTIONS,
     headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
@@ -242,7 +273,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     bodyEvictAfterMs: e.WEBHOOK_BODY_EVICT_AFTER_MS,
     stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
     shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
-    standardWebhooks: e.STANDARD_WEBHOOKS,
+    standardWebhooks: e.STANDARD_WEBHOOKS ?? [],
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     logLevel: e.LOG_LEVEL,
@@ -260,12 +291,30 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   };
 }
 
+/** The loopback names, and the management listener's own address when it is one (not `0.0.0.0` or `::`). */
+function defaultAllowedHosts(managementHost: string): AllowedHosts {
+  const own = managementHost.includes(':') ? `[${managementHost}]` : managementHost;
+  const wildcard = ['0.0.0.0', '[::]', '[0:0:0:0:0:0:0:0]'].includes(own);
+  const entries: string[] = [...LOOPBACK_HOSTS];
+  if (wildcard || entries.includes(own.toLowerCase())) return parseAllowedHosts(entries);
+  try {
+    return parseAllowedHosts([...entries, own]);
+  } catch {
+    return parseAllowedHosts(entries); // a name no Host header can carry
+  }
+}
+
 /** The configuration as it is safe to log: which secrets are configured, never their values. */
 export function describeConfig(config: ReceiverConfig): Record<string, unknown> {
   return {
     host: config.host,
     port: config.port,
-    management: { host: config.managementHost, port: config.managementPort },
+    management: {
+      host: config.managementHost,
+      port: config.managementPort,
+      allowedHosts: config.managementAllowedHosts.entries,
+    },
+    trustedProxies: config.trustedProxies.entries,
     adminListener: config.adminListener,
     maxConnections: config.maxConnections,
     headersTimeoutMs: config.headersTimeoutMs,

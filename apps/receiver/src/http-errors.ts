@@ -19,7 +19,34 @@ export class AdminError extends Error {
   }
 }
 
-export type ErrorCode = WebhookErrorCode | AdminErrorCode | 'internal_error';
+/**
+ * Too many refused attempts from this client (`admin-throttle.ts`): refused unchecked, right token or wrong, until
+ * `retryAfterSeconds` have passed.
+ */
+export class ThrottledError extends Error {
+  readonly code = 'too_many_attempts';
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(`too many refused attempts from your address: try again in ${retryAfterSeconds} s`);
+    this.name = 'ThrottledError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** A management request whose `Host` is not in `MANAGEMENT_ALLOWED_HOSTS` (allowed-hosts.ts). */
+export class HostNotAllowedError extends Error {
+  readonly code = 'host_not_allowed';
+  constructor(host: unknown) {
+    super(
+      `this listener does not answer for Host ${typeof host === 'string' ? JSON.stringify(host.slice(0, 100)) : '(none)'}; ` +
+        'use one in MANAGEMENT_ALLOWED_HOSTS',
+    );
+    this.name = 'HostNotAllowedError';
+  }
+}
+
+export type ErrorCode =
+  WebhookErrorCode | AdminErrorCode | ThrottledError['code'] | HostNotAllowedError['code'] | 'internal_error';
 
 /** Every error code and its status: the only place a status is decided. */
 const STATUS = {
@@ -36,6 +63,8 @@ const STATUS = {
   invalid_filter: 400,
   invalid_request: 400,
   unknown_effect: 400,
+  too_many_attempts: 429,
+  host_not_allowed: 421,
   internal_error: 500,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
@@ -94,6 +123,10 @@ export function mapError(error: unknown): MappedError {
     return mapped(error.code, error.message, headers);
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
+  if (error instanceof ThrottledError) {
+    return mapped(error.code, error.message, { 'retry-after': String(error.retryAfterSeconds) });
+  }
+  if (error instanceof HostNotAllowedError) return mapped(error.code, error.message);
   if (error instanceof InvalidFilterError) return mapped('invalid_filter', error.message);
   if (error instanceof HTTPException) {
     const known = HTTP_EXCEPTION_CODES[error.status];

@@ -4,6 +4,8 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
 import { createAdminApp } from './admin.ts';
+import { createAdminAccess, type AdminAccess } from './admin-access.ts';
+import { allowedHostsOnly, LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
 import { cachedFor } from './cached.ts';
 import { mountConsole } from './console.ts';
 import { errorResponse, mapError } from './http-errors.ts';
@@ -30,6 +32,10 @@ export interface ManagementDeps {
   adminToken?: string;
   /** The operator console, served at `/console` on this listener; unset: it does not exist here. */
   console?: Console;
+  /** The admin API's throttle, trusted proxies and refusal log (admin-access.ts); unset: its own, trusting no proxy. */
+  adminAccess?: AdminAccess;
+  /** The `Host` names answered (`MANAGEMENT_ALLOWED_HOSTS`); unset: the loopback names. */
+  allowedHosts?: AllowedHosts;
 }
 
 type Readiness = { ok: boolean };
@@ -37,7 +43,8 @@ type Readiness = { ok: boolean };
 /**
  * The receiver's management listener (`MANAGEMENT_HOST`:`MANAGEMENT_PORT`, 127.0.0.1 by default), kept off the
  * port providers reach: `/healthz`, `/readyz`, `/metrics`, and the admin API and the operator console (`/console`)
- * unless `ADMIN_LISTENER=public`.
+ * unless `ADMIN_LISTENER=public`. Only for a `Host` in `allowedHosts` (the health probes for any): a DNS-rebinding
+ * page in an operator's browser is refused (421 `host_not_allowed`).
  * `/readyz` asks the database at most once per `readyCacheMs` however many probes arrive: probes in the
  * meantime, concurrent ones included, share the last answer, so a probe flood cannot take the request pool's
  * connections from the webhooks. `/metrics` reads the inbox's gauges from the database the same way, at most once
@@ -53,6 +60,7 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
   const app = new Hono();
+  app.use('*', allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS)));
 
   const readiness = cachedFor(readyCacheMs, () =>
     withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(
@@ -78,16 +86,20 @@ export function createManagementApp(deps: ManagementDeps): Hono {
     c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
   );
 
-  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger }));
+  const access = deps.adminAccess ?? createAdminAccess({ pool, logger });
+  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger, access }));
   mountConsole(app, deps.console);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 
-  // The admin API's errors become statuses in the one place that decides them (http-errors.ts).
+  // Errors become statuses in the one place that decides them (http-errors.ts).
   app.onError((error, c) => {
     const mapped = mapError(error);
+    const fields = { path: c.req.path.slice(0, 200), status: mapped.status, code: mapped.body.error.code };
     if (!mapped.expected) {
-      logger.error({ path: c.req.path, err: errorFields(error, { stack: true }) }, 'unexpected error');
+      logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
+    } else if (access.refusals.allow(`management request refused ${fields.code}`)) {
+      logger.warn({ ...fields, reason: mapped.body.error.message }, 'management request refused');
     }
     return errorResponse(c, mapped);
   });

@@ -11,6 +11,7 @@ import {
   createSignatureFailureMonitor,
   registerAlertMetrics,
 } from '@webhook-inbox/inbox/ops/alerts';
+import { createAdminAccess } from './admin-access.ts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createDeliveryCounter } from './delivery-counts.ts';
@@ -88,6 +89,8 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   });
   const metrics = createMetrics(pool, { inFlight: () => inFlight, bodyBytes: () => bodyBudget.usedBytes() });
   const logSampler = createLogSampler(logger);
+  // The admin API's throttle, the client address behind TRUSTED_PROXIES, its refusals' log (one line a minute).
+  const adminAccess = createAdminAccess({ pool, logger, trustedProxies: config.trustedProxies });
   // The console overview's history: counts written every few seconds and a sample a minute, off the request path.
   const deliveryCounter = createDeliveryCounter({ pool, logger });
   const inboxSampler = startInboxSampler({ pool, logger });
@@ -125,6 +128,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     bodyTimeoutMs: config.bodyTimeoutMs,
     logSampler,
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
+    adminAccess,
     onSignatureRefused: (provider) => refusals.record(provider),
     deliveryCounter,
     console: publicConsole,
@@ -138,6 +142,8 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     isShuttingDown: () => shuttingDown,
     adminToken: config.adminListener === 'management' ? config.adminToken : undefined,
     console: config.adminListener === 'management' ? operatorConsole?.console : undefined,
+    adminAccess,
+    allowedHosts: config.managementAllowedHosts,
   });
 
   let server: ServerType | undefined;
@@ -170,6 +176,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     );
   } catch (error) {
     logSampler.close();
+    adminAccess.close();
     await inboxSampler.stop();
     await deliveryCounter.stop();
     managementServer?.close();
@@ -216,6 +223,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
       );
       await closeServer(managementServer);
       logSampler.close();
+      adminAccess.close();
       // Every request has its answer: the last counts are written while the pool is still open.
       await inboxSampler.stop();
       await deliveryCounter.stop();

@@ -19,7 +19,10 @@ function configError(env: Record<string, string>): ConfigError {
 
 describe('parseConfig', () => {
   it('applies the documented defaults', () => {
-    expect(parseConfig({ DATABASE_URL: DB })).toEqual({
+    const { managementAllowedHosts, trustedProxies, ...config } = parseConfig({ DATABASE_URL: DB });
+    expect(managementAllowedHosts.entries).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(trustedProxies.entries).toEqual([]);
+    expect(config).toEqual({
       databaseUrl: DB,
       databasePooler: 'none',
       host: '127.0.0.1',
@@ -54,6 +57,42 @@ describe('parseConfig', () => {
     expect(
       parseConfig({ DATABASE_URL: DB, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing,
     ).toBe(true);
+  });
+
+  it('takes TRUSTED_PROXIES and MANAGEMENT_ALLOWED_HOSTS as lists, naming a wrong entry', () => {
+    const config = parseConfig({
+      DATABASE_URL: DB,
+      TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.168.1.7',
+      MANAGEMENT_ALLOWED_HOSTS: 'metrics.internal, 10.1.0.0/16,[fd00::5]:9102',
+    });
+    expect(config.trustedProxies.entries).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.7']);
+    expect(config.trustedProxies.has('10.9.9.9')).toBe(true);
+    expect(config.trustedProxies.has('127.0.0.1')).toBe(false);
+    const hosts = config.managementAllowedHosts;
+    expect(
+      ['metrics.internal:3002', 'Metrics.Internal', '10.1.2.3:3002', '[fd00::5]:9102'].map((host) =>
+        hosts.allows(host),
+      ),
+    ).toEqual([true, true, true, true]);
+    expect(
+      ['localhost:3002', '10.2.0.1', '[fd00::5]:3002', 'evil.example', undefined].map((host) =>
+        hosts.allows(host),
+      ),
+    ).toEqual([false, false, false, false, false]);
+    // The management listener's own address is allowed by default; a wildcard one is not a name.
+    expect(
+      parseConfig({ DATABASE_URL: DB, MANAGEMENT_HOST: '10.0.0.5' }).managementAllowedHosts.entries,
+    ).toEqual(['localhost', '127.0.0.1', '[::1]', '10.0.0.5']);
+    expect(
+      parseConfig({ DATABASE_URL: DB, MANAGEMENT_HOST: '0.0.0.0' }).managementAllowedHosts.entries,
+    ).toHaveLength(3);
+
+    expect(() => parseConfig({ DATABASE_URL: DB, TRUSTED_PROXIES: '10.0.0.0/8,proxy.internal' })).toThrow(
+      /TRUSTED_PROXIES.*"proxy.internal" is not an IP address or CIDR range/,
+    );
+    expect(() => parseConfig({ DATABASE_URL: DB, MANAGEMENT_ALLOWED_HOSTS: 'localhost,http://x/' })).toThrow(
+      /MANAGEMENT_ALLOWED_HOSTS.*"http:\/\/x\/" is not a host name/,
+    );
   });
 
   it('takes an admin token of 16+ characters and an http(s) alert URL', () => {

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -182,5 +183,78 @@ describe('/readyz under a flood', () => {
       query.mockRestore();
       await pool.end();
     }
+  });
+});
+
+/** A GET with the given `Host` header (fetch cannot set it): what a DNS-rebinding page's request carries. */
+function withHost(
+  base: string,
+  path: string,
+  host: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; code?: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      new URL(path, base),
+      { agent: false, headers: { ...headers, host, connection: 'close' } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let code: string | undefined;
+          try {
+            code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+          } catch {
+            code = undefined;
+          }
+          resolve({ status: response.statusCode ?? 0, ...(code ? { code } : {}) });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('the Host allow-list (MANAGEMENT_ALLOWED_HOSTS)', () => {
+  it('refuses a DNS-rebinding page: /metrics, the admin API and the console answer only the loopback names', async () => {
+    receiver = await startReceiver(parseConfig(receiverEnv(db.url, { PORT: '0', ADMIN_TOKEN: TOKEN })));
+    const base = receiver.managementUrl;
+    const port = new URL(base).port;
+    const rebound = `attacker.example:${port}`;
+    for (const path of ['/metrics', '/admin/events', '/console/login', '/console/']) {
+      expect(await withHost(base, path, rebound, ADMIN), path).toEqual({
+        status: 421,
+        code: 'host_not_allowed',
+      });
+    }
+    // Guesses sent that way are refused before the token is looked at: none is counted against the operator.
+    expect(
+      await withHost(base, '/admin/events', rebound, { authorization: 'Bearer wrong-token-0123456789' }),
+    ).toEqual({ status: 421, code: 'host_not_allowed' });
+    expect((await sql(db.url, 'select count(*)::int as n from auth_failures')).rows).toEqual([{ n: 0 }]);
+    // The health probes answer whatever the Host (an orchestrator sends the pod's address).
+    expect((await withHost(base, '/healthz', rebound)).status).toBe(200);
+    expect((await withHost(base, '/readyz', rebound)).status).toBe(200);
+
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`]) {
+      expect((await withHost(base, '/metrics', host)).status, host).toBe(200);
+      expect((await withHost(base, '/admin/events', host, ADMIN)).status, host).toBe(200);
+    }
+  });
+
+  it('answers the names it lists instead', async () => {
+    receiver = await startReceiver(
+      parseConfig(
+        receiverEnv(db.url, { PORT: '0', ADMIN_TOKEN: TOKEN, MANAGEMENT_ALLOWED_HOSTS: 'metrics.internal' }),
+      ),
+    );
+    const base = receiver.managementUrl;
+    expect((await withHost(base, '/metrics', 'metrics.internal:9102')).status).toBe(200);
+    expect(await withHost(base, '/metrics', `localhost:${new URL(base).port}`)).toEqual({
+      status: 421,
+      code: 'host_not_allowed',
+    });
   });
 });

@@ -243,6 +243,24 @@ export const consoleRevokedSessions = pgTable('console_revoked_sessions', {
 });
 
 /**
+ * Refused authentication attempts per client, for throttling (`packages/inbox/src/sql/auth-failures.ts`): one row
+ * per (scope, client) with its refusals in the current window and when the window ends. `scope` names what was
+ * tried (`admin_api`); `client` is the address it came from, grouped (an IPv6 /64, every loopback address as one),
+ * or another key such as an account. A row whose window has ended counts for nothing and is deleted when a new
+ * window opens.
+ */
+export const authFailures = pgTable(
+  'auth_failures',
+  {
+    scope: text('scope').notNull(),
+    client: text('client').notNull(),
+    failures: integer('failures').notNull(),
+    resetsAt: timestamp('resets_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.client] }), index('auth_failures_resets_at_idx').on(t.resetsAt)],
+);
+
+/**
  * The effects the worker registered, one row per (provider, event type, effect), in the order they run
  * (`position`). The worker replaces the rows when it starts; replays (CLI, admin API, console) and Stripe
  * reconciliation read them, so they know the effects of the code that runs without importing it.

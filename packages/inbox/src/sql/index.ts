@@ -20,6 +20,7 @@
  *   the event log, the stats).
  * - `delivery-counts.ts`, `webhook_delivery_counts`: the receiver's per-minute request counts, the overview, retention.
  * - `inbox-samples.ts`, `inbox_samples`: the receiver's per-minute samples of the inbox's state, the overview, retention.
+ * - `auth-failures.ts`, `auth_failures`: refused authentication attempts per client (the admin API's throttle).
  * - `pgboss-jobs.ts`, pg-boss's `job` table (read only): the backlog metrics, the console's backlog and an
  *   event's jobs.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
@@ -31,6 +32,7 @@
 export { Params, type Statement } from './statement.ts';
 export * as alertsSent from './alerts-sent.ts';
 export * as auditLog from './audit-log.ts';
+export * as authFailures from './auth-failures.ts';
 export * as consoleRevokedSessions from './console-revoked-sessions.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as deliveryCounts from './delivery-counts.ts';

@@ -143,14 +143,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
       return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
     }
     const { events } = reception;
+    const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
     const ingestStartedAt = performance.now();
     const outcomes =
-      events.length === 1
-        ? [await traceIngest(events[0] as VerifiedEvent, () => recorder.record(events[0] as VerifiedEvent))]
+      single !== undefined
+        ? [await traceIngest(single, () => recorder.record(single))]
         : await recorder.recordAll(events);
     const accepted = outcomes.filter((outcome) => outcome === 'accepted').length;
     const outcome = accepted > 0 || events.length === 0 ? 'accepted' : 'duplicate';
-    const single = events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
     annotateRequest({ provider: name, outcome, eventId: single?.eventId, type: single?.type });
     finish(
       c,

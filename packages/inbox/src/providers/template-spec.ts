@@ -158,7 +158,11 @@ export function templateProvider(
     if (!Array.isArray(items)) {
       throw new InvalidPayloadError(`${name}: the body has no array at ${JSON.stringify(spec.batch?.items)}`);
     }
-    return { kind: 'events', events: items.map((item) => eventOf(request, item, jsonText(item))) };
+    return {
+      kind: 'events',
+      batch: true,
+      events: items.map((item) => eventOf(request, item, jsonText(item))),
+    };
   };
 
   return {

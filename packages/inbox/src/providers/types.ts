@@ -54,4 +54,6 @@ export interface HttpAnswer {
 
 /** What one request to a source holds: events to record (possibly none, possibly many), or a handshake. */
 export type Reception =
-  { kind: 'events'; events: VerifiedEvent[] } | { kind: 'handshake'; handshake: string; answer: HttpAnswer };
+  /** `batch`: a batch delivery, answered as one whatever its number of events (one, many, none). */
+  | { kind: 'events'; events: VerifiedEvent[]; batch?: boolean }
+  | { kind: 'handshake'; handshake: string; answer: HttpAnswer };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/env.ts';
 import { SERVER_ENTRY } from './helpers.ts';
@@ -164,6 +165,13 @@ sources:
         SHOPIFY_WEBHOOK_SECRET_FILE: join(dirname(path), 'shopify.secret'),
       }),
     ).toContain('SHOPIFY_WEBHOOK_SECRET and SHOPIFY_WEBHOOK_SECRET_FILE are both set; keep one');
+  });
+
+  it('examples/sources.yaml (the documented example) loads beside the environment', () => {
+    const example = fileURLToPath(new URL('../../../examples/sources.yaml', import.meta.url));
+    const config = parseConfig({ DATABASE_URL: DB, WEBHOOK_SOURCES_FILE: example, STRIPE_WEBHOOK_SECRET: 'whsec_a' });
+    expect(config.sources.map(({ name }) => name)).toContain('adyen');
+    expect(config.sources.length).toBeGreaterThan(10);
   });
 
   it('a receiver process given a wrong file exits 2 and says what is wrong', async () => {

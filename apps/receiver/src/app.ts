@@ -1,9 +1,10 @@
 import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
-import type { Provider } from '@webhook-inbox/inbox/providers';
+import type { Provider, SignedRequest, VerifiedEvent } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
@@ -104,9 +105,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
   });
 
-  app.post('/webhooks/:provider', async (c) => {
+  /** The endpoint of `/webhooks/<name>`, or `UnknownProviderError` (the request's labels are set either way). */
+  const route = (c: Context<Env>): [string, Provider] => {
     const startedAt = performance.now();
-    const name = c.req.param('provider');
+    const name = c.req.param('provider') ?? '';
     const provider = providers.get(name);
     c.set('startedAt', startedAt);
     if (!provider) {
@@ -114,7 +116,66 @@ export function createApp(deps: AppDeps): Hono<Env> {
       throw new UnknownProviderError(truncate(name));
     }
     c.set('provider', name);
+    return [name, provider];
+  };
 
+  const finish = (
+    c: Context<Env>,
+    name: string,
+    outcome: string,
+    fields: Record<string, unknown>,
+    ingestStartedAt?: number,
+  ) => {
+    const finishedAt = performance.now();
+    const startedAt = c.get('startedAt');
+    if (ingestStartedAt !== undefined) {
+      metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
+    }
+    metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
+    metrics.requests.inc({ provider: name, outcome });
+    deps.deliveryCounter?.count(name, outcome, 200);
+    logger.info({ provider: name, ...fields, outcome, ms: round(finishedAt - startedAt) }, 'webhook');
+  };
+
+  /** A source with `receive`: a handshake answered, or its events (one, many, none) recorded together. */
+  const receive = async (c: Context<Env>, name: string, provider: Provider, request: SignedRequest) => {
+    const reception = (provider.receive as NonNullable<Provider['receive']>)(request, now());
+    if (reception.kind === 'handshake') {
+      finish(c, name, 'handshake', { handshake: reception.handshake });
+      const { status, body, contentType } = reception.answer;
+      return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
+    }
+    const { events } = reception;
+    const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
+    const ingestStartedAt = performance.now();
+    const outcomes =
+      single !== undefined
+        ? [await traceIngest(single, () => recorder.record(single))]
+        : await recorder.recordAll(events);
+    const accepted = outcomes.filter((outcome) => outcome === 'accepted').length;
+    const outcome = accepted > 0 || events.length === 0 ? 'accepted' : 'duplicate';
+    annotateRequest({ provider: name, outcome, eventId: single?.eventId, type: single?.type });
+    finish(
+      c,
+      name,
+      outcome,
+      single
+        ? { eventId: single.eventId, type: single.type }
+        : { events: events.length, accepted, duplicates: events.length - accepted },
+      ingestStartedAt,
+    );
+    if (provider.response) {
+      const { status, body, contentType } = provider.response;
+      return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
+    }
+    const answer = single
+      ? `{"status":"${outcome}","id":${JSON.stringify(single.eventId)}}`
+      : `{"status":"${outcome}","accepted":${accepted},"duplicates":${events.length - accepted}}`;
+    return c.body(answer, 200, JSON_HEADERS);
+  };
+
+  app.post('/webhooks/:provider', async (c) => {
+    const [name, provider] = route(c);
     const incoming = c.env?.incoming;
     const rawBody = await readRawBody(c.req.raw, incoming, {
       limit: maxBodyBytes,
@@ -127,28 +188,24 @@ export function createApp(deps: AppDeps): Hono<Env> {
           return Array.isArray(value) ? value.join(', ') : value;
         }
       : (field: string) => c.req.raw.headers.get(field);
+    if (provider.receive)
+      return receive(c, name, provider, { rawBody, header, method: 'POST', url: pathOf(c) });
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
     const outcome = await traceIngest(event, () => recorder.record(event));
-    const finishedAt = performance.now();
-
-    metrics.ingestSeconds.observe({ outcome }, (finishedAt - ingestStartedAt) / 1000);
-    metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
-    metrics.requests.inc({ provider: name, outcome });
-    deps.deliveryCounter?.count(name, outcome, 200);
     annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
-    logger.info(
-      {
-        provider: name,
-        eventId: event.eventId,
-        type: event.type,
-        outcome,
-        ms: round(finishedAt - startedAt),
-      },
-      'webhook',
-    );
+    finish(c, name, outcome, { eventId: event.eventId, type: event.type }, ingestStartedAt);
     return c.body(`{"status":"${outcome}","id":${JSON.stringify(event.eventId)}}`, 200, JSON_HEADERS);
+  });
+
+  // Only the handshakes some providers send as a GET (Meta's subscription, X's CRC); any other GET is a 404.
+  app.get('/webhooks/:provider', async (c, next) => {
+    const provider = providers.get(c.req.param('provider'));
+    if (!provider?.acceptsGet || !provider.receive) return next();
+    const [name] = route(c);
+    const header = (field: string) => c.req.raw.headers.get(field);
+    return receive(c, name, provider, { rawBody: new Uint8Array(0), header, method: 'GET', url: pathOf(c) });
   });
 
   // For load balancers that can only probe the port they send to; no database call, so a flood of it costs
@@ -196,6 +253,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
 
   return app;
+}
+
+/** The request's path and query as received (`/webhooks/x?a=b`). */
+function pathOf(c: Context<Env>): string {
+  const incoming = c.env?.incoming;
+  if (incoming?.url !== undefined) return incoming.url;
+  const url = new URL(c.req.url);
+  return `${url.pathname}${url.search}`;
 }
 
 function round(ms: number): number {

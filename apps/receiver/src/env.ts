@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
 import {
   createProviders,
+  loadSourcesFile,
   parseStandardWebhooksEnv,
+  SourcesFileError,
+  type SourceDefinition,
   type StandardWebhooksSender,
 } from '@webhook-inbox/inbox/providers';
 import {
@@ -73,6 +77,10 @@ export interface ReceiverConfig {
   shopifySecrets: string[];
   /** Standard Webhooks senders (`STANDARD_WEBHOOKS=name=whsec_a|whsec_b,other=whsec_c`), each at `/webhooks/<name>`. */
   standardWebhooks: StandardWebhooksSender[];
+  /** The sources file (`WEBHOOK_SOURCES_FILE`), when one is configured. */
+  sourcesFile: string | undefined;
+  /** The sources it declares, each at `/webhooks/<name>` (docs/sources.md). */
+  sources: SourceDefinition[];
   toleranceSeconds: number;
   maxBodyBytes: number;
   logLevel: LogLevel;
@@ -180,6 +188,7 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: secretList,
   SHOPIFY_WEBHOOK_SECRET: secretList,
   STANDARD_WEBHOOKS: standardWebhooks,
+  WEBHOOK_SOURCES_FILE: z.preprocess(blankToUndefined, z.string().trim().optional()),
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
   LOG_LEVEL: logLevel,
@@ -210,11 +219,19 @@ const schema = z.object({
  * Parses the receiver's configuration; throws `ConfigError` listing every wrong variable. Pass the environment
  * explicitly (tests, `startReceiver`); `server.ts` passes `process.env` after reading `.env`.
  */
-export function parseConfig(env: Record<string, string | undefined> = process.env): ReceiverConfig {
-  const e = parseEnv(schema, env);
-  const production = e.NODE_ENV === 'production';
+export function parseConfig(environment: Record<string, string | undefined> = process.env): ReceiverConfig {
   const issues: string[] = [];
-  if (production) {
+  const env = withSecretFiles(environment, issues);
+  let e: z.output<typeof schema>;
+  try {
+    e = parseEnv(schema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError([...issues, ...error.issues]);
+    throw error;
+  }
+  const production = e.NODE_ENV === 'production';
+  // A sources file says which endpoints exist; without one, production needs both built-in secrets.
+  if (production && e.WEBHOOK_SOURCES_FILE === undefined) {
     for (const name of ['STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET'] as const) {
       if (e[name].length === 0) issues.push(`${name} is required when NODE_ENV=production`);
     }
@@ -232,6 +249,20 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       createProviders(providersConfig);
     } catch (error) {
       issues.push(`${name} ${(error as Error).message}`);
+    }
+  }
+  const sources = readSources(e.WEBHOOK_SOURCES_FILE, issues);
+  if (issues.length === 0 && sources.length > 0) {
+    try {
+      createProviders({
+        stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
+        shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
+        standardWebhooks: e.STANDARD_WEBHOOKS,
+        sources,
+        toleranceSeconds,
+      });
+    } catch (error) {
+      issues.push(`WEBHOOK_SOURCES_FILE (${e.WEBHOOK_SOURCES_FILE}): ${(error as Error).message}`);
     }
   }
   // A single body within the per-request limit must always fit an empty budget: past the budget is a 503,
@@ -273,7 +304,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     bodyEvictAfterMs: e.WEBHOOK_BODY_EVICT_AFTER_MS,
     stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
     shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
-    standardWebhooks: e.STANDARD_WEBHOOKS ?? [],
+    standardWebhooks: e.STANDARD_WEBHOOKS,
+    sourcesFile: e.WEBHOOK_SOURCES_FILE,
+    sources,
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     logLevel: e.LOG_LEVEL,
@@ -304,6 +337,47 @@ function defaultAllowedHosts(managementHost: string): AllowedHosts {
   }
 }
 
+/** The variables a secret may come from a file for (`<NAME>_FILE`: Kubernetes and Docker secrets). */
+const SECRET_VARIABLES = ['STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET', 'STANDARD_WEBHOOKS'] as const;
+
+/**
+ * The environment with each `<NAME>_FILE` read into `<NAME>` (its content trimmed: a file's trailing newline is
+ * not part of a secret). Setting both is an error, as is a file that cannot be read; messages name the variable
+ * and the path, never the content.
+ */
+function withSecretFiles(
+  env: Record<string, string | undefined>,
+  issues: string[],
+): Record<string, string | undefined> {
+  const resolved = { ...env };
+  for (const name of SECRET_VARIABLES) {
+    const file = blankToUndefined(env[`${name}_FILE`]) as string | undefined;
+    if (file === undefined) continue;
+    if (blankToUndefined(env[name]) !== undefined) {
+      issues.push(`${name} and ${name}_FILE are both set; keep one`);
+      continue;
+    }
+    try {
+      resolved[name] = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      issues.push(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return resolved;
+}
+
+/** The sources the file declares; each problem in it becomes an issue naming the file, the source and the field. */
+function readSources(path: string | undefined, issues: string[]): SourceDefinition[] {
+  if (path === undefined) return [];
+  try {
+    return loadSourcesFile(path);
+  } catch (error) {
+    if (!(error instanceof SourcesFileError)) throw error;
+    issues.push(...error.issues.map((issue) => `WEBHOOK_SOURCES_FILE (${path}): ${issue}`));
+    return [];
+  }
+}
+
 /** The configuration as it is safe to log: which secrets are configured, never their values. */
 export function describeConfig(config: ReceiverConfig): Record<string, unknown> {
   return {
@@ -328,6 +402,9 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(
       config.standardWebhooks.map(({ name, secrets }) => [name, secrets.length]),
+    ),
+    sources: Object.fromEntries(
+      config.sources.map(({ name, type, secrets }) => [name, { type, secrets: secrets.length }]),
     ),
     toleranceSeconds: config.toleranceSeconds,
     maxBodyBytes: config.maxBodyBytes,

@@ -60,6 +60,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     stripeSecrets: config.stripeSecrets,
     shopifySecrets: config.shopifySecrets,
     standardWebhooks: config.standardWebhooks,
+    sources: config.sources,
     toleranceSeconds: config.toleranceSeconds,
   });
   if (providers.size === 0)

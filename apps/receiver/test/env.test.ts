@@ -39,6 +39,8 @@ describe('parseConfig', () => {
       stripeSecrets: [],
       shopifySecrets: [],
       standardWebhooks: [],
+      sourcesFile: undefined,
+      sources: [],
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
       logLevel: 'info',

@@ -263,14 +263,14 @@ export interface HttpResult {
 export function post(
   baseUrl: string,
   delivery: Delivery,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; method?: string } = {},
 ): Promise<HttpResult> {
   const url = new URL(delivery.path, baseUrl);
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
       {
-        method: 'POST',
+        method: options.method ?? 'POST',
         agent: false,
         headers: {
           ...delivery.headers,

@@ -2,6 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
+import {
+  loadSourcesFile,
+  parseStandardWebhooksEnv,
+  SourcesFileError,
+  type SourceDefinition,
+} from '@webhook-inbox/inbox/providers';
 import { UsageError } from './errors.ts';
 
 /**
@@ -15,6 +21,8 @@ export interface CliContext {
   receiverUrl(): string;
   stripeSecrets(): string[];
   shopifySecrets(): string[];
+  /** The sources of `WEBHOOK_SOURCES_FILE` and `STANDARD_WEBHOOKS`, as the receiver reads them. */
+  sources(): SourceDefinition[];
   stripeApiKey(): string | undefined;
   /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
   stripeApiBase(): string | undefined;
@@ -69,6 +77,24 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     },
     shopifySecrets() {
       return list(env.SHOPIFY_WEBHOOK_SECRET ?? devSecrets().shopify);
+    },
+    sources() {
+      const fromEnvironment = parseStandardWebhooksEnv(env.STANDARD_WEBHOOKS).map(
+        ({ name, secrets }): SourceDefinition => ({
+          name,
+          secrets,
+          type: 'standard-webhooks',
+          secretFiles: [],
+        }),
+      );
+      const file = env.WEBHOOK_SOURCES_FILE?.trim();
+      if (!file) return fromEnvironment;
+      try {
+        return [...fromEnvironment, ...loadSourcesFile(path.resolve(cwd, file))];
+      } catch (error) {
+        if (error instanceof SourcesFileError) throw new UsageError(`WEBHOOK_SOURCES_FILE: ${error.message}`);
+        throw error;
+      }
     },
     stripeApiKey() {
       return env.STRIPE_API_KEY || undefined;

@@ -157,3 +157,67 @@ describe('concurrent batches sharing keys', () => {
     }
   });
 });
+
+describe('recordAll: the events of one request, one transaction', () => {
+  let pool: pg.Pool;
+  let reports: BatchReport[];
+  let recorder: ReturnType<typeof createGroupCommit>;
+  beforeAll(() => {
+    reports = [];
+    pool = new pg.Pool({ connectionString: db.url, max: 2, pipeline: true });
+    recorder = createGroupCommit(
+      { pool, boss },
+      { maxTransactions: 1, maxBatch: 8, onBatch: (report) => reports.push(report) },
+    );
+  });
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  it('records only the new events, in one transaction past maxBatch, answers in order; redelivery all duplicate', async () => {
+    const known = [event(), event()];
+    for (const e of known) expect(await recorder.record(e)).toBe('accepted');
+    reports = [];
+    const fresh = Array.from({ length: 20 }, () => event());
+    const batch = [fresh[0]!, known[0]!, ...fresh.slice(1), known[1]!, fresh[0]!];
+    const answers = await recorder.recordAll(batch);
+    expect(answers).toEqual([
+      'accepted',
+      'duplicate',
+      ...fresh.slice(1).map(() => 'accepted'),
+      'duplicate',
+      'duplicate',
+    ]);
+    expect(reports).toEqual([{ requests: 23, events: 22, outcome: 'committed' }]);
+    for (const e of [...fresh, ...known]) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+    // One transaction: every new row carries the same transaction id.
+    const xids = await admin.query(
+      `select count(distinct xmin::text)::int as n from webhook_events where provider = 'stripe' and event_id = any($1)`,
+      [fresh.map((e) => e.eventId)],
+    );
+    expect((xids.rows[0] as { n: number }).n).toBe(1);
+    expect(new Set(await recorder.recordAll(batch))).toEqual(new Set(['duplicate']));
+  });
+
+  it('a payload PostgreSQL refuses: the whole request refused, nothing of it recorded', async () => {
+    reports = [];
+    const good = [event(), event()];
+    await expect(
+      recorder.recordAll([good[0]!, event({ payloadText: '{"a":"\\u0000"}' }), good[1]!]),
+    ).rejects.toBeInstanceOf(InvalidPayloadError);
+    expect(reports).toEqual([{ requests: 3, events: 3, outcome: 'refused' }]);
+    for (const e of good) expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it('runs beside record(): both answered, nothing lost', async () => {
+    const singles = Array.from({ length: 5 }, () => event());
+    const batch = Array.from({ length: 5 }, () => event());
+    const [all, ...one] = await Promise.all([
+      recorder.recordAll(batch),
+      ...singles.map((e) => recorder.record(e)),
+    ]);
+    expect(all).toEqual(batch.map(() => 'accepted'));
+    expect(one).toEqual(singles.map(() => 'accepted'));
+    expect(await recorder.recordAll([])).toEqual([]);
+  });
+});

@@ -36,6 +36,14 @@ export interface GroupCommit {
    * when its transaction failed (nothing of it is recorded, or, when the commit's answer was lost, all of it).
    */
   record(event: VerifiedEvent, source?: EventSource): Promise<IngestOutcome>;
+  /**
+   * Records the events of one request (a batch delivery) in one transaction of their own, all or nothing, with
+   * the same key-sorted insert and job insert as `record`; resolves each event's outcome, in the order given (a
+   * key repeated in `events` is `accepted` once at most, then `duplicate`). Rejects as `record` does, for all of
+   * them: `InvalidPayloadError` when PostgreSQL refuses any payload (nothing recorded), `UnavailableError` when
+   * the transaction failed. It takes one of the `maxTransactions` slots while it runs, without waiting for one.
+   */
+  recordAll(events: readonly VerifiedEvent[], source?: EventSource): Promise<IngestOutcome[]>;
 }
 
 export const DEFAULT_GROUP_COMMIT = { maxTransactions: 4, maxBatch: 64 } as const;
@@ -146,7 +154,44 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
     }
   };
 
+  const recordAll = async (
+    events: readonly VerifiedEvent[],
+    source: EventSource = 'webhook',
+  ): Promise<IngestOutcome[]> => {
+    if (events.length === 0) return [];
+    const trace = jobTraceContext();
+    const byKey = new Map<string, Keyed>();
+    const keys = events.map((event) => {
+      const key = keyOf(event.provider, event.eventId);
+      const request: Waiting = { event, source, trace, resolve: () => {}, reject: () => {} };
+      const known = byKey.get(key);
+      if (known) known.rest.push(request);
+      else byKey.set(key, { key, first: request, rest: [] });
+      return key;
+    });
+    const keyed = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    open++;
+    let created: Set<string>;
+    try {
+      created = await transaction(deps, keyed);
+    } catch (error) {
+      report(keyed, error instanceof InvalidPayloadError ? 'refused' : 'failed');
+      throw error;
+    } finally {
+      open--;
+      schedule();
+    }
+    report(keyed, 'committed');
+    const answered = new Set<string>();
+    return keys.map((key) => {
+      if (!created.has(key) || answered.has(key)) return 'duplicate';
+      answered.add(key);
+      return 'accepted';
+    });
+  };
+
   return {
+    recordAll,
     record: (event, source = 'webhook') =>
       new Promise<IngestOutcome>((resolve, reject) => {
         waiting.push({ event, source, trace: jobTraceContext(), resolve, reject });

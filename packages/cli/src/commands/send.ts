@@ -1,5 +1,6 @@
 import { signShopify, signStripe } from '@webhook-inbox/inbox';
 import type { CliContext } from '../context.ts';
+import { sourceSample } from '../source-samples.ts';
 import { UsageError } from '../errors.ts';
 import { printJson } from '../output.ts';
 import {
@@ -53,10 +54,10 @@ async function deliver(
   context: CliContext,
   provider: string,
   options: SendOptions,
-  request: () => { body: string; headers: Record<string, string>; id: string },
+  request: () => { body: string; headers: Record<string, string>; id: string; query?: string },
 ): Promise<boolean> {
-  const url = `${options.url ?? context.receiverUrl()}/webhooks/${provider}`;
-  const { body, headers, id } = request();
+  const { body, headers, id, query = '' } = request();
+  const url = `${options.url ?? context.receiverUrl()}/webhooks/${provider}${query}`;
   const deliveries: Delivery[] = [];
   // The same signed event, `times` times: what a provider's redelivery looks like.
   for (let i = 0; i < options.times; i++) deliveries.push(await post(url, body, headers));
@@ -104,4 +105,25 @@ export function sendShopify(
       },
     };
   });
+}
+
+/**
+ * Any configured source by name (`WEBHOOK_SOURCES_FILE`, `STANDARD_WEBHOOKS`): a sample event of `type`, signed
+ * or authenticated with the source's first secret as its sender would, posted to `/webhooks/<name>`.
+ */
+export function sendSource(
+  context: CliContext,
+  name: string,
+  type: string,
+  options: SendOptions,
+): Promise<boolean> {
+  const sources = context.sources();
+  const source = sources.find((candidate) => candidate.name === name);
+  if (!source) {
+    const known = ['stripe', 'shopify', ...sources.map((candidate) => candidate.name)].join(', ');
+    throw new UsageError(
+      `no source named "${name}" is configured (known: ${known}); is WEBHOOK_SOURCES_FILE set?`,
+    );
+  }
+  return deliver(context, name, options, () => sourceSample(source, type));
 }

@@ -20,4 +20,17 @@ export {
   type StandardWebhooksProviderOptions,
 } from './standard-webhooks.ts';
 export { signStripe, stripeProvider, type SignStripeOptions, type StripeProviderOptions } from './stripe.ts';
-export type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
+export type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from './types.ts';
+export { apiKeyProvider, signApiKey, type ApiKeySpec } from './api-key.ts';
+export { basicAuthProvider, signBasicAuth } from './basic-auth.ts';
+export { ed25519Provider, signEd25519, type Ed25519Spec } from './ed25519.ts';
+export { hmacProvider, signHmac, type HmacSpec } from './hmac.ts';
+export {
+  createSourceProvider,
+  sourceSpec,
+  sourcesFileSpec,
+  SOURCE_TYPES,
+  type SourceDefinition,
+} from './sources.ts';
+export { loadSourcesFile, parseSourcesFile, SourcesFileError } from './sources-file.ts';
+export type { TemplateSpec } from './template-spec.ts';

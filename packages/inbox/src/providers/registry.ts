@@ -2,7 +2,8 @@ import { checkEventLimits } from './shared.ts';
 import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
 import { stripeProvider } from './stripe.ts';
-import type { Provider, SignedRequest } from './types.ts';
+import { createSourceProvider, type SourceDefinition } from './sources.ts';
+import type { Provider, Reception, SignedRequest } from './types.ts';
 
 /** One Standard Webhooks sender, received at `/webhooks/<name>`. */
 export interface StandardWebhooksSender {
@@ -14,6 +15,8 @@ export interface ProvidersConfig {
   stripeSecrets?: string[];
   shopifySecrets?: string[];
   standardWebhooks?: StandardWebhooksSender[];
+  /** Sources declared in the sources file (sources-file.ts); a name may not repeat one of the environment's. */
+  sources?: SourceDefinition[];
   /** Applies to every provider with a signed timestamp (Stripe, Standard Webhooks); must be > 0. */
   toleranceSeconds: number;
 }
@@ -33,9 +36,19 @@ function assertSenderName(name: string): void {
 
 /** The provider, with the length limits every provider shares applied to what it verified. */
 function withEventLimits(provider: Provider): Provider {
+  const receive = provider.receive?.bind(provider);
   return {
     name: provider.name,
     verify: (request: SignedRequest, now: Date) => checkEventLimits(provider.verify(request, now)),
+    ...(receive && {
+      receive: (request: SignedRequest, now: Date): Reception => {
+        const reception = receive(request, now);
+        if (reception.kind === 'events') reception.events.forEach(checkEventLimits);
+        return reception;
+      },
+      acceptsGet: provider.acceptsGet,
+      response: provider.response,
+    }),
   };
 }
 
@@ -67,6 +80,24 @@ export function createProviders(config: ProvidersConfig): Map<string, Provider> 
     seen.add(name);
     if (secrets.length === 0) continue;
     providers.set(name, standardWebhooksProvider({ name, secrets, toleranceSeconds }));
+  }
+  for (const source of config.sources ?? []) {
+    if (providers.has(source.name) || seen.has(source.name)) {
+      throw new Error(
+        `source "${source.name}" is also configured by the environment; give one of them another name`,
+      );
+    }
+    try {
+      providers.set(source.name, createSourceProvider(source, toleranceSeconds));
+    } catch (error) {
+      const message = (error as Error).message;
+      throw new Error(
+        message.startsWith(`${source.name}:`)
+          ? `source "${source.name}"${message.slice(source.name.length)}`
+          : `source "${source.name}": ${message}`,
+        { cause: error },
+      );
+    }
   }
   for (const [name, provider] of providers) providers.set(name, withEventLimits(provider));
   return providers;

@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError, TimestampOutOfToleranceError } from '../errors.ts';
 import type { VerifiedEvent } from './types.ts';
 
@@ -171,4 +171,17 @@ export function toBytes(payload: string | Uint8Array): Uint8Array {
 /** The current time in unix seconds, for signing helpers whose caller gave no timestamp. */
 export function unixSeconds(date: Date = new Date()): number {
   return Math.floor(date.getTime() / 1000);
+}
+
+/** A presented credential's SHA-256, so credentials of any length compare in constant time. */
+export function credentialDigest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** Whether `presented` equals one of the credentials whose digests are given, comparing every one of them. */
+export function matchesCredential(presented: string, digests: readonly Buffer[]): boolean {
+  const digest = credentialDigest(presented);
+  let matched = false;
+  for (const expected of digests) matched = timingSafeEqual(digest, expected) || matched;
+  return matched;
 }

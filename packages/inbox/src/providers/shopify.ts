@@ -14,6 +14,8 @@ import { checkShopifyPayload } from './shopify-payloads.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
 
 export interface ShopifyProviderOptions {
+  /** The source's name, its URL segment and dedupe namespace; default `shopify`. */
+  name?: string;
   /** The app's client secret(s); more than one during a rotation. Any may match. */
   secrets: readonly string[];
 }
@@ -55,9 +57,10 @@ function shopifyHeader(request: SignedRequest, name: string): string | undefined
 export function shopifyProvider(options: ShopifyProviderOptions): Provider {
   assertSecrets(PROVIDER, options.secrets);
   const keys: readonly KeyObject[] = options.secrets.map((secret) => hmacKey(secret));
+  const name = options.name ?? PROVIDER;
 
   return {
-    name: PROVIDER,
+    name,
     verify(request: SignedRequest): VerifiedEvent {
       const header = shopifyHeader(request, 'hmac-sha256');
       if (header === undefined) {
@@ -110,7 +113,7 @@ export function shopifyProvider(options: ShopifyProviderOptions): Provider {
       if (apiVersion !== undefined) headers[SHOPIFY_KEPT_HEADERS.apiVersion] = apiVersion;
 
       return {
-        provider: PROVIDER,
+        provider: name,
         eventId: `${shopDomain}:${topic}:${deliveryId}`,
         type: topic,
         payloadText: text,

@@ -17,6 +17,8 @@ import {
 import type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
 
 export interface StripeProviderOptions {
+  /** The source's name, its URL segment and dedupe namespace; default `stripe`. */
+  name?: string;
   /** Endpoint secrets (`whsec_...`); more than one during a rotation. Any may match. */
   secrets: readonly string[];
   /** Maximum age (and future skew) of the signed timestamp, in seconds; must be > 0. */
@@ -47,9 +49,10 @@ export function stripeProvider(options: StripeProviderOptions): Provider {
   assertTolerance(PROVIDER, options.toleranceSeconds);
   const keys: readonly KeyObject[] = options.secrets.map((secret) => hmacKey(secret));
   const toleranceSeconds = options.toleranceSeconds;
+  const name = options.name ?? PROVIDER;
 
   return {
-    name: PROVIDER,
+    name,
     verify(request: SignedRequest, now: Date): VerifiedEvent {
       const header = headerValue(request.header('stripe-signature'));
       if (header === undefined) {
@@ -89,7 +92,7 @@ export function stripeProvider(options: StripeProviderOptions): Provider {
           'stripe: the event has no string "type"; is this a Stripe event object?',
         );
       }
-      return { provider: PROVIDER, eventId: id, type, payloadText: text, headers: {} };
+      return { provider: name, eventId: id, type, payloadText: text, headers: {} };
     },
   };
 }

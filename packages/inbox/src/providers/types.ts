@@ -3,6 +3,10 @@ export interface SignedRequest {
   rawBody: Uint8Array;
   /** Header lookup by name, case-insensitive (e.g. `(name) => request.headers.get(name)`). */
   header(name: string): string | null | undefined;
+  /** `GET` or `POST`; unset means `POST` (the only method a provider without `receive` is given). */
+  method?: string;
+  /** The request's path and query as received (`/webhooks/x?a=b`): query-parameter keys, handshakes, URL signing. */
+  url?: string;
 }
 
 /** An authentic event, ready to be recorded. */
@@ -29,4 +33,27 @@ export interface VerifiedEvent {
 export interface Provider {
   readonly name: string;
   verify(request: SignedRequest, now: Date): VerifiedEvent;
+  /**
+   * Present on sources that can do more than one event per request: a batch (every event of the request, recorded
+   * together or not at all), or a handshake the receiver answers without recording anything. The receiver calls
+   * it instead of `verify` when present; it throws as `verify` does.
+   */
+  receive?(request: SignedRequest, now: Date): Reception;
+  /** Whether `receive` answers `GET` requests (a provider's subscription handshake); unset: POST only. */
+  readonly acceptsGet?: boolean;
+  /** The answer once the request's events are recorded; unset: 200 with the receiver's JSON. */
+  readonly response?: HttpAnswer;
 }
+
+/** A fixed HTTP answer: a handshake's, or a source's acknowledgement of recorded events. */
+export interface HttpAnswer {
+  status: number;
+  body: string;
+  contentType: string;
+}
+
+/** What one request to a source holds: events to record (possibly none, possibly many), or a handshake. */
+export type Reception =
+  /** `batch`: a batch delivery, answered as one whatever its number of events (one, many, none). */
+  | { kind: 'events'; events: VerifiedEvent[]; batch?: boolean }
+  | { kind: 'handshake'; handshake: string; answer: HttpAnswer };

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import {
+  signApiKey,
+  signBasicAuth,
+  signHmac,
+  signShopify,
+  signStandardWebhook,
+  signStripe,
+  type SourceDefinition,
+} from '@webhook-inbox/inbox/providers';
+import { UsageError } from './errors.ts';
+import { shopifySample, stripeSample } from './samples.ts';
+
+/** One signed request for a configured source: what `send` posts. */
+export interface SourceDelivery {
+  /** Appended to `/webhooks/<name>` (an API key in the query, for instance). */
+  query: string;
+  body: string;
+  headers: Record<string, string>;
+  /** The event key the receiver should record. */
+  id: string;
+}
+
+type Template = Extract<SourceDefinition, { type: 'hmac' | 'basic-auth' | 'api-key' | 'ed25519' }>;
+
+/** RFC 6901 tokens of a pointer (the file was validated: every pointer is well-formed). */
+const tokensOf = (pointer: string) =>
+  pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+
+/** Sets `value` at `pointer` in `target`, creating the objects on the way. */
+function setAt(target: Record<string, unknown>, pointer: string, value: unknown): void {
+  const tokens = tokensOf(pointer);
+  let node = target;
+  tokens.forEach((token, index) => {
+    if (index === tokens.length - 1) node[token] = value;
+    else node = (node[token] ??= {}) as Record<string, unknown>;
+  });
+}
+
+/**
+ * A sample event for a template source: a body holding a fresh key and the type where the source reads them (a
+ * header, a pointer into the body or into a batch's one item), authenticated as the source expects.
+ */
+function templateSample(source: Template, type: string, secret: string): SourceDelivery {
+  const unique = randomUUID();
+  const headers: Record<string, string> = {};
+  const item: Record<string, unknown> = { id: unique, type };
+  let id: string = unique;
+  const { eventKey, eventType } = source;
+  if (eventKey?.header) headers[eventKey.header] = unique;
+  if (eventKey?.pointer !== undefined) {
+    const pointers = typeof eventKey.pointer === 'string' ? [eventKey.pointer] : eventKey.pointer;
+    const parts = pointers.map((pointer, index) => (index === pointers.length - 1 ? unique : type));
+    pointers.forEach((pointer, index) => setAt(item, pointer, parts[index]));
+    id = parts.join(':');
+  }
+  if (eventType.header) headers[eventType.header] = type;
+  if (eventType.pointer !== undefined) setAt(item, eventType.pointer, type);
+  let body: string;
+  if (source.body === 'form') {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    const fields = Object.entries(item).map(([name, value]): [string, string] => [
+      name,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]);
+    body = new URLSearchParams(fields).toString();
+  } else {
+    headers['content-type'] = 'application/json';
+    const batch: Record<string, unknown> = {};
+    if (source.batch) setAt(batch, source.batch.items, [item]);
+    body = JSON.stringify(source.batch ? (source.batch.items === '' ? [item] : batch) : item);
+  }
+  if (eventKey?.bodyHash) id = '(its body hash)';
+  let query = '';
+  switch (source.type) {
+    case 'hmac':
+      Object.assign(
+        headers,
+        signHmac({ hmac: source.hmac, secret, payload: body, id: unique, url: source.publicUrl }),
+      );
+      break;
+    case 'basic-auth':
+      Object.assign(headers, signBasicAuth(secret));
+      break;
+    case 'api-key': {
+      const signed = signApiKey(source.apiKey, secret);
+      Object.assign(headers, signed.headers);
+      query = signed.query;
+      break;
+    }
+    case 'ed25519':
+      throw new UsageError(
+        `source "${source.name}" is verified with the sender's public key: send cannot sign for it`,
+      );
+  }
+  return { query, body, headers, id };
+}
+
+/** A signed sample event of `type` for `source`, with its first (current) secret. */
+export function sourceSample(source: SourceDefinition, type: string): SourceDelivery {
+  const secret = source.secrets[0] ?? '';
+  switch (source.type) {
+    case 'stripe': {
+      const body = stripeSample(type, {});
+      const { id } = JSON.parse(body) as { id: string };
+      return { query: '', body, id, headers: { 'stripe-signature': signStripe({ payload: body, secret }) } };
+    }
+    case 'shopify': {
+      const event = shopifySample(type, {});
+      return {
+        query: '',
+        body: event.body,
+        id: `${event.shop}:${event.topic}:${event.eventId}`,
+        headers: {
+          'x-shopify-hmac-sha256': signShopify({ payload: event.body, secret }),
+          'x-shopify-topic': event.topic,
+          'x-shopify-shop-domain': event.shop,
+          'x-shopify-event-id': event.eventId,
+        },
+      };
+    }
+    case 'standard-webhooks': {
+      const id = `msg_${randomUUID()}`;
+      const body = JSON.stringify({ type, data: {} });
+      const timestamp = Math.floor(Date.now() / 1000);
+      return {
+        query: '',
+        body,
+        id,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signStandardWebhook({ id, timestamp, payload: body, secret }),
+        },
+      };
+    }
+    default:
+      return templateSample(source, type, secret);
+  }
+}

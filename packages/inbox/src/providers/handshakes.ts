@@ -1,0 +1,151 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { readPointer, scalarText } from './template-body.ts';
+import type { HttpAnswer, SignedRequest } from './types.ts';
+
+// The handshakes providers send to prove an endpoint is theirs before (and while) they deliver events. Each is
+// answered by the receiver and never recorded. A handshake the provider signs (Slack, Zoom, Discord, and Graph
+// through the source's own API key) is answered only after the source's authentication passed; the two `GET`
+// handshakes carry no signature, and answer only what proves the secret: Meta's verify token (compared in
+// constant time) and X's CRC (an HMAC that only the consumer secret's holder can compute).
+
+export const HANDSHAKES = ['slack', 'zoom', 'meta', 'discord', 'graph', 'crc'] as const;
+export type HandshakeType = (typeof HANDSHAKES)[number];
+
+export const handshakeSpec = z
+  .object({
+    type: z.enum(HANDSHAKES, { error: `must be one of ${HANDSHAKES.join(', ')}` }),
+    /** Meta: the verify token you typed into the app dashboard. */
+    verifyToken: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((spec) => spec.type !== 'meta' || spec.verifyToken !== undefined, {
+    error: 'meta needs verifyToken (the token typed into the app dashboard)',
+    path: ['verifyToken'],
+  });
+export type HandshakeSpec = z.output<typeof handshakeSpec>;
+
+export interface Handshake {
+  readonly type: HandshakeType;
+  readonly acceptsGet: boolean;
+  /** An answer to a request no signature covers, or `undefined` when the request is not this handshake. */
+  beforeAuthentication?(request: SignedRequest): HttpAnswer | undefined;
+  /** An answer to an authenticated request, or `undefined` when it is an ordinary delivery. */
+  afterAuthentication?(request: SignedRequest, body: () => unknown): HttpAnswer | undefined;
+}
+
+const JSON_TYPE = 'application/json';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+/** A challenge longer than this is not a provider's: nobody is echoed a megabyte. */
+const MAX_CHALLENGE = 1024;
+
+function queryOf(request: SignedRequest): URLSearchParams {
+  const url = request.url ?? '';
+  const at = url.indexOf('?');
+  return new URLSearchParams(at === -1 ? '' : url.slice(at + 1));
+}
+
+function challenge(name: string, value: unknown, what: string): string {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_CHALLENGE) {
+    throw new InvalidPayloadError(`${name}: the ${what} is absent, empty or longer than ${MAX_CHALLENGE}`);
+  }
+  return value;
+}
+
+const field = (value: unknown, ...path: string[]) => readPointer(value, path);
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** The handshake of a source: `secrets[0]` keys Zoom's and X's answers (the current secret during a rotation). */
+export function createHandshake(name: string, spec: HandshakeSpec, secrets: readonly string[]): Handshake {
+  const secret = secrets[0] ?? '';
+  switch (spec.type) {
+    case 'slack':
+      return {
+        type: 'slack',
+        acceptsGet: false,
+        afterAuthentication: (_request, body) =>
+          field(body(), 'type') === 'url_verification'
+            ? {
+                status: 200,
+                contentType: TEXT_TYPE,
+                body: challenge(name, field(body(), 'challenge'), 'challenge'),
+              }
+            : undefined,
+      };
+    case 'zoom':
+      return {
+        type: 'zoom',
+        acceptsGet: false,
+        afterAuthentication: (_request, body) => {
+          if (field(body(), 'event') !== 'endpoint.url_validation') return undefined;
+          const plainToken = challenge(name, field(body(), 'payload', 'plainToken'), 'payload.plainToken');
+          const encryptedToken = createHmac('sha256', secret).update(plainToken).digest('hex');
+          return {
+            status: 200,
+            contentType: JSON_TYPE,
+            body: JSON.stringify({ plainToken, encryptedToken }),
+          };
+        },
+      };
+    case 'discord':
+      return {
+        type: 'discord',
+        acceptsGet: false,
+        afterAuthentication: (_request, body) =>
+          scalarText(field(body(), 'type')) === '1'
+            ? { status: 200, contentType: JSON_TYPE, body: '{"type":1}' }
+            : undefined,
+      };
+    case 'graph':
+      return {
+        type: 'graph',
+        acceptsGet: false,
+        afterAuthentication: (request) => {
+          const token = queryOf(request).get('validationToken');
+          return token === null
+            ? undefined
+            : { status: 200, contentType: TEXT_TYPE, body: challenge(name, token, 'validationToken') };
+        },
+      };
+    case 'meta': {
+      const expected = sha256(spec.verifyToken ?? '');
+      return {
+        type: 'meta',
+        acceptsGet: true,
+        beforeAuthentication: (request) => {
+          if (request.method !== 'GET') return undefined;
+          const query = queryOf(request);
+          if (query.get('hub.mode') !== 'subscribe') {
+            throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
+          }
+          const token = query.get('hub.verify_token');
+          if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
+          if (!timingSafeEqual(sha256(token), expected)) {
+            throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verifyToken`);
+          }
+          return {
+            status: 200,
+            contentType: TEXT_TYPE,
+            body: challenge(name, query.get('hub.challenge'), 'hub.challenge'),
+          };
+        },
+      };
+    }
+    case 'crc':
+      return {
+        type: 'crc',
+        acceptsGet: true,
+        beforeAuthentication: (request) => {
+          if (request.method !== 'GET') return undefined;
+          const token = challenge(name, queryOf(request).get('crc_token') ?? undefined, 'crc_token');
+          const responseToken = `sha256=${createHmac('sha256', secret).update(token).digest('base64')}`;
+          return {
+            status: 200,
+            contentType: JSON_TYPE,
+            body: JSON.stringify({ response_token: responseToken }),
+          };
+        },
+      };
+  }
+}

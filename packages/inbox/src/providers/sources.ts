@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { apiKeyProvider, apiKeySpec } from './api-key.ts';
+import { basicAuthProvider } from './basic-auth.ts';
+import { ed25519Provider, ed25519Spec } from './ed25519.ts';
+import { checkHmac, hmacProvider, hmacSpec } from './hmac.ts';
+import { shopifyProvider } from './shopify.ts';
+import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
+import { stripeProvider } from './stripe.ts';
+import { checkTemplate, templateFields, type TemplateSpec } from './template-spec.ts';
+import type { Provider } from './types.ts';
+
+// The sources file's schema (`WEBHOOK_SOURCES_FILE`, read by sources-file.ts) and how a declared source becomes a
+// `Provider`. A source is a named endpoint, `/webhooks/<name>`: its name is also its dedupe namespace (the
+// `provider` column of webhook_events), so two sources of one type never share keys.
+
+const secretFields = {
+  /** Secrets inline; more than one during a rotation (any may match; the first signs handshakes and `send`). */
+  secrets: z.array(z.string().min(1)).default([]),
+  /** Files each holding one secret (Kubernetes/Docker secrets), relative to the sources file; read at start-up. */
+  secretFiles: z.array(z.string().min(1)).default([]),
+};
+const tolerance = { toleranceSeconds: z.int().positive().max(86_400).optional() };
+
+const stripeSource = z.object({ type: z.literal('stripe'), ...secretFields, ...tolerance }).strict();
+const shopifySource = z.object({ type: z.literal('shopify'), ...secretFields }).strict();
+const standardSource = z
+  .object({ type: z.literal('standard-webhooks'), ...secretFields, ...tolerance })
+  .strict();
+
+const issueAdder = (ctx: z.RefinementCtx) => (path: string[], message: string) =>
+  ctx.addIssue({ code: 'custom', path, message });
+
+const hmacSource = z
+  .object({ type: z.literal('hmac'), ...secretFields, hmac: hmacSpec, ...templateFields })
+  .strict()
+  .superRefine((source, ctx) => {
+    checkTemplate(source, ctx);
+    checkHmac(source.hmac, source, issueAdder(ctx));
+  });
+const basicAuthSource = z
+  .object({ type: z.literal('basic-auth'), ...secretFields, ...templateFields })
+  .strict()
+  .superRefine(checkTemplate);
+const apiKeySource = z
+  .object({ type: z.literal('api-key'), ...secretFields, apiKey: apiKeySpec, ...templateFields })
+  .strict()
+  .superRefine(checkTemplate);
+const ed25519Source = z
+  .object({
+    type: z.literal('ed25519'),
+    ...secretFields,
+    ed25519: ed25519Spec.prefault({}),
+    ...templateFields,
+  })
+  .strict()
+  .superRefine(checkTemplate);
+
+export const SOURCE_TYPES = [
+  'stripe',
+  'shopify',
+  'standard-webhooks',
+  'hmac',
+  'basic-auth',
+  'api-key',
+  'ed25519',
+] as const;
+
+export const sourceSpec = z.discriminatedUnion(
+  'type',
+  [stripeSource, shopifySource, standardSource, hmacSource, basicAuthSource, apiKeySource, ed25519Source],
+  { error: `type must be one of ${SOURCE_TYPES.join(', ')}` },
+);
+
+/** The whole file: `sources:` mapping each name to its source. */
+export const sourcesFileSpec = z
+  .object({
+    sources: z.record(
+      z.string().regex(PROVIDER_NAME, { error: 'a source name is lower-case letters, digits and "-"' }),
+      sourceSpec,
+    ),
+  })
+  .strict();
+
+/** A declared source, its secret files read: what `createSourceProvider` builds. */
+export type SourceDefinition = z.output<typeof sourceSpec> & { name: string };
+
+/** The template options of a template source (everything but its type, secrets and authentication block). */
+function templateOf(source: TemplateSpec): TemplateSpec {
+  return {
+    eventKey: source.eventKey,
+    eventType: source.eventType,
+    body: source.body,
+    formJsonFields: source.formJsonFields,
+    batch: source.batch,
+    handshake: source.handshake,
+    response: source.response,
+    publicUrl: source.publicUrl,
+  };
+}
+
+/**
+ * The provider of one declared source. Throws (a `TypeError` naming the source and the secret by position) when a
+ * secret is malformed for its type, so a wrong file fails at start-up.
+ */
+export function createSourceProvider(source: SourceDefinition, defaultToleranceSeconds: number): Provider {
+  const { name, secrets } = source;
+  switch (source.type) {
+    case 'stripe':
+      return stripeProvider({
+        name,
+        secrets,
+        toleranceSeconds: source.toleranceSeconds ?? defaultToleranceSeconds,
+      });
+    case 'shopify':
+      return shopifyProvider({ name, secrets });
+    case 'standard-webhooks':
+      return standardWebhooksProvider({
+        name,
+        secrets,
+        toleranceSeconds: source.toleranceSeconds ?? defaultToleranceSeconds,
+      });
+    case 'hmac':
+      return hmacProvider({
+        name,
+        secrets,
+        hmac: source.hmac,
+        template: templateOf(source),
+        toleranceSeconds: defaultToleranceSeconds,
+      });
+    case 'basic-auth':
+      return basicAuthProvider({ name, secrets, template: templateOf(source) });
+    case 'api-key':
+      return apiKeyProvider({ name, secrets, apiKey: source.apiKey, template: templateOf(source) });
+    case 'ed25519':
+      return ed25519Provider({
+        name,
+        secrets,
+        ed25519: source.ed25519,
+        template: templateOf(source),
+        toleranceSeconds: defaultToleranceSeconds,
+      });
+  }
+}

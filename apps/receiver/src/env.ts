@@ -304,7 +304,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     bodyEvictAfterMs: e.WEBHOOK_BODY_EVICT_AFTER_MS,
     stripeSecrets: e.STRIPE_WEBHOOK_SECRET,
     shopifySecrets: e.SHOPIFY_WEBHOOK_SECRET,
-    standardWebhooks: e.STANDARD_WEBHOOKS,
+    standardWebhooks: e.STANDARD_WEBHOOKS ?? [],
     sourcesFile: e.WEBHOOK_SOURCES_FILE,
     sources,
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,

@@ -164,11 +164,12 @@ describe('recordAll: the events of one request, one transaction', () => {
   let recorder: ReturnType<typeof createGroupCommit>;
   beforeAll(() => {
     reports = [];
-    pool = new pg.Pool({ connectionString: db.url, max: 2, pipeline: true });
-    recorder = createGroupCommit(
-      { pool, boss },
-      { maxTransactions: 1, maxBatch: 8, onBatch: (report) => reports.push(report) },
-    );
+    pool = new pg.Pool({ connectionString: fixture.url, max: 2, pipeline: true });
+    recorder = createGroupCommit(fixture.deps(pool), {
+      maxTransactions: 1,
+      maxBatch: 8,
+      onBatch: (report) => reports.push(report),
+    });
   });
   afterAll(async () => {
     await pool.end();
@@ -189,9 +190,9 @@ describe('recordAll: the events of one request, one transaction', () => {
       'duplicate',
     ]);
     expect(reports).toEqual([{ requests: 23, events: 22, outcome: 'committed' }]);
-    for (const e of [...fresh, ...known]) expect(await stored(e)).toEqual({ events: 1, jobs: 1 });
+    for (const e of [...fresh, ...known]) expect(await fixture.stored(e)).toEqual({ events: 1, jobs: 1 });
     // One transaction: every new row carries the same transaction id.
-    const xids = await admin.query(
+    const xids = await fixture.admin.query(
       `select count(distinct xmin::text)::int as n from webhook_events where provider = 'stripe' and event_id = any($1)`,
       [fresh.map((e) => e.eventId)],
     );
@@ -206,7 +207,7 @@ describe('recordAll: the events of one request, one transaction', () => {
       recorder.recordAll([good[0]!, event({ payloadText: '{"a":"\\u0000"}' }), good[1]!]),
     ).rejects.toBeInstanceOf(InvalidPayloadError);
     expect(reports).toEqual([{ requests: 3, events: 3, outcome: 'refused' }]);
-    for (const e of good) expect(await stored(e)).toEqual({ events: 0, jobs: 0 });
+    for (const e of good) expect(await fixture.stored(e)).toEqual({ events: 0, jobs: 0 });
   });
 
   it('runs beside record(): both answered, nothing lost', async () => {

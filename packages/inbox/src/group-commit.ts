@@ -66,8 +66,10 @@ interface Keyed {
 
 /**
  * Group commit: every `record()` waiting while earlier transactions run is recorded in one transaction
- * (`recordBatch`, which `ingest()` runs for a batch of one), with one multi-row insert (`webhookEvents.insertEvents`), one pg-boss `insert()` per queue of the jobs of the rows it
- * created (the default group's, and one per other consumer group the events went to), and one commit; then each caller gets its own answer. No timer: a lone event starts its transaction at once
+ * (`recordBatch`, which `ingest()` runs for a batch of one), with one multi-row insert
+ * (`webhookEvents.insertEvents`), one pg-boss `insert()` per queue of the jobs of the rows it created (the default
+ * group's, and one per other consumer group the events went to), and one commit; then each caller gets its own
+ * answer. No timer: a lone event starts its transaction at once
  * (after the current turn of the event loop, which lets events that arrived together go together), and batches
  * grow only while `maxTransactions` transactions are already open.
  *
@@ -173,7 +175,7 @@ export function createGroupCommit(deps: IngestDeps, options: GroupCommitOptions)
     open++;
     let created: Set<string>;
     try {
-      created = await transaction(deps, keyed);
+      created = await recordBatch(deps, keyed.map(entryOf));
     } catch (error) {
       report(keyed, error instanceof InvalidPayloadError ? 'refused' : 'failed');
       throw error;

@@ -12,6 +12,7 @@ import {
   registerAlertMetrics,
 } from '@webhook-inbox/inbox/ops/alerts';
 import { createAdminAccess } from './admin-access.ts';
+import { LOOPBACK_HOSTS } from './allowed-hosts.ts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createDeliveryCounter } from './delivery-counts.ts';
@@ -65,6 +66,16 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   });
   if (providers.size === 0)
     logger.warn('no provider has a secret configured: every webhook will be refused (404)');
+  const loopbackOnly = config.managementAllowedHosts.entries.every((host) =>
+    (LOOPBACK_HOSTS as readonly string[]).includes(host),
+  );
+  if (['0.0.0.0', '::'].includes(config.managementHost) && loopbackOnly) {
+    logger.warn(
+      { allowedHosts: config.managementAllowedHosts.entries },
+      'the management listener is on every interface but answers /metrics, the admin API and the console only ' +
+        'for these Host names: list the names scrapers use in MANAGEMENT_ALLOWED_HOSTS',
+    );
+  }
 
   const pool = createRequestPool(config, logger);
   const boss = createSender(config.databaseUrl, logger);

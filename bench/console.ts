@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import pino from 'pino';
-import { PgBoss } from 'pg-boss';
 import { createConsole } from '@webhook-inbox/console';
 import { createPool } from '../packages/db/src/index.ts';
 import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
+import { createSenderBoss } from '../packages/inbox/src/boss.ts';
 import type { BenchContext } from './lib/context.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
@@ -28,8 +28,7 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
   const events = ctx.events ?? DEFAULT_EVENTS;
   const url = await ctx.postgres.database('bench_console');
   const pool = createPool({ connectionString: url, max: 8, applicationName: 'bench-console' });
-  const boss = new PgBoss({ connectionString: url, supervise: false, schedule: false, migrate: false });
-  boss.on('error', () => {});
+  const boss = createSenderBoss(url, { applicationName: 'bench-console' });
   let server: ServerType | undefined;
   try {
     ctx.log(`console: inserting ${events.toLocaleString('en')} events`);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
+import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../packages/db/src/index.ts';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '../packages/inbox/src/group-commit.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
 import { RAW_QUEUE, startRawSender } from '../apps/worker/test/support/raw-boss.ts';
-import { startSmtpSink, type SmtpSink } from '../apps/worker/test/support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../packages/db/src/index.ts';
 import { configureQueues, DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import type { BenchContext } from './lib/context.ts';

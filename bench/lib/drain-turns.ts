@@ -1,5 +1,5 @@
 import { checkoutEvent, startProducer } from '../../apps/worker/test/support/events.ts';
-import { startSmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
 import { cpuMs } from './process.ts';

@@ -13,7 +13,7 @@ import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Producer } from '../../apps/worker/test/support/events.ts';
-import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { CHAOS_QUEUE, report, startStream, waitForOrExplain, type WorkerProcess } from './support/cluster.ts';
 import { mixedEventSource, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, processedCount, snapshot, sumEffects } from './support/invariants.ts';

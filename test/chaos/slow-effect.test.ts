@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStatus, queueDrained } from '../../apps/worker/test/support/database.ts';
 import type { Producer } from '../../apps/worker/test/support/events.ts';
-import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { CHAOS_QUEUE, report, waitForOrExplain } from './support/cluster.ts';
 import { checkout, order } from './support/events.ts';
 import { snapshot } from './support/invariants.ts';

@@ -17,7 +17,7 @@ import {
   type RawEvent,
 } from './support/events.ts';
 import { spawnWorker, type WorkerProcess } from './support/process.ts';
-import { startSmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 
 const db = useTestDatabase();
 

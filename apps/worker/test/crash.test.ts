@@ -12,7 +12,7 @@ import { auditCounts, count, eventStatus, installEffectAudit, queueDrained } fro
 import { CRASH_MARKER, CRASHING_WORKER_ENTRY, type CrashPoint } from './support/crash-points.ts';
 import { checkoutEvent, queueEnv, randomId, startProducer } from './support/events.ts';
 import { spawnWorker } from './support/process.ts';
-import { startSmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 
 const STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit'] as const satisfies CrashPoint[];
 const EFFECTS = ['provisionAccount', 'sendWelcomeEmail', 'recordCheckoutSubscription'] as const;

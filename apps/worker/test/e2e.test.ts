@@ -25,7 +25,7 @@ import { shopifySamples, signedShopifyDelivery } from '../../receiver/test/shopi
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
 import { count, eventStatus } from './support/database.ts';
 import { checkoutEvent, fixtureText, queueEnv, randomId } from './support/events.ts';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const STRIPE_SECRET = 'whsec_e2e_worker_test_secret';
 const SHOPIFY_SECRET = 'shpss_e2e_worker_test_secret';

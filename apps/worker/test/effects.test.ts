@@ -21,7 +21,7 @@ import {
   type Producer,
   type RawEvent,
 } from './support/events.ts';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

@@ -20,7 +20,7 @@ import {
   TEST_QUEUE,
   type Producer,
 } from './support/events.ts';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const OUTAGE_MS = 3_000;
 // Long enough for the mark to be retried through the outage (the retries stop short of the job's expiry).

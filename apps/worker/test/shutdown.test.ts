@@ -18,7 +18,7 @@ import {
   type RawEvent,
 } from './support/events.ts';
 import { spawnWorker, type WorkerProcess } from './support/process.ts';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

@@ -29,7 +29,7 @@ import {
 } from '../../receiver/test/helpers.ts';
 import { queueEnv } from './support/events.ts';
 import { spawnWorker, type WorkerProcess } from './support/process.ts';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const SERVER = 2;
 const CONSUMER = 5;

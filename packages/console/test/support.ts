@@ -13,9 +13,9 @@ import {
   type InboxWorker,
   type QueueSettings,
 } from '@webhook-inbox/inbox';
-import { insertEvents } from '@webhook-inbox/testing';
+import { insertEvents, startTestBoss } from '@webhook-inbox/testing';
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { pino } from 'pino';
 import { createConsole, type Console, type ConsoleOptions } from '../src/index.ts';
 
@@ -63,15 +63,7 @@ export async function startStack(
   } = {},
 ): Promise<Stack> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
-  const boss = new PgBoss({
-    connectionString: databaseUrl,
-    max: 3,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startTestBoss(databaseUrl);
   await configureQueues(boss, SLOW_RETRIES);
 
   const downstream: Downstream = { up: false, calls: 0 };

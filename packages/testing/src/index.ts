@@ -6,3 +6,4 @@ export { metricValue } from './prometheus-text.ts';
 export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './otlp-collector.ts';
 export { insertEvents } from './events.ts';
 export { onPath, requireTool } from './tools.ts';
+export { startTestBoss, type TestBossOptions } from './boss.ts';

@@ -11,7 +11,7 @@ import { expect } from 'vitest';
 import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
 import { queueDrained } from '../../../apps/worker/test/support/database.ts';
 import { startProducer, type Producer } from '../../../apps/worker/test/support/events.ts';
-import { startSmtpSink, type SmtpSink } from '../../../apps/worker/test/support/smtp-sink.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import {
   crashLines,
   killAll,

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { configureQueues, DEFAULT_QUEUE_SETTINGS, ingest, type QueueSettings } from '@webhook-inbox/inbox';
 import type pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import { startTestBoss } from '@webhook-inbox/testing';
+import type { PgBoss } from 'pg-boss';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/', import.meta.url));
 
@@ -56,15 +57,7 @@ export interface Producer {
 
 /** Sends events the way the receiver does, with the queues configured as the worker under test will. */
 export async function startProducer(pool: pg.Pool, url: string, settings = TEST_QUEUE): Promise<Producer> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 4,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startTestBoss(url, { max: 4 });
   await configureQueues(boss, settings);
   return {
     boss,

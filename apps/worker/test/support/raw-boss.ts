@@ -5,7 +5,8 @@
  *   node raw-boss.ts <database url>    prints "ready" once working; SIGTERM stops it
  */
 import { fileURLToPath } from 'node:url';
-import { PgBoss } from 'pg-boss';
+import { startTestBoss } from '@webhook-inbox/testing';
+import type { PgBoss } from 'pg-boss';
 
 export const RAW_QUEUE = 'bench-raw-noop';
 
@@ -24,16 +25,7 @@ export async function startBaselineBoss(
   max: number,
   onError: (error: Error) => void = () => {},
 ): Promise<PgBoss> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max,
-    useListenNotify: false,
-    schedule: false,
-    migrate: false,
-    supervise: false,
-  });
-  boss.on('error', onError);
-  await boss.start();
+  const boss = await startTestBoss(url, { max, onError, useListenNotify: false });
   await boss.createQueue(queue, { notify: false });
   return boss;
 }

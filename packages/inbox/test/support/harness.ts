@@ -5,7 +5,8 @@
 import { createPool } from '@webhook-inbox/db';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import { startTestBoss } from '@webhook-inbox/testing';
+import type { PgBoss } from 'pg-boss';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { DatabaseEffectFn } from '../../src/effects/types.ts';
 import type { Inbox, InboxStartOptions, InboxWorker } from '../../src/inbox.ts';
@@ -29,15 +30,7 @@ export interface Producer {
 
 /** A pg-boss instance for sending, with the queues configured as the worker will configure them. */
 export async function startProducer(pool: pg.Pool, url: string, settings = FAST_RETRIES): Promise<Producer> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 3,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startTestBoss(url);
   await configureQueues(boss, settings);
   return {
     boss,

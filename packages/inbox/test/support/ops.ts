@@ -1,6 +1,7 @@
 // Shared by the ops tests only (not exported by the package).
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import { startTestBoss } from '@webhook-inbox/testing';
+import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { ensureQueues } from '../../src/queue.ts';
 
@@ -14,19 +15,7 @@ export interface OpsTestDeps {
 export async function openDeps(url: string, pool: pg.PoolConfig = {}): Promise<OpsTestDeps> {
   const db = new pg.Pool({ connectionString: url, max: 6, ...pool });
   db.on('error', () => {});
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 3,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-    createSchema: false,
-    registerInstance: false,
-    persistWarnings: false,
-    openTelemetry: { enabled: false },
-  });
-  boss.on('error', () => {});
-  await boss.start();
+  const boss = await startTestBoss(url);
   await ensureQueues(boss);
   return {
     pool: db,

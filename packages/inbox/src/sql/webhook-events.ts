@@ -36,7 +36,7 @@ export interface CreatedEventRow {
  * other consumer group that has an effect for the event's type, read from `effect_routes` in the same statement,
  * so a group gets exactly the events inserted after its routes were committed (see `lockEffectRoutes`); no
  * rows, and nothing written, while no group but the default has routes. Answers each created event with the
- * groups it went to: one join of the created and the delivered rows, grouped by event.
+ * groups it went to: the delivered rows grouped by event once, joined to the created ones.
  */
 const DELIVER_TO_GROUPS = `
   delivered as (
@@ -47,12 +47,11 @@ const DELIVER_TO_GROUPS = `
      where r.consumer_group <> '${DEFAULT_GROUP}'
     on conflict do nothing
     returning provider, event_id, consumer_group)
-  select c.provider, c.event_id,
-         coalesce(array_agg(d.consumer_group order by d.consumer_group)
-                    filter (where d.consumer_group is not null), '{}') as groups
+  select c.provider, c.event_id, coalesce(d.groups, '{}') as groups
     from created c
-    left join delivered d on d.provider = c.provider and d.event_id = c.event_id
-   group by c.provider, c.event_id`;
+    left join (select provider, event_id, array_agg(consumer_group order by consumer_group) as groups
+                 from delivered group by provider, event_id) d
+      on d.provider = c.provider and d.event_id = c.event_id`;
 
 /**
  * The receiver's insert, the whole point of the system, for a batch of events (the group commit's, or one:

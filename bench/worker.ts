@@ -140,7 +140,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
         'same machine: senders, the SMTP sink, the worker and PostgreSQL share its CPUs',
         `naive baseline: node lib/naive-worker.ts, the example's effect functions as one pg-boss handler (job data = the event), batches of 50, 4 in flight, pool 20, synchronous_commit=off; raw pg-boss peak RSS ${fixed(raw.peakRss, 0)} MiB`,
         'CPU ms/event: user + system CPU of the worker process (/proc/<pid>/stat) from ready to the last event done, divided by the events',
-        `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows), LOG_LEVEL=warn; with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
+        `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows); with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
       ],
     };
   } finally {
@@ -301,7 +301,7 @@ async function heartbeatCost(
       const env = {
         DATABASE_URL: url,
         SMTP_URL: smtp.url,
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: logLevel,
         WORKER_PORT: '0',
         ...settings[mode].env,
       };

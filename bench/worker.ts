@@ -61,6 +61,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
       await ctx.postgres.database('bench_worker_heartbeat'),
       events,
       smtp,
+      logLevel,
     );
     const heartbeatRatio = heartbeat.on.perSecond / heartbeat.off.perSecond;
 
@@ -268,6 +269,7 @@ async function heartbeatCost(
   url: string,
   events: number,
   smtp: SmtpSink,
+  logLevel: string,
 ): Promise<{ on: Drain; off: Drain }> {
   const pool = createPool({ connectionString: url, max: SENDERS + 2 });
   const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);

@@ -60,6 +60,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
       await ctx.postgres.database('bench_worker_heartbeat'),
       events,
       smtp,
+      logLevel,
     );
     const heartbeatRatio = heartbeat.on.perSecond / heartbeat.off.perSecond;
 
@@ -139,7 +140,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
         'same machine: senders, the SMTP sink, the worker and PostgreSQL share its CPUs',
         `naive baseline: node lib/naive-worker.ts, the example's effect functions as one pg-boss handler (job data = the event), batches of 50, 4 in flight, pool 20, synchronous_commit=off; raw pg-boss peak RSS ${fixed(raw.peakRss, 0)} MiB`,
         'CPU ms/event: user + system CPU of the worker process (/proc/<pid>/stat) from ready to the last event done, divided by the events',
-        `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows), LOG_LEVEL=warn; with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
+        `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows); with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
       ],
     };
   } finally {
@@ -267,6 +268,7 @@ async function heartbeatCost(
   url: string,
   events: number,
   smtp: SmtpSink,
+  logLevel: string,
 ): Promise<{ on: Drain; off: Drain }> {
   const pool = createPool({ connectionString: url, max: SENDERS + 2 });
   const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);
@@ -300,7 +302,7 @@ async function heartbeatCost(
       const env = {
         DATABASE_URL: url,
         SMTP_URL: smtp.url,
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: logLevel,
         WORKER_PORT: '0',
         ...settings[mode].env,
       };

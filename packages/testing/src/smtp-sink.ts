@@ -7,8 +7,8 @@ export interface ReceivedMail {
   to: string;
   subject: string;
   text: string;
-  /** When the server had read the whole message (ms since epoch): from then on it counts as delivered. */
-  at: number;
+  /** The port of the client that sent it (a proxy in front of one worker tells that worker's messages apart). */
+  clientPort: number;
 }
 
 export interface SmtpSink {
@@ -74,7 +74,7 @@ export async function startSmtpSink(
             to,
             subject: mail.subject ?? '',
             text: mail.text ?? '',
-            at: Date.now(),
+            clientPort: session.remotePort,
           });
           unacknowledged.push(session.remotePort);
           const acknowledge = (error?: Error) => {

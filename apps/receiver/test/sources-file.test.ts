@@ -106,6 +106,12 @@ sources:
     expect(issues).toMatch(/source "twilio": publicUrl: is required by \{url\}/);
     expect(issues).toMatch(/source "twilio": body: must be form for \{form\}/);
     expect(issues).toMatch(/source "batch": eventKey\.header: cannot key a batch/);
+    const unsigned = writeSourcesFile(
+      'sources:\n  t:\n    type: hmac\n    secrets: [s]\n    hmac: { header: X-S, timestamp: { header: X-T } }\n    eventKey: { bodyHash: true }\n',
+    );
+    expect(issuesOf({ WEBHOOK_SOURCES_FILE: unsigned }).join()).toMatch(
+      /source "t": hmac\.signed: must contain \{timestamp\} when hmac\.timestamp is set/,
+    );
     expect(
       issuesOf({ WEBHOOK_SOURCES_FILE: writeSourcesFile('sources:\n  x:\n    type: stripe\n') }).join(),
     ).toMatch(/source "x": secrets: at least one secret is required/);
@@ -169,7 +175,11 @@ sources:
 
   it('examples/sources.yaml (the documented example) loads beside the environment', () => {
     const example = fileURLToPath(new URL('../../../examples/sources.yaml', import.meta.url));
-    const config = parseConfig({ DATABASE_URL: DB, WEBHOOK_SOURCES_FILE: example, STRIPE_WEBHOOK_SECRET: 'whsec_a' });
+    const config = parseConfig({
+      DATABASE_URL: DB,
+      WEBHOOK_SOURCES_FILE: example,
+      STRIPE_WEBHOOK_SECRET: 'whsec_a',
+    });
     expect(config.sources.map(({ name }) => name)).toContain('adyen');
     expect(config.sources.length).toBeGreaterThan(10);
   });

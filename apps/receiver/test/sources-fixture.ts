@@ -23,6 +23,7 @@ export const SECRETS = {
   x: ['x-consumer-secret'],
 } as const;
 
+export const STRIPE_EU_SECRET = 'whsec_test_second_stripe_account';
 export const META_VERIFY_TOKEN = 'meta-verify-token';
 export const TWILIO_PUBLIC_URL = 'https://mycompany.com/myapp.php';
 
@@ -41,6 +42,9 @@ export function sourcesYaml(): string {
   const list = (values: readonly string[]) => `[${values.map((value) => JSON.stringify(value)).join(', ')}]`;
   return `
 sources:
+  stripe-eu:
+    type: stripe
+    secrets: [${STRIPE_EU_SECRET}]
   github:
     type: hmac
     secrets: ${list(SECRETS.github)}

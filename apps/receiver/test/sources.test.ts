@@ -3,14 +3,22 @@ import {
   signBasicAuth,
   signEd25519,
   signHmac,
+  signStripe,
   type Ed25519Spec,
   type HmacSpec,
 } from '@webhook-inbox/inbox/providers';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receiver } from '../src/index.ts';
-import { sql } from './helpers.ts';
-import { codeOf, DISCORD_PRIVATE_KEY, request, SECRETS, startSourcesReceiver } from './sources-fixture.ts';
+import { sql, STRIPE_SECRET } from './helpers.ts';
+import {
+  codeOf,
+  DISCORD_PRIVATE_KEY,
+  request,
+  SECRETS,
+  startSourcesReceiver,
+  STRIPE_EU_SECRET,
+} from './sources-fixture.ts';
 
 // Each template source of a sources file, over real HTTP against a receiver on a real PostgreSQL: accepted once and
 // then a duplicate, a tampered body, a wrong secret, a stale timestamp, a missing header, and a rotated-in secret.
@@ -256,6 +264,36 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
       status: 400,
       code: 'missing_signature',
     });
+  });
+});
+
+describe('two sources of one type', () => {
+  it('each its own secret and dedupe namespace: one event id, two rows', async () => {
+    const id = `evt_${randomUUID().replaceAll('-', '')}`;
+    const body = JSON.stringify({ id, object: 'event', type: 'invoice.paid', data: { object: {} } });
+    const to = (path: string, secret: string) =>
+      request(receiver.url, path, {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': signStripe({ payload: body, secret }),
+        },
+      });
+    expect(JSON.parse((await to('/webhooks/stripe', STRIPE_SECRET)).body)).toEqual({
+      status: 'accepted',
+      id,
+    });
+    expect(JSON.parse((await to('/webhooks/stripe-eu', STRIPE_EU_SECRET)).body)).toEqual({
+      status: 'accepted',
+      id,
+    });
+    expect(codeOf(await to('/webhooks/stripe', STRIPE_EU_SECRET))).toBe('invalid_signature');
+    const providers = await sql(
+      db.url,
+      'select provider from webhook_events where event_id = $1 order by 1',
+      [id],
+    );
+    expect(providers.rows).toEqual([{ provider: 'stripe' }, { provider: 'stripe-eu' }]);
   });
 });
 

@@ -77,6 +77,13 @@ export function checkHmac(
   if (!uses.has('body') && !uses.has('form'))
     addIssue(['hmac', 'signed'], 'must cover the body: {body} or {form}');
   if (uses.has('timestamp') && !spec.timestamp) addIssue(['hmac', 'timestamp'], 'is required by {timestamp}');
+  // A timestamp the signature does not cover protects against nothing: anyone can send a fresh one.
+  if (spec.timestamp && !uses.has('timestamp')) {
+    addIssue(
+      ['hmac', 'signed'],
+      'must contain {timestamp} when hmac.timestamp is set (else it is not signed)',
+    );
+  }
   if (uses.has('id') && !spec.id) addIssue(['hmac', 'id'], 'is required by {id}');
   if (uses.has('url') && !template.publicUrl) addIssue(['publicUrl'], 'is required by {url}');
   if (uses.has('form') && template.body !== 'form') addIssue(['body'], 'must be form for {form}');

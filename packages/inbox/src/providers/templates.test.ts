@@ -126,3 +126,41 @@ describe('the sources file', () => {
     ).toThrow(/source "x": .*eventkey/);
   });
 });
+
+describe("providers' documented examples", () => {
+  it("Slack's slash command (v0:{timestamp}:{body}, form body): verified at its own time, stale now", () => {
+    const slack = hmacProvider({
+      name: 'slack-commands',
+      secrets: ['8f742231b10e8888abcd99yyyzzz85a5'],
+      hmac: {
+        header: 'X-Slack-Signature',
+        algorithm: 'sha256',
+        encoding: 'hex',
+        prefix: 'v0=',
+        signed: 'v0:{timestamp}:{body}',
+        timestamp: { header: 'X-Slack-Request-Timestamp' },
+      },
+      template: template({
+        body: 'form',
+        eventKey: { pointer: '/trigger_id' },
+        eventType: { pointer: '/command' },
+      }),
+      toleranceSeconds: 300,
+    });
+    const body =
+      'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V' +
+      '&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=' +
+      '&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN' +
+      '&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
+    const request = requestOf(body, {
+      'X-Slack-Signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
+      'X-Slack-Request-Timestamp': '1531420618',
+    });
+    const event = slack.verify(request, new Date(1531420618 * 1000));
+    expect({ key: event.eventId, type: event.type }).toEqual({
+      key: '398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c',
+      type: '/webhook-collect',
+    });
+    expect(() => slack.verify(request, new Date())).toThrow(/outside the tolerance/);
+  });
+});

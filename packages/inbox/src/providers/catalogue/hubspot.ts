@@ -27,6 +27,8 @@ export const HUBSPOT_FACTS: ProviderFacts = {
   eventType: "each item's subscriptionType (contact.creation, deal.propertyChange)",
   toleranceSeconds: 300,
   retries: "up to 10 retries spread over 24 hours; each item's attemptNumber counts them",
+  quirks:
+    'a batch of up to 100 events per request (verifyBatch); the signed URL has some escapes decoded; v1/v2 signatures refused',
   requiredOptions: ['url'],
   docs: 'https://developers.hubspot.com/docs/apps/legacy-apps/authentication/validating-requests',
 };

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, catalogueEntry } from '../../../src/providers/catalogue/index.ts';
 
@@ -40,5 +41,16 @@ describe('the catalogue table', () => {
     }
     expect(catalogueEntry('github')?.type).toBe('github');
     expect(catalogueEntry('stripe')).toBeUndefined();
+  });
+});
+
+describe('docs/providers.md', () => {
+  it('has a row and a section for every catalogue provider, with its documentation link', async () => {
+    const docs = await readFile(new URL('../../../../../docs/providers.md', import.meta.url), 'utf8');
+    for (const entry of CATALOGUE) {
+      expect(docs).toMatch(new RegExp(`^\\| \\[${entry.type}\\]\\(#${entry.type}\\)`, 'm'));
+      expect(docs).toContain(`\n## ${entry.type}\n`);
+      expect(docs).toContain(entry.facts.docs);
+    }
   });
 });

@@ -10,6 +10,8 @@ export const BITBUCKET_FACTS: ProviderFacts = {
   toleranceSeconds: undefined,
   retries:
     'up to 2 retries (3 attempts) when the endpoint fails or times out; history kept only when enabled',
+  quirks:
+    'the header named X-Hub-Signature carries SHA-256 here (SHA-1 at GitHub); a webhook without a secret is unsigned and refused',
   requiredOptions: [],
   docs: 'https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/',
 };

@@ -29,6 +29,7 @@ export const CALENDLY_FACTS: ProviderFacts = {
   retries:
     'exponential backoff for 24 hours (or until 24 hours after the booked event), then the subscription is ' +
     'disabled; a 410 Gone deletes the subscription at once',
+  quirks: 'no event id: keyed by event name + payload.uri; a 410 Gone deletes the subscription',
   requiredOptions: [],
   docs: 'https://developer.calendly.com/api-docs/overview/webhooks/webhook-signatures',
 };

@@ -12,6 +12,7 @@ export const CLERK_FACTS: ProviderFacts = {
   eventType: "the body's type (user.created, session.ended)",
   toleranceSeconds: SVIX_TOLERANCE_SECONDS,
   retries: SVIX_RETRIES,
+  quirks: 'delivered by Svix: svix-* headers, whsec_ secret',
   requiredOptions: [],
   docs: 'https://clerk.com/docs/guides/development/webhooks/overview',
 };

@@ -13,6 +13,8 @@ export interface ProviderFacts {
   toleranceSeconds: number | undefined;
   /** The provider's retry schedule, which bounds how long event keys must be kept. */
   retries: string;
+  /** What differs from the common pattern and trips people up. */
+  quirks: string;
   /** Options the source must set besides its secrets (e.g. `url`, the public URL the provider signs). */
   requiredOptions: readonly string[];
   /** The provider's webhook documentation. */

@@ -12,6 +12,8 @@ export const GITHUB_FACTS: ProviderFacts = {
   retries:
     'none automatic; deliveries of the last 3 days can be redelivered by hand or through the REST API ' +
     '(POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts)',
+  quirks:
+    'no signed timestamp: a captured delivery replays, as a duplicate; the ping event on hook creation is an ordinary event (type ping)',
   requiredOptions: [],
   docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 };

@@ -25,6 +25,8 @@ export const GITLAB_FACTS: ProviderFacts = {
   retries:
     'no automatic retries; a failing webhook is disabled temporarily, then permanently; resend by hand from ' +
     "the webhook's recent events",
+  quirks:
+    "the token travels in clear on every request; a webhook with GitLab's newer signing token sends Standard Webhooks headers instead (configure it as standard-webhooks)",
   requiredOptions: [],
   docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
 };

@@ -11,6 +11,7 @@ export const INTERCOM_FACTS: ProviderFacts = {
   retries:
     'a failed notification is retried; a 429 throttles further notifications from 1 minute up to 2 hours, ' +
     'then drops them; a private app failing for 7 days is suspended',
+  quirks: 'HMAC-SHA1; the notification id stays the same across its delivery attempts',
   requiredOptions: [],
   docs: 'https://developers.intercom.com/docs/webhooks/webhook-notifications',
 };

@@ -14,6 +14,8 @@ export const JIRA_FACTS: ProviderFacts = {
   retries:
     'up to 5 retries with backoff on 408, 409, 425, 429, 5xx and connection failures ' +
     '(X-Atlassian-Webhook-Retry counts them)',
+  quirks:
+    'only admin webhooks with a secret are signed; Connect and OAuth app webhooks are authenticated by JWT, not supported here',
   requiredOptions: [],
   docs: 'https://developer.atlassian.com/cloud/jira/platform/webhooks/',
 };

@@ -24,6 +24,8 @@ export const LINEAR_FACTS: ProviderFacts = {
   eventType: "the body's type and action (Issue.create, Comment.update)",
   toleranceSeconds: 60,
   retries: 'up to 3 retries with backoff: after 1 minute, 1 hour and 6 hours',
+  quirks:
+    'the timestamp is inside the signed body (webhookTimestamp, ms), 60 s by default as @linear/sdk; the Linear-Timestamp header is ignored',
   requiredOptions: [],
   docs: 'https://linear.app/developers/webhooks',
 };

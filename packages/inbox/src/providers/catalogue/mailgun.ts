@@ -25,6 +25,8 @@ export const MAILGUN_FACTS: ProviderFacts = {
   retries:
     'for 8 hours: after 10 minutes, 10 minutes, 15 minutes, 30 minutes, 1 hour, 2 hours and 4 hours; a 406 ' +
     'stops the retries, any other non-2xx continues them',
+  quirks:
+    'the signature is inside the body and covers only timestamp + token, not the event data; the body is parsed before the check',
   requiredOptions: [],
   docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
 };

@@ -22,6 +22,7 @@ export const PADDLE_FACTS: ProviderFacts = {
   eventType: "the body's event_type (transaction.completed)",
   toleranceSeconds: 5,
   retries: 'live: up to 60 retries over 3 days with backoff; sandbox: 3 retries within 15 minutes',
+  quirks: "5-second tolerance by default, as Paddle's SDKs; several h1 during a secret rotation",
   requiredOptions: [],
   docs: 'https://developer.paddle.com/webhooks/signature-verification',
 };

@@ -18,6 +18,8 @@ export const POSTMARK_FACTS: ProviderFacts = {
   retries:
     'bounce and inbound webhooks: up to 10 retries growing from 1 minute to 6 hours (about 10 hours); the other ' +
     'webhooks fewer; a 403 stops the retries',
+  quirks:
+    'nothing signed; no event id, so the key is built per record type; bounce ids exceed 2^53 and are read exactly',
   requiredOptions: [],
   docs: 'https://postmarkapp.com/developer/webhooks/webhooks-overview',
 };

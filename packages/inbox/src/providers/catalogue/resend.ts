@@ -12,6 +12,7 @@ export const RESEND_FACTS: ProviderFacts = {
   eventType: "the body's type (email.delivered, email.bounced)",
   toleranceSeconds: SVIX_TOLERANCE_SECONDS,
   retries: SVIX_RETRIES,
+  quirks: 'delivered by Svix: svix-* headers, whsec_ secret',
   requiredOptions: [],
   docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 };

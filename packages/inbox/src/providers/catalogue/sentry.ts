@@ -10,6 +10,8 @@ export const SENTRY_FACTS: ProviderFacts = {
   eventType: 'Sentry-Hook-Resource plus "." and the body\'s action (issue.created, event_alert.triggered)',
   toleranceSeconds: undefined,
   retries: 'no retries are documented: a request that fails or takes over 1 second is not redelivered',
+  quirks:
+    'Sentry-Hook-Timestamp is not signed, so no tolerance; the installation webhook uses the same scheme',
   requiredOptions: [],
   docs: 'https://docs.sentry.io/organization/integrations/integration-platform/webhooks/',
 };

@@ -22,6 +22,8 @@ export const SQUARE_FACTS: ProviderFacts = {
   eventType: "the body's type (payment.updated)",
   toleranceSeconds: undefined,
   retries: 'retried with backoff for up to 72 hours (older documentation: 24 hours), then discarded',
+  quirks:
+    'the notification URL is signed: set url exactly as in the subscription (behind a proxy the receiver cannot know it)',
   requiredOptions: ['url'],
   docs: 'https://developer.squareup.com/docs/webhooks/step3validate',
 };

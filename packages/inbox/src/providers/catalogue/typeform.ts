@@ -8,6 +8,7 @@ export const TYPEFORM_FACTS: ProviderFacts = {
   eventType: "the body's event_type (form_response, form_response_partial)",
   toleranceSeconds: undefined,
   retries: 'retried with backoff on 429, 408 and 5xx and on timeouts; a 410 Gone or 404 disables the webhook',
+  quirks: 'base64 where most senders use hex, behind sha256=',
   requiredOptions: [],
   docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
 };

@@ -10,6 +10,7 @@ export const VERCEL_FACTS: ProviderFacts = {
   eventType: "the body's type (deployment.created, deployment.succeeded)",
   toleranceSeconds: undefined,
   retries: 'retried with backoff when the endpoint fails; see the docs for the current window',
+  quirks: "HMAC-SHA1; an integration's webhooks are keyed with the integration's client secret",
   requiredOptions: [],
   docs: 'https://vercel.com/docs/webhooks/webhooks-api',
 };

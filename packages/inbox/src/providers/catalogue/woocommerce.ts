@@ -12,6 +12,8 @@ export const WOOCOMMERCE_FACTS: ProviderFacts = {
   retries:
     'none: a failed delivery is counted, and the webhook is disabled after 5 consecutive failures; the ping ' +
     'sent when a webhook is saved (form body webhook_id=<id>, unsigned) must be answered 2xx as a handshake',
+  quirks:
+    'the ping on saving a webhook is form-encoded and unsigned: answer it as a handshake; no redelivery',
   requiredOptions: [],
   docs: 'https://woocommerce.com/document/webhooks/',
 };

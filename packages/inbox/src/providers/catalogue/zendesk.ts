@@ -30,6 +30,8 @@ export const ZENDESK_FACTS: ProviderFacts = {
   retries:
     'up to 3 retries for 409, and for 429 and 503 with a Retry-After under 60 seconds; a circuit breaker pauses ' +
     'a webhook whose requests keep failing',
+  quirks:
+    'the signed timestamp is ISO 8601 and concatenated to the body without a separator; trigger webhooks carry an admin-written body',
   requiredOptions: [],
   docs: 'https://developer.zendesk.com/documentation/webhooks/verifying/',
 };

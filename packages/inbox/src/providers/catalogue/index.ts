@@ -1,0 +1,125 @@
+import type { Provider } from '../types.ts';
+import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
+import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
+import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
+import type { ProviderFacts } from './facts.ts';
+import { GITHUB_FACTS, githubProvider, signGithub } from './github.ts';
+import { GITLAB_FACTS, gitlabProvider, signGitlab } from './gitlab.ts';
+import { HUBSPOT_FACTS, hubspotProvider, signHubspot } from './hubspot.ts';
+import { INTERCOM_FACTS, intercomProvider, signIntercom } from './intercom.ts';
+import { JIRA_FACTS, jiraProvider, signJira } from './jira.ts';
+import { LINEAR_FACTS, linearProvider, signLinear } from './linear.ts';
+import { MAILGUN_FACTS, mailgunProvider, signMailgun } from './mailgun.ts';
+import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
+import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
+import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
+import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
+import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
+import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
+import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
+import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
+import { WOOCOMMERCE_FACTS, signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
+import { ZENDESK_FACTS, signZendesk, zendeskProvider } from './zendesk.ts';
+
+/** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
+export interface CatalogueSourceOptions extends CatalogueProviderOptions {
+  /** The public URL the provider sends to, for providers that sign it (`facts.requiredOptions` lists `url`). */
+  url?: string;
+}
+
+/** One catalogue provider, as the sources framework registers it. */
+export interface CatalogueEntry {
+  /** The source type (`github`), also the default source name and URL segment. */
+  type: string;
+  /** The environment variable that declares a source of this type named after it: `<TYPE>_WEBHOOK_SECRET`. */
+  envVar: string;
+  /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
+  create(options: CatalogueSourceOptions): Provider;
+  facts: ProviderFacts;
+}
+
+function entry(type: string, facts: ProviderFacts, create: CatalogueEntry['create']): CatalogueEntry {
+  return { type, envVar: `${type.toUpperCase()}_WEBHOOK_SECRET`, create, facts };
+}
+
+/** The options of a provider that signs its public URL; the factory checks that the URL is one. */
+const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options.url ?? '' });
+
+/**
+ * Every catalogue provider, by type. Stripe, Shopify and Standard Webhooks are registered by ../registry.ts and
+ * are not repeated here.
+ */
+export const CATALOGUE: readonly CatalogueEntry[] = [
+  entry('github', GITHUB_FACTS, githubProvider),
+  entry('gitlab', GITLAB_FACTS, gitlabProvider),
+  entry('bitbucket', BITBUCKET_FACTS, bitbucketProvider),
+  entry('jira', JIRA_FACTS, jiraProvider),
+  entry('linear', LINEAR_FACTS, linearProvider),
+  entry('paddle', PADDLE_FACTS, paddleProvider),
+  entry('square', SQUARE_FACTS, (options) => squareProvider(withUrl(options))),
+  entry('hubspot', HUBSPOT_FACTS, (options) => hubspotProvider(withUrl(options))),
+  entry('intercom', INTERCOM_FACTS, intercomProvider),
+  entry('zendesk', ZENDESK_FACTS, zendeskProvider),
+  entry('postmark', POSTMARK_FACTS, postmarkProvider),
+  entry('mailgun', MAILGUN_FACTS, mailgunProvider),
+  entry('resend', RESEND_FACTS, resendProvider),
+  entry('clerk', CLERK_FACTS, clerkProvider),
+  entry('sentry', SENTRY_FACTS, sentryProvider),
+  entry('vercel', VERCEL_FACTS, vercelProvider),
+  entry('typeform', TYPEFORM_FACTS, typeformProvider),
+  entry('calendly', CALENDLY_FACTS, calendlyProvider),
+  entry('woocommerce', WOOCOMMERCE_FACTS, wooCommerceProvider),
+  entry('segment', SEGMENT_FACTS, segmentProvider),
+];
+
+/** The catalogue entry of a source type, or `undefined`. */
+export function catalogueEntry(type: string): CatalogueEntry | undefined {
+  return CATALOGUE.find((candidate) => candidate.type === type);
+}
+
+export type { BatchProvider } from './batch.ts';
+export type { ProviderFacts } from './facts.ts';
+export type { CatalogueProviderOptions } from './signing.ts';
+export {
+  bitbucketProvider,
+  calendlyProvider,
+  clerkProvider,
+  githubProvider,
+  gitlabProvider,
+  hubspotProvider,
+  intercomProvider,
+  jiraProvider,
+  linearProvider,
+  mailgunProvider,
+  paddleProvider,
+  postmarkProvider,
+  resendProvider,
+  segmentProvider,
+  sentryProvider,
+  signBitbucket,
+  signCalendly,
+  signClerk,
+  signGithub,
+  signGitlab,
+  signHubspot,
+  signIntercom,
+  signJira,
+  signLinear,
+  signMailgun,
+  signPaddle,
+  signPostmark,
+  signResend,
+  signSegment,
+  signSentry,
+  signSquare,
+  signTypeform,
+  signVercel,
+  signWooCommerce,
+  signZendesk,
+  squareProvider,
+  typeformProvider,
+  vercelProvider,
+  wooCommerceProvider,
+  zendeskProvider,
+};

@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, catalogueEntry } from '../../../src/providers/catalogue/index.ts';
+
+describe('the catalogue table', () => {
+  it('names each type once, with its <TYPE>_WEBHOOK_SECRET variable and complete facts', () => {
+    const types = CATALOGUE.map((entry) => entry.type);
+    expect(new Set(types).size).toBe(types.length);
+    for (const entry of CATALOGUE) {
+      expect(entry.type).toMatch(/^[a-z0-9-]+$/);
+      expect(entry.envVar).toBe(`${entry.type.toUpperCase()}_WEBHOOK_SECRET`);
+      expect(entry.facts.docs).toMatch(/^https:\/\//);
+      for (const fact of [
+        entry.facts.scheme,
+        entry.facts.eventKey,
+        entry.facts.eventType,
+        entry.facts.retries,
+      ]) {
+        expect(fact.length).toBeGreaterThan(10);
+      }
+    }
+  });
+
+  it('creates each provider under its type, or another source name, and refuses a missing URL at start-up', () => {
+    for (const entry of CATALOGUE) {
+      const secret =
+        entry.type === 'postmark'
+          ? 'user:pass'
+          : entry.type === 'resend' || entry.type === 'clerk'
+            ? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+            : 's3cret';
+      const url = entry.facts.requiredOptions.includes('url')
+        ? 'https://hooks.example.com/webhooks/x'
+        : undefined;
+      expect(entry.create({ secrets: [secret], url }).name).toBe(entry.type);
+      expect(entry.create({ name: `${entry.type}-eu`, secrets: [secret], url }).name).toBe(
+        `${entry.type}-eu`,
+      );
+      if (url !== undefined) expect(() => entry.create({ secrets: [secret] })).toThrow(TypeError);
+      expect(() => entry.create({ secrets: [] })).toThrow(TypeError);
+    }
+    expect(catalogueEntry('github')?.type).toBe('github');
+    expect(catalogueEntry('stripe')).toBeUndefined();
+  });
+});
+
+describe('docs/providers.md', () => {
+  it('has a row and a section for every catalogue provider, with its documentation link', async () => {
+    const docs = await readFile(new URL('../../../../../docs/providers.md', import.meta.url), 'utf8');
+    for (const entry of CATALOGUE) {
+      expect(docs).toMatch(new RegExp(`^\\| \\[${entry.type}\\]\\(#${entry.type}\\)`, 'm'));
+      expect(docs).toContain(`\n## ${entry.type}\n`);
+      expect(docs).toContain(entry.facts.docs);
+    }
+  });
+});

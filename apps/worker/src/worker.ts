@@ -123,7 +123,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
           server?.close(() => resolve());
           (server as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
         });
-        logger.info({ ms: Date.now() - started }, 'worker stopped');
+        // The inbox's worker logged "worker stopped" (its queues and pool); this is the whole process's stop.
+        logger.info({ ms: Date.now() - started }, 'shutdown complete');
         logger.flush();
       })()),
   };

@@ -108,8 +108,9 @@ describe('shutdown', () => {
     expect(await eventStatus(pool, event.eventId)).toBe('processed');
     expect(await queueDrained(pool)).toBe(true);
     expect(smtp.messages.filter((m) => m.to === 'billz@supabase.io')).toHaveLength(1);
-    // Once: the inbox runner inside the worker does not log it again.
+    // The inbox's worker logs its stop once, then the process its whole shutdown.
     expect(worker.output().match(/"msg":"worker stopped"/g)).toHaveLength(1);
+    expect(worker.output()).toMatch(/"msg":"worker stopped"[\s\S]*"msg":"shutdown complete"/);
   }, 60_000);
 
   it('a second signal exits at once; the unfinished event is completed by the next worker', async () => {

@@ -277,11 +277,11 @@ export function createInbox(options: InboxOptions = {}): Inbox {
       return {
         stop: ({ graceful = true, timeoutMs = 30_000 } = {}) =>
           (stopping ??= (async () => {
+            const started = Date.now();
             partitions.stop();
             await boss.stop({ graceful, timeout: timeoutMs, close: true });
             await pool.end();
-            // The app around the runner logs "worker stopped", with how long the shutdown took.
-            logger.debug('inbox runner stopped');
+            logger.info({ group, ms: Date.now() - started }, 'worker stopped');
           })()),
       };
     },

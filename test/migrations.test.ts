@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { INBOX_MIGRATIONS } from '@webhook-inbox/db';
+import { INBOX_MIGRATIONS, migrateDatabase as migrateInbox, type MigrationSet } from '@webhook-inbox/db';
 import { createTestDatabase, type TestDatabase } from '@webhook-inbox/testing';
 import { eventPayloads } from '@webhook-inbox/inbox/sql';
 import {
@@ -173,6 +173,24 @@ async function beforeConsumerGroups(): Promise<string> {
   const previous = journal.entries[index - 1];
   if (index < 1 || !previous) throw new Error('no consumer_groups migration in drizzle/inbox');
   return previous.tag;
+}
+
+/** Two teams' drizzle-kit folders of one migration each; team A's was created after team B's. */
+async function teamFolders(): Promise<{ dir: string; a: string; b: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'team-migrations-'));
+  const folder = async (team: string, when: number): Promise<string> => {
+    const out = path.join(dir, team);
+    await mkdir(path.join(out, 'meta'), { recursive: true });
+    const tag = `0000_${team}_things`;
+    await writeFile(path.join(out, `${tag}.sql`), `create table ${team}_things (id integer primary key);`);
+    const entry = { idx: 0, version: '7', when, tag, breakpoints: true };
+    await writeFile(
+      path.join(out, 'meta/_journal.json'),
+      JSON.stringify({ version: '7', dialect: 'postgresql', entries: [entry] }),
+    );
+    return out;
+  };
+  return { dir, a: await folder('team_a', 1_800_000_000_000), b: await folder('team_b', 1_700_000_000_000) };
 }
 
 describe('db:migrate', () => {
@@ -413,6 +431,31 @@ describe('db:migrate', () => {
     expect(await query(database.url, 'select hash from drizzle.__drizzle_migrations')).toEqual([
       { hash: 'a-team-migration' },
     ]);
+  });
+
+  it("applies two teams' migrations when each team records them in its own table, as the README says", async () => {
+    database = await createTestDatabase({ migrated: false });
+    const teams = await teamFolders();
+    try {
+      // Team A deploys first, with the newer migration; then team B.
+      await migrateInbox(database.url, { also: [{ folder: teams.a, table: '__team_a_migrations' }] });
+      await migrateInbox(database.url, { also: [{ folder: teams.b, table: '__team_b_migrations' }] });
+      expect(await tables(database.url)).toEqual(expect.arrayContaining(['team_a_things', 'team_b_things']));
+
+      // What the README warns of: in one shared table, drizzle skips B's older migration without an error.
+      const shared = await createTestDatabase({ migrated: false });
+      try {
+        const set = (folder: string): MigrationSet => ({ folder, table: '__drizzle_migrations' });
+        await migrateInbox(shared.url, { also: [set(teams.a)] });
+        await migrateInbox(shared.url, { also: [set(teams.b)] });
+        expect(await tables(shared.url)).toContain('team_a_things');
+        expect(await tables(shared.url)).not.toContain('team_b_things');
+      } finally {
+        await shared.drop();
+      }
+    } finally {
+      await rm(teams.dir, { recursive: true, force: true });
+    }
   });
 
   it('succeeds from two processes at once, applying each migration once', async () => {

@@ -10,11 +10,13 @@ import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackages, PUBLISHED_PACKAGES } from '../../scripts/build-packages.ts';
+import { exportedAny } from './exported-any.ts';
 
 /**
  * A product team's repository, outside this workspace: the published packages as `pnpm pack` makes them,
- * installed with npm from their tarballs into a fresh project (no workspace links), and the files of the
- * inbox README's "10 minutes" section copied in as they are written there. Each Node in CONSUMER_NODES
+ * installed with npm from their tarballs into a fresh project (no workspace links), the README's `tsconfig.json`
+ * and every one of its `ts` code blocks copied in as they are written there (each names its file on its first
+ * line; the "10 minutes" section's are the team's migrate script, schema and worker). Each Node in CONSUMER_NODES
  * (comma-separated binaries; default: the one running this test) type-checks them, migrates with the package's
  * command, runs the worker under plain `node`, and replays with the command. `pnpm test:consumer`; `.ci/run`
  * runs it on Node 22.18.0 (the floor) and Node 24.
@@ -35,18 +37,33 @@ let tracingTarball: string;
 let productionSize: { megabytes: number; packages: number };
 const databases: TestDatabase[] = [];
 
-/** The README section's `// <file>.ts` code blocks, and its `npm install` line. */
-async function readmeProject(): Promise<{ files: Map<string, string>; install: string[] }> {
+interface ReadmeProject {
+  /** Every `ts` code block of the README, by the file its first line names (`// worker.ts`). */
+  files: Map<string, string>;
+  /** The `// tsconfig.json` code block. */
+  tsconfig: string;
+  /** The "10 minutes" section's `npm install` lines: the packages, and the dev dependencies. */
+  install: string[];
+  installDev: string[];
+}
+
+async function readmeProject(): Promise<ReadmeProject> {
   const text = await readFile(readme, 'utf8');
+  const files = new Map<string, string>();
+  for (const [, code = ''] of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
+    const name = /^\/\/ ([\w.-]+\.ts)\n/.exec(code)?.[1];
+    // A block that names no file would be compiled by no one.
+    if (!name) throw new Error(`a ts code block of the README names no file:\n${code}`);
+    expect(files.has(name), `two blocks named ${name}`).toBe(false);
+    files.set(name, code);
+  }
+  const tsconfig = /```jsonc\n(\/\/ tsconfig\.json\n[\s\S]*?)```/.exec(text)?.[1];
+  if (!tsconfig) throw new Error('the README has no `// tsconfig.json` code block');
   const start = text.indexOf('## Add webhook-inbox to your service in 10 minutes');
   const section = text.slice(start, text.indexOf('\n## ', start + 1));
-  const files = new Map<string, string>();
-  for (const [, code] of section.matchAll(/```ts\n([\s\S]*?)```/g)) {
-    const name = /^\/\/ ([\w.-]+\.ts)\n/.exec(code ?? '')?.[1];
-    if (name && code) files.set(name, code);
-  }
-  const install = /^npm install (.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
-  return { files, install };
+  const install = /^npm install (@.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
+  const installDev = /^npm install --save-dev (.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
+  return { files, tsconfig, install, installDev };
 }
 
 /** Runs a command in the project; its output, or an error that carries it. */
@@ -103,9 +120,12 @@ beforeAll(async () => {
   expect(tracingTarball).toBeDefined();
   const packed = all.filter((file) => file !== tracingTarball);
 
-  const { files, install } = await readmeProject();
-  expect([...files.keys()].sort()).toEqual(['migrate.ts', 'schema.ts', 'worker.ts']);
+  const { files, tsconfig, install, installDev } = await readmeProject();
+  expect([...files.keys()]).toEqual(expect.arrayContaining(['migrate.ts', 'schema.ts', 'worker.ts']));
   for (const [name, code] of files) await writeFile(path.join(project, name), code);
+  await writeFile(path.join(project, 'tsconfig.json'), tsconfig);
+  // The team's own code the README's snippets import (mail.ts, accounts.ts), its drizzle-kit folder, and the
+  // stand-in for Stripe (deliver.ts).
   await cp(fixtures, project, { recursive: true });
   await writeFile(
     path.join(project, 'package.json'),
@@ -121,14 +141,8 @@ beforeAll(async () => {
   ]);
   await inProject('npm', ['install', '--no-audit', '--no-fund', ...packed, ...fromRegistry]);
   productionSize = await installSize();
-  await inProject('npm', [
-    'install',
-    '--no-audit',
-    '--no-fund',
-    '--save-dev',
-    'typescript',
-    '@types/node@22',
-  ]);
+  expect(installDev).toContain('typescript');
+  await inProject('npm', ['install', '--no-audit', '--no-fund', '--save-dev', ...installDev]);
 }, 600_000);
 
 afterAll(async () => {
@@ -291,6 +305,21 @@ describe('the published packages in a product team’s project', () => {
     expect(otel).toEqual(['api']);
   });
 
+  it('name no `any` in their exported types', async () => {
+    const installed = path.join(project, 'node_modules/@webhook-inbox');
+    const entryPoints: string[] = [];
+    for (const name of await readdir(installed)) {
+      const manifest = JSON.parse(await readFile(path.join(installed, name, 'package.json'), 'utf8')) as {
+        exports?: Record<string, { types: string }>;
+      };
+      // The CLI has a bin and no exports.
+      for (const entry of Object.values(manifest.exports ?? {}))
+        entryPoints.push(path.join(installed, name, entry.types));
+    }
+    expect(entryPoints.length).toBeGreaterThan(10);
+    expect(exportedAny(entryPoints, /node_modules\/@webhook-inbox\//)).toEqual([]);
+  });
+
   describe.each(nodes)('on %s', (node) => {
     let url: string;
     beforeAll(async () => {
@@ -299,7 +328,7 @@ describe('the published packages in a product team’s project', () => {
       url = database.url;
     });
 
-    it('type-checks the README’s files with strict nodenext settings', async () => {
+    it('type-checks every code block of the README with the README’s tsconfig', async () => {
       const { stdout } = await inProject(node, ['--version']);
       expect(stdout).toMatch(/^v(2[2-9])\./);
       await inProject(node, ['node_modules/typescript/bin/tsc', '-p', '.']);
@@ -319,6 +348,10 @@ describe('the published packages in a product team’s project', () => {
       // The team's deploy script: the inbox's migrations again (nothing left to do), then the team's own.
       await inProject(node, ['migrate.ts'], env);
       expect(await query(url, 'select count(*)::int as n from refunds')).toEqual([{ n: 0 }]);
+      // Recorded in the team's own table, as the README's multi-team section asks.
+      expect(await query(url, 'select count(*)::int as n from drizzle.__refunds_migrations')).toEqual([
+        { n: 1 },
+      ]);
 
       const { child: worker, output, exited } = startInProject(node, ['worker.ts'], env);
       try {
@@ -396,6 +429,8 @@ describe('the published packages in a product team’s project', () => {
         await exited;
       }
       expect(worker.exitCode, output()).toBe(0);
+      // The line the docs quote: the library's worker logs its stop.
+      expect(output()).toContain('"msg":"worker stopped"');
     });
   });
 

@@ -4,6 +4,7 @@ import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/gr
 import type { Provider, SignedRequest, VerifiedEvent } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { BlankEnv } from 'hono/types';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -53,7 +54,7 @@ export interface AppDeps {
   /** How verified events are recorded together (group-commit.ts); unset: its defaults. */
   groupCommit?: { maxTransactions: number; maxBatch: number };
   /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
-  requestSpans?: MiddlewareHandler;
+  requestSpans?: MiddlewareHandler<BlankEnv>;
 }
 
 type Env = {

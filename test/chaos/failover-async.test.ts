@@ -1,5 +1,5 @@
 /**
- * Scenario 12b, failover to a streaming replica with asynchronous replication: see support/failover.ts.
+ * Scenario 11b, failover to a streaming replica with asynchronous replication: see support/failover.ts.
  */
 import { it } from 'vitest';
 import { runFailover } from './support/failover.ts';

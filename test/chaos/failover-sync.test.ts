@@ -1,5 +1,5 @@
 /**
- * Scenario 12a, failover to a streaming replica with synchronous replication: see support/failover.ts.
+ * Scenario 11a, failover to a streaming replica with synchronous replication: see support/failover.ts.
  */
 import { it } from 'vitest';
 import { runFailover } from './support/failover.ts';

@@ -1,5 +1,5 @@
 /**
- * Scenario 11, a worker killed or frozen mid-batch, with production's queue settings: jobs expire after 300 s, so
+ * Scenario 10, a worker killed or frozen mid-batch, with production's queue settings: jobs expire after 300 s, so
  * only the heartbeat (10 s, supervised every 5 s) can bring its events back within the test. Three workers drain
  * a mixed load; two are victims, each reaching PostgreSQL and the SMTP sink through proxies of its own (so the
  * test can see its sessions). Each victim is stopped (SIGSTOP) while a batch of its own has committed its

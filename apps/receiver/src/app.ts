@@ -126,6 +126,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     outcome: string,
     fields: Record<string, unknown>,
     ingestStartedAt?: number,
+    httpStatus = 200,
   ) => {
     const finishedAt = performance.now();
     const startedAt = c.get('startedAt');
@@ -134,7 +135,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
     metrics.requestSeconds.observe({ provider: name }, (finishedAt - startedAt) / 1000);
     metrics.requests.inc({ provider: name, outcome });
-    deps.deliveryCounter?.count(name, outcome, 200);
+    deps.deliveryCounter?.count(name, outcome, httpStatus);
     logger.info({ provider: name, ...fields, outcome, ms: round(finishedAt - startedAt) }, 'webhook');
   };
 
@@ -142,8 +143,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const receive = async (c: Context<Env>, name: string, provider: Provider, request: SignedRequest) => {
     const reception = (provider.receive as NonNullable<Provider['receive']>)(request, now());
     if (reception.kind === 'handshake') {
-      finish(c, name, 'handshake', { handshake: reception.handshake });
       const { status, body, contentType } = reception.answer;
+      finish(c, name, 'handshake', { handshake: reception.handshake }, undefined, status);
       return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
     }
     const { events } = reception;
@@ -164,6 +165,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
         ? { eventId: single.eventId, type: single.type }
         : { events: events.length, accepted, duplicates: events.length - accepted },
       ingestStartedAt,
+      provider.response?.status,
     );
     if (provider.response) {
       const { status, body, contentType } = provider.response;

@@ -1,13 +1,6 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError, InvalidSignatureError } from '../../errors.ts';
-import {
-  assertSecrets,
-  checkTimestamp,
-  decodeJsonBody,
-  headerValue,
-  parseUnixSeconds,
-  toBytes,
-} from '../shared.ts';
+import { assertSecrets, checkTimestamp, decodeJsonBody, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
@@ -15,6 +8,7 @@ import {
   signatureHeader,
   sourceName,
   tolerance,
+  signedTimestampHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
 
@@ -89,11 +83,11 @@ export function discordProvider(options: CatalogueProviderOptions): Provider {
     name,
     verify(request: SignedRequest, now: Date): VerifiedEvent {
       const signature = signatureHeader(name, request, 'x-signature-ed25519', 'Discord');
-      const timestampText = headerValue(request.header('x-signature-timestamp'));
-      const timestamp = timestampText === undefined ? undefined : parseUnixSeconds(timestampText);
-      if (timestampText === undefined || timestamp === undefined) {
-        throw new InvalidSignatureError(`${name}: X-Signature-Timestamp is absent or not unix seconds`);
-      }
+      const { text: timestampText, value: timestamp } = signedTimestampHeader(
+        name,
+        request,
+        'x-signature-timestamp',
+      );
       if (!verifyDiscordSignature(keys, timestampText, request.rawBody, signature)) {
         throw new InvalidSignatureError(
           `${name}: X-Signature-Ed25519 is not a signature by any configured public key; is the key the ` +

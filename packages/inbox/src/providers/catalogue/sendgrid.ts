@@ -1,14 +1,15 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { InvalidSignatureError } from '../../errors.ts';
-import { assertSecrets, checkTimestamp, headerValue, parseUnixSeconds, toBytes } from '../shared.ts';
+import { assertSecrets, checkTimestamp, toBytes } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchAsOneEvent, jsonArrayItems, type BatchProvider } from './batch.ts';
+import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   bodyString,
   signatureHeader,
   sourceName,
   tolerance,
+  signedTimestampHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
 
@@ -87,13 +88,11 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
 
   function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
     const signature = signatureHeader(name, request, 'x-twilio-email-event-webhook-signature', 'SendGrid');
-    const timestampText = headerValue(request.header('x-twilio-email-event-webhook-timestamp'));
-    const timestamp = timestampText === undefined ? undefined : parseUnixSeconds(timestampText);
-    if (timestampText === undefined || timestamp === undefined) {
-      throw new InvalidSignatureError(
-        `${name}: X-Twilio-Email-Event-Webhook-Timestamp is absent or not unix seconds`,
-      );
-    }
+    const { text: timestampText, value: timestamp } = signedTimestampHeader(
+      name,
+      request,
+      'x-twilio-email-event-webhook-timestamp',
+    );
     if (!verifySendgridSignature(keys, timestampText, request.rawBody, signature)) {
       throw new InvalidSignatureError(
         `${name}: the signature is not one by any configured verification key; is the key the one under ` +
@@ -110,12 +109,5 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
     }));
   }
 
-  return {
-    name,
-    verifyBatch,
-    verify(request: SignedRequest, now: Date): VerifiedEvent {
-      const events = verifyBatch(request, now);
-      return batchAsOneEvent(events, jsonArrayItems(name, request.rawBody).text);
-    },
-  };
+  return batchProvider(name, verifyBatch);
 }

@@ -69,3 +69,18 @@ export function batchAsOneEvent(events: readonly VerifiedEvent[], payloadText: s
   const hash = createHash('sha256').update(keys.join('\n')).digest('hex');
   return { provider: first.provider, eventId: `batch:${hash}`, type: 'batch', payloadText, headers: {} };
 }
+
+/** A batch provider from its `verifyBatch`: `verify` gives the same delivery as one event (`batchAsOneEvent`). */
+export function batchProvider(
+  name: string,
+  verifyBatch: (request: SignedRequest, now: Date) => VerifiedEvent[],
+): BatchProvider {
+  return {
+    name,
+    verifyBatch,
+    verify(request: SignedRequest, now: Date): VerifiedEvent {
+      const events = verifyBatch(request, now);
+      return batchAsOneEvent(events, jsonArrayItems(name, request.rawBody).text);
+    },
+  };
+}

@@ -1,7 +1,6 @@
-import { InvalidSignatureError } from '../../errors.ts';
-import { checkTimestamp, hmacKey, parseUnixSeconds, toBytes } from '../shared.ts';
+import { checkTimestamp, hmacKey, toBytes } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchAsOneEvent, jsonArrayItems, type BatchProvider } from './batch.ts';
+import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   anyKeyMatches,
@@ -14,6 +13,7 @@ import {
   signatureHeader,
   sourceName,
   tolerance,
+  signedTimestampHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
 
@@ -82,13 +82,11 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
 
   function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
     const header = signatureHeader(name, request, 'x-hubspot-signature-v3', 'HubSpot');
-    const timestampText = request.header('x-hubspot-request-timestamp')?.trim() ?? '';
-    const timestampMs = parseUnixSeconds(timestampText);
-    if (timestampMs === undefined) {
-      throw new InvalidSignatureError(
-        `${name}: X-HubSpot-Request-Timestamp is absent or not unix milliseconds`,
-      );
-    }
+    const { text: timestampText, value: timestampMs } = signedTimestampHeader(
+      name,
+      request,
+      'x-hubspot-request-timestamp',
+    );
     const signature = decodeSignature(header, 'sha256', 'base64');
     const parts = [`POST${uri}`, request.rawBody, timestampText];
     if (!anyKeyMatches('sha256', keys, parts, signature ? [signature] : [])) {
@@ -107,14 +105,7 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
     }));
   }
 
-  return {
-    name,
-    verifyBatch,
-    verify(request: SignedRequest, now: Date): VerifiedEvent {
-      const events = verifyBatch(request, now);
-      return batchAsOneEvent(events, jsonArrayItems(name, request.rawBody).text);
-    },
-  };
+  return batchProvider(name, verifyBatch);
 }
 
 export interface SignHubspotOptions {

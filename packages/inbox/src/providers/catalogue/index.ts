@@ -14,6 +14,7 @@ import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
 import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
 import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
 import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
+import { SENDGRID_FACTS, sendgridProvider, signSendgrid } from './sendgrid.ts';
 import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
@@ -48,7 +49,8 @@ const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options
 
 /**
  * Every catalogue provider, by type. Stripe, Shopify and Standard Webhooks are registered by ../registry.ts and
- * are not repeated here.
+ * are not repeated here. Discord (./discord.ts) is not listed: its PING must be answered `{"type":1}` by the
+ * sources layer's handshake before it can serve as a source.
  */
 export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('github', GITHUB_FACTS, githubProvider),
@@ -71,6 +73,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('calendly', CALENDLY_FACTS, calendlyProvider),
   entry('woocommerce', WOOCOMMERCE_FACTS, wooCommerceProvider),
   entry('segment', SEGMENT_FACTS, segmentProvider),
+  entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -79,6 +82,14 @@ export function catalogueEntry(type: string): CatalogueEntry | undefined {
 }
 
 export type { BatchProvider } from './batch.ts';
+export {
+  DISCORD_FACTS,
+  discordProvider,
+  discordPublicKey,
+  signDiscord,
+  verifyDiscordSignature,
+} from './discord.ts';
+export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
 export {
@@ -96,6 +107,7 @@ export {
   postmarkProvider,
   resendProvider,
   segmentProvider,
+  sendgridProvider,
   sentryProvider,
   signBitbucket,
   signCalendly,
@@ -111,6 +123,7 @@ export {
   signPostmark,
   signResend,
   signSegment,
+  signSendgrid,
   signSentry,
   signSquare,
   signTypeform,

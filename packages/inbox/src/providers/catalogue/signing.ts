@@ -275,3 +275,20 @@ export function parseTimestampedHeader(
   }
   return { timestamp, signatures };
 }
+
+/**
+ * A signed timestamp header as sent (the signature covers this text) and as a number: unix seconds, or unix
+ * milliseconds for HubSpot. Absent or not a canonical integer: `invalid_signature`.
+ */
+export function signedTimestampHeader(
+  name: string,
+  request: SignedRequest,
+  header: string,
+): { text: string; value: number } {
+  const text = headerValue(request.header(header));
+  const value = text === undefined ? undefined : parseUnixSeconds(text);
+  if (text === undefined || value === undefined) {
+    throw new InvalidSignatureError(`${name}: the ${header} header is absent or not a unix time`);
+  }
+  return { text, value };
+}

@@ -1,0 +1,113 @@
+import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { InvalidSignatureError } from '../../errors.ts';
+import { assertSecrets, checkTimestamp, toBytes } from '../shared.ts';
+import type { SignedRequest, VerifiedEvent } from '../types.ts';
+import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
+import type { ProviderFacts } from './facts.ts';
+import {
+  bodyString,
+  signatureHeader,
+  sourceName,
+  tolerance,
+  signedTimestampHeader,
+  type CatalogueProviderOptions,
+} from './signing.ts';
+
+export const SENDGRID_FACTS: ProviderFacts = {
+  scheme:
+    'X-Twilio-Email-Event-Webhook-Signature: <base64 DER ECDSA P-256/SHA-256 signature of ' +
+    'X-Twilio-Email-Event-Webhook-Timestamp + raw body>, verified with the public key of Mail Settings > ' +
+    'Signed Event Webhook (base64 SPKI); no shared secret',
+  eventKey: 'per event of the batch: its sg_event_id; refused as invalid_payload when absent',
+  eventType: "each event's event field (processed, delivered, open, click, bounce, dropped, ...)",
+  toleranceSeconds: 300,
+  retries: 'retried for up to 24 hours when the endpoint does not answer 2xx; events are batched per request',
+  quirks:
+    'a JSON array of events per request (verifyBatch); the signed timestamp has no documented tolerance',
+  requiredOptions: [],
+  docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
+};
+
+/** The KeyObject of the verification key SendGrid shows (base64 SPKI DER, with or without PEM armour). */
+export function sendgridPublicKey(text: string): KeyObject {
+  const base64 = text.replace(/-----(BEGIN|END) PUBLIC KEY-----/g, '').replace(/\s+/g, '');
+  const key = createPublicKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'spki' });
+  if (key.asymmetricKeyType !== 'ec')
+    throw new TypeError('sendgrid: the verification key is not an EC public key');
+  return key;
+}
+
+/** Whether `signatureBase64` is an ECDSA (SHA-256, DER) signature of `timestamp` + `rawBody` under any key. */
+export function verifySendgridSignature(
+  keys: readonly KeyObject[],
+  timestamp: string,
+  rawBody: Uint8Array,
+  signatureBase64: string,
+): boolean {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(signatureBase64)) return false;
+  const message = Buffer.concat([Buffer.from(timestamp, 'utf8'), rawBody]);
+  const signature = Buffer.from(signatureBase64, 'base64');
+  return keys.some((key) => {
+    try {
+      return verify('sha256', message, { key, dsaEncoding: 'der' }, signature);
+    } catch {
+      // OpenSSL refuses bytes that are no DER signature at all: that is a mismatch, not a server error.
+      return false;
+    }
+  });
+}
+
+/**
+ * The signature header value SendGrid would send, made with an EC P-256 private key (tests and the dev CLI, which
+ * configure the matching public key as the source's secret).
+ */
+export function signSendgrid({
+  payload,
+  privateKey,
+  timestamp,
+}: {
+  payload: string | Uint8Array;
+  privateKey: KeyObject;
+  timestamp: number;
+}): string {
+  const message = Buffer.concat([Buffer.from(String(Math.floor(timestamp)), 'utf8'), toBytes(payload)]);
+  return sign('sha256', message, { key: privateKey, dsaEncoding: 'der' }).toString('base64');
+}
+
+/**
+ * SendGrid's signed Event Webhook: `X-Twilio-Email-Event-Webhook-Signature` is the base64 DER ECDSA (P-256,
+ * SHA-256) signature of `X-Twilio-Email-Event-Webhook-Timestamp` followed by the raw body; `secrets` are the
+ * verification keys from the SendGrid settings. A request carries a JSON array of events: `verifyBatch` returns
+ * one per item, keyed by `sg_event_id` and typed by `event`.
+ */
+export function sendgridProvider(options: CatalogueProviderOptions): BatchProvider {
+  const name = sourceName('sendgrid', options.name);
+  assertSecrets(name, options.secrets);
+  const keys = options.secrets.map((secret) => sendgridPublicKey(secret));
+  const toleranceSeconds = tolerance(name, options.toleranceSeconds, SENDGRID_FACTS.toleranceSeconds ?? 300);
+
+  function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
+    const signature = signatureHeader(name, request, 'x-twilio-email-event-webhook-signature', 'SendGrid');
+    const { text: timestampText, value: timestamp } = signedTimestampHeader(
+      name,
+      request,
+      'x-twilio-email-event-webhook-timestamp',
+    );
+    if (!verifySendgridSignature(keys, timestampText, request.rawBody, signature)) {
+      throw new InvalidSignatureError(
+        `${name}: the signature is not one by any configured verification key; is the key the one under ` +
+          'Mail Settings > Signed Event Webhook, and the body the raw request body?',
+      );
+    }
+    checkTimestamp(name, timestamp, now, toleranceSeconds);
+    return jsonArrayItems(name, request.rawBody).items.map(({ object, text }) => ({
+      provider: name,
+      eventId: bodyString(name, object, 'sg_event_id'),
+      type: bodyString(name, object, 'event'),
+      payloadText: text,
+      headers: {},
+    }));
+  }
+
+  return batchProvider(name, verifyBatch);
+}

@@ -14,7 +14,7 @@ import { randomInt } from 'node:crypto';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
 import { queueEnv } from '../../apps/worker/test/support/events.ts';
-import type { SmtpSink } from '../../apps/worker/test/support/smtp-sink.ts';
+import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { DEFAULT_QUEUE_SETTINGS, EVENTS_QUEUE } from '../../packages/inbox/src/queue.ts';
 import { report, startStream, waitForOrExplain, type WorkerProcess } from './support/cluster.ts';
 import { mixedEventSource, type ChaosEvent } from './support/events.ts';

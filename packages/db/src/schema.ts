@@ -20,6 +20,7 @@ import {
   EVENT_SOURCES,
   EVENT_STATUSES,
   IDEMPOTENCY_KEY_STATUSES,
+  OPEN_REPLAY_OPERATION_STATUSES,
   REPLAY_OPERATION_STATUSES,
 } from './statuses.ts';
 
@@ -194,7 +195,7 @@ export const replayOperations = pgTable(
     check('replay_operations_status_check', sql`${t.status} in (${inList(REPLAY_OPERATION_STATUSES)})`),
     index('replay_operations_unfinished_idx')
       .on(t.createdAt)
-      .where(sql`${t.status} in ('pending', 'running')`),
+      .where(sql`${t.status} in (${inList(OPEN_REPLAY_OPERATION_STATUSES)})`),
   ],
 );
 

@@ -8,7 +8,7 @@ import { tracingInstalled } from './telemetry.ts';
 import { EffectRouteConflictError, recordEffectRoutes } from './effect-routes.ts';
 import { EffectRegistry } from './effects/registry.ts';
 import type { EffectRouteRow } from './sql/effect-routes.ts';
-import * as ledger from './effects/ledger.ts';
+import { transactionSettings } from './sql/transaction-settings.ts';
 import { EffectRunner } from './effects/runner.ts';
 import { keepPayloadPartitionsAhead } from './ops/partitions.ts';
 import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
@@ -220,9 +220,7 @@ export function createInbox(options: InboxOptions = {}): Inbox {
         group,
         db: createDb(pool),
         transactionSettings:
-          pooler === 'transaction'
-            ? ledger.transactionSettings(statementTimeoutMs, idleTimeoutMs)
-            : undefined,
+          pooler === 'transaction' ? transactionSettings(statementTimeoutMs, idleTimeoutMs) : undefined,
         registry,
         logger,
         observer: options.observer,

@@ -46,7 +46,7 @@ export interface TaskContext {
   pool: pg.Pool;
   /** Drizzle over `pool`. */
   db: Database;
-  /** Run first in each effect transaction (behind a transaction-mode pooler: `ledger.transactionSettings`). */
+  /** Run first in each effect transaction (behind a transaction-mode pooler: `sql/transaction-settings.ts`). */
   transactionSettings: ledger.Statement | undefined;
   log: Logger;
   /** Records a task's outcome (metrics, a log line); called once per task. */

@@ -20,7 +20,9 @@ export const LINEAR_FACTS: ProviderFacts = {
   scheme:
     "Linear-Signature: <hex HMAC-SHA256 of the raw body>, keyed with the webhook signing secret; the body's " +
     'webhookTimestamp (unix ms) is signed with it',
-  eventKey: 'Linear-Delivery (a UUID per delivery); refused as invalid_payload when absent',
+  eventKey:
+    'Linear-Delivery (a UUID that "uniquely identifies the payload delivery"; Linear does not document whether ' +
+    'a retry, which must carry a fresh webhookTimestamp, keeps it); refused as invalid_payload when absent',
   eventType: "the body's type and action (Issue.create, Comment.update)",
   toleranceSeconds: 60,
   retries: 'up to 3 retries with backoff: after 1 minute, 1 hour and 6 hours',

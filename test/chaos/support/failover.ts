@@ -112,8 +112,9 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
     const outcomes = await sending.finish(MIN_EVENTS);
     const events = sending.items;
     expect(outcomes.filter((o) => !o.outcome).map((o) => o.delivery.key)).toEqual([]);
-    // Acknowledged (2xx) before the crash and not on the new primary: lost with the old one.
-    const acknowledged = outcomes.filter((o) => o.acceptedAt! < crashedAt);
+    // Acknowledged (2xx) and not on the new primary: lost with the old one (a 2xx can reach its sender after the
+    // crash; any 2xx after the switch came from the new primary).
+    const acknowledged = outcomes.filter((o) => o.outcome);
     const lostKeys = new Set(await missingKeys(pool, keysOf(acknowledged)));
     const lost = acknowledged.filter((o) => lostKeys.has(o.delivery.key));
     // The provider redelivers them (Stripe retries until a 2xx; here: once more, by hand).
@@ -129,6 +130,9 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
     const during = all.filter((a) => a.start >= crashedAt && a.end <= switchedAt);
     const stalled = all.filter((a) => a.start >= stalledAt && a.end <= crashedAt);
     const after = await snapshot(pool);
+    const { rows: ledger } = await pool.query<{ effect: string; n: number }>(
+      `select effect, count(*)::int as n from effect_runs where status = 'completed' group by effect order by effect`,
+    );
     const expected = sumEffects(events);
     const acceptedAt = lost.map((o) => o.acceptedAt!);
     report(`failover-${mode}`, {
@@ -147,6 +151,8 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
       'redelivered: accepted again': redelivered.filter((o) => o.outcome === 'accepted').length,
       processed: after.byStatus.processed ?? 0,
       duplicateDbEffects: duplicateEffects(after.effects, expected),
+      'effects run (audit)': after.effects,
+      'effects completed (ledger)': Object.fromEntries(ledger.map((row) => [row.effect, row.n])),
       duplicateEmails: smtp.duplicates(),
       'same receiver and worker': receiver.child.exitCode === null && worker.child.exitCode === null,
     });

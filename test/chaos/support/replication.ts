@@ -36,11 +36,10 @@ export interface ReplicatedPostgres {
   caughtUp(timeoutMs: number): Promise<Replication>;
   /** WAL stops reaching the replica: its connection to the primary hangs, nothing is closed. */
   stallReplication(): void;
-  /**
-   * The primary crashes (immediate shutdown), the replica is promoted, and the stable address moves to it. Returns
-   * when each step was done.
-   */
-  failover(): Promise<{ crashedAt: number; promotedAt: number; switchedAt: number }>;
+  /** The primary crashes (immediate shutdown). Returns when it was gone. */
+  crashPrimary(): Promise<number>;
+  /** The replica is promoted and the stable address moves to it. Returns when each was done. */
+  promoteReplica(): Promise<{ promotedAt: number; switchedAt: number }>;
   stop(): Promise<void>;
 }
 
@@ -154,9 +153,11 @@ export async function startReplicatedPostgres({
         }
       },
       stallReplication: () => void replicationLink.stall(),
-      failover: async () => {
+      crashPrimary: async () => {
         await crashed.crash();
-        const crashedAt = Date.now();
+        return Date.now();
+      },
+      promoteReplica: async () => {
         const client = new pg.Client({ connectionString: replica.url(DATABASE) });
         await client.connect();
         try {
@@ -166,7 +167,7 @@ export async function startReplicatedPostgres({
         }
         const promotedAt = Date.now();
         stable.retarget(replica.url(DATABASE));
-        return { crashedAt, promotedAt, switchedAt: Date.now() };
+        return { promotedAt, switchedAt: Date.now() };
       },
       stop,
     };

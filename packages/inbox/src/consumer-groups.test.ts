@@ -286,12 +286,13 @@ describe('ledger statements on group rows', () => {
   it("start, settle and mark dead change the group's row, never webhook_events", async () => {
     const started = await pool.query<ledger.LoadedEventRow>(ledger.startAttempts([key], 'g'));
     expect(started.rows).toMatchObject([{ event_id: 'ledger-g1', type: 'x', attempts: 1, completed: [] }]);
+    const receivedAt = started.rows[0]!.received_at;
     expect(await groupRows('ledger-g1')).toEqual({ g: 'processing' });
     // A group the event has no row in: nothing to start.
     expect((await pool.query(ledger.startAttempts([key], 'other'))).rows).toEqual([]);
 
     const failed = await pool.query<ledger.SettledRow>(
-      ledger.settleEvents([{ ...key, status: 'failed', lastError: 'e: boom' }], 'g'),
+      ledger.settleEvents([{ ...key, receivedAt, status: 'failed', lastError: 'e: boom' }], 'g'),
     );
     expect(failed.rows).toMatchObject([{ status: 'failed', last_error: 'e: boom', type: 'x' }]);
     const dead = await pool.query(ledger.markDead(key, 'timed out', 'g'));
@@ -299,11 +300,14 @@ describe('ledger statements on group rows', () => {
     // Dead once: neither a second mark nor a late dead settlement reports it again.
     expect((await pool.query(ledger.markDead(key, 'again', 'g'))).rows).toEqual([]);
     expect(
-      (await pool.query(ledger.settleEvents([{ ...key, status: 'dead', lastError: 'x' }], 'g'))).rows,
+      (await pool.query(ledger.settleEvents([{ ...key, receivedAt, status: 'dead', lastError: 'x' }], 'g')))
+        .rows,
     ).toEqual([]);
     // A replay's attempt that processes it wins; a late failure never overwrites processed.
-    await pool.query(ledger.settleEvents([{ ...key, status: 'processed', lastError: null }], 'g'));
-    await pool.query(ledger.settleEvents([{ ...key, status: 'failed', lastError: 'late' }], 'g'));
+    await pool.query(
+      ledger.settleEvents([{ ...key, receivedAt, status: 'processed', lastError: null }], 'g'),
+    );
+    await pool.query(ledger.settleEvents([{ ...key, receivedAt, status: 'failed', lastError: 'late' }], 'g'));
     expect(await groupRows('ledger-g1')).toEqual({ g: 'processed' });
     expect(await status('ledger-g1')).toBe('received');
   });

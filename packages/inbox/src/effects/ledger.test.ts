@@ -7,8 +7,10 @@ import {
   completeExternalEffect,
   releaseClaim,
   renewClaim,
+  settleEvents,
   startAttempts,
   type ExternalClaimRow,
+  type LoadedEventRow,
 } from './ledger.ts';
 
 const db = useTestDatabase();
@@ -61,6 +63,32 @@ it('starting an attempt makes an event processing, but a late attempt leaves a p
   expect(await statusOf('evt_ledger_processed')).toEqual({ status: 'processed', attempts: 2 });
   expect(await statusOf('evt_ledger_failed')).toEqual({ status: 'processing', attempts: 2 });
   expect(await statusOf('evt_ledger_received')).toEqual({ status: 'processing', attempts: 2 });
+});
+
+it('an attempt of a row that was lost never settles the row recorded again under its key', async () => {
+  // A failover to a replica that had not received the event loses its row; the provider's redelivery records it
+  // again. The worker still holding the lost row's attempt must leave the new row to its own job.
+  const key = { provider: 'stripe', eventId: 'evt_ledger_lost' };
+  const record = (at: string) =>
+    pool.query(
+      `insert into webhook_events (provider, event_id, type, headers, source, received_at)
+       values ('stripe', $1, 'customer.created', '{}'::jsonb, 'webhook', $2)`,
+      [key.eventId, at],
+    );
+  await record('2026-12-05T10:00:00.123456Z');
+  const [started] = (await pool.query<LoadedEventRow>(startAttempts([key]))).rows;
+  await pool.query(`delete from webhook_events where provider = 'stripe' and event_id = $1`, [key.eventId]);
+  await record('2026-12-05T10:00:07.5Z');
+
+  const late = { ...key, receivedAt: started!.received_at, status: 'processed' as const, lastError: null };
+  expect((await pool.query(settleEvents([late]))).rows).toEqual([]);
+  expect(await statusOf(key.eventId)).toEqual({ status: 'received', attempts: 0 });
+
+  // The attempt of the row itself settles it, although a Date keeps only the milliseconds of its time.
+  const [current] = (await pool.query<LoadedEventRow>(startAttempts([key]))).rows;
+  const own = { ...late, receivedAt: current!.received_at };
+  expect((await pool.query(settleEvents([own]))).rows).toHaveLength(1);
+  expect(await statusOf(key.eventId)).toEqual({ status: 'processed', attempts: 1 });
 });
 
 async function recordEvents(eventIds: readonly string[]): Promise<void> {

@@ -75,6 +75,13 @@ function startGroupAttempts(keys: readonly EventKey[], group: string): Statement
 }
 
 export interface Settlement extends EventKey {
+  /**
+   * The `received_at` of the row this attempt started on: the row's identity beyond its key. A row recorded again
+   * under the same key after the first was lost (a failover to a replica that had not received it, then the
+   * provider's redelivery) is another row, and an attempt of the lost one never settles it. Compared to the
+   * millisecond a JavaScript Date keeps of PostgreSQL's microseconds.
+   */
+  receivedAt: Date;
   status: 'processed' | 'failed' | 'dead';
   lastError: string | null;
 }
@@ -103,8 +110,9 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
          set status = v.status,
              last_error = v.last_error,
              processed_at = case when v.status = 'processed' then now() else e.processed_at end
-        from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as v(provider, event_id, status, last_error)
-       where e.provider = v.provider and e.event_id = v.event_id
+        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+               as v(provider, event_id, status, last_error, received_at)
+       where e.provider = v.provider and e.event_id = v.event_id and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
          and (v.status = 'processed' or e.status <> 'processed')
          and (v.status <> 'dead' or e.status <> 'dead')
       returning e.provider, e.event_id, e.type, e.status, e.attempts, e.last_error, e.received_at`,
@@ -113,6 +121,7 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
       settlements.map((s) => s.eventId),
       settlements.map((s) => s.status),
       settlements.map((s) => s.lastError),
+      settlements.map((s) => s.receivedAt),
     ],
   };
 }
@@ -142,10 +151,11 @@ function settleGroupEvents(settlements: readonly Settlement[], group: string): S
          set status = v.status,
              last_error = v.last_error,
              processed_at = case when v.status = 'processed' then now() else g.processed_at end
-        from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as v(provider, event_id, status, last_error),
+        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::timestamptz[])
+               as v(provider, event_id, status, last_error, received_at),
              webhook_events e
        where g.provider = v.provider and g.event_id = v.event_id and g.consumer_group = $5
-         and e.provider = g.provider and e.event_id = g.event_id
+         and e.provider = g.provider and e.event_id = g.event_id and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
          and (v.status = 'processed' or g.status <> 'processed')
          and (v.status <> 'dead' or g.status <> 'dead')
       returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
@@ -155,6 +165,7 @@ function settleGroupEvents(settlements: readonly Settlement[], group: string): S
       settlements.map((s) => s.status),
       settlements.map((s) => s.lastError),
       group,
+      settlements.map((s) => s.receivedAt),
     ],
   };
 }

@@ -169,9 +169,11 @@ export class EffectRunner {
       this.#log.warn({ provider, eventId }, 'job for an event that is not recorded; completing it');
       return run;
     }
+    const receivedAt = row.received_at;
+    run.receivedAt = receivedAt;
     const effects = this.#registry.get(row.provider, row.type);
     if (effects.length === 0) {
-      run.settlement = { provider, eventId, status: 'processed', lastError: null };
+      run.settlement = { provider, eventId, receivedAt, status: 'processed', lastError: null };
       return run;
     }
     let event: InboxEventBase;
@@ -179,7 +181,13 @@ export class EffectRunner {
       event = decodeEvent(row);
     } catch (error) {
       run.permanent = true;
-      run.settlement = { provider, eventId, status: 'dead', lastError: `payload: ${errorLine(error)}` };
+      run.settlement = {
+        provider,
+        eventId,
+        receivedAt,
+        status: 'dead',
+        lastError: `payload: ${errorLine(error)}`,
+      };
       return run;
     }
     const completed = new Set(row.completed);
@@ -204,14 +212,19 @@ export class EffectRunner {
       if (task.outcome instanceof PermanentEffectError) run.permanent = true;
     }
     const { provider, eventId } = run.job.data;
+    const { receivedAt } = run;
+    // No row when the attempt started (retention purged it, or a failover lost it): nothing to settle, and a row
+    // recorded under the key since is another event's to settle.
+    if (receivedAt === undefined) return;
     if (failures.length === 0) {
-      run.settlement = { provider, eventId, status: 'processed', lastError: null };
+      run.settlement = { provider, eventId, receivedAt, status: 'processed', lastError: null };
       return;
     }
     const lastAttempt = run.job.retryCount >= run.job.retryLimit;
     run.settlement = {
       provider,
       eventId,
+      receivedAt,
       status: run.permanent || lastAttempt ? 'dead' : 'failed',
       lastError: failures.join('; '),
     };

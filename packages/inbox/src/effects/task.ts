@@ -22,6 +22,8 @@ export interface EventRun {
   job: Job;
   /** When pg-boss will consider this attempt's worker gone and let another worker retry the job (ms epoch). */
   expiresAt: number;
+  /** The `received_at` of the event's row when this attempt started; unset when the job's event is not recorded. */
+  receivedAt?: Date;
   settlement?: ledger.Settlement;
   /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
   shadowOf?: EventRun;

@@ -438,7 +438,7 @@ describe('.dockerignore', () => {
       'apps/receiver/node_modules/pg/package.json',
       'packages/db/node_modules/pg/package.json',
       'apps/worker/test/effects.test.ts',
-      'packages/inbox/src/ingest.test.ts',
+      'packages/inbox/test/ingest.test.ts',
     ]) {
       expect(ignored(file), file).toBe(true);
     }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { NO_TRUSTED_PROXIES, parseTrustedProxies, requestOrigin, throttleKey } from '../../src/access/forwarded.ts';
+import {
+  NO_TRUSTED_PROXIES,
+  parseTrustedProxies,
+  requestOrigin,
+  throttleKey,
+} from '../../src/access/forwarded.ts';
 
 const peer = (remoteAddress: string, headers: Record<string, string> = {}) => ({
   remoteAddress,

@@ -12,13 +12,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../../src/inbox.ts';
 import { configureQueues, type QueueSettings } from '../../src/queue.ts';
-import {
-  effectRuns,
-  eventRow,
-  FAST_RETRIES,
-  startProducer,
-  type Producer,
-} from '../support/harness.ts';
+import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from '../support/harness.ts';
 import { external } from '../../src/effects/types.ts';
 
 const db = useTestDatabase();

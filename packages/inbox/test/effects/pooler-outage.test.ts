@@ -17,13 +17,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../../src/inbox.ts';
 import type { QueueSettings } from '../../src/queue.ts';
-import {
-  effectRuns,
-  eventRow,
-  FAST_RETRIES,
-  startProducer,
-  type Producer,
-} from '../support/harness.ts';
+import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from '../support/harness.ts';
 import { database } from '../../src/effects/types.ts';
 
 const EVENTS = 12;

@@ -10,13 +10,7 @@ import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../../src/inbox.ts';
-import {
-  effectRuns,
-  eventRow,
-  FAST_RETRIES,
-  startProducer,
-  type Producer,
-} from '../support/harness.ts';
+import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from '../support/harness.ts';
 import type { Tx } from '../../src/effects/types.ts';
 
 const db = useTestDatabase();

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { InvalidPayloadError, InvalidSignatureError } from '../../src/errors.ts';
 import { hmacProvider, signHmac, type HmacSpec } from '../../src/providers/hmac.ts';
 import { parseSourcesFile } from '../../src/providers/sources-file.ts';
-import { decodeForm, pointerTokens, readPointer, parseJsonLossless, scalarText } from '../../src/providers/template-body.ts';
+import {
+  decodeForm,
+  pointerTokens,
+  readPointer,
+  parseJsonLossless,
+  scalarText,
+} from '../../src/providers/template-body.ts';
 import type { TemplateSpec } from '../../src/providers/template-spec.ts';
 import type { SignedRequest } from '../../src/providers/types.ts';
 

@@ -29,7 +29,7 @@ function tempFile(name: string, text: string): string {
 describe('catalogue variables', () => {
   it('has one <TYPE>_WEBHOOK_SECRET per catalogue entry, each declaring /webhooks/<type>', () => {
     const env = Object.fromEntries(
-      CATALOGUE.flatMap((entry) => [
+      CATALOGUE.flatMap((entry): [string, string][] => [
         [
           entry.envVar,
           entry.type === 'postmark'

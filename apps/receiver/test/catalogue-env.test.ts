@@ -39,7 +39,12 @@ describe('catalogue variables', () => {
               : `${entry.type}-a, ${entry.type}-b`,
         ],
         ...(entry.facts.requiredOptions.includes('url')
-          ? [[entry.envVar.replace(/_SECRET$/, '_URL'), `https://hooks.example.com/webhooks/${entry.type}`]]
+          ? [
+              [
+                entry.envVar.replace(/_SECRET$/, '_URL'),
+                `https://hooks.example.com/webhooks/${entry.type}`,
+              ] as [string, string],
+            ]
           : []),
       ]),
     );

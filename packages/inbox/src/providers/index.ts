@@ -29,6 +29,7 @@ export {
   createSourceProvider,
   sourceSpec,
   sourcesFileSpec,
+  isBuiltinSource,
   SOURCE_TYPES,
   type SourceDefinition,
 } from './sources.ts';

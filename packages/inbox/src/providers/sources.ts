@@ -110,7 +110,7 @@ const builtinSources = [
   apiKeySource,
   ed25519Source,
 ] as const;
-type BuiltinSource = z.output<(typeof builtinSources)[number]>;
+export type BuiltinSource = z.output<(typeof builtinSources)[number]>;
 
 /** A source of a catalogue type, as the file declares it. */
 export interface CatalogueSource {
@@ -141,7 +141,7 @@ export const sourcesFileSpec = z
 export type SourceDefinition = (BuiltinSource | CatalogueSource) & { name: string };
 
 /** Whether the source is of a type this module builds itself rather than one of the catalogue's. */
-function isBuiltin(source: SourceDefinition): source is BuiltinSource & { name: string } {
+export function isBuiltinSource(source: SourceDefinition): source is BuiltinSource & { name: string } {
   return (BUILTIN_TYPES as readonly string[]).includes(source.type);
 }
 
@@ -164,7 +164,7 @@ function templateOf(source: TemplateSpec): TemplateSpec {
  * secret is malformed for its type, so a wrong file fails at start-up.
  */
 export function createSourceProvider(source: SourceDefinition, defaultToleranceSeconds: number): Provider {
-  if (!isBuiltin(source)) return createCatalogueProvider(source);
+  if (!isBuiltinSource(source)) return createCatalogueProvider(source);
   const { name, secrets } = source;
   switch (source.type) {
     case 'stripe':

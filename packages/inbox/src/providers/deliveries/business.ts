@@ -13,7 +13,7 @@ import {
   signWooCommerce,
   signZendesk,
 } from '../catalogue/index.ts';
-import { bodyOf, JSON_TYPE, seconds, split, svixBuilder, type DeliveryBuilder } from './shared.ts';
+import { jsonDelivery, seconds, split, svixBuilder, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the billing, commerce, CRM, support, e-mail and forms providers, in their documented shapes.
 export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
@@ -21,114 +21,87 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'transaction.completed',
     build(input) {
       const id = `evt_${randomUUID().replaceAll('-', '')}`;
-      const { body, key } = bodyOf(
-        input,
-        {
+      return jsonDelivery(input, {
+        sample: {
           event_id: id,
           event_type: input.type,
           occurred_at: input.now.toISOString(),
           data: { id: 'txn_01' },
         },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
-          'paddle-signature': signPaddle({
-            payload: body,
-            secret: input.secret,
-            timestamp: seconds(input.now),
-          }),
-        },
-      };
+        key: id,
+        sign: (payload) => ({
+          'paddle-signature': signPaddle({ payload, secret: input.secret, timestamp: seconds(input.now) }),
+        }),
+      });
     },
   },
   square: {
     type: 'payment.updated',
     build(input) {
       const id = randomUUID();
-      const { body, key } = bodyOf(
-        input,
-        {
+      const data = { type: 'payment', id: 'KkAk' };
+      return jsonDelivery(input, {
+        sample: {
           merchant_id: 'ML1',
           type: input.type,
           event_id: id,
           created_at: input.now.toISOString(),
-          data: { type: 'payment', id: 'KkAk' },
+          data,
         },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
+        key: id,
+        sign: (payload) => ({
           'x-square-hmacsha256-signature': signSquare({
-            payload: body,
+            payload,
             secret: input.secret,
             url: input.url ?? '',
           }),
-        },
-      };
+        }),
+      });
     },
   },
   hubspot: {
     type: 'contact.creation',
     build(input) {
+      const timestampMs = input.now.getTime();
       const item = {
         eventId: randomInt(1, 2 ** 47),
         subscriptionId: 2489,
         portalId: 62515,
-        occurredAt: input.now.getTime(),
+        occurredAt: timestampMs,
         subscriptionType: input.type,
         attemptNumber: 0,
         objectId: 123,
       };
-      const id = `${item.portalId}:${item.subscriptionId}:${item.eventId}:${item.occurredAt}`;
-      const body = input.payload ?? JSON.stringify([item]);
-      const timestampMs = input.now.getTime();
-      return {
-        body,
-        key: input.payload === undefined ? id : undefined,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
-          'x-hubspot-request-timestamp': String(timestampMs),
+      return jsonDelivery(input, {
+        sample: [item],
+        key: `${item.portalId}:${item.subscriptionId}:${item.eventId}:${item.occurredAt}`,
+        headers: { 'x-hubspot-request-timestamp': String(timestampMs) },
+        sign: (payload) => ({
           'x-hubspot-signature-v3': signHubspot({
-            payload: body,
+            payload,
             secret: input.secret,
             url: input.url ?? '',
             timestampMs,
           }),
-        },
-      };
+        }),
+      });
     },
   },
   intercom: {
     type: 'conversation.user.created',
     build(input) {
       const id = `notif_${randomUUID()}`;
-      const { body, key } = bodyOf(
-        input,
-        {
+      return jsonDelivery(input, {
+        sample: {
           type: 'notification_event',
           id,
           topic: input.type,
           created_at: seconds(input.now),
-          data: { item: {} },
+          data: {},
         },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: { ...JSON_TYPE, 'x-hub-signature': signIntercom({ payload: body, secret: input.secret }) },
-      };
+        key: id,
+        sign: (payload) => ({ 'x-hub-signature': signIntercom({ payload, secret: input.secret }) }),
+      });
     },
   },
   zendesk: {
@@ -136,29 +109,24 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     build(input) {
       const id = String(randomInt(1, 2 ** 47));
       const timestamp = `${input.now.toISOString().slice(0, 19)}Z`;
-      const { body } = bodyOf(
-        input,
-        {
+      return jsonDelivery(input, {
+        sample: {
           type: input.type,
           account_id: 123456,
           id: randomUUID(),
           time: timestamp,
           detail: { id: '35436' },
-          event: {},
         },
-        id,
-      );
-      return {
-        body,
         key: id,
-        type: input.type,
+        keyInHeader: true,
         headers: {
-          ...JSON_TYPE,
           'x-zendesk-webhook-invocation-id': id,
           'x-zendesk-webhook-signature-timestamp': timestamp,
-          'x-zendesk-webhook-signature': signZendesk({ payload: body, secret: input.secret, timestamp }),
         },
-      };
+        sign: (payload) => ({
+          'x-zendesk-webhook-signature': signZendesk({ payload, secret: input.secret, timestamp }),
+        }),
+      });
     },
   },
   postmark: {
@@ -166,43 +134,27 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     build(input) {
       const message = randomUUID();
       const when = input.now.toISOString();
-      const id = `${input.type}:${message}:john@example.com:${when}`;
-      const { body, key } = bodyOf(
-        input,
-        {
+      return jsonDelivery(input, {
+        sample: {
           RecordType: input.type,
           MessageID: message,
           Recipient: 'john@example.com',
           DeliveredAt: when,
-          ServerID: 23,
         },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: { ...JSON_TYPE, authorization: signPostmark({ secret: input.secret }) },
-      };
+        key: `${input.type}:${message}:john@example.com:${when}`,
+        sign: () => ({ authorization: signPostmark({ secret: input.secret }) }),
+      });
     },
   },
   mailgun: {
     type: 'delivered',
     build(input) {
       const id = randomUUID();
-      const signature = signMailgun({
-        secret: input.secret,
-        token: randomUUID().replaceAll('-', '').padEnd(50, '0'),
-        timestamp: seconds(input.now),
-      });
+      const token = randomUUID().replaceAll('-', '').padEnd(50, '0');
+      const signature = signMailgun({ secret: input.secret, token, timestamp: seconds(input.now) });
       const data = { id, event: input.type, timestamp: seconds(input.now), recipient: 'alice@example.com' };
-      const body = input.payload ?? JSON.stringify({ signature, 'event-data': data });
-      return {
-        body,
-        key: input.payload === undefined ? id : undefined,
-        type: input.type,
-        headers: JSON_TYPE,
-      };
+      // Mailgun's signature is inside the body, over a timestamp and token: no header signs it.
+      return jsonDelivery(input, { sample: { signature, 'event-data': data }, key: id, sign: () => ({}) });
     },
   },
   resend: svixBuilder('email.delivered', signResend, { email_id: 'em_1', to: ['delivered@resend.dev'] }),
@@ -211,73 +163,53 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'form_response',
     build(input) {
       const id = randomUUID();
-      const { body, key } = bodyOf(
-        input,
-        { event_id: id, event_type: input.type, form_response: { form_id: 'lT4Z3j', answers: [] } },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
-          'typeform-signature': signTypeform({ payload: body, secret: input.secret }),
-        },
-      };
+      return jsonDelivery(input, {
+        sample: { event_id: id, event_type: input.type, form_response: { form_id: 'lT4Z3j', answers: [] } },
+        key: id,
+        sign: (payload) => ({ 'typeform-signature': signTypeform({ payload, secret: input.secret }) }),
+      });
     },
   },
   calendly: {
     type: 'invitee.created',
     build(input) {
       const uri = `https://api.calendly.com/scheduled_events/${randomUUID()}/invitees/${randomUUID()}`;
-      const id = `${input.type}:${uri}`;
-      const { body, key } = bodyOf(
-        input,
-        {
+      return jsonDelivery(input, {
+        sample: {
           event: input.type,
           created_at: input.now.toISOString(),
           payload: { uri, email: 'test@example.com' },
         },
-        id,
-      );
-      return {
-        body,
-        key,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
+        key: `${input.type}:${uri}`,
+        sign: (payload) => ({
           'calendly-webhook-signature': signCalendly({
-            payload: body,
+            payload,
             secret: input.secret,
             timestamp: seconds(input.now),
           }),
-        },
-      };
+        }),
+      });
     },
   },
   woocommerce: {
     type: 'order.created',
     build(input) {
       const delivery = randomUUID();
-      const id = `https://shop.example.com/:7:${delivery}`;
-      const { body } = bodyOf(input, { id: 727, status: 'processing', total: '29.35' }, id);
       const [resource, event] = split(input.type);
-      return {
-        body,
-        key: id,
-        type: input.type,
+      return jsonDelivery(input, {
+        sample: { id: 727, status: 'processing', total: '29.35' },
+        key: `https://shop.example.com/:7:${delivery}`,
+        keyInHeader: true,
         headers: {
-          ...JSON_TYPE,
           'x-wc-webhook-source': 'https://shop.example.com/',
           'x-wc-webhook-id': '7',
           'x-wc-webhook-delivery-id': delivery,
           'x-wc-webhook-topic': input.type,
           'x-wc-webhook-resource': resource,
           'x-wc-webhook-event': event ?? '',
-          'x-wc-webhook-signature': signWooCommerce({ payload: body, secret: input.secret }),
         },
-      };
+        sign: (payload) => ({ 'x-wc-webhook-signature': signWooCommerce({ payload, secret: input.secret }) }),
+      });
     },
   },
 };

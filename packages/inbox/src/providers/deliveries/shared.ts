@@ -41,11 +41,26 @@ export function split(type: string): [string, string | undefined] {
   return dot === -1 ? [type, undefined] : [type.slice(0, dot), type.slice(dot + 1)];
 }
 
-/** A JSON body: the caller's, else the sample; and the key the sample carries (none for the caller's). */
-export function bodyOf(input: DeliveryInput, sample: Record<string, unknown>, key: string) {
-  return input.payload === undefined
-    ? { body: JSON.stringify(sample), key: key as string | undefined }
-    : { body: input.payload, key: undefined };
+/** One JSON delivery: its sample body, its key, its other headers, and the signing headers of the exact body. */
+export interface JsonDelivery {
+  sample: unknown;
+  key: string;
+  /** The key is a header's, kept when the caller gives the body; otherwise it is in the sample only. */
+  keyInHeader?: boolean;
+  headers?: Record<string, string>;
+  sign(body: string): Record<string, string>;
+}
+
+/** The delivery of the sample (or of the caller's `payload`), signed. */
+export function jsonDelivery(input: DeliveryInput, delivery: JsonDelivery): CatalogueDelivery {
+  const body = input.payload ?? JSON.stringify(delivery.sample);
+  const key = delivery.keyInHeader === true || input.payload === undefined ? delivery.key : undefined;
+  return {
+    body,
+    key,
+    type: input.type,
+    headers: { ...JSON_TYPE, ...delivery.headers, ...delivery.sign(body) },
+  };
 }
 
 /** A Svix-delivered sender (Resend, Clerk): the `svix-id` is the key, the body's `type` the type. */
@@ -58,16 +73,12 @@ export function svixBuilder(
     type,
     build(input) {
       const id = `msg_${randomUUID()}`;
-      const { body } = bodyOf(input, { type: input.type, created_at: input.now.toISOString(), data }, id);
-      return {
-        body,
+      return jsonDelivery(input, {
+        sample: { type: input.type, created_at: input.now.toISOString(), data },
         key: id,
-        type: input.type,
-        headers: {
-          ...JSON_TYPE,
-          ...sign({ id, payload: body, secret: input.secret, timestamp: seconds(input.now) }),
-        },
-      };
+        keyInHeader: true,
+        sign: (payload) => sign({ id, payload, secret: input.secret, timestamp: seconds(input.now) }),
+      });
     },
   };
 }

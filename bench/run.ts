@@ -8,6 +8,7 @@
  *   pnpm bench -- --only=sizing      bytes, WAL and CPU per event (BENCH_SIZING_EVENTS, default 10,000)
  *   pnpm bench -- --only=pooler      direct vs through PgBouncer in transaction mode (needs /usr/sbin/pgbouncer)
  *   pnpm bench -- --only=groups      the receiver with a second consumer group subscribed vs the default alone
+ *   pnpm bench -- --only=verify      signature verification µs per provider vs a bare HMAC (BENCH_VERIFY_REQUESTS)
  *   pnpm bench -- --soak             the receiver on 10 million events and retention under load (BENCH_SOAK_EVENTS)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
@@ -25,6 +26,7 @@ import type { BenchContext } from './lib/context.ts';
 import { sizingBenchmark } from './sizing.ts';
 import { soakBenchmark } from './soak.ts';
 import { tracingBenchmark } from './tracing.ts';
+import { verifyBenchmark } from './verify.ts';
 import { workerBenchmark } from './worker.ts';
 
 /** Each benchmark is a function returning one table; add new ones here. */
@@ -36,6 +38,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   sizing: sizingBenchmark,
   pooler: poolerBenchmark,
   groups: groupsBenchmark,
+  verify: verifyBenchmark,
 };
 /** Run only when asked for (`--soak`): it writes millions of rows and takes many minutes. */
 const SOAK = { soak: soakBenchmark };

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   createProviders,
   loadSourcesFile,
@@ -30,6 +29,13 @@ import {
 } from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
 import { LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import {
+  catalogueEntryOf,
+  catalogueSchema,
+  catalogueSources,
+  secretList,
+  withSecretFiles,
+} from './secret-env.ts';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 
@@ -79,7 +85,10 @@ export interface ReceiverConfig {
   standardWebhooks: StandardWebhooksSender[];
   /** The sources file (`WEBHOOK_SOURCES_FILE`), when one is configured. */
   sourcesFile: string | undefined;
-  /** The sources it declares, each at `/webhooks/<name>` (docs/sources.md). */
+  /**
+   * The sources the catalogue variables (`GITHUB_WEBHOOK_SECRET`) and the file declare, each at `/webhooks/<name>`
+   * (docs/sources.md).
+   */
   sources: SourceDefinition[];
   toleranceSeconds: number;
   maxBodyBytes: number;
@@ -110,23 +119,6 @@ export interface ReceiverConfig {
 
 // Whole numbers only: "must be a whole number between <min> and <max>".
 const integer = (min: number, max: number, fallback: number) => boundedNumber(min, max, fallback);
-
-// Secrets are split on commas and trimmed (a pasted trailing newline is not part of a secret); an empty entry
-// is an error rather than a secret that silently never matches. Messages never include the value.
-const secretList = z.preprocess(
-  blankToUndefined,
-  z
-    .string()
-    .transform((value, ctx) => {
-      const secrets = value.split(',').map((secret) => secret.trim());
-      if (secrets.some((secret) => secret === '')) {
-        ctx.addIssue({ code: 'custom', message: 'has an empty entry in its comma-separated list' });
-        return z.NEVER;
-      }
-      return secrets;
-    })
-    .default([]),
-);
 
 // A variable parsed by `parse`, whose error message says what is wrong (less a leading `prefix` naming the variable,
 // which the configuration error names anyway); unset or blank: undefined.
@@ -223,6 +215,13 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
   const issues: string[] = [];
   const env = withSecretFiles(environment, issues);
   let e: z.output<typeof schema>;
+  let catalogueEnv: Record<string, string[] | string | undefined> = {};
+  try {
+    catalogueEnv = parseEnv(catalogueSchema, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+  }
   try {
     e = parseEnv(schema, env);
   } catch (error) {
@@ -230,8 +229,10 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     throw error;
   }
   const production = e.NODE_ENV === 'production';
-  // A sources file says which endpoints exist; without one, production needs both built-in secrets.
-  if (production && e.WEBHOOK_SOURCES_FILE === undefined) {
+  const envSources = catalogueSources(catalogueEnv);
+  // A sources file or a catalogue variable says which endpoints exist; without either, production needs both
+  // built-in secrets.
+  if (production && e.WEBHOOK_SOURCES_FILE === undefined && envSources.length === 0) {
     for (const name of ['STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET'] as const) {
       if (e[name].length === 0) issues.push(`${name} is required when NODE_ENV=production`);
     }
@@ -251,7 +252,25 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
       issues.push(`${name} ${(error as Error).message}`);
     }
   }
-  const sources = readSources(e.WEBHOOK_SOURCES_FILE, issues);
+  for (const source of envSources) {
+    try {
+      createProviders({ sources: [source], toleranceSeconds });
+    } catch (error) {
+      const message = (error as Error).message.replace(`source "${source.name}": `, '');
+      issues.push(`${catalogueEntryOf(source).envVar} ${message}`);
+    }
+  }
+  const fileSources = readSources(e.WEBHOOK_SOURCES_FILE, issues);
+  for (const source of fileSources) {
+    const twin = envSources.find((candidate) => candidate.name === source.name);
+    if (twin !== undefined) {
+      issues.push(
+        `${catalogueEntryOf(twin).envVar} and source "${source.name}" of WEBHOOK_SOURCES_FILE both declare ` +
+          `/webhooks/${source.name}; keep one (or give the file's source another name)`,
+      );
+    }
+  }
+  const sources = [...envSources, ...fileSources];
   if (issues.length === 0 && sources.length > 0) {
     try {
       createProviders({
@@ -335,35 +354,6 @@ function defaultAllowedHosts(managementHost: string): AllowedHosts {
   } catch {
     return parseAllowedHosts(entries); // a name no Host header can carry
   }
-}
-
-/** The variables a secret may come from a file for (`<NAME>_FILE`: Kubernetes and Docker secrets). */
-const SECRET_VARIABLES = ['STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET', 'STANDARD_WEBHOOKS'] as const;
-
-/**
- * The environment with each `<NAME>_FILE` read into `<NAME>` (its content trimmed: a file's trailing newline is
- * not part of a secret). Setting both is an error, as is a file that cannot be read; messages name the variable
- * and the path, never the content.
- */
-function withSecretFiles(
-  env: Record<string, string | undefined>,
-  issues: string[],
-): Record<string, string | undefined> {
-  const resolved = { ...env };
-  for (const name of SECRET_VARIABLES) {
-    const file = blankToUndefined(env[`${name}_FILE`]) as string | undefined;
-    if (file === undefined) continue;
-    if (blankToUndefined(env[name]) !== undefined) {
-      issues.push(`${name} and ${name}_FILE are both set; keep one`);
-      continue;
-    }
-    try {
-      resolved[name] = readFileSync(file, 'utf8').trim();
-    } catch (error) {
-      issues.push(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  }
-  return resolved;
 }
 
 /** The sources the file declares; each problem in it becomes an issue naming the file, the source and the field. */

@@ -43,8 +43,8 @@ sources:
     hmac: { header: X-Hub-Signature-256 }
     eventKey: { bodyHash: true }
     handshake: { type: meta }
-  paddle:
-    type: paddle
+  acme-pay:
+    type: acme-pay
     secrets: [s4]
   Bad_Name:
     type: shopify
@@ -65,7 +65,7 @@ describe('WEBHOOK_SOURCES_FILE', () => {
       /source "slack": eventKey\.pointer: JSON pointer "event_id" must be empty or start with "\/"/,
       /source "forms": eventKey: is required: .*bodyHash: true/,
       /source "meta": handshake\.verifyToken: meta needs verifyToken/,
-      /source "paddle": type: type must be one of stripe, shopify, standard-webhooks, hmac, basic-auth, api-key, ed25519/,
+      /source "acme-pay": type: type must be one of stripe, shopify, standard-webhooks, hmac, basic-auth, api-key, ed25519, github/,
       /source name "Bad_Name": /,
     ];
     for (const pattern of expected) {

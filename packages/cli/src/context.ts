@@ -3,6 +3,7 @@ import path from 'node:path';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
 import {
+  CATALOGUE,
   loadSourcesFile,
   parseStandardWebhooksEnv,
   SourcesFileError,
@@ -21,7 +22,10 @@ export interface CliContext {
   receiverUrl(): string;
   stripeSecrets(): string[];
   shopifySecrets(): string[];
-  /** The sources of `WEBHOOK_SOURCES_FILE` and `STANDARD_WEBHOOKS`, as the receiver reads them. */
+  /**
+   * The sources of `WEBHOOK_SOURCES_FILE`, `STANDARD_WEBHOOKS` and the catalogue's `<TYPE>_WEBHOOK_SECRET`
+   * (first secret, and `<TYPE>_WEBHOOK_URL`), as the receiver reads them.
+   */
   sources(): SourceDefinition[];
   stripeApiKey(): string | undefined;
   /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
@@ -87,6 +91,12 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
           secretFiles: [],
         }),
       );
+      for (const entry of CATALOGUE) {
+        const secrets = list(env[entry.envVar]);
+        if (secrets.length === 0) continue;
+        const url = env[entry.envVar.replace(/_SECRET$/, '_URL')]?.trim() || undefined;
+        fromEnvironment.push({ name: entry.type, type: entry.type, secrets, secretFiles: [], url });
+      }
       const file = env.WEBHOOK_SOURCES_FILE?.trim();
       if (!file) return fromEnvironment;
       try {

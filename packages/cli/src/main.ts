@@ -196,14 +196,23 @@ sendCommand
 
 sendCommand
   .command('source <name> <type>', { isDefault: true })
-  .description('any configured source: `send <source> <type>` (WEBHOOK_SOURCES_FILE, STANDARD_WEBHOOKS)')
+  .description(
+    'any configured source: `send <source> <type>` (WEBHOOK_SOURCES_FILE, STANDARD_WEBHOOKS, <TYPE>_WEBHOOK_SECRET)',
+  )
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
+  .option('--payload <file.json>', 'a catalogue source: send this body (signed) instead of the sample')
   .option('--url <url>', 'receiver base URL')
   .option('--json', 'machine-readable output', false)
-  .action(async (name: string, type: string, o: { times: number; url?: string; json: boolean }) => {
-    const ok = await (await send()).sendSource(context, name, type, o);
-    if (!ok) process.exitCode = EXIT.failure;
-  });
+  .action(
+    async (
+      name: string,
+      type: string,
+      o: { times: number; payload?: string; url?: string; json: boolean },
+    ) => {
+      const ok = await (await send()).sendSource(context, name, type, o);
+      if (!ok) process.exitCode = EXIT.failure;
+    },
+  );
 
 try {
   await program.parseAsync(process.argv);

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
+  catalogueDelivery,
+  isBuiltinSource,
   signApiKey,
   signBasicAuth,
   signHmac,
@@ -101,9 +103,34 @@ function templateSample(source: Template, type: string, secret: string): SourceD
   return { query, body, headers, id };
 }
 
-/** A signed sample event of `type` for `source`, with its first (current) secret. */
-export function sourceSample(source: SourceDefinition, type: string): SourceDelivery {
+/**
+ * A signed sample event of `type` for `source`, with its first (current) secret. A catalogue source (`type:
+ * github`) sends `payload` instead of its sample when one is given.
+ */
+export function sourceSample(source: SourceDefinition, type: string, payload?: string): SourceDelivery {
   const secret = source.secrets[0] ?? '';
+  if (!isBuiltinSource(source)) {
+    const delivery = catalogueDelivery(source.type, {
+      secret,
+      type,
+      url: source.url,
+      payload,
+    });
+    if (delivery === undefined) {
+      throw new UsageError(
+        `source "${source.name}" (${source.type}) has no sample: pass --payload <file.json>`,
+      );
+    }
+    return {
+      query: '',
+      body: delivery.body,
+      headers: delivery.headers,
+      id: delivery.key ?? '(from the payload)',
+    };
+  }
+  if (payload !== undefined) {
+    throw new UsageError(`--payload is for catalogue sources; "${source.name}" is of type ${source.type}`);
+  }
   switch (source.type) {
     case 'stripe': {
       const body = stripeSample(type, {});

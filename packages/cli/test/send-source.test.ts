@@ -48,6 +48,13 @@ sources:
   stripe-eu:
     type: stripe
     secrets: [whsec_cli_eu]
+  gh-app:
+    type: github
+    secrets: [gh-app-secret]
+  crm:
+    type: hubspot
+    secrets: [hubspot-client-secret]
+    url: http://127.0.0.1/webhooks/crm
 `;
 let receiver: Receiver;
 let pool: pg.Pool;
@@ -93,6 +100,8 @@ describe('inbox send <source> <type>', () => {
     ['adyen', 'AUTHORISATION', 'AUTHORISATION'],
     ['sendgrid', 'open', 'open'],
     ['stripe-eu', 'checkout.session.completed', 'checkout.session.completed'],
+    ['gh-app', 'push', 'push'],
+    ['crm', 'contact.creation', 'contact.creation'],
   ])('%s: signed as its sender would, recorded under the source name', async (source, type, recordedType) => {
     const run = await inbox(['send', source, type, '--json']);
     expect(run.stderr).toBe('');
@@ -100,6 +109,22 @@ describe('inbox send <source> <type>', () => {
     expect(output.deliveries.map((d) => d.status)).toEqual([200]);
     const rows = await pool.query('select type from webhook_events where provider = $1', [source]);
     expect(rows.rows).toEqual([{ type: recordedType }]);
+  });
+
+  it("a catalogue source with --payload: that file, signed with the entry's sign function, is the body", async () => {
+    const payload = join(mkdtempSync(join(tmpdir(), 'cli-payload-')), 'pr.json');
+    writeFileSync(payload, '{"action":"closed","number":7,"pull_request":{"id":1}}');
+    const run = await inbox(['send', 'gh-app', 'pull_request', '--payload', payload, '--json']);
+    expect(run.stderr).toBe('');
+    expect((JSON.parse(run.stdout) as { deliveries: Array<{ status: number }> }).deliveries).toMatchObject([
+      { status: 200 },
+    ]);
+    const rows = await pool.query(
+      `select e.type, p.payload->>'number' as number
+         from webhook_events e join webhook_event_payloads p using (provider, event_id, received_at)
+        where e.provider = 'gh-app' and e.type <> 'push'`,
+    );
+    expect(rows.rows).toEqual([{ type: 'pull_request.closed', number: '7' }]);
   });
 
   it('an unknown source: a usage error naming the configured ones', async () => {

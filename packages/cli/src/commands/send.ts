@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { signShopify, signStripe } from '@webhook-inbox/inbox';
 import type { CliContext } from '../context.ts';
 import { sourceSample } from '../source-samples.ts';
@@ -12,6 +13,8 @@ import {
 
 export interface SendOptions {
   times: number;
+  /** A JSON file sent as the body instead of the sample (catalogue sources). */
+  payload?: string;
   json: boolean;
   url?: string;
 }
@@ -125,5 +128,17 @@ export function sendSource(
       `no source named "${name}" is configured (known: ${known}); is WEBHOOK_SOURCES_FILE set?`,
     );
   }
-  return deliver(context, name, options, () => sourceSample(source, type));
+  const payload = options.payload === undefined ? undefined : readPayload(options.payload);
+  return deliver(context, name, options, () => sourceSample(source, type, payload));
+}
+
+/** The bytes of `--payload <file>`, exactly as they are in the file (they are what gets signed). */
+function readPayload(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--payload: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
 }

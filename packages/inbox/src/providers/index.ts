@@ -29,8 +29,17 @@ export {
   createSourceProvider,
   sourceSpec,
   sourcesFileSpec,
+  isBuiltinSource,
   SOURCE_TYPES,
   type SourceDefinition,
 } from './sources.ts';
 export { loadSourcesFile, parseSourcesFile, SourcesFileError } from './sources-file.ts';
 export type { TemplateSpec } from './template-spec.ts';
+export { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
+export {
+  catalogueDelivery,
+  catalogueSampleType,
+  CATALOGUE_TYPES_WITHOUT_SAMPLES,
+  type CatalogueDelivery,
+  type DeliveryInput,
+} from './deliveries/index.ts';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiKeyProvider, apiKeySpec } from './api-key.ts';
 import { basicAuthProvider } from './basic-auth.ts';
+import { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
 import { ed25519Provider, ed25519Spec } from './ed25519.ts';
 import { checkHmac, hmacProvider, hmacSpec } from './hmac.ts';
 import { shopifyProvider } from './shopify.ts';
@@ -55,7 +56,41 @@ const ed25519Source = z
   .strict()
   .superRefine(checkTemplate);
 
-export const SOURCE_TYPES = [
+/**
+ * A source of a catalogue provider's type (`type: github`): its secrets, a tolerance overriding the provider's own,
+ * and the options the provider requires besides (`url` for the providers that sign their public URL).
+ */
+function catalogueSource(entry: CatalogueEntry) {
+  const needsUrl = entry.facts.requiredOptions.includes('url');
+  return z
+    .object({
+      type: z.literal(entry.type),
+      ...secretFields,
+      ...tolerance,
+      url: z
+        .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL the provider sends to' })
+        .optional(),
+    })
+    .strict()
+    .superRefine((source, ctx) => {
+      if (needsUrl && source.url === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: `is required: ${entry.type} signs the URL it sends to`,
+        });
+      }
+      if (!needsUrl && source.url !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: `is not an option of ${entry.type} (it does not sign its URL)`,
+        });
+      }
+    });
+}
+
+const BUILTIN_TYPES = [
   'stripe',
   'shopify',
   'standard-webhooks',
@@ -64,10 +99,31 @@ export const SOURCE_TYPES = [
   'api-key',
   'ed25519',
 ] as const;
+export const SOURCE_TYPES: readonly string[] = [...BUILTIN_TYPES, ...CATALOGUE.map((entry) => entry.type)];
 
-export const sourceSpec = z.discriminatedUnion(
+const builtinSources = [
+  stripeSource,
+  shopifySource,
+  standardSource,
+  hmacSource,
+  basicAuthSource,
+  apiKeySource,
+  ed25519Source,
+] as const;
+export type BuiltinSource = z.output<(typeof builtinSources)[number]>;
+
+/** A source of a catalogue type, as the file declares it. */
+export interface CatalogueSource {
+  type: string;
+  secrets: string[];
+  secretFiles: string[];
+  toleranceSeconds?: number | undefined;
+  url?: string | undefined;
+}
+
+export const sourceSpec: z.ZodType<BuiltinSource | CatalogueSource> = z.discriminatedUnion(
   'type',
-  [stripeSource, shopifySource, standardSource, hmacSource, basicAuthSource, apiKeySource, ed25519Source],
+  [...builtinSources, ...CATALOGUE.map(catalogueSource)],
   { error: `type must be one of ${SOURCE_TYPES.join(', ')}` },
 );
 
@@ -82,7 +138,12 @@ export const sourcesFileSpec = z
   .strict();
 
 /** A declared source, its secret files read: what `createSourceProvider` builds. */
-export type SourceDefinition = z.output<typeof sourceSpec> & { name: string };
+export type SourceDefinition = (BuiltinSource | CatalogueSource) & { name: string };
+
+/** Whether the source is of a type this module builds itself rather than one of the catalogue's. */
+export function isBuiltinSource(source: SourceDefinition): source is BuiltinSource & { name: string } {
+  return (BUILTIN_TYPES as readonly string[]).includes(source.type);
+}
 
 /** The template options of a template source (everything but its type, secrets and authentication block). */
 function templateOf(source: TemplateSpec): TemplateSpec {
@@ -103,6 +164,7 @@ function templateOf(source: TemplateSpec): TemplateSpec {
  * secret is malformed for its type, so a wrong file fails at start-up.
  */
 export function createSourceProvider(source: SourceDefinition, defaultToleranceSeconds: number): Provider {
+  if (!isBuiltinSource(source)) return createCatalogueProvider(source);
   const { name, secrets } = source;
   switch (source.type) {
     case 'stripe':
@@ -140,4 +202,12 @@ export function createSourceProvider(source: SourceDefinition, defaultToleranceS
         toleranceSeconds: defaultToleranceSeconds,
       });
   }
+}
+
+/** A catalogue type's provider; its tolerance, unless the source sets one, is the provider's documented one. */
+function createCatalogueProvider(source: CatalogueSource & { name: string }): Provider {
+  const entry = catalogueEntry(source.type);
+  if (entry === undefined) throw new TypeError(`unknown source type ${JSON.stringify(source.type)}`);
+  const { name, secrets, toleranceSeconds, url } = source;
+  return entry.create({ name, secrets, toleranceSeconds, url });
 }

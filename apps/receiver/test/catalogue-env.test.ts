@@ -1,0 +1,108 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CATALOGUE } from '@webhook-inbox/inbox/providers';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/env.ts';
+
+// The catalogue's variables: `<TYPE>_WEBHOOK_SECRET` (and `_FILE`, and `<TYPE>_WEBHOOK_URL` where the provider
+// signs its URL) declare a source named after the type; every problem is reported at start-up, naming the variable.
+
+const DB = 'postgres://inbox:inbox@127.0.0.1:5432/inbox';
+
+function issuesOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig({ DATABASE_URL: DB, ...env });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues;
+    throw error;
+  }
+  return [];
+}
+
+function tempFile(name: string, text: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'catalogue-env-')), name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('catalogue variables', () => {
+  it('has one <TYPE>_WEBHOOK_SECRET per catalogue entry, each declaring /webhooks/<type>', () => {
+    const env = Object.fromEntries(
+      CATALOGUE.flatMap((entry): [string, string][] => [
+        [
+          entry.envVar,
+          entry.type === 'postmark'
+            ? 'hooks:pw'
+            : entry.facts.scheme.toLowerCase().includes('svix')
+              ? `whsec_${Buffer.from('k'.repeat(32)).toString('base64')}`
+              : `${entry.type}-a, ${entry.type}-b`,
+        ],
+        ...(entry.facts.requiredOptions.includes('url')
+          ? [
+              [
+                entry.envVar.replace(/_SECRET$/, '_URL'),
+                `https://hooks.example.com/webhooks/${entry.type}`,
+              ] as [string, string],
+            ]
+          : []),
+      ]),
+    );
+    const { sources } = parseConfig({ DATABASE_URL: DB, ...env });
+    expect(sources.map(({ name, type }) => [name, type])).toEqual(CATALOGUE.map(({ type }) => [type, type]));
+    expect(sources.find((source) => source.name === 'github')?.secrets).toEqual(['github-a', 'github-b']);
+  });
+
+  it('reads <TYPE>_WEBHOOK_SECRET_FILE, trimmed', () => {
+    const file = tempFile('github-secret', 'from-a-file\n');
+    const { sources } = parseConfig({ DATABASE_URL: DB, GITHUB_WEBHOOK_SECRET_FILE: file });
+    expect(sources).toEqual([
+      { name: 'github', type: 'github', secrets: ['from-a-file'], secretFiles: [], url: undefined },
+    ]);
+    expect(issuesOf({ GITHUB_WEBHOOK_SECRET: 'x', GITHUB_WEBHOOK_SECRET_FILE: file })).toEqual([
+      'GITHUB_WEBHOOK_SECRET and GITHUB_WEBHOOK_SECRET_FILE are both set; keep one',
+    ]);
+  });
+
+  it('names the variable of a provider that needs its URL, or a malformed secret, never the secret', () => {
+    const [square] = issuesOf({ SQUARE_WEBHOOK_SECRET: 'square-signature-key' });
+    expect(square).toMatch(/^SQUARE_WEBHOOK_SECRET .*url/);
+    const [postmark] = issuesOf({ POSTMARK_WEBHOOK_SECRET: 'no-colon-here' });
+    expect(postmark).toMatch(/^POSTMARK_WEBHOOK_SECRET /);
+    expect(postmark).not.toContain('no-colon-here');
+    expect(issuesOf({ GITHUB_WEBHOOK_SECRET: 'a,,b' })).toEqual([
+      'GITHUB_WEBHOOK_SECRET has an empty entry in its comma-separated list',
+    ]);
+  });
+
+  it('refuses a name declared by both a variable and the sources file', () => {
+    const file = tempFile(
+      'sources.yaml',
+      'sources:\n  github:\n    type: github\n    secrets: [file-secret]\n',
+    );
+    expect(issuesOf({ GITHUB_WEBHOOK_SECRET: 'env-secret', WEBHOOK_SOURCES_FILE: file })).toEqual([
+      'GITHUB_WEBHOOK_SECRET and source "github" of WEBHOOK_SOURCES_FILE both declare /webhooks/github; keep one ' +
+        "(or give the file's source another name)",
+    ]);
+  });
+});
+
+describe('catalogue sources in the sources file', () => {
+  it('declares a source of a catalogue type under any name, and names the source and field of a wrong option', () => {
+    const file = tempFile(
+      'sources.yaml',
+      'sources:\n  gh-org:\n    type: github\n    secrets: [a]\n  shop:\n    type: square\n    secrets: [b]\n' +
+        '  crm:\n    type: hubspot\n    secrets: [c]\n    url: not-a-url\n  ci:\n    type: gitlab\n    secrets: [d]\n    url: https://x.example/\n',
+    );
+    const issues = issuesOf({ WEBHOOK_SOURCES_FILE: file });
+    expect(issues).toEqual([
+      expect.stringMatching(/source "shop": url: is required/),
+      expect.stringMatching(/source "crm": url: must be the absolute http\(s\) URL/),
+      expect.stringMatching(/source "ci": url: is not an option of gitlab/),
+    ]);
+    const ok = tempFile('ok.yaml', 'sources:\n  gh-org:\n    type: github\n    secrets: [a]\n');
+    expect(parseConfig({ DATABASE_URL: DB, WEBHOOK_SOURCES_FILE: ok }).sources).toEqual([
+      { name: 'gh-org', type: 'github', secrets: ['a'], secretFiles: [] },
+    ]);
+  });
+});

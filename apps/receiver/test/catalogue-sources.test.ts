@@ -1,0 +1,125 @@
+import {
+  CATALOGUE,
+  CATALOGUE_TYPES_WITHOUT_SAMPLES,
+  catalogueDelivery,
+  catalogueSampleType,
+  type CatalogueEntry,
+} from '@webhook-inbox/inbox/providers';
+import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
+import { useTestDatabase } from '@webhook-inbox/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Receiver } from '../src/index.ts';
+import { sql } from './helpers.ts';
+import { codeOf, request, startSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+
+// Every catalogue provider, declared at once in one sources file of one receiver on a real PostgreSQL, reached over
+// real HTTP with deliveries signed by the provider's own sign function: accepted (a row with the key and type, a
+// pg-boss job), then a duplicate, and a tampered body refused.
+
+/** A test secret in the form the provider's secrets take. */
+function secretOf(entry: CatalogueEntry): string {
+  if (entry.type === 'postmark') return 'hooks:postmark-password';
+  if (entry.facts.scheme.toLowerCase().includes('svix')) {
+    return `whsec_${Buffer.from(`${entry.type}-signing-key-of-32-bytes!!`.slice(0, 32)).toString('base64')}`;
+  }
+  return `${entry.type}-signing-secret`;
+}
+
+const urlOf = (entry: CatalogueEntry) =>
+  entry.facts.requiredOptions.includes('url')
+    ? `https://hooks.example.com/webhooks/${entry.type}`
+    : undefined;
+
+function catalogueYaml(): string {
+  const lines = ['sources:'];
+  for (const entry of CATALOGUE) {
+    lines.push(
+      `  ${entry.type}:`,
+      `    type: ${entry.type}`,
+      `    secrets: [${JSON.stringify(secretOf(entry))}]`,
+    );
+    const url = urlOf(entry);
+    if (url !== undefined) lines.push(`    url: ${url}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The one event of `key` under the source `name`, and how many pg-boss jobs point at it. */
+async function stored(databaseUrl: string, name: string, key: string) {
+  const events = await sql(
+    databaseUrl,
+    'select event_id, type from webhook_events where provider = $1 and event_id = $2',
+    [name, key],
+  );
+  const jobs = await sql(
+    databaseUrl,
+    `select count(*)::int as n from pgboss.job where name = $1 and data->>'provider' = $2 and data->>'eventId' = $3`,
+    [EVENTS_QUEUE, name, key],
+  );
+  return { events: events.rows, jobs: (jobs.rows[0] as { n: number }).n };
+}
+
+const BODY_UNSIGNED: ReadonlySet<string> = new Set(['gitlab', 'postmark', 'mailgun']);
+
+const db = useTestDatabase();
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await startSourcesReceiver(db.url, {
+    WEBHOOK_SOURCES_FILE: writeSourcesFile(catalogueYaml()),
+    STANDARD_WEBHOOKS: '',
+  });
+});
+afterAll(async () => {
+  await receiver?.close();
+});
+
+it('has a sample delivery for every catalogue provider', () => {
+  expect(CATALOGUE_TYPES_WITHOUT_SAMPLES).toEqual([]);
+});
+
+describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (type, entry) => {
+  const path = `/webhooks/${type}`;
+  const sign = (payload?: string) =>
+    catalogueDelivery(type, {
+      secret: secretOf(entry),
+      url: urlOf(entry),
+      type: catalogueSampleType(type) ?? 'unknown',
+      payload,
+    });
+
+  it('accepts a signed delivery once (a row with its key and type, a job), then answers duplicate', async () => {
+    const delivery = sign();
+    expect(delivery).toBeDefined();
+    const { body, headers, key } = delivery!;
+    const first = await request(receiver.url, path, { body, headers });
+    expect({ status: first.status, status_: (JSON.parse(first.body) as { status: string }).status }).toEqual({
+      status: 200,
+      status_: 'accepted',
+    });
+    expect(await stored(db.url, type, key!)).toEqual({
+      events: [{ event_id: key, type: delivery!.type }],
+      jobs: 1,
+    });
+    const again = await request(receiver.url, path, { body, headers });
+    expect(again.status).toBe(200);
+    expect((JSON.parse(again.body) as { status: string }).status).toBe('duplicate');
+    expect((await stored(db.url, type, key!)).events).toHaveLength(1);
+  });
+
+  // GitLab (a token), Postmark (Basic Auth) and Mailgun (a signed token in the body) authenticate the sender, not
+  // the body's bytes: a changed body is still theirs.
+  it.skipIf(BODY_UNSIGNED.has(type))(
+    'refuses a tampered body with 400 invalid_signature, recording nothing',
+    async () => {
+      const delivery = sign()!;
+      const index = delivery.body.lastIndexOf('"') - 1;
+      const tampered = `${delivery.body.slice(0, index)}${delivery.body[index] === 'x' ? 'y' : 'x'}${delivery.body.slice(index + 1)}`;
+      const answer = await request(receiver.url, path, { body: tampered, headers: delivery.headers });
+      expect({ status: answer.status, code: codeOf(answer) }).toEqual({
+        status: 400,
+        code: 'invalid_signature',
+      });
+      expect((await stored(db.url, type, delivery.key!)).events).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,29 @@
+import { CATALOGUE } from '../catalogue/index.ts';
+import { BUSINESS_DELIVERIES } from './business.ts';
+import { DEVELOPER_DELIVERIES } from './developer.ts';
+import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
+
+// A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
+// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post.
+
+const BUILDERS: Record<string, DeliveryBuilder> = { ...DEVELOPER_DELIVERIES, ...BUSINESS_DELIVERIES };
+
+/** The sample event type of a catalogue type, or `undefined` when no sample is written for it. */
+export function catalogueSampleType(type: string): string | undefined {
+  return BUILDERS[type]?.type;
+}
+
+/**
+ * A delivery of the catalogue type `type`, signed with `input.secret`; `undefined` for a type without a sample (a
+ * catalogue entry added since), which `CATALOGUE_TYPES_WITHOUT_SAMPLES` lists.
+ */
+export function catalogueDelivery(type: string, input: DeliveryInput): CatalogueDelivery | undefined {
+  return BUILDERS[type]?.build({ now: new Date(), ...input });
+}
+
+/** Catalogue types with no delivery written here; the end-to-end test fails while this is not empty. */
+export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map((entry) => entry.type).filter(
+  (type) => !(type in BUILDERS),
+);
+
+export type { CatalogueDelivery, DeliveryInput } from './shared.ts';

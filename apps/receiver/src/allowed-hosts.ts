@@ -102,3 +102,16 @@ export function allowedHostsOnly(hosts: AllowedHosts): MiddlewareHandler {
     return next();
   };
 }
+
+/** The loopback names, and the management listener's own address when it is one (not `0.0.0.0` or `::`). */
+export function defaultAllowedHosts(managementHost: string): AllowedHosts {
+  const own = managementHost.includes(':') ? `[${managementHost}]` : managementHost;
+  const wildcard = ['0.0.0.0', '[::]', '[0:0:0:0:0:0:0:0]'].includes(own);
+  const entries: string[] = [...LOOPBACK_HOSTS];
+  if (wildcard || entries.includes(own.toLowerCase())) return parseAllowedHosts(entries);
+  try {
+    return parseAllowedHosts([...entries, own]);
+  } catch {
+    return parseAllowedHosts(entries); // a name no Host header can carry
+  }
+}

@@ -1,8 +1,6 @@
 import {
   createProviders,
-  loadSourcesFile,
   parseStandardWebhooksEnv,
-  SourcesFileError,
   type SourceDefinition,
   type StandardWebhooksSender,
 } from '@webhook-inbox/inbox/providers';
@@ -28,7 +26,8 @@ import {
   type TrustedProxies,
 } from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
-import { LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import { readSources } from './sources-env.ts';
 import {
   catalogueEntryOf,
   catalogueSchema,
@@ -341,31 +340,6 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     tracing: tracingEnabled(env),
     production,
   };
-}
-
-/** The loopback names, and the management listener's own address when it is one (not `0.0.0.0` or `::`). */
-function defaultAllowedHosts(managementHost: string): AllowedHosts {
-  const own = managementHost.includes(':') ? `[${managementHost}]` : managementHost;
-  const wildcard = ['0.0.0.0', '[::]', '[0:0:0:0:0:0:0:0]'].includes(own);
-  const entries: string[] = [...LOOPBACK_HOSTS];
-  if (wildcard || entries.includes(own.toLowerCase())) return parseAllowedHosts(entries);
-  try {
-    return parseAllowedHosts([...entries, own]);
-  } catch {
-    return parseAllowedHosts(entries); // a name no Host header can carry
-  }
-}
-
-/** The sources the file declares; each problem in it becomes an issue naming the file, the source and the field. */
-function readSources(path: string | undefined, issues: string[]): SourceDefinition[] {
-  if (path === undefined) return [];
-  try {
-    return loadSourcesFile(path);
-  } catch (error) {
-    if (!(error instanceof SourcesFileError)) throw error;
-    issues.push(...error.issues.map((issue) => `WEBHOOK_SOURCES_FILE (${path}): ${issue}`));
-    return [];
-  }
 }
 
 /** The configuration as it is safe to log: which secrets are configured, never their values. */

@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import {
   CATALOGUE,
   catalogueDelivery,
+  sampleCredentials,
   catalogueSampleType,
   createProviders,
   signShopify,
@@ -29,17 +30,12 @@ interface Case {
   next(now: Date): { body: string; headers: Record<string, string> };
 }
 
-function secretOf(type: string, scheme: string): string {
-  if (type === 'postmark') return 'hooks:bench-password';
-  if (scheme.toLowerCase().includes('svix')) return SW_SECRET;
-  return `${type}-bench-secret`;
-}
-
 function catalogueCases(): Case[] {
   return CATALOGUE.flatMap((entry): Case[] => {
     const sampleType = catalogueSampleType(entry.type);
     if (sampleType === undefined) return [];
-    const secret = secretOf(entry.type, entry.facts.scheme);
+    const credentials = sampleCredentials(entry);
+    const secret = credentials.secret;
     const url = entry.facts.requiredOptions.includes('url')
       ? `https://hooks.example.com/webhooks/${entry.type}`
       : undefined;
@@ -49,7 +45,7 @@ function catalogueCases(): Case[] {
       {
         name: entry.type,
         provider,
-        next: (now) => catalogueDelivery(entry.type, { secret, url, type: sampleType, now })!,
+        next: (now) => catalogueDelivery(entry.type, { ...credentials, url, type: sampleType, now })!,
       },
     ];
   });

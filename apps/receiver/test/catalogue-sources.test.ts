@@ -3,6 +3,7 @@ import {
   CATALOGUE_TYPES_WITHOUT_SAMPLES,
   catalogueDelivery,
   catalogueSampleType,
+  sampleCredentials,
   type CatalogueEntry,
 } from '@webhook-inbox/inbox/providers';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
@@ -16,14 +17,7 @@ import { codeOf, request, startSourcesReceiver, writeSourcesFile } from './sourc
 // real HTTP with deliveries signed by the provider's own sign function: accepted (a row with the key and type, a
 // pg-boss job), then a duplicate, and a tampered body refused.
 
-/** A test secret in the form the provider's secrets take. */
-function secretOf(entry: CatalogueEntry): string {
-  if (entry.type === 'postmark') return 'hooks:postmark-password';
-  if (entry.facts.scheme.toLowerCase().includes('svix')) {
-    return `whsec_${Buffer.from(`${entry.type}-signing-key-of-32-bytes!!`.slice(0, 32)).toString('base64')}`;
-  }
-  return `${entry.type}-signing-secret`;
-}
+const secretOf = (entry: CatalogueEntry) => sampleCredentials(entry).secret;
 
 const urlOf = (entry: CatalogueEntry) =>
   entry.facts.requiredOptions.includes('url')
@@ -81,7 +75,7 @@ describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (typ
   const path = `/webhooks/${type}`;
   const sign = (payload?: string) =>
     catalogueDelivery(type, {
-      secret: secretOf(entry),
+      ...sampleCredentials(entry),
       url: urlOf(entry),
       type: catalogueSampleType(type) ?? 'unknown',
       payload,

@@ -110,12 +110,14 @@ function templateSample(source: Template, type: string, secret: string): SourceD
 export function sourceSample(source: SourceDefinition, type: string, payload?: string): SourceDelivery {
   const secret = source.secrets[0] ?? '';
   if (!isBuiltinSource(source)) {
-    const delivery = catalogueDelivery(source.type, {
-      secret,
-      type,
-      url: source.url,
-      payload,
-    });
+    let delivery: ReturnType<typeof catalogueDelivery>;
+    try {
+      delivery = catalogueDelivery(source.type, { secret, type, url: source.url, payload });
+    } catch (error) {
+      // A provider that signs with a private key (SendGrid): the source holds only the public key.
+      if (error instanceof TypeError) throw new UsageError(`source "${source.name}": ${error.message}`);
+      throw error;
+    }
     if (delivery === undefined) {
       throw new UsageError(
         `source "${source.name}" (${source.type}) has no sample: pass --payload <file.json>`,

@@ -40,6 +40,8 @@ export {
   catalogueDelivery,
   catalogueSampleType,
   CATALOGUE_TYPES_WITHOUT_SAMPLES,
+  sampleCredentials,
   type CatalogueDelivery,
   type DeliveryInput,
+  type SampleCredentials,
 } from './deliveries/index.ts';

@@ -8,6 +8,7 @@ import {
   signPaddle,
   signPostmark,
   signResend,
+  signSendgrid,
   signSquare,
   signTypeform,
   signWooCommerce,
@@ -209,6 +210,35 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
           'x-wc-webhook-event': event ?? '',
         },
         sign: (payload) => ({ 'x-wc-webhook-signature': signWooCommerce({ payload, secret: input.secret }) }),
+      });
+    },
+  },
+  sendgrid: {
+    type: 'delivered',
+    build(input) {
+      const { privateKey } = input;
+      if (privateKey === undefined) {
+        throw new TypeError(
+          'sendgrid: a delivery is signed with the private key of the verification key; a source holds only the public key',
+        );
+      }
+      const id = randomUUID();
+      const timestamp = seconds(input.now);
+      return jsonDelivery(input, {
+        sample: [
+          {
+            email: 'user@example.com',
+            timestamp,
+            event: input.type,
+            sg_event_id: id,
+            sg_message_id: 'msg_1',
+          },
+        ],
+        key: id,
+        sign: (payload) => ({
+          'x-twilio-email-event-webhook-signature': signSendgrid({ payload, privateKey, timestamp }),
+          'x-twilio-email-event-webhook-timestamp': String(timestamp),
+        }),
       });
     },
   },

@@ -27,3 +27,4 @@ export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map(
 );
 
 export type { CatalogueDelivery, DeliveryInput } from './shared.ts';
+export { sampleCredentials, type SampleCredentials } from './credentials.ts';

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import type { signSvix } from '../catalogue/svix-based.ts';
 
 // What the catalogue's sample deliveries share: the input and output, and small helpers of their bodies.
@@ -11,6 +11,11 @@ export interface DeliveryInput {
   type: string;
   /** The public URL the provider signs (Square, HubSpot). */
   url?: string | undefined;
+  /**
+   * The private key of a provider that signs with one (SendGrid's ECDSA): its source's secret is the public key,
+   * so the secret alone cannot sign.
+   */
+  privateKey?: KeyObject | undefined;
   /** When it is signed; default now. */
   now?: Date;
   /** A body to send instead of the sample (`inbox send --payload`); the key is then the provider's to read. */
@@ -29,7 +34,9 @@ export interface CatalogueDelivery {
 export interface DeliveryBuilder {
   /** A sample event type, the one `inbox send` and the tests use by default. */
   type: string;
-  build(input: Required<Omit<DeliveryInput, 'payload' | 'url'>> & DeliveryInput): CatalogueDelivery;
+  build(
+    input: Required<Omit<DeliveryInput, 'payload' | 'url' | 'privateKey'>> & DeliveryInput,
+  ): CatalogueDelivery;
 }
 
 export const JSON_TYPE = { 'content-type': 'application/json' };

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CATALOGUE } from '@webhook-inbox/inbox/providers';
+import { CATALOGUE, sampleCredentials } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../src/env.ts';
 
@@ -30,14 +30,7 @@ describe('catalogue variables', () => {
   it('has one <TYPE>_WEBHOOK_SECRET per catalogue entry, each declaring /webhooks/<type>', () => {
     const env = Object.fromEntries(
       CATALOGUE.flatMap((entry): [string, string][] => [
-        [
-          entry.envVar,
-          entry.type === 'postmark'
-            ? 'hooks:pw'
-            : entry.facts.scheme.toLowerCase().includes('svix')
-              ? `whsec_${Buffer.from('k'.repeat(32)).toString('base64')}`
-              : `${entry.type}-a, ${entry.type}-b`,
-        ],
+        [entry.envVar, entry.type === 'github' ? 'github-a, github-b' : sampleCredentials(entry).secret],
         ...(entry.facts.requiredOptions.includes('url')
           ? [
               [

@@ -73,3 +73,40 @@ export function expectForgeriesRefused(c: SignedCase): void {
   expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
   expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
 }
+
+/** A Svix-signed provider's signer (Clerk, Resend): the three `svix-*` headers of a delivery. */
+export type SvixSigner = (options: {
+  id: string;
+  payload: string;
+  secret: string;
+  timestamp: number;
+}) => Record<'svix-id' | 'svix-timestamp' | 'svix-signature', string>;
+
+/** The refusals a Svix-signed provider owes: {@link expectForgeriesRefused}, and a timestamp 301 s stale. */
+export function expectSvixForgeriesRefused(
+  provider: Provider,
+  sign: SvixSigner,
+  delivery: { id: string; body: string; secret: string },
+): void {
+  const { id, body, secret } = delivery;
+  const now = new Date('2026-12-05T00:00:00Z');
+  const timestamp = Math.floor(now.getTime() / 1000);
+  expectForgeriesRefused({
+    provider,
+    secret,
+    body,
+    signatureHeader: 'svix-signature',
+    wrongSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sign: (payload, key) => sign({ id, payload, secret: key, timestamp })['svix-signature'],
+    headers: (signature) => ({
+      'svix-id': id,
+      'svix-timestamp': String(timestamp),
+      'svix-signature': signature,
+    }),
+    now,
+  });
+  const headers = sign({ id, payload: body, secret, timestamp });
+  expect(refusal(provider, body, headers, new Date(now.getTime() + 301_000))).toBe(
+    'timestamp_out_of_tolerance',
+  );
+}

@@ -1,4 +1,5 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import { Webhook } from 'svix';
 import { expect } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
 import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
@@ -109,4 +110,25 @@ export function expectSvixForgeriesRefused(
   expect(refusal(provider, body, headers, new Date(now.getTime() + 301_000))).toBe(
     'timestamp_out_of_tolerance',
   );
+}
+
+/** Checks that the provider accepts, at `now`, a delivery signed by Svix's own library, identified as `type`. */
+export function expectAcceptsSvixSigned(
+  provider: Provider,
+  delivery: { id: string; body: string; secret: string },
+  type: string,
+  now: Date,
+): void {
+  const { id, body, secret } = delivery;
+  const headers = {
+    'svix-id': id,
+    'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'svix-signature': new Webhook(secret).sign(id, now, body),
+  };
+  expect(provider.verify(request(body, headers), now)).toMatchObject({
+    provider: provider.name,
+    eventId: id,
+    type,
+    payloadText: body,
+  });
 }

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WebhookError, type WebhookErrorCode } from '../../src/errors.ts';
+import { WebhookError } from '../../src/errors.ts';
 import { signStandardWebhook, standardWebhooksProvider } from '../../src/providers/standard-webhooks.ts';
 import type { SignedRequest } from '../../src/providers/types.ts';
+import { codeOf } from './catalogue/support.ts';
 
 // standard-webhooks/standard-webhooks@b2fa7b87 libraries/javascript/src/webhook.test.ts ('sign function works')
 const V1 = {
@@ -51,16 +52,6 @@ function signedHeaders(
 
 const signed = (body: string | Uint8Array, opts: { id?: string; timestamp?: number; secret?: string } = {}) =>
   request(body, signedHeaders(body, opts));
-
-function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
-  try {
-    fn();
-    return 'no error';
-  } catch (error) {
-    if (error instanceof WebhookError) return error.code;
-    throw error;
-  }
-}
 
 describe('third-party vectors', () => {
   it.each([

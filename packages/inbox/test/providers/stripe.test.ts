@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { WebhookError, type WebhookErrorCode } from '../../src/errors.ts';
+import { WebhookError } from '../../src/errors.ts';
 import { signStripe, stripeProvider } from '../../src/providers/stripe.ts';
 import type { SignedRequest } from '../../src/providers/types.ts';
+import { codeOf } from './catalogue/support.ts';
 
 const SECRET = 'whsec_test_secret_0123456789abcdef';
 const OTHER_SECRET = 'whsec_rotated_secret_fedcba9876543210';
@@ -31,16 +32,6 @@ function signed(
 }
 
 const provider = stripeProvider({ secrets: [SECRET], toleranceSeconds: TOLERANCE });
-
-function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
-  try {
-    fn();
-    return 'no error';
-  } catch (error) {
-    if (error instanceof WebhookError) return error.code;
-    throw error;
-  }
-}
 
 function messageOf(fn: () => unknown): string {
   try {

@@ -495,14 +495,9 @@ describe('properties', () => {
       fc.property(fc.option(hmacish, { nil: undefined }), fc.uint8Array({ maxLength: 256 }), (hmac, body) => {
         const headers = deliveryHeaders();
         if (hmac !== undefined) headers['X-Shopify-Hmac-Sha256'] = hmac;
-        let thrown: unknown;
-        try {
-          provider.verify(request(body, headers), NOW);
-        } catch (error) {
-          thrown = error;
-        }
-        expect(thrown).toBeInstanceOf(WebhookError);
-        expect(['missing_signature', 'invalid_signature']).toContain((thrown as WebhookError).code);
+        expect(['missing_signature', 'invalid_signature']).toContain(
+          codeOf(() => provider.verify(request(body, headers), NOW)),
+        );
       }),
       { numRuns: 500 },
     );

@@ -313,14 +313,9 @@ describe('properties', () => {
         ),
         fc.uint8Array({ maxLength: 256 }),
         (headers, body) => {
-          let thrown: unknown;
-          try {
-            provider.verify(request(body, headers), NOW);
-          } catch (error) {
-            thrown = error;
-          }
-          expect(thrown).toBeInstanceOf(WebhookError);
-          expect(['missing_signature', 'invalid_signature']).toContain((thrown as WebhookError).code);
+          expect(['missing_signature', 'invalid_signature']).toContain(
+            codeOf(() => provider.verify(request(body, headers), NOW)),
+          );
         },
       ),
       { numRuns: 500 },

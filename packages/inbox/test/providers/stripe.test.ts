@@ -317,14 +317,7 @@ describe('properties', () => {
         fc.uint8Array({ maxLength: 256 }),
         (header, body) => {
           const req = request(body, header === undefined ? {} : { 'stripe-signature': header });
-          let thrown: unknown;
-          try {
-            provider.verify(req, NOW);
-          } catch (error) {
-            thrown = error;
-          }
-          expect(thrown).toBeInstanceOf(WebhookError);
-          expect(SIGNATURE_CODES).toContain((thrown as WebhookError).code);
+          expect(SIGNATURE_CODES).toContain(codeOf(() => provider.verify(req, NOW)));
         },
       ),
       { numRuns: 500 },

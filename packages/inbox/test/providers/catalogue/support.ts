@@ -1,4 +1,5 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import fc from 'fast-check';
 import { Webhook } from 'svix';
 import { expect } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
@@ -131,4 +132,33 @@ export function expectAcceptsSvixSigned(
     type,
     payloadText: body,
   });
+}
+
+/** Property: any body, correctly signed by `signed`, verifies with its bytes unchanged or is `invalid_payload`. */
+export function expectSignedBodiesVerifyOrInvalidPayload(
+  provider: Provider,
+  signed: (body: Uint8Array) => SignedRequest,
+  now: Date,
+): void {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 128 }),
+        fc.json().map((j) => Buffer.from(j)),
+      ),
+      (body) => {
+        const req = signed(body);
+        let result;
+        try {
+          result = provider.verify(req, now);
+        } catch (error) {
+          expect(error).toBeInstanceOf(WebhookError);
+          expect((error as WebhookError).code).toBe('invalid_payload');
+          return;
+        }
+        expect(Buffer.from(result.payloadText)).toEqual(Buffer.from(body));
+      },
+    ),
+    { numRuns: 300 },
+  );
 }

@@ -3,22 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CATALOGUE, sampleCredentials } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/env.ts';
+import { parseConfig } from '../src/env.ts';
+import { configIssues } from './helpers.ts';
 
 // The catalogue's variables: `<TYPE>_WEBHOOK_SECRET` (and `_FILE`, and `<TYPE>_WEBHOOK_URL` where the provider
 // signs its URL) declare a source named after the type; every problem is reported at start-up, naming the variable.
 
 const DB = 'postgres://inbox:inbox@127.0.0.1:5432/inbox';
 
-function issuesOf(env: Record<string, string>): string[] {
-  try {
-    parseConfig({ DATABASE_URL: DB, ...env });
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  return [];
-}
+const issuesOf = (env: Record<string, string>): string[] => configIssues(DB, env);
 
 function tempFile(name: string, text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'catalogue-env-')), name);

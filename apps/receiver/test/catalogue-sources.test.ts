@@ -7,11 +7,9 @@ import {
   type CatalogueEntry,
 } from '@webhook-inbox/inbox/providers';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
-import { useTestDatabase } from '@webhook-inbox/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
-import { codeOf, request, startSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+import { codeOf, request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
 
 // Every catalogue provider, declared at once in one sources file of one receiver on a real PostgreSQL, reached over
 // real HTTP with deliveries signed by the provider's own sign function: accepted (a row with the key and type, a
@@ -55,17 +53,10 @@ async function stored(databaseUrl: string, name: string, key: string) {
 
 const BODY_UNSIGNED: ReadonlySet<string> = new Set(['gitlab', 'postmark', 'mailgun']);
 
-const db = useTestDatabase();
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startSourcesReceiver(db.url, {
-    WEBHOOK_SOURCES_FILE: writeSourcesFile(catalogueYaml()),
-    STANDARD_WEBHOOKS: '',
-  });
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const sources = useSourcesReceiver(() => ({
+  WEBHOOK_SOURCES_FILE: writeSourcesFile(catalogueYaml()),
+  STANDARD_WEBHOOKS: '',
+}));
 
 it('has a sample delivery for every catalogue provider', () => {
   expect(CATALOGUE_TYPES_WITHOUT_SAMPLES).toEqual([]);
@@ -85,19 +76,19 @@ describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (typ
     const delivery = sign();
     expect(delivery).toBeDefined();
     const { body, headers, key } = delivery!;
-    const first = await request(receiver.url, path, { body, headers });
+    const first = await request(sources.receiver.url, path, { body, headers });
     expect({ status: first.status, status_: (JSON.parse(first.body) as { status: string }).status }).toEqual({
       status: 200,
       status_: 'accepted',
     });
-    expect(await stored(db.url, type, key!)).toEqual({
+    expect(await stored(sources.db.url, type, key!)).toEqual({
       events: [{ event_id: key, type: delivery!.type }],
       jobs: 1,
     });
-    const again = await request(receiver.url, path, { body, headers });
+    const again = await request(sources.receiver.url, path, { body, headers });
     expect(again.status).toBe(200);
     expect((JSON.parse(again.body) as { status: string }).status).toBe('duplicate');
-    expect((await stored(db.url, type, key!)).events).toHaveLength(1);
+    expect((await stored(sources.db.url, type, key!)).events).toHaveLength(1);
   });
 
   // GitLab (a token), Postmark (Basic Auth) and Mailgun (a signed token in the body) authenticate the sender, not
@@ -108,12 +99,12 @@ describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (typ
       const delivery = sign()!;
       const index = delivery.body.lastIndexOf('"') - 1;
       const tampered = `${delivery.body.slice(0, index)}${delivery.body[index] === 'x' ? 'y' : 'x'}${delivery.body.slice(index + 1)}`;
-      const answer = await request(receiver.url, path, { body: tampered, headers: delivery.headers });
+      const answer = await request(sources.receiver.url, path, { body: tampered, headers: delivery.headers });
       expect({ status: answer.status, code: codeOf(answer) }).toEqual({
         status: 400,
         code: 'invalid_signature',
       });
-      expect((await stored(db.url, type, delivery.key!)).events).toEqual([]);
+      expect((await stored(sources.db.url, type, delivery.key!)).events).toEqual([]);
     },
   );
 });

@@ -16,6 +16,7 @@ import { waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import pino from 'pino';
 import {
+  ConfigError,
   createApp,
   createManagementApp,
   createMetrics,
@@ -33,6 +34,17 @@ export const STRIPE_OLD_SECRET = 'whsec_test_receiver_rotated_out';
 export const SHOPIFY_SECRET = 'shpss_test_receiver_client_secret';
 export const SW_SECRET = `whsec_${Buffer.from('standard-webhooks-test-key-32byte').toString('base64')}`;
 export const SW_NAME = 'acme';
+
+/** The issues start-up reports for `env` with this DATABASE_URL, or none when the configuration is accepted. */
+export function configIssues(databaseUrl: string, env: Record<string, string>): string[] {
+  try {
+    parseConfig({ DATABASE_URL: databaseUrl, ...env });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues;
+    throw error;
+  }
+  return [];
+}
 
 /** The receiver's environment for these secrets (plus whatever the test adds). */
 export function receiverEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {

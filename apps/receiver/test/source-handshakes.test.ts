@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { signEd25519, signHmac, type HmacSpec } from '@webhook-inbox/inbox/providers';
-import { useTestDatabase } from '@webhook-inbox/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
 import {
   codeOf,
@@ -10,21 +8,14 @@ import {
   META_VERIFY_TOKEN,
   request,
   SECRETS,
-  startSourcesReceiver,
+  useSourcesReceiver,
 } from './sources-fixture.ts';
 
 // Each provider's handshake, answered by a real receiver over real HTTP and never recorded: the examples are the
 // providers' documented ones (Slack's and Zoom's bodies, Meta's challenge, Graph's validation token), signed where
 // the provider signs them.
 
-const db = useTestDatabase();
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startSourcesReceiver(db.url);
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const sources = useSourcesReceiver();
 
 const signed = (header: string, extra: Partial<HmacSpec> = {}): HmacSpec => ({
   header,
@@ -38,7 +29,7 @@ const SLACK = signed('X-Slack-Signature', { timestamp: { header: 'X-Slack-Reques
 const ZOOM = signed('x-zm-signature', { timestamp: { header: 'x-zm-request-timestamp' } });
 
 async function eventRows(): Promise<number> {
-  const result = await sql(db.url, 'select count(*)::int as n from webhook_events');
+  const result = await sql(sources.db.url, 'select count(*)::int as n from webhook_events');
   return (result.rows[0] as { n: number }).n;
 }
 
@@ -51,13 +42,15 @@ describe('handshakes: answered, never recorded', () => {
       type: 'url_verification',
     });
     const headers = signHmac({ hmac: SLACK, secret: SECRETS.slack[0], payload: body });
-    const answer = await request(receiver.url, '/webhooks/slack', { body, headers });
+    const answer = await request(sources.receiver.url, '/webhooks/slack', { body, headers });
     expect(answer).toEqual({
       status: 200,
       body: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
       contentType: 'text/plain; charset=utf-8',
     });
-    expect(codeOf(await request(receiver.url, '/webhooks/slack', { body }))).toBe('missing_signature');
+    expect(codeOf(await request(sources.receiver.url, '/webhooks/slack', { body }))).toBe(
+      'missing_signature',
+    );
     expect(await eventRows()).toBe(before);
   });
 
@@ -66,7 +59,7 @@ describe('handshakes: answered, never recorded', () => {
     const body =
       '{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}';
     const headers = signHmac({ hmac: ZOOM, secret: SECRETS.zoom[0], payload: body });
-    const answer = await request(receiver.url, '/webhooks/zoom', { body, headers });
+    const answer = await request(sources.receiver.url, '/webhooks/zoom', { body, headers });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({
       plainToken: 'qgg8vlvZRS6UYooatFL8Aw',
@@ -75,7 +68,7 @@ describe('handshakes: answered, never recorded', () => {
     expect(await eventRows()).toBe(before);
     // An ordinary Zoom event on the same source is recorded.
     const event = JSON.stringify({ event: 'meeting.started', event_ts: Date.now(), payload: { object: {} } });
-    const recorded = await request(receiver.url, '/webhooks/zoom', {
+    const recorded = await request(sources.receiver.url, '/webhooks/zoom', {
       body: event,
       headers: signHmac({ hmac: ZOOM, secret: SECRETS.zoom[0], payload: event }),
     });
@@ -87,16 +80,16 @@ describe('handshakes: answered, never recorded', () => {
     const before = await eventRows();
     const path = (token: string) =>
       `/webhooks/meta?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=${token}`;
-    expect(await request(receiver.url, path(META_VERIFY_TOKEN), { method: 'GET' })).toEqual({
+    expect(await request(sources.receiver.url, path(META_VERIFY_TOKEN), { method: 'GET' })).toEqual({
       status: 200,
       body: '1158201444',
       contentType: 'text/plain; charset=utf-8',
     });
-    const wrong = await request(receiver.url, path('guess'), { method: 'GET' });
+    const wrong = await request(sources.receiver.url, path('guess'), { method: 'GET' });
     expect({ status: wrong.status, code: codeOf(wrong) }).toEqual({ status: 400, code: 'invalid_signature' });
     expect(await eventRows()).toBe(before);
     // A source without a GET handshake has no GET route.
-    expect((await request(receiver.url, '/webhooks/github', { method: 'GET' })).status).toBe(404);
+    expect((await request(sources.receiver.url, '/webhooks/github', { method: 'GET' })).status).toBe(404);
   });
 
   it('Discord PING after the Ed25519 check: PONG; unsigned: 400', async () => {
@@ -107,10 +100,12 @@ describe('handshakes: answered, never recorded', () => {
       privateKey: DISCORD_PRIVATE_KEY,
       payload: body,
     });
-    const answer = await request(receiver.url, '/webhooks/discord', { body, headers });
+    const answer = await request(sources.receiver.url, '/webhooks/discord', { body, headers });
     expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: '{"type":1}' });
     expect(answer.contentType).toBe('application/json');
-    expect(codeOf(await request(receiver.url, '/webhooks/discord', { body }))).toBe('missing_signature');
+    expect(codeOf(await request(sources.receiver.url, '/webhooks/discord', { body }))).toBe(
+      'missing_signature',
+    );
     expect(await eventRows()).toBe(before);
   });
 
@@ -119,22 +114,24 @@ describe('handshakes: answered, never recorded', () => {
     const token =
       'Validation: Testing client application reachability for subscription Request-Id: 25470e16-6b8e-4bdf-9d6a-e70ed4d3f5c4';
     const path = (key: string) => `/webhooks/graph?${key}validationToken=${encodeURIComponent(token)}`;
-    const answer = await request(receiver.url, path(`key=${SECRETS.graph[0]}&`), {
+    const answer = await request(sources.receiver.url, path(`key=${SECRETS.graph[0]}&`), {
       headers: { 'content-type': 'text/plain' },
     });
     expect(answer).toEqual({ status: 200, body: token, contentType: 'text/plain; charset=utf-8' });
-    expect(codeOf(await request(receiver.url, path('')))).toBe('missing_signature');
+    expect(codeOf(await request(sources.receiver.url, path('')))).toBe('missing_signature');
     expect(await eventRows()).toBe(before);
   });
 
   it('X CRC GET crc_token: response_token, the base64 HMAC-SHA256 under the consumer secret', async () => {
     const before = await eventRows();
-    const answer = await request(receiver.url, '/webhooks/x?crc_token=cmVhbGx5LXJhbmRvbQ', { method: 'GET' });
+    const answer = await request(sources.receiver.url, '/webhooks/x?crc_token=cmVhbGx5LXJhbmRvbQ', {
+      method: 'GET',
+    });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({
       response_token: `sha256=${createHmac('sha256', SECRETS.x[0]).update('cmVhbGx5LXJhbmRvbQ').digest('base64')}`,
     });
-    const missing = await request(receiver.url, '/webhooks/x', { method: 'GET' });
+    const missing = await request(sources.receiver.url, '/webhooks/x', { method: 'GET' });
     expect({ status: missing.status, code: codeOf(missing) }).toEqual({
       status: 400,
       code: 'invalid_payload',
@@ -143,7 +140,7 @@ describe('handshakes: answered, never recorded', () => {
   });
 
   it('counts handshakes in /metrics by source', async () => {
-    const metrics = await (await fetch(new URL('/metrics', receiver.managementUrl))).text();
+    const metrics = await (await fetch(new URL('/metrics', sources.receiver.managementUrl))).text();
     expect(metrics).toMatch(/webhook_requests_total\{provider="meta",outcome="handshake"\} 1/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="x",outcome="handshake"\} 1/);
   });

@@ -3,8 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/env.ts';
-import { SERVER_ENTRY } from './helpers.ts';
+import { parseConfig } from '../src/env.ts';
+import { configIssues, SERVER_ENTRY } from './helpers.ts';
 import { writeSourcesFile } from './sources-fixture.ts';
 
 // The sources file is read and validated once, at start-up: every mistake is reported with the source and the
@@ -12,15 +12,7 @@ import { writeSourcesFile } from './sources-fixture.ts';
 
 const DB = 'postgres://u:p@127.0.0.1:5432/db';
 
-function issuesOf(env: Record<string, string>): string[] {
-  try {
-    parseConfig({ DATABASE_URL: DB, ...env });
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const issuesOf = (env: Record<string, string>): string[] => configIssues(DB, env);
 
 const WRONG = `
 sources:

@@ -2,6 +2,8 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { useTestDatabase } from '@webhook-inbox/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from './helpers.ts';
 
@@ -182,6 +184,31 @@ export function startSourcesReceiver(
       }),
     ),
   );
+}
+
+/**
+ * The test file's database and a receiver on the sources file (with `extra()` env), started before the file's tests
+ * and closed after them. Call at the top level of a test file; read `receiver` inside tests only.
+ */
+export function useSourcesReceiver(extra: () => Record<string, string> = () => ({})): {
+  readonly db: ReturnType<typeof useTestDatabase>;
+  readonly receiver: Receiver;
+} {
+  const db = useTestDatabase();
+  let started: Receiver | undefined;
+  beforeAll(async () => {
+    started = await startSourcesReceiver(db.url, extra());
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    db,
+    get receiver(): Receiver {
+      if (started === undefined) throw new Error('the sources receiver is read before beforeAll started it');
+      return started;
+    },
+  };
 }
 
 export interface Answer {

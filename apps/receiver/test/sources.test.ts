@@ -7,30 +7,21 @@ import {
   type Ed25519Spec,
   type HmacSpec,
 } from '@webhook-inbox/inbox/providers';
-import { useTestDatabase } from '@webhook-inbox/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receiver } from '../src/index.ts';
+import { describe, expect, it } from 'vitest';
 import { sql, STRIPE_SECRET } from './helpers.ts';
 import {
   codeOf,
   DISCORD_PRIVATE_KEY,
   request,
   SECRETS,
-  startSourcesReceiver,
+  useSourcesReceiver,
   STRIPE_EU_SECRET,
 } from './sources-fixture.ts';
 
 // Each template source of a sources file, over real HTTP against a receiver on a real PostgreSQL: accepted once and
 // then a duplicate, a tampered body, a wrong secret, a stale timestamp, a missing header, and a rotated-in secret.
 
-const db = useTestDatabase();
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startSourcesReceiver(db.url);
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const sources = useSourcesReceiver();
 
 const hmac = (spec: Partial<HmacSpec> & { header: string }): HmacSpec => ({
   algorithm: 'sha256',
@@ -182,7 +173,7 @@ const cases: Record<string, TemplateCase> = {
 async function rows(path: string, key: string): Promise<number> {
   const provider = path.split('/')[2];
   const result = await sql(
-    db.url,
+    sources.db.url,
     'select count(*)::int as n from webhook_events where provider = $1 and event_id = $2',
     [provider, key],
   );
@@ -195,19 +186,19 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
   it('accepts a new event once (one row under the source name), then answers duplicate', async () => {
     const { body, key, id } = t.event();
     const headers = t.headers(body, id, { secret: current });
-    const first = await request(receiver.url, t.path, { body, headers });
+    const first = await request(sources.receiver.url, t.path, { body, headers });
     expect({ status: first.status, body: JSON.parse(first.body) as unknown }).toEqual({
       status: 200,
       body: { status: 'accepted', id: key },
     });
-    const again = await request(receiver.url, t.path, { body, headers });
+    const again = await request(sources.receiver.url, t.path, { body, headers });
     expect(JSON.parse(again.body)).toEqual({ status: 'duplicate', id: key });
     expect(await rows(t.path, key)).toBe(1);
   });
 
   it.runIf(previous !== undefined)('accepts the other configured secret (rotation)', async () => {
     const { body, key, id } = t.event();
-    const answer = await request(receiver.url, t.path, {
+    const answer = await request(sources.receiver.url, t.path, {
       body,
       headers: t.headers(body, id, { secret: previous as string }),
     });
@@ -218,7 +209,10 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
   it.runIf(t.signsBody)('refuses a tampered body: 400 invalid_signature, nothing recorded', async () => {
     const { body, key, id } = t.event();
     const headers = t.headers(body, id, { secret: current });
-    const answer = await request(receiver.url, t.path, { body: body.replace('}', ',"x":1}'), headers });
+    const answer = await request(sources.receiver.url, t.path, {
+      body: body.replace('}', ',"x":1}'),
+      headers,
+    });
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({
       status: 400,
       code: 'invalid_signature',
@@ -230,7 +224,7 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
     const { body, key, id } = t.event();
     const wrong =
       t.path === '/webhooks/discord' ? 'ab'.repeat(32) : `${current.includes(':') ? 'x:' : ''}wrong`;
-    const answer = await request(receiver.url, t.path, {
+    const answer = await request(sources.receiver.url, t.path, {
       body,
       headers: t.headers(body, id, { secret: wrong }),
     });
@@ -244,7 +238,7 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
   it.runIf(t.timestamped)('refuses a stale timestamp: 400 timestamp_out_of_tolerance', async () => {
     const { body, key, id } = t.event();
     const headers = t.headers(body, id, { secret: current, timestamp: now() - 3600 });
-    const answer = await request(receiver.url, t.path, { body, headers });
+    const answer = await request(sources.receiver.url, t.path, { body, headers });
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({
       status: 400,
       code: 'timestamp_out_of_tolerance',
@@ -259,7 +253,7 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
         ([name]) => name.toLowerCase() !== t.credentialHeader.toLowerCase(),
       ),
     );
-    const answer = await request(receiver.url, t.path, { body, headers });
+    const answer = await request(sources.receiver.url, t.path, { body, headers });
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({
       status: 400,
       code: 'missing_signature',
@@ -272,7 +266,7 @@ describe('two sources of one type', () => {
     const id = `evt_${randomUUID().replaceAll('-', '')}`;
     const body = JSON.stringify({ id, object: 'event', type: 'invoice.paid', data: { object: {} } });
     const to = (path: string, secret: string) =>
-      request(receiver.url, path, {
+      request(sources.receiver.url, path, {
         body,
         headers: {
           'content-type': 'application/json',
@@ -289,7 +283,7 @@ describe('two sources of one type', () => {
     });
     expect(codeOf(await to('/webhooks/stripe', STRIPE_EU_SECRET))).toBe('invalid_signature');
     const providers = await sql(
-      db.url,
+      sources.db.url,
       'select provider from webhook_events where event_id = $1 order by 1',
       [id],
     );
@@ -300,7 +294,7 @@ describe('two sources of one type', () => {
 describe('event keys', () => {
   it('an authentic event without its key: 400 invalid_payload', async () => {
     const body = JSON.stringify({ type: 'form.submitted' });
-    const answer = await request(receiver.url, '/webhooks/basic', {
+    const answer = await request(sources.receiver.url, '/webhooks/basic', {
       body,
       headers: signBasicAuth(SECRETS.basic[0]),
     });
@@ -309,11 +303,13 @@ describe('event keys', () => {
 
   it('the api-key query parameter, and /metrics labelled by source name', async () => {
     const body = JSON.stringify([{ sg_event_id: randomUUID(), event: 'delivered' }]);
-    const wrong = await request(receiver.url, '/webhooks/sendgrid?token=nope', { body });
+    const wrong = await request(sources.receiver.url, '/webhooks/sendgrid?token=nope', { body });
     expect(codeOf(wrong)).toBe('invalid_signature');
-    const right = await request(receiver.url, `/webhooks/sendgrid?token=${SECRETS.sendgrid[0]}`, { body });
+    const right = await request(sources.receiver.url, `/webhooks/sendgrid?token=${SECRETS.sendgrid[0]}`, {
+      body,
+    });
     expect(JSON.parse(right.body)).toEqual({ status: 'accepted', accepted: 1, duplicates: 0 });
-    const metrics = await (await fetch(new URL('/metrics', receiver.managementUrl))).text();
+    const metrics = await (await fetch(new URL('/metrics', sources.receiver.managementUrl))).text();
     expect(metrics).toMatch(/webhook_requests_total\{provider="sendgrid",outcome="accepted"\} 1/);
     expect(metrics).toMatch(/webhook_requests_total\{provider="sendgrid",outcome="invalid_signature"\} 1/);
   });

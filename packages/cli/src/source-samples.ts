@@ -11,7 +11,7 @@ import {
   type SourceDefinition,
 } from '@webhook-inbox/inbox/providers';
 import { UsageError } from './errors.ts';
-import { shopifySample, stripeSample } from './samples.ts';
+import { shopifySample, stripeSample, type ShopifySample } from './samples.ts';
 
 /** One signed request for a configured source: what `send` posts. */
 export interface SourceDelivery {
@@ -21,6 +21,27 @@ export interface SourceDelivery {
   headers: Record<string, string>;
   /** The event key the receiver should record. */
   id: string;
+}
+
+/** A Stripe sample body as Stripe would sign and key it. */
+export function signedStripeSample(body: string, secret: string): SourceDelivery {
+  const { id } = JSON.parse(body) as { id: string };
+  return { query: '', body, id, headers: { 'stripe-signature': signStripe({ payload: body, secret }) } };
+}
+
+/** A Shopify sample event with the headers the receiver verifies and keys it by. */
+export function signedShopifySample(event: ShopifySample, secret: string): SourceDelivery {
+  return {
+    query: '',
+    body: event.body,
+    id: `${event.shop}:${event.topic}:${event.eventId}`,
+    headers: {
+      'x-shopify-hmac-sha256': signShopify({ payload: event.body, secret }),
+      'x-shopify-topic': event.topic,
+      'x-shopify-shop-domain': event.shop,
+      'x-shopify-event-id': event.eventId,
+    },
+  };
 }
 
 type Template = Extract<SourceDefinition, { type: 'hmac' | 'basic-auth' | 'api-key' | 'ed25519' }>;
@@ -134,25 +155,10 @@ export function sourceSample(source: SourceDefinition, type: string, payload?: s
     throw new UsageError(`--payload is for catalogue sources; "${source.name}" is of type ${source.type}`);
   }
   switch (source.type) {
-    case 'stripe': {
-      const body = stripeSample(type, {});
-      const { id } = JSON.parse(body) as { id: string };
-      return { query: '', body, id, headers: { 'stripe-signature': signStripe({ payload: body, secret }) } };
-    }
-    case 'shopify': {
-      const event = shopifySample(type, {});
-      return {
-        query: '',
-        body: event.body,
-        id: `${event.shop}:${event.topic}:${event.eventId}`,
-        headers: {
-          'x-shopify-hmac-sha256': signShopify({ payload: event.body, secret }),
-          'x-shopify-topic': event.topic,
-          'x-shopify-shop-domain': event.shop,
-          'x-shopify-event-id': event.eventId,
-        },
-      };
-    }
+    case 'stripe':
+      return signedStripeSample(stripeSample(type, {}), secret);
+    case 'shopify':
+      return signedShopifySample(shopifySample(type, {}), secret);
     case 'standard-webhooks': {
       const id = `msg_${randomUUID()}`;
       const body = JSON.stringify({ type, data: {} });

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { signShopify, signStripe } from '@webhook-inbox/inbox';
 import type { CliContext } from '../context.ts';
-import { sourceSample } from '../source-samples.ts';
+import { signedShopifySample, signedStripeSample, sourceSample } from '../source-samples.ts';
 import { UsageError } from '../errors.ts';
 import { printJson } from '../output.ts';
 import {
@@ -78,11 +77,7 @@ export function sendStripe(
   options: SendOptions,
 ): Promise<boolean> {
   const secret = firstSecret(context.stripeSecrets(), 'STRIPE_WEBHOOK_SECRET');
-  return deliver(context, 'stripe', options, () => {
-    const body = stripeSample(type, sample);
-    const { id } = JSON.parse(body) as { id: string };
-    return { body, id, headers: { 'stripe-signature': signStripe({ payload: body, secret }) } };
-  });
+  return deliver(context, 'stripe', options, () => signedStripeSample(stripeSample(type, sample), secret));
 }
 
 export function sendShopify(
@@ -93,15 +88,11 @@ export function sendShopify(
 ): Promise<boolean> {
   const secret = firstSecret(context.shopifySecrets(), 'SHOPIFY_WEBHOOK_SECRET');
   return deliver(context, 'shopify', options, () => {
-    const event = shopifySample(topic, sample);
+    const delivery = signedShopifySample(shopifySample(topic, sample), secret);
     return {
-      body: event.body,
-      id: `${event.shop}:${event.topic}:${event.eventId}`,
+      ...delivery,
       headers: {
-        'x-shopify-hmac-sha256': signShopify({ payload: event.body, secret }),
-        'x-shopify-topic': event.topic,
-        'x-shopify-shop-domain': event.shop,
-        'x-shopify-event-id': event.eventId,
+        ...delivery.headers,
         'x-shopify-webhook-id': crypto.randomUUID(),
         'x-shopify-triggered-at': new Date().toISOString(),
         'x-shopify-api-version': '2026-07',

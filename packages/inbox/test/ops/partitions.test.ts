@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { insertEvents, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { insertEvents, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.ts';
 import { ingest } from '../../src/ingest.ts';
-import { openDeps, silentLogger, type OpsTestDeps } from '../support/ops.ts';
+import { silentLogger, useOpsDeps } from '../support/ops.ts';
 import {
   ensurePayloadPartitions,
   keepPayloadPartitionsAhead,
@@ -15,24 +15,16 @@ import { purgeExpired } from '../../src/ops/retention.ts';
 import { partitionDay, partitionName } from '../../src/sql/event-payloads.ts';
 
 const DAY_MS = 86_400_000;
-const db = useTestDatabase();
-let deps: OpsTestDeps;
-
-beforeAll(async () => {
-  deps = await openDeps(db.url);
-});
-afterAll(async () => {
-  await deps?.close();
-});
+const ops = useOpsDeps();
 
 const nameOf = (time: number) => partitionName(new Date(time));
 
 /** Detaches and drops the partitions of today and the days ahead: a database whose partitions ran out. */
 async function dropDaysAhead(): Promise<void> {
-  for (const partition of await listPayloadPartitions(deps.pool)) {
+  for (const partition of await listPayloadPartitions(ops.deps.pool)) {
     if (partition.day.getTime() + DAY_MS > Date.now()) {
-      await deps.pool.query(`alter table webhook_event_payloads detach partition "${partition.name}"`);
-      await deps.pool.query(`drop table "${partition.name}"`);
+      await ops.deps.pool.query(`alter table webhook_event_payloads detach partition "${partition.name}"`);
+      await ops.deps.pool.query(`drop table "${partition.name}"`);
     }
   }
 }
@@ -54,17 +46,17 @@ describe('payload partitions', () => {
 
   it('without a partition for today the receiver answers unavailable (retryable), and records again once one exists', async () => {
     await dropDaysAhead();
-    const refused = await ingest(deps, event()).catch((error: unknown) => error);
+    const refused = await ingest(ops.deps, event()).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(UnavailableError);
     expect((refused as UnavailableError).retryable).toBe(true);
 
-    const { created } = await ensurePayloadPartitions(deps.pool);
+    const { created } = await ensurePayloadPartitions(ops.deps.pool);
     expect(created).toEqual(
       Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => nameOf(Date.now() + i * DAY_MS)),
     );
     const accepted = event();
-    expect(await ingest(deps, accepted)).toBe('accepted');
-    const { rows } = await deps.pool.query(
+    expect(await ingest(ops.deps, accepted)).toBe('accepted');
+    const { rows } = await ops.deps.pool.query(
       `select tableoid::regclass::text as partition from webhook_event_payloads where event_id = $1`,
       [accepted.eventId],
     );
@@ -73,13 +65,13 @@ describe('payload partitions', () => {
 
   it('creates each missing day once when many processes ensure them at once', async () => {
     await dropDaysAhead();
-    const racers = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: db.url, max: 1 }));
+    const racers = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: ops.db.url, max: 1 }));
     try {
       const results = await Promise.all(racers.map((pool) => ensurePayloadPartitions(pool)));
       const created = results.flatMap((result) => result.created).sort();
       expect(created).toHaveLength(PARTITION_DAYS_AHEAD + 1);
       expect(new Set(created).size).toBe(created.length);
-      expect(await ensurePayloadPartitions(deps.pool)).toEqual({ created: [] });
+      expect(await ensurePayloadPartitions(ops.deps.pool)).toEqual({ created: [] });
     } finally {
       await Promise.all(racers.map((pool) => pool.end()));
     }
@@ -87,14 +79,15 @@ describe('payload partitions', () => {
 
   it('a running worker keeps them ahead: at start, and at every interval', async () => {
     await dropDaysAhead();
-    const keeper = keepPayloadPartitionsAhead(deps.pool, silentLogger, 200);
+    const keeper = keepPayloadPartitionsAhead(ops.deps.pool, silentLogger, 200);
     try {
       await keeper.ready;
-      expect(await ensurePayloadPartitions(deps.pool)).toEqual({ created: [] });
+      expect(await ensurePayloadPartitions(ops.deps.pool)).toEqual({ created: [] });
       await dropDaysAhead();
       await waitFor(
         async () =>
-          (await listPayloadPartitions(deps.pool)).some((p) => p.name === nameOf(Date.now())) || undefined,
+          (await listPayloadPartitions(ops.deps.pool)).some((p) => p.name === nameOf(Date.now())) ||
+          undefined,
         { timeout: 10_000, message: 'the next check to create them again' },
       );
     } finally {
@@ -103,10 +96,10 @@ describe('payload partitions', () => {
   });
 
   it('retention finishes a drop that an earlier run left pending detach', async () => {
-    await ensurePayloadPartitions(deps.pool);
+    await ensurePayloadPartitions(ops.deps.pool);
     const day = Date.now() - 40 * DAY_MS;
     await insertEvents(
-      deps.pool,
+      ops.deps.pool,
       `insert into webhook_events (provider, event_id, type, status, received_at)
        values ('stripe', 'evt_pending_detach', 't', 'processed', $1)`,
       [new Date(day)],
@@ -114,8 +107,8 @@ describe('payload partitions', () => {
     const name = nameOf(day);
     // A reader holds the table while a concurrent detach waits for it; the detach is then cancelled, which leaves
     // the partition marked pending detach.
-    const reader = await deps.pool.connect();
-    const detacher = new pg.Client({ connectionString: db.url });
+    const reader = await ops.deps.pool.connect();
+    const detacher = new pg.Client({ connectionString: ops.db.url });
     await detacher.connect();
     try {
       await reader.query('begin');
@@ -126,10 +119,11 @@ describe('payload partitions', () => {
         .catch((error: unknown) => error);
       await waitFor(
         async () =>
-          (await listPayloadPartitions(deps.pool)).find((p) => p.name === name)?.detachPending || undefined,
+          (await listPayloadPartitions(ops.deps.pool)).find((p) => p.name === name)?.detachPending ||
+          undefined,
         { timeout: 10_000, message: 'the detach to mark the partition pending' },
       );
-      await deps.pool.query('select pg_cancel_backend($1)', [pid]);
+      await ops.deps.pool.query('select pg_cancel_backend($1)', [pid]);
       expect(await detaching).toMatchObject({ code: '57014' });
       await reader.query('commit');
     } finally {
@@ -137,11 +131,11 @@ describe('payload partitions', () => {
       await detacher.end();
     }
 
-    const result = await purgeExpired(deps.pool, { payloadDays: 30 });
+    const result = await purgeExpired(ops.deps.pool, { payloadDays: 30 });
     expect(result.complete).toBe(true);
     expect(result.payloadPartitionsDropped).toBeGreaterThanOrEqual(1);
-    expect((await listPayloadPartitions(deps.pool)).map((p) => p.name)).not.toContain(name);
-    const { rows } = await deps.pool.query(`select to_regclass($1) as table`, [name]);
+    expect((await listPayloadPartitions(ops.deps.pool)).map((p) => p.name)).not.toContain(name);
+    const { rows } = await ops.deps.pool.query(`select to_regclass($1) as table`, [name]);
     expect(rows).toEqual([{ table: null }]);
   });
 });

@@ -1,28 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest.ts';
 import type { VerifiedEvent } from '../../src/providers/types.ts';
 import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from '../../src/ops/purge-schedule.ts';
 import { countDayPayloads } from '../../src/ops/retention-batches.ts';
 import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from '../../src/ops/retention-options.ts';
 import { purgeExpired } from '../../src/ops/retention.ts';
-import { openDeps, type OpsTestDeps } from '../support/ops.ts';
+import { openDeps, useOpsDeps } from '../support/ops.ts';
 import { partitionName } from '../../src/sql/event-payloads.ts';
 import { ensurePayloadPartitions, listPayloadPartitions } from '../../src/ops/partitions.ts';
 
-const db = useTestDatabase();
-let deps: OpsTestDeps;
-
-beforeAll(async () => {
-  deps = await openDeps(db.url);
-});
-afterAll(async () => {
-  await deps?.close();
-});
+const ops = useOpsDeps();
 beforeEach(async () => {
-  await deps.pool.query('truncate webhook_events, webhook_event_payloads cascade');
+  await ops.deps.pool.query('truncate webhook_events, webhook_event_payloads cascade');
 });
 
 interface Seed {
@@ -34,9 +26,11 @@ interface Seed {
 
 async function seed(rows: Seed[]): Promise<void> {
   const oldest = Math.max(...rows.map((row) => row.ageDays));
-  await ensurePayloadPartitions(deps.pool, { from: new Date(Date.now() - oldest * 86_400_000 - 3_600_000) });
+  await ensurePayloadPartitions(ops.deps.pool, {
+    from: new Date(Date.now() - oldest * 86_400_000 - 3_600_000),
+  });
   for (const row of rows) {
-    await deps.pool.query(
+    await ops.deps.pool.query(
       `with event as (
          insert into webhook_events (provider, event_id, type, status, received_at)
          values ('stripe', $1, 'checkout.session.completed', $2, now() - $3 * interval '1 day')
@@ -46,7 +40,7 @@ async function seed(rows: Seed[]): Promise<void> {
       [row.id, row.status, row.ageDays],
     );
     if (row.effect) {
-      await deps.pool.query(
+      await ops.deps.pool.query(
         `insert into effect_runs (provider, event_id, effect, status, idempotency_key)
          values ('stripe', $1, 'provision-account', 'completed', $1 || ':provision-account')`,
         [row.id],
@@ -56,7 +50,7 @@ async function seed(rows: Seed[]): Promise<void> {
 }
 
 async function state(): Promise<Record<string, 'payload' | 'purged'>> {
-  const { rows } = await deps.pool.query<{ event_id: string; has_payload: boolean }>(
+  const { rows } = await ops.deps.pool.query<{ event_id: string; has_payload: boolean }>(
     `select event_id,
             exists (select from webhook_event_payloads p
                      where p.provider = e.provider and p.event_id = e.event_id and p.received_at = e.received_at)
@@ -68,13 +62,13 @@ async function state(): Promise<Record<string, 'payload' | 'purged'>> {
 
 describe('purgeExpired', () => {
   it("deletes the overview's per-minute history older than historyDays, in batches, and counts it in a dry run", async () => {
-    await deps.pool.query('truncate webhook_delivery_counts, inbox_samples');
-    await deps.pool.query(
+    await ops.deps.pool.query('truncate webhook_delivery_counts, inbox_samples');
+    await ops.deps.pool.query(
       `insert into webhook_delivery_counts (minute, provider, outcome, http_status, count)
        select date_trunc('minute', now()) - d * interval '1 day', p, 'accepted', 200, 1
          from unnest(array[3, 6, 10]) as d, unnest(array['stripe', 'shopify']) as p`,
     );
-    await deps.pool.query(
+    await ops.deps.pool.query(
       `insert into inbox_samples (minute, events_received, events_processing, events_failed, events_dead,
                                   oldest_unprocessed_seconds, jobs_created, jobs_retry, jobs_active)
        select date_trunc('minute', now()) - d * interval '1 day', 0, 0, 0, 0, 0, 0, 0, 0
@@ -82,18 +76,18 @@ describe('purgeExpired', () => {
     );
     const ages = async () =>
       (
-        await deps.pool.query<{ days: number }>(
+        await ops.deps.pool.query<{ days: number }>(
           `select round(extract(epoch from now() - minute) / 86400)::int as days from webhook_delivery_counts
            union all
            select round(extract(epoch from now() - minute) / 86400)::int from inbox_samples order by 1`,
         )
       ).rows.map((r) => r.days);
 
-    const dry = await purgeExpired(deps.pool, { historyDays: 5, dryRun: true });
+    const dry = await purgeExpired(ops.deps.pool, { historyDays: 5, dryRun: true });
     expect(dry.historyRowsDeleted).toBe(6);
     expect(await ages()).toEqual([3, 3, 3, 6, 6, 6, 10, 10, 10]);
 
-    const result = await purgeExpired(deps.pool, { historyDays: 5, batchSize: 1 });
+    const result = await purgeExpired(ops.deps.pool, { historyDays: 5, batchSize: 1 });
     expect(result).toMatchObject({ historyRowsDeleted: 6, complete: true });
     expect(await ages()).toEqual([3, 3, 3]);
   });
@@ -113,7 +107,7 @@ describe('purgeExpired', () => {
       { id: 'processed-89d', status: 'processed', ageDays: 89, effect: true },
     ]);
 
-    const result = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 2 });
+    const result = await purgeExpired(ops.deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 2 });
     // The day 89 days ago is dropped whole (and the empty days seeding created). The days 40 and 100 days ago hold
     // events in flight: they stay, and lose the payloads of their finished events (at 100 days, those of the two
     // events whose keys went first).
@@ -136,10 +130,10 @@ describe('purgeExpired', () => {
       'received-40d': 'payload',
     });
     // The deleted key took its effect ledger with it; the kept one still has its own.
-    const ledger = await deps.pool.query('select event_id from effect_runs');
+    const ledger = await ops.deps.pool.query('select event_id from effect_runs');
     expect(ledger.rows).toEqual([{ event_id: 'processed-89d' }]);
     const day = (ageDays: number) => partitionName(new Date(Date.now() - ageDays * 86_400_000));
-    const names = (await listPayloadPartitions(deps.pool)).map((partition) => partition.name);
+    const names = (await listPayloadPartitions(ops.deps.pool)).map((partition) => partition.name);
     expect(names).not.toContain(day(89));
     expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));
     // The phases account for the whole run (each rounded to a millisecond).
@@ -149,7 +143,7 @@ describe('purgeExpired', () => {
     expect(Math.abs(phases.reduce((a, b) => a + b, 0) - result.durationMs)).toBeLessThanOrEqual(3);
 
     // Idempotent.
-    expect(await purgeExpired(deps.pool)).toMatchObject({
+    expect(await purgeExpired(ops.deps.pool)).toMatchObject({
       payloadsPurged: 0,
       keysDeleted: 0,
       complete: true,
@@ -158,15 +152,15 @@ describe('purgeExpired', () => {
 
   it(`refuses keyDays under ${MIN_KEY_DAYS} (and other nonsense) before touching anything`, async () => {
     await seed([{ id: 'processed-100d', status: 'processed', ageDays: 100 }]);
-    await expect(purgeExpired(deps.pool, { keyDays: 6 })).rejects.toThrow(
+    await expect(purgeExpired(ops.deps.pool, { keyDays: 6 })).rejects.toThrow(
       /keyDays must be at least 7.*Stripe/s,
     );
-    await expect(purgeExpired(deps.pool, { keyDays: Number.NaN })).rejects.toThrow(RangeError);
-    await expect(purgeExpired(deps.pool, { payloadDays: 0 })).rejects.toThrow(/payloadDays/);
-    await expect(purgeExpired(deps.pool, { batchSize: 0 })).rejects.toThrow(/batchSize/);
-    await expect(purgeExpired(deps.pool, { maxBatchMs: 1 })).rejects.toThrow(/maxBatchMs/);
+    await expect(purgeExpired(ops.deps.pool, { keyDays: Number.NaN })).rejects.toThrow(RangeError);
+    await expect(purgeExpired(ops.deps.pool, { payloadDays: 0 })).rejects.toThrow(/payloadDays/);
+    await expect(purgeExpired(ops.deps.pool, { batchSize: 0 })).rejects.toThrow(/batchSize/);
+    await expect(purgeExpired(ops.deps.pool, { maxBatchMs: 1 })).rejects.toThrow(/maxBatchMs/);
     expect(await state()).toEqual({ 'processed-100d': 'payload' });
-    expect(await purgeExpired(deps.pool, { keyDays: 7 })).toMatchObject({ keysDeleted: 1 });
+    expect(await purgeExpired(ops.deps.pool, { keyDays: 7 })).toMatchObject({ keysDeleted: 1 });
   });
 
   it(`refuses payloadDays under ${MIN_PAYLOAD_DAYS} (the retry window) unless forced, before touching anything`, async () => {
@@ -174,21 +168,21 @@ describe('purgeExpired', () => {
       { id: 'dead-2d', status: 'dead', ageDays: 2, effect: true },
       { id: 'processed-2.5d', status: 'processed', ageDays: 2.5 },
     ]);
-    const refused = await purgeExpired(deps.pool, { payloadDays: 1 / 86_400_000 }).catch(
+    const refused = await purgeExpired(ops.deps.pool, { payloadDays: 1 / 86_400_000 }).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(RetentionOptionError);
     expect(refused).toMatchObject({ code: 'below_retry_window' });
     expect((refused as Error).message).toMatch(/retry window/);
-    await expect(purgeExpired(deps.pool, { payloadDays: 2.9 })).rejects.toThrow(RetentionOptionError);
+    await expect(purgeExpired(ops.deps.pool, { payloadDays: 2.9 })).rejects.toThrow(RetentionOptionError);
     expect(await state()).toEqual({ 'dead-2d': 'payload', 'processed-2.5d': 'payload' });
     // keyDays has no override.
-    await expect(purgeExpired(deps.pool, { keyDays: 6, force: true })).rejects.toMatchObject({
+    await expect(purgeExpired(ops.deps.pool, { keyDays: 6, force: true })).rejects.toMatchObject({
       code: 'invalid_option',
     });
 
     // Days end at UTC midnight: a day at least 2 days back has ended a day ago at the latest.
-    expect(await purgeExpired(deps.pool, { payloadDays: 1, force: true })).toMatchObject({
+    expect(await purgeExpired(ops.deps.pool, { payloadDays: 1, force: true })).toMatchObject({
       payloadsPurged: 2,
     });
     expect(await state()).toEqual({ 'dead-2d': 'purged', 'processed-2.5d': 'purged' });
@@ -204,10 +198,10 @@ describe('purgeExpired', () => {
     ]);
     const before = await state();
     const ledger = async () =>
-      (await deps.pool.query<{ event_id: string }>('select event_id from effect_runs order by 1')).rows;
+      (await ops.deps.pool.query<{ event_id: string }>('select event_id from effect_runs order by 1')).rows;
     const ledgerBefore = await ledger();
 
-    const dry = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, dryRun: true });
+    const dry = await purgeExpired(ops.deps.pool, { payloadDays: 30, keyDays: 90, dryRun: true });
     expect(dry).toMatchObject({
       dryRun: true,
       keysDeleted: 2,
@@ -220,7 +214,7 @@ describe('purgeExpired', () => {
     expect(await state()).toEqual(before);
     expect(await ledger()).toEqual(ledgerBefore);
 
-    const done = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 1 });
+    const done = await purgeExpired(ops.deps.pool, { payloadDays: 30, keyDays: 90, batchSize: 1 });
     expect(done).toMatchObject({ dryRun: false, keysDeleted: 2, effectRunsDeleted: 2, payloadsPurged: 3 });
     expect(await ledger()).toEqual([{ event_id: 'failed-100d' }, { event_id: 'processed-40d' }]);
   });
@@ -231,12 +225,12 @@ describe('purgeExpired', () => {
       { id: 'b-free', status: 'processed', ageDays: 99 },
       { id: 'c-ledger-held', status: 'processed', ageDays: 40, effect: true },
     ]);
-    const worker = await deps.pool.connect();
+    const worker = await ops.deps.pool.connect();
     try {
       await worker.query('begin');
       await worker.query(`select 1 from webhook_events where event_id = 'a-held' for update`);
       // Its key stays; its day's payloads go (a day of finished events is dropped whole, whoever reads a key).
-      const first = await purgeExpired(deps.pool, { batchSize: 10 });
+      const first = await purgeExpired(ops.deps.pool, { batchSize: 10 });
       expect(first).toMatchObject({ keysDeleted: 1, payloadsPurged: 3, timeouts: 0, complete: true });
       expect(await state()).toEqual({ 'a-held': 'purged', 'c-ledger-held': 'purged' });
       await worker.query('commit');
@@ -244,18 +238,18 @@ describe('purgeExpired', () => {
       // Deleting a key cascades to its ledger: a ledger row held by a replay in progress makes the batch wait,
       // at most maxBatchMs (50 ms) per try. The held one is the oldest, so every (smaller) retry includes it:
       // 10, 5 and 2 rows, then one row five times.
-      await deps.pool.query(
+      await ops.deps.pool.query(
         `update webhook_events set received_at = now() - interval '100 days'
            - case when event_id = 'c-ledger-held' then interval '1 day' else interval '0' end`,
       );
       await worker.query('begin');
       await worker.query(`select 1 from effect_runs where event_id = 'c-ledger-held' for update`);
       const started = performance.now();
-      const second = await purgeExpired(deps.pool, { batchSize: 10 });
+      const second = await purgeExpired(ops.deps.pool, { batchSize: 10 });
       expect(performance.now() - started).toBeLessThan(5000);
       expect(second).toMatchObject({ keysDeleted: 0, payloadsPurged: 0, timeouts: 8, complete: false });
       await worker.query('commit');
-      expect(await purgeExpired(deps.pool)).toMatchObject({ keysDeleted: 2, complete: true });
+      expect(await purgeExpired(ops.deps.pool)).toMatchObject({ keysDeleted: 2, complete: true });
     } finally {
       await worker.query('rollback').catch(() => {});
       worker.release();
@@ -264,35 +258,35 @@ describe('purgeExpired', () => {
 
   it('stops between batches when aborted', async () => {
     await seed([{ id: 'processed-100d', status: 'processed', ageDays: 100 }]);
-    const result = await purgeExpired(deps.pool, { signal: AbortSignal.abort() });
+    const result = await purgeExpired(ops.deps.pool, { signal: AbortSignal.abort() });
     expect(result).toMatchObject({ keysDeleted: 0, complete: false });
   });
 
   it('retention purge under concurrent ingest: no receiver request waits more than 100 ms on it', async () => {
     // 50 000 finished events: half past the key cutoff, half past the payload cutoff, one second apart.
     const OLD = 25_000;
-    await ensurePayloadPartitions(deps.pool, { from: new Date(Date.now() - 101 * 86_400_000) });
-    await deps.pool.query(
+    await ensurePayloadPartitions(ops.deps.pool, { from: new Date(Date.now() - 101 * 86_400_000) });
+    await ops.deps.pool.query(
       `insert into webhook_events (provider, event_id, type, status, received_at, processed_at)
        select 'stripe', 'evt_key_' || g, 'checkout.session.completed',
               'processed', now() - interval '100 days' - g * interval '1 second', now() - interval '100 days'
        from generate_series(1, $1::int) g`,
       [OLD],
     );
-    await deps.pool.query(
+    await ops.deps.pool.query(
       `insert into webhook_events (provider, event_id, type, status, received_at, processed_at)
        select 'stripe', 'evt_pay_' || g, 'checkout.session.completed',
               'dead', now() - interval '40 days' - g * interval '1 second', null
        from generate_series(1, $1::int) g`,
       [OLD],
     );
-    await deps.pool.query(
+    await ops.deps.pool.query(
       `insert into webhook_event_payloads (provider, event_id, received_at, payload)
        select provider, event_id, received_at,
               jsonb_build_object('id', event_id, 'object', 'event', 'data', repeat('x', 300))
          from webhook_events`,
     );
-    await deps.pool.query('analyze webhook_events, webhook_event_payloads');
+    await ops.deps.pool.query('analyze webhook_events, webhook_event_payloads');
 
     // The receiver's side. Why lock_timeout rather than only a latency bound: wall-clock latency on a loaded
     // 2-core CI machine includes CPU scheduling and fsync that have nothing to do with the purge, so a strict
@@ -303,7 +297,7 @@ describe('purgeExpired', () => {
     // block.) What keeps the waits short on such a machine is the purge's own maxBatchMs (default
     // 50 ms): a batch of fixed size can run 150 ms under load, so a batch past 50 ms is cancelled.
     // The purge runs with its defaults (batchSize 1000, maxBatchMs 50).
-    const receiver = await openDeps(db.url, {
+    const receiver = await openDeps(ops.db.url, {
       max: 6,
       lock_timeout: 100,
       application_name: 'ingest-under-test',
@@ -355,7 +349,7 @@ describe('purgeExpired', () => {
       const loops = Array.from({ length: 4 }, (_, w) => loop(w));
       await waitFor(() => latencies.length >= 20, { timeout: 10_000, message: 'ingest loops running' });
       const before = latencies.length;
-      const purge = await purgeExpired(deps.pool, { payloadDays: 30, keyDays: 90 });
+      const purge = await purgeExpired(ops.deps.pool, { payloadDays: 30, keyDays: 90 });
       const during = latencies.length - before;
       stop = true;
       await Promise.all(loops);
@@ -390,10 +384,10 @@ describe('purgeExpired', () => {
 describe('countDayPayloads', () => {
   it('counts a day exactly, slice by slice along its key, to the microsecond', async () => {
     const day = new Date((Math.floor(Date.now() / 86_400_000) - 20) * 86_400_000);
-    await ensurePayloadPartitions(deps.pool, { from: day });
+    await ensurePayloadPartitions(ops.deps.pool, { from: day });
     const partition = partitionName(day);
     const count = async () => {
-      const client = await deps.pool.connect();
+      const client = await ops.deps.pool.connect();
       try {
         return await countDayPayloads(client, partition);
       } finally {
@@ -403,7 +397,7 @@ describe('countDayPayloads', () => {
     expect(await count()).toBe(0);
     // Two slices and a part of one (a slice is 20 000 keys); each event id twice, a microsecond apart: a key
     // read back as a JavaScript Date (milliseconds) would skip or count some twice.
-    await deps.pool.query(
+    await ops.deps.pool.query(
       `insert into webhook_event_payloads (provider, event_id, received_at, payload)
        select provider, 'evt_' || (i / 2), $1::timestamptz + (i % 2) * interval '1 microsecond'
                                           + (i / 2) * interval '1 millisecond', '{}'
@@ -411,18 +405,22 @@ describe('countDayPayloads', () => {
       [day],
     );
     expect(await count()).toBe(90_002);
-    await deps.pool.query(`delete from "${partition}" where provider = 'shopify' and event_id >= 'evt_2'`);
-    const { rows } = await deps.pool.query<{ n: number }>(`select count(*)::int as n from "${partition}"`);
+    await ops.deps.pool.query(
+      `delete from "${partition}" where provider = 'shopify' and event_id >= 'evt_2'`,
+    );
+    const { rows } = await ops.deps.pool.query<{ n: number }>(
+      `select count(*)::int as n from "${partition}"`,
+    );
     expect(await count()).toBe(rows[0]!.n);
   });
 });
 
 describe('schedulePurge', () => {
   it('creates the queue and one daily schedule (idempotent); refuses bad settings up front', async () => {
-    await schedulePurge(deps.boss, { cron: '17 3 * * *', payloadDays: 30, keyDays: 90 });
-    await schedulePurge(deps.boss, { cron: '17 3 * * *', payloadDays: 30, keyDays: 90 });
-    await expect(schedulePurge(deps.boss, { keyDays: 3 })).rejects.toThrow(/keyDays must be at least 7/);
-    const schedules = await deps.boss.getSchedules(PURGE_QUEUE);
+    await schedulePurge(ops.deps.boss, { cron: '17 3 * * *', payloadDays: 30, keyDays: 90 });
+    await schedulePurge(ops.deps.boss, { cron: '17 3 * * *', payloadDays: 30, keyDays: 90 });
+    await expect(schedulePurge(ops.deps.boss, { keyDays: 3 })).rejects.toThrow(/keyDays must be at least 7/);
+    const schedules = await ops.deps.boss.getSchedules(PURGE_QUEUE);
     expect(schedules).toHaveLength(1);
     expect(schedules[0]).toMatchObject({
       name: PURGE_QUEUE,
@@ -430,24 +428,24 @@ describe('schedulePurge', () => {
       timezone: 'UTC',
       data: { payloadDays: 30, keyDays: 90 },
     });
-    await deps.boss.unschedule(PURGE_QUEUE);
+    await ops.deps.boss.unschedule(PURGE_QUEUE);
   });
 
   it('its handler, registered with boss.work, runs the purge a job asks for', async () => {
-    await schedulePurge(deps.boss);
+    await schedulePurge(ops.deps.boss);
     await seed([
       { id: 'processed-100d', status: 'processed', ageDays: 100 },
       { id: 'processed-10d', status: 'processed', ageDays: 10 },
     ]);
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-    await deps.boss.work(
+    await ops.deps.boss.work(
       PURGE_QUEUE,
       { pollingIntervalSeconds: 0.5 },
-      createPurgeHandler(deps.pool, { logger }),
+      createPurgeHandler(ops.deps.pool, { logger }),
     );
     try {
-      await deps.boss.send(PURGE_QUEUE, { payloadDays: 7, keyDays: 90 });
+      await ops.deps.boss.send(PURGE_QUEUE, { payloadDays: 7, keyDays: 90 });
       await waitFor(async () => JSON.stringify(await state()) === '{"processed-10d":"purged"}', {
         timeout: 15_000,
         message: 'the purge job to run',
@@ -459,8 +457,8 @@ describe('schedulePurge', () => {
         payloadsPurged: 2,
       });
     } finally {
-      await deps.boss.offWork(PURGE_QUEUE);
-      await deps.boss.unschedule(PURGE_QUEUE);
+      await ops.deps.boss.offWork(PURGE_QUEUE);
+      await ops.deps.boss.unschedule(PURGE_QUEUE);
     }
   });
 });

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WebhookError, type WebhookErrorCode } from '../../src/errors.ts';
+import { WebhookError } from '../../src/errors.ts';
 import { SHOPIFY_CHECKED_TOPICS } from '../../src/providers/shopify-payloads.ts';
 import { shopifyProvider, signShopify } from '../../src/providers/shopify.ts';
 import type { SignedRequest } from '../../src/providers/types.ts';
+import { codeOf } from './catalogue/support.ts';
 
 // Shopify/shopify-app-js@ef2043d4 packages/apps/shopify-api/lib/webhooks/__tests__/validate.test.ts
 const VECTOR_SECRET = 'test_secret_key';
@@ -87,16 +88,6 @@ function signed(
 }
 
 const provider = shopifyProvider({ secrets: [SECRET] });
-
-function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
-  try {
-    fn();
-    return 'no error';
-  } catch (error) {
-    if (error instanceof WebhookError) return error.code;
-    throw error;
-  }
-}
 
 describe('third-party vectors', () => {
   it('shopify-app-js\'s {"foo": "bar"} vector', () => {
@@ -504,14 +495,9 @@ describe('properties', () => {
       fc.property(fc.option(hmacish, { nil: undefined }), fc.uint8Array({ maxLength: 256 }), (hmac, body) => {
         const headers = deliveryHeaders();
         if (hmac !== undefined) headers['X-Shopify-Hmac-Sha256'] = hmac;
-        let thrown: unknown;
-        try {
-          provider.verify(request(body, headers), NOW);
-        } catch (error) {
-          thrown = error;
-        }
-        expect(thrown).toBeInstanceOf(WebhookError);
-        expect(['missing_signature', 'invalid_signature']).toContain((thrown as WebhookError).code);
+        expect(['missing_signature', 'invalid_signature']).toContain(
+          codeOf(() => provider.verify(request(body, headers), NOW)),
+        );
       }),
       { numRuns: 500 },
     );

@@ -1,8 +1,9 @@
 // Shared by the ops tests only (not exported by the package).
 import pg from 'pg';
-import { startTestBoss } from '@webhook-inbox/testing';
+import { startTestBoss, useTestDatabase } from '@webhook-inbox/testing';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { ensureQueues } from '../../src/queue.ts';
 
 export interface OpsTestDeps {
@@ -23,6 +24,31 @@ export async function openDeps(url: string, pool: pg.PoolConfig = {}): Promise<O
     close: async () => {
       await boss.stop({ graceful: false, close: true });
       await db.end();
+    },
+  };
+}
+
+/**
+ * The test file's database and its ops dependencies, opened before the file's tests and closed after them. Call at
+ * the top level of a test file; read `deps` inside tests only.
+ */
+export function useOpsDeps(): {
+  readonly db: ReturnType<typeof useTestDatabase>;
+  readonly deps: OpsTestDeps;
+} {
+  const db = useTestDatabase();
+  let opened: OpsTestDeps | undefined;
+  beforeAll(async () => {
+    opened = await openDeps(db.url);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  return {
+    db,
+    get deps(): OpsTestDeps {
+      if (opened === undefined) throw new Error('the ops deps are read before beforeAll opened them');
+      return opened;
     },
   };
 }

@@ -1,20 +1,13 @@
 import { InvalidPayloadError } from '../../errors.ts';
-import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { bodyObject, bodyString, type CatalogueProviderOptions } from './signing.ts';
 import {
-  anyKeyMatches,
-  bodyObject,
-  bodyString,
-  hmac,
-  noMatch,
-  parseTimestampedHeader,
-  secretKeys,
-  signatureHeader,
-  sourceName,
-  tolerance,
-  type CatalogueProviderOptions,
-} from './signing.ts';
+  signTimestampedHmac,
+  timestampedHmacProvider,
+  type SignTimestampedOptions,
+  type TimestampedHmacProvider,
+} from './timestamped-hmac.ts';
 
 export const CALENDLY_FACTS: ProviderFacts = {
   scheme:
@@ -34,11 +27,23 @@ export const CALENDLY_FACTS: ProviderFacts = {
   docs: 'https://developer.calendly.com/api-docs/overview/webhooks/webhook-signatures',
 };
 
-const LAYOUT = {
+const SCHEME: TimestampedHmacProvider = {
   header: 'Calendly-Webhook-Signature',
   separator: ',',
   timestampField: 't',
   signatureField: 'v1',
+  joiner: '.',
+  sender: 'Calendly',
+  type: 'calendly',
+  toleranceSeconds: CALENDLY_FACTS.toleranceSeconds ?? 180,
+  identify: (name, body) => {
+    const event = bodyString(name, body, 'event');
+    const uri = bodyObject(name, body, 'payload').uri;
+    if (typeof uri !== 'string' || uri === '') {
+      throw new InvalidPayloadError(`${name}: the body has no payload.uri; it is part of the event key`);
+    }
+    return { eventId: `${event}:${uri}`, type: event };
+  },
 };
 
 /**
@@ -52,41 +57,13 @@ const LAYOUT = {
  * const calendly = calendlyProvider({ secrets: [process.env.CALENDLY_WEBHOOK_SECRET] });
  */
 export function calendlyProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('calendly', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, CALENDLY_FACTS.toleranceSeconds ?? 180);
-
-  return {
-    name,
-    verify(request: SignedRequest, now: Date): VerifiedEvent {
-      const header = signatureHeader(name, request, 'calendly-webhook-signature', 'Calendly');
-      const { timestamp, signatures } = parseTimestampedHeader(name, header, LAYOUT);
-      if (!anyKeyMatches('sha256', keys, [`${timestamp}.`, request.rawBody], signatures)) {
-        throw noMatch(name, 'no v1 signature');
-      }
-      checkTimestamp(name, timestamp, now, toleranceSeconds);
-
-      const { text, object } = decodeJsonBody(name, request.rawBody);
-      const event = bodyString(name, object, 'event');
-      const uri = bodyObject(name, object, 'payload').uri;
-      if (typeof uri !== 'string' || uri === '') {
-        throw new InvalidPayloadError(`${name}: the body has no payload.uri; it is part of the event key`);
-      }
-      return { provider: name, eventId: `${event}:${uri}`, type: event, payloadText: text, headers: {} };
-    },
-  };
+  return timestampedHmacProvider(SCHEME, options);
 }
 
-export interface SignCalendlyOptions {
-  payload: string | Uint8Array;
-  /** The webhook signing key. */
-  secret: string;
-  /** Unix seconds; defaults to now. */
-  timestamp?: number;
-}
+/** `secret` is the webhook signing key. */
+export type SignCalendlyOptions = SignTimestampedOptions;
 
 /** The `Calendly-Webhook-Signature` header value Calendly would send for this body, for tests and the dev CLI. */
-export function signCalendly({ payload, secret, timestamp = unixSeconds() }: SignCalendlyOptions): string {
-  const t = Math.floor(timestamp);
-  return `t=${t},v1=${hmac('sha256', hmacKey(secret), [`${t}.`, toBytes(payload)]).toString('hex')}`;
+export function signCalendly(options: SignCalendlyOptions): string {
+  return signTimestampedHmac(SCHEME, options);
 }

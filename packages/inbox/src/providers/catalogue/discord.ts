@@ -7,6 +7,8 @@ import {
   bodyString,
   signatureHeader,
   sourceName,
+  timestampThenBody,
+  type KeyPairSignOptions,
   tolerance,
   signedTimestampHeader,
   type CatalogueProviderOptions,
@@ -59,7 +61,7 @@ export function verifyDiscordSignature(
   signatureHex: string,
 ): boolean {
   if (!HEX_SIGNATURE.test(signatureHex)) return false;
-  const message = Buffer.concat([Buffer.from(timestamp, 'utf8'), rawBody]);
+  const message = timestampThenBody(timestamp, rawBody);
   const signature = Buffer.from(signatureHex, 'hex');
   return keys.some((key) => verify(null, message, key, signature));
 }
@@ -112,15 +114,7 @@ export function discordProvider(options: CatalogueProviderOptions): Provider {
 }
 
 /** The `X-Signature-Ed25519` value Discord would send, made with an Ed25519 private key (tests and the dev CLI). */
-export function signDiscord({
-  payload,
-  privateKey,
-  timestamp,
-}: {
-  payload: string | Uint8Array;
-  privateKey: KeyObject;
-  timestamp: number;
-}): string {
-  const message = Buffer.concat([Buffer.from(String(Math.floor(timestamp)), 'utf8'), toBytes(payload)]);
+export function signDiscord({ payload, privateKey, timestamp }: KeyPairSignOptions): string {
+  const message = timestampThenBody(String(Math.floor(timestamp)), toBytes(payload));
   return sign(null, message, privateKey).toString('hex');
 }

@@ -3,11 +3,9 @@ import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
-  anyKeyMatches,
+  checkHmac,
   bodyString,
-  decodeSignature,
   hmac,
-  noMatch,
   publicUrl,
   secretKeys,
   signatureHeader,
@@ -87,11 +85,8 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
       request,
       'x-hubspot-request-timestamp',
     );
-    const signature = decodeSignature(header, 'sha256', 'base64');
     const parts = [`POST${uri}`, request.rawBody, timestampText];
-    if (!anyKeyMatches('sha256', keys, parts, signature ? [signature] : [])) {
-      throw noMatch(name, `X-HubSpot-Signature-v3 (over POST ${uri})`);
-    }
+    checkHmac(name, keys, parts, header, `X-HubSpot-Signature-v3 (over POST ${uri})`);
     checkTimestamp(name, Math.floor(timestampMs / 1000), now, toleranceSeconds);
 
     return jsonArrayItems(name, request.rawBody).items.map(({ object, text: itemText }) => ({

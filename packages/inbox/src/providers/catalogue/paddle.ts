@@ -1,18 +1,12 @@
-import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { bodyString, type CatalogueProviderOptions } from './signing.ts';
 import {
-  anyKeyMatches,
-  bodyString,
-  hmac,
-  noMatch,
-  parseTimestampedHeader,
-  secretKeys,
-  signatureHeader,
-  sourceName,
-  tolerance,
-  type CatalogueProviderOptions,
-} from './signing.ts';
+  signTimestampedHmac,
+  timestampedHmacProvider,
+  type SignTimestampedOptions,
+  type TimestampedHmacProvider,
+} from './timestamped-hmac.ts';
 
 export const PADDLE_FACTS: ProviderFacts = {
   scheme:
@@ -27,7 +21,20 @@ export const PADDLE_FACTS: ProviderFacts = {
   docs: 'https://developer.paddle.com/webhooks/signature-verification',
 };
 
-const LAYOUT = { header: 'Paddle-Signature', separator: ';', timestampField: 'ts', signatureField: 'h1' };
+const SCHEME: TimestampedHmacProvider = {
+  header: 'Paddle-Signature',
+  separator: ';',
+  timestampField: 'ts',
+  signatureField: 'h1',
+  joiner: ':',
+  sender: 'Paddle',
+  type: 'paddle',
+  toleranceSeconds: PADDLE_FACTS.toleranceSeconds ?? 5,
+  identify: (name, body) => ({
+    eventId: bodyString(name, body, 'event_id'),
+    type: bodyString(name, body, 'event_type'),
+  }),
+};
 
 /**
  * Paddle Billing: `Paddle-Signature: ts=<unix seconds>;h1=<hex>`, each `h1` the HMAC-SHA256 of `${ts}:${raw body}`
@@ -41,43 +48,13 @@ const LAYOUT = { header: 'Paddle-Signature', separator: ';', timestampField: 'ts
  * const paddle = paddleProvider({ secrets: [process.env.PADDLE_WEBHOOK_SECRET] });
  */
 export function paddleProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('paddle', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, PADDLE_FACTS.toleranceSeconds ?? 5);
-
-  return {
-    name,
-    verify(request: SignedRequest, now: Date): VerifiedEvent {
-      const header = signatureHeader(name, request, 'paddle-signature', 'Paddle');
-      const { timestamp, signatures } = parseTimestampedHeader(name, header, LAYOUT);
-      if (!anyKeyMatches('sha256', keys, [`${timestamp}:`, request.rawBody], signatures)) {
-        throw noMatch(name, 'no h1 signature');
-      }
-      checkTimestamp(name, timestamp, now, toleranceSeconds);
-
-      const { text, object } = decodeJsonBody(name, request.rawBody);
-      return {
-        provider: name,
-        eventId: bodyString(name, object, 'event_id'),
-        type: bodyString(name, object, 'event_type'),
-        payloadText: text,
-        headers: {},
-      };
-    },
-  };
+  return timestampedHmacProvider(SCHEME, options);
 }
 
-export interface SignPaddleOptions {
-  /** The exact body that will be sent. */
-  payload: string | Uint8Array;
-  /** The notification destination's secret key. */
-  secret: string;
-  /** Unix seconds; defaults to now. */
-  timestamp?: number;
-}
+/** `secret` is the notification destination's secret key. */
+export type SignPaddleOptions = SignTimestampedOptions;
 
 /** The `Paddle-Signature` header value Paddle would send for this body, for tests and the dev CLI. */
-export function signPaddle({ payload, secret, timestamp = unixSeconds() }: SignPaddleOptions): string {
-  const ts = Math.floor(timestamp);
-  return `ts=${ts};h1=${hmac('sha256', hmacKey(secret), [`${ts}:`, toBytes(payload)]).toString('hex')}`;
+export function signPaddle(options: SignPaddleOptions): string {
+  return signTimestampedHmac(SCHEME, options);
 }

@@ -8,6 +8,8 @@ import {
   bodyString,
   signatureHeader,
   sourceName,
+  timestampThenBody,
+  type KeyPairSignOptions,
   tolerance,
   signedTimestampHeader,
   type CatalogueProviderOptions,
@@ -45,7 +47,7 @@ export function verifySendgridSignature(
   signatureBase64: string,
 ): boolean {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(signatureBase64)) return false;
-  const message = Buffer.concat([Buffer.from(timestamp, 'utf8'), rawBody]);
+  const message = timestampThenBody(timestamp, rawBody);
   const signature = Buffer.from(signatureBase64, 'base64');
   return keys.some((key) => {
     try {
@@ -61,16 +63,8 @@ export function verifySendgridSignature(
  * The signature header value SendGrid would send, made with an EC P-256 private key (tests and the dev CLI, which
  * configure the matching public key as the source's secret).
  */
-export function signSendgrid({
-  payload,
-  privateKey,
-  timestamp,
-}: {
-  payload: string | Uint8Array;
-  privateKey: KeyObject;
-  timestamp: number;
-}): string {
-  const message = Buffer.concat([Buffer.from(String(Math.floor(timestamp)), 'utf8'), toBytes(payload)]);
+export function signSendgrid({ payload, privateKey, timestamp }: KeyPairSignOptions): string {
+  const message = timestampThenBody(String(Math.floor(timestamp)), toBytes(payload));
   return sign('sha256', message, { key: privateKey, dsaEncoding: 'der' }).toString('base64');
 }
 

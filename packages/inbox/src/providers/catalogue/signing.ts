@@ -9,7 +9,7 @@ import {
   parseUnixSeconds,
 } from '../shared.ts';
 import { PROVIDER_NAME } from '../standard-webhooks.ts';
-import type { SignedRequest } from '../types.ts';
+import type { SignedRequest, VerifiedEvent } from '../types.ts';
 
 // What the catalogue's providers share beyond ../shared.ts: digests other than SHA-256, signatures in either
 // encoding, and the option checks every factory makes. Construction-time checks throw TypeError/RangeError;
@@ -96,6 +96,23 @@ export function anyKeyMatches(
   });
 }
 
+/**
+ * Checks one encoded signature against every key's HMAC of the parts; `invalid_signature` (saying `what` did not
+ * match) when it is not a canonical encoding or matches no key.
+ */
+export function checkHmac(
+  name: string,
+  keys: readonly KeyObject[],
+  parts: readonly (string | Uint8Array)[],
+  signatureText: string,
+  what: string,
+  digest: Digest = 'sha256',
+  encoding: SignatureEncoding = 'base64',
+): void {
+  const signature = decodeSignature(signatureText, digest, encoding);
+  if (!anyKeyMatches(digest, keys, parts, signature ? [signature] : [])) throw noMatch(name, what);
+}
+
 /** The signature header's value, or `missing_signature` naming it. */
 export function signatureHeader(
   name: string,
@@ -118,6 +135,35 @@ export function noMatch(name: string, what: string): InvalidSignatureError {
     `${name}: ${what} matched no configured secret; are you verifying the raw request body ` +
       `(not re-serialized JSON)? is the secret configured for "${name}" this webhook's signing secret?`,
   );
+}
+
+/** What Discord and SendGrid sign with their private key: the timestamp header's text followed by the raw body. */
+export function timestampThenBody(timestamp: string, rawBody: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(timestamp, 'utf8'), rawBody]);
+}
+
+/** The options of a signer for a provider that signs with a private key (tests and the dev CLI). */
+export interface KeyPairSignOptions {
+  payload: string | Uint8Array;
+  privateKey: KeyObject;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** The event of a JSON body keyed and typed by two of its string fields; `invalid_payload` when either is absent. */
+export function bodyKeyedEvent(
+  name: string,
+  body: { text: string; object: Record<string, unknown> },
+  idField: string,
+  typeField: string,
+): VerifiedEvent {
+  return {
+    provider: name,
+    eventId: bodyString(name, body.object, idField),
+    type: bodyString(name, body.object, typeField),
+    payloadText: body.text,
+    headers: {},
+  };
 }
 
 /** A header the event key or type is read from; `invalid_payload` when absent (the request was authentic). */
@@ -189,10 +235,16 @@ export function checkBodySignature(
       `${name}: the ${spec.header} header does not start with "${spec.prefix}"`,
     );
   }
-  const signature = decodeSignature(value.slice(spec.prefix.length), spec.digest, spec.encoding);
-  if (!anyKeyMatches(spec.digest, keys, [request.rawBody], signature ? [signature] : [])) {
-    throw noMatch(name, `the ${spec.header} signature`);
-  }
+  const signature = value.slice(spec.prefix.length);
+  checkHmac(
+    name,
+    keys,
+    [request.rawBody],
+    signature,
+    `the ${spec.header} signature`,
+    spec.digest,
+    spec.encoding,
+  );
 }
 
 /** The header value `checkBodySignature` accepts for this body and secret. */

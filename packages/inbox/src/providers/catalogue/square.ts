@@ -2,11 +2,9 @@ import { decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
-  anyKeyMatches,
-  bodyString,
-  decodeSignature,
+  checkHmac,
+  bodyKeyedEvent,
   hmac,
-  noMatch,
   publicUrl,
   secretKeys,
   signatureHeader,
@@ -55,18 +53,14 @@ export function squareProvider(options: SquareProviderOptions): Provider {
     name,
     verify(request: SignedRequest): VerifiedEvent {
       const header = signatureHeader(name, request, 'x-square-hmacsha256-signature', 'Square');
-      const signature = decodeSignature(header, 'sha256', 'base64');
-      if (!anyKeyMatches('sha256', keys, [url, request.rawBody], signature ? [signature] : [])) {
-        throw noMatch(name, `x-square-hmacsha256-signature (over ${url} and the body)`);
-      }
-      const { text, object } = decodeJsonBody(name, request.rawBody);
-      return {
-        provider: name,
-        eventId: bodyString(name, object, 'event_id'),
-        type: bodyString(name, object, 'type'),
-        payloadText: text,
-        headers: {},
-      };
+      checkHmac(
+        name,
+        keys,
+        [url, request.rawBody],
+        header,
+        `x-square-hmacsha256-signature (over ${url} and the body)`,
+      );
+      return bodyKeyedEvent(name, decodeJsonBody(name, request.rawBody), 'event_id', 'type');
     },
   };
 }

@@ -1,4 +1,6 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import fc from 'fast-check';
+import { Webhook } from 'svix';
 import { expect } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
 import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
@@ -72,4 +74,91 @@ export function expectForgeriesRefused(c: SignedCase): void {
   ).toBe('invalid_signature');
   expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
   expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
+}
+
+/** A Svix-signed provider's signer (Clerk, Resend): the three `svix-*` headers of a delivery. */
+export type SvixSigner = (options: {
+  id: string;
+  payload: string;
+  secret: string;
+  timestamp: number;
+}) => Record<'svix-id' | 'svix-timestamp' | 'svix-signature', string>;
+
+/** The refusals a Svix-signed provider owes: {@link expectForgeriesRefused}, and a timestamp 301 s stale. */
+export function expectSvixForgeriesRefused(
+  provider: Provider,
+  sign: SvixSigner,
+  delivery: { id: string; body: string; secret: string },
+): void {
+  const { id, body, secret } = delivery;
+  const now = new Date('2026-12-05T00:00:00Z');
+  const timestamp = Math.floor(now.getTime() / 1000);
+  expectForgeriesRefused({
+    provider,
+    secret,
+    body,
+    signatureHeader: 'svix-signature',
+    wrongSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sign: (payload, key) => sign({ id, payload, secret: key, timestamp })['svix-signature'],
+    headers: (signature) => ({
+      'svix-id': id,
+      'svix-timestamp': String(timestamp),
+      'svix-signature': signature,
+    }),
+    now,
+  });
+  const headers = sign({ id, payload: body, secret, timestamp });
+  expect(refusal(provider, body, headers, new Date(now.getTime() + 301_000))).toBe(
+    'timestamp_out_of_tolerance',
+  );
+}
+
+/** Checks that the provider accepts, at `now`, a delivery signed by Svix's own library, identified as `type`. */
+export function expectAcceptsSvixSigned(
+  provider: Provider,
+  delivery: { id: string; body: string; secret: string },
+  type: string,
+  now: Date,
+): void {
+  const { id, body, secret } = delivery;
+  const headers = {
+    'svix-id': id,
+    'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'svix-signature': new Webhook(secret).sign(id, now, body),
+  };
+  expect(provider.verify(request(body, headers), now)).toMatchObject({
+    provider: provider.name,
+    eventId: id,
+    type,
+    payloadText: body,
+  });
+}
+
+/** Property: any body, correctly signed by `signed`, verifies with its bytes unchanged or is `invalid_payload`. */
+export function expectSignedBodiesVerifyOrInvalidPayload(
+  provider: Provider,
+  signed: (body: Uint8Array) => SignedRequest,
+  now: Date,
+): void {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 128 }),
+        fc.json().map((j) => Buffer.from(j)),
+      ),
+      (body) => {
+        const req = signed(body);
+        let result;
+        try {
+          result = provider.verify(req, now);
+        } catch (error) {
+          expect(error).toBeInstanceOf(WebhookError);
+          expect((error as WebhookError).code).toBe('invalid_payload');
+          return;
+        }
+        expect(Buffer.from(result.payloadText)).toEqual(Buffer.from(body));
+      },
+    ),
+    { numRuns: 300 },
+  );
 }

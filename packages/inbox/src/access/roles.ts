@@ -1,0 +1,64 @@
+/**
+ * Who may do what. Every surface (console, admin API, CLI, scheduled jobs) acts as a `Principal`, checks its
+ * permission with `can`, and records the principal in `audit_log` with the change. Roles nest: an operator can do
+ * everything a viewer can, an admin everything an operator can.
+ */
+
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type Permission =
+  /** List and open events; payloads masked unless `read_payload`. */
+  | 'read'
+  | 'read_payload'
+  /** Replay an event's unfinished effects, one event or in bulk. */
+  | 'replay'
+  /** Re-run an effect that already completed (`forceEffect`). */
+  | 'force'
+  /** Remove events and payloads ahead of retention. */
+  | 'purge'
+  /** Create, list and revoke API tokens. */
+  | 'manage_tokens';
+
+const GRANTS: Record<Role, ReadonlySet<Permission>> = {
+  viewer: new Set(['read']),
+  operator: new Set(['read', 'read_payload', 'replay']),
+  admin: new Set(['read', 'read_payload', 'replay', 'force', 'purge', 'manage_tokens']),
+};
+
+export function can(role: Role, permission: Permission): boolean {
+  return GRANTS[role].has(permission);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** How a principal proved who it is; recorded in the audit log. */
+export type AuthMethod =
+  /** A console session from the company's identity provider (OpenID Connect). */
+  | 'oidc'
+  /** The `ADMIN_TOKEN`: the documented break-glass sign-in, always `admin`. */
+  | 'break_glass'
+  /** A scoped API token (admin API, remote CLI). */
+  | 'api_token'
+  /** The CLI run against the database directly: the OS user and host. */
+  | 'local_cli'
+  /** A scheduled job of the inbox itself (retention, reconcile). */
+  | 'system';
+
+export interface Principal {
+  /** The audit actor: a verified subject or email, a token's name, `user@host`, or the job's name; never typed. */
+  actor: string;
+  role: Role;
+  method: AuthMethod;
+  /** The consumer groups this principal is limited to; `null` when it is not limited. */
+  groups: readonly string[] | null;
+  /** The client address the request came from (after `TRUSTED_PROXIES`), when there is a request. */
+  address: string | null;
+}
+
+/** True when `principal` may act on consumer group `group`. */
+export function coversGroup(principal: Principal, group: string): boolean {
+  return principal.groups === null || principal.groups.includes(group);
+}

@@ -168,15 +168,13 @@ describe.each(Object.entries(providers))('POST /webhooks/%s', (_name, provider) 
     expect(sent).toBeLessThan(2 * LIMIT);
   });
 
-  it.runIf(provider.timestamped)(
-    'signed timestamp outside tolerance: 400 timestamp_out_of_tolerance',
-    async () => {
+  if (provider.timestamped)
+    it('signed timestamp outside tolerance: 400 timestamp_out_of_tolerance', async () => {
       const now = Math.floor(Date.now() / 1000);
       // A few seconds past the 300 s tolerance: a second ticking over mid-test cannot bring it back inside.
       await expectRefused(provider.make({ timestamp: now - 305 }), 400, 'timestamp_out_of_tolerance');
       await expectRefused(provider.make({ timestamp: now + 305 }), 400, 'timestamp_out_of_tolerance');
-    },
-  );
+    });
 });
 
 describe('provider specifics', () => {

@@ -196,29 +196,32 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
     expect(await rows(t.path, key)).toBe(1);
   });
 
-  it.runIf(previous !== undefined)('accepts the other configured secret (rotation)', async () => {
-    const { body, key, id } = t.event();
-    const answer = await request(sources.receiver.url, t.path, {
-      body,
-      headers: t.headers(body, id, { secret: previous as string }),
+  // A case per property the template has: a template without one has nothing to test there, not a skipped test.
+  if (previous !== undefined)
+    it('accepts the other configured secret (rotation)', async () => {
+      const { body, key, id } = t.event();
+      const answer = await request(sources.receiver.url, t.path, {
+        body,
+        headers: t.headers(body, id, { secret: previous }),
+      });
+      expect(answer.status).toBe(200);
+      expect(await rows(t.path, key)).toBe(1);
     });
-    expect(answer.status).toBe(200);
-    expect(await rows(t.path, key)).toBe(1);
-  });
 
-  it.runIf(t.signsBody)('refuses a tampered body: 400 invalid_signature, nothing recorded', async () => {
-    const { body, key, id } = t.event();
-    const headers = t.headers(body, id, { secret: current });
-    const answer = await request(sources.receiver.url, t.path, {
-      body: body.replace('}', ',"x":1}'),
-      headers,
+  if (t.signsBody)
+    it('refuses a tampered body: 400 invalid_signature, nothing recorded', async () => {
+      const { body, key, id } = t.event();
+      const headers = t.headers(body, id, { secret: current });
+      const answer = await request(sources.receiver.url, t.path, {
+        body: body.replace('}', ',"x":1}'),
+        headers,
+      });
+      expect({ status: answer.status, code: codeOf(answer) }).toEqual({
+        status: 400,
+        code: 'invalid_signature',
+      });
+      expect(await rows(t.path, key)).toBe(0);
     });
-    expect({ status: answer.status, code: codeOf(answer) }).toEqual({
-      status: 400,
-      code: 'invalid_signature',
-    });
-    expect(await rows(t.path, key)).toBe(0);
-  });
 
   it('refuses a wrong secret: 400 invalid_signature', async () => {
     const { body, key, id } = t.event();
@@ -235,16 +238,17 @@ describe.each(Object.entries(cases))('template %s', (_name, t) => {
     expect(await rows(t.path, key)).toBe(0);
   });
 
-  it.runIf(t.timestamped)('refuses a stale timestamp: 400 timestamp_out_of_tolerance', async () => {
-    const { body, key, id } = t.event();
-    const headers = t.headers(body, id, { secret: current, timestamp: now() - 3600 });
-    const answer = await request(sources.receiver.url, t.path, { body, headers });
-    expect({ status: answer.status, code: codeOf(answer) }).toEqual({
-      status: 400,
-      code: 'timestamp_out_of_tolerance',
+  if (t.timestamped)
+    it('refuses a stale timestamp: 400 timestamp_out_of_tolerance', async () => {
+      const { body, key, id } = t.event();
+      const headers = t.headers(body, id, { secret: current, timestamp: now() - 3600 });
+      const answer = await request(sources.receiver.url, t.path, { body, headers });
+      expect({ status: answer.status, code: codeOf(answer) }).toEqual({
+        status: 400,
+        code: 'timestamp_out_of_tolerance',
+      });
+      expect(await rows(t.path, key)).toBe(0);
     });
-    expect(await rows(t.path, key)).toBe(0);
-  });
 
   it('refuses a request without its credential header: 400 missing_signature', async () => {
     const { body, id } = t.event();

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { configureQueues, DEFAULT_QUEUE_SETTINGS, ingest, type QueueSettings } from '@webhook-inbox/inbox';
+import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '@webhook-inbox/inbox';
+import { startProducer as startInboxProducer } from '@webhook-inbox/inbox/testing';
+
+export type { Producer } from '@webhook-inbox/inbox/testing';
 import type pg from 'pg';
-import { startTestBoss } from '@webhook-inbox/testing';
-import type { PgBoss } from 'pg-boss';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/', import.meta.url));
 
@@ -48,23 +49,9 @@ export interface RawEvent {
   headers?: Record<string, string>;
 }
 
-export interface Producer {
-  boss: PgBoss;
-  /** Records the event and enqueues its job, as the receiver does. */
-  send(event: RawEvent): Promise<'accepted' | 'duplicate'>;
-  stop(): Promise<void>;
-}
-
-/** Sends events the way the receiver does, with the queues configured as the worker under test will. */
-export async function startProducer(pool: pg.Pool, url: string, settings = TEST_QUEUE): Promise<Producer> {
-  const boss = await startTestBoss(url, { max: 4 });
-  await configureQueues(boss, settings);
-  return {
-    boss,
-    send: (event) => ingest({ pool, boss }, { headers: {}, ...event }),
-    stop: () => boss.stop({ graceful: false, close: true }),
-  };
-}
+/** The inbox's test producer (`@webhook-inbox/inbox/testing`), with the test queue settings by default. */
+export const startProducer = (pool: pg.Pool, url: string, settings = TEST_QUEUE) =>
+  startInboxProducer(pool, url, settings);
 
 interface CheckoutOptions {
   id?: string;

@@ -1,17 +1,17 @@
 /**
- * Shared by the effect tests: a producer (ingest through the real receiver path) and the ledger queries the tests
+ * Shared by the effect tests: the producer with fast retries and the ledger queries the tests
  * assert on. Not a test file itself.
  */
 import { createPool } from '@webhook-inbox/db';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { startTestBoss } from '@webhook-inbox/testing';
-import type { PgBoss } from 'pg-boss';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { DatabaseEffectFn } from '../../src/effects/types.ts';
 import type { Inbox, InboxStartOptions, InboxWorker } from '../../src/inbox.ts';
-import { ingest } from '../../src/ingest.ts';
-import { configureQueues, DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../../src/queue.ts';
+import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../../src/queue.ts';
+import { startProducer as startInboxProducer, type Producer } from '../../src/testing.ts';
+
+export type { Producer };
 
 /** Retries fast enough for a test, still through pg-boss's retry machinery. */
 export const FAST_RETRIES: QueueSettings = {
@@ -22,23 +22,9 @@ export const FAST_RETRIES: QueueSettings = {
   expireInSeconds: 30,
 };
 
-export interface Producer {
-  boss: PgBoss;
-  send(event: { provider?: string; eventId: string; type: string; payload?: unknown }): Promise<string>;
-  stop(): Promise<void>;
-}
-
-/** A pg-boss instance for sending, with the queues configured as the worker will configure them. */
-export async function startProducer(pool: pg.Pool, url: string, settings = FAST_RETRIES): Promise<Producer> {
-  const boss = await startTestBoss(url);
-  await configureQueues(boss, settings);
-  return {
-    boss,
-    send: ({ provider = 'test', eventId, type, payload = {} }) =>
-      ingest({ pool, boss }, { provider, eventId, type, payloadText: JSON.stringify(payload), headers: {} }),
-    stop: () => boss.stop({ graceful: false, close: true }),
-  };
-}
+/** The inbox's test producer (`@webhook-inbox/inbox/testing`), with fast retries by default. */
+export const startProducer = (pool: pg.Pool, url: string, settings = FAST_RETRIES) =>
+  startInboxProducer(pool, url, settings);
 
 export interface EffectRunRow {
   event_id: string;

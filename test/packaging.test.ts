@@ -471,7 +471,7 @@ describe('docker-compose.yml', () => {
       ['-c', 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'],
       { input: composeText, encoding: 'utf8' },
     );
-    if (python.status !== 0) {
+    if (!requireTool('python3 with PyYAML', python.status === 0, 'apt-get install python3-yaml')) {
       context.skip('python3 with PyYAML is not available: read as YAML 1.2 only');
       return;
     }

@@ -9,7 +9,11 @@
  * Synchronous: a commit waits for the replica, so nothing is acknowledged while the link is stalled (the
  * receiver answers 503), and nothing acknowledged is lost. Asynchronous: the receiver acknowledges events that
  * never reach the replica; they are counted, the window measured, and the provider's redelivery (the senders
- * re-send them) records them again on the new primary.
+ * re-send them) records them again on the new primary. And the worker's attempts span the failover: from the
+ * stall on, the SMTP server holds its answer to every email until the address has moved, so the crash finds an
+ * attempt whose database effects committed on the primary alone (before its email) and whose mark and settle
+ * reach the promoted replica, which has the event's row but not those commits: the settle must not call it
+ * processed (the ledger refuses it, and the retry runs its effects again).
  */
 import { expect } from 'vitest';
 import { getStatus } from '../../../apps/receiver/test/helpers.ts';
@@ -26,11 +30,15 @@ import {
 import { keysOf, mixedEventSource } from './events.ts';
 import { duplicateEffects, missingKeys, processedCount, snapshot, sumEffects } from './invariants.ts';
 import { startReplicatedPostgres } from './replication.ts';
+import { LEDGER_LACKS_EFFECTS } from '../../../packages/inbox/src/effects/ledger.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './scenario.ts';
 
 const SENDERS = 16;
 const MIN_EVENTS = 300;
-/** Deliveries answered while WAL does not reach the replica, before the primary crashes. */
+/**
+ * Deliveries answered while WAL does not reach the replica, before the primary crashes: refused (synchronous), or
+ * acknowledged (asynchronous: each one lost with the primary).
+ */
 const ANSWERED_WHILE_STALLED = 20;
 /** Deliveries refused (503) between the crash and the promotion. */
 const REFUSED_WITHOUT_PRIMARY = 10;
@@ -38,10 +46,12 @@ const REFUSED_WITHOUT_PRIMARY = 10;
 export async function runFailover({ synchronous }: { synchronous: boolean }): Promise<void> {
   const mode = synchronous ? 'sync' : 'async';
   const cluster = await startReplicatedPostgres({ synchronous });
+  const mail = new MailGate();
   const scenario = await startScenario({
     databaseUrl: cluster.url,
     poolSize: 2,
     smtpDelayMs: () => 5,
+    smtpHold: () => mail.passed(),
     afterStop: () => cluster.stop(),
   });
   const { pool, smtp } = scenario;
@@ -76,16 +86,21 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
 
     cluster.stallReplication();
     const stalledAt = Date.now();
+    if (!synchronous) mail.close();
+    const answered = (a: Attempt) => (synchronous ? a.status !== 0 : a.status === 200);
     await waitForOrExplain(
-      () => attempts.filter((a) => a.start >= stalledAt && a.status !== 0).length >= ANSWERED_WHILE_STALLED,
+      () =>
+        attempts.filter((a) => a.start >= stalledAt && answered(a)).length >= ANSWERED_WHILE_STALLED &&
+        (synchronous || smtp.unacknowledged() > 0),
       {
         timeout: 60_000,
         interval: 20,
-        message: `${ANSWERED_WHILE_STALLED} deliveries answered while stalled`,
+        message: `${ANSWERED_WHILE_STALLED} deliveries ${synchronous ? 'answered' : 'acknowledged, and an email held,'} while stalled`,
       },
       explain,
       scenario.processes,
     );
+    const heldAtCrash = smtp.unacknowledged();
     const crashedAt = await cluster.crashPrimary();
     // The address moves once the receiver has refused deliveries for want of a primary (a cloud endpoint takes
     // its time too).
@@ -102,6 +117,7 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
     );
     const promoting = Date.now();
     const { promotedAt, switchedAt } = await cluster.promoteReplica();
+    mail.open();
     const readyAfterSwitch = await waitForOrExplain(
       async () => (await getStatus(receiver.managementUrl, '/readyz')) === 200 && Date.now(),
       { timeout: 60_000, interval: 50, message: 'the receiver ready on the new primary' },
@@ -149,6 +165,8 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
         ? crashedAt - Math.min(...acceptedAt)
         : 0,
       'redelivered: accepted again': redelivered.filter((o) => o.outcome === 'accepted').length,
+      'emails held across the failover': heldAtCrash,
+      'settles the ledger refused (effects lost, run again)': ledgerRefusals(worker.output()),
       processed: after.byStatus.processed ?? 0,
       duplicateDbEffects: duplicateEffects(after.effects, expected),
       'effects run (audit)': after.effects,
@@ -175,6 +193,36 @@ export async function runFailover({ synchronous }: { synchronous: boolean }): Pr
     expectEachEventProcessedOnce(after, events, smtp);
     expectNoCrashLines(scenario.processes);
   } finally {
+    mail.open();
     await scenario.stop();
   }
+}
+
+/** Holds the SMTP server's answers from `close()` until `open()`: the emails in flight wait. */
+class MailGate {
+  #gate: { until: Promise<void>; open: () => void } | undefined;
+
+  passed(): Promise<void> {
+    return this.#gate?.until ?? Promise.resolve();
+  }
+
+  close(): void {
+    let open!: () => void;
+    const until = new Promise<void>((resolve) => (open = resolve));
+    this.#gate = { until, open };
+  }
+
+  open(): void {
+    this.#gate?.open();
+    this.#gate = undefined;
+  }
+}
+
+/** The worker's settles that found effects missing from the ledger (`LEDGER_LACKS_EFFECTS`) and retried them. */
+function ledgerRefusals(output: string): number {
+  return output
+    .split('\n')
+    .filter(
+      (line) => line.includes('"event failed; it will be retried"') && line.includes(LEDGER_LACKS_EFFECTS),
+    ).length;
 }

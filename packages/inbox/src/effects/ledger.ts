@@ -84,6 +84,8 @@ export interface Settlement extends EventKey {
   receivedAt: Date;
   status: 'processed' | 'failed' | 'dead';
   lastError: string | null;
+  /** The event's effects: `processed` stands only if the ledger holds each one completed (`settleEvents`). */
+  effects?: readonly string[];
 }
 
 export interface SettledRow {
@@ -96,91 +98,89 @@ export interface SettledRow {
   received_at: Date;
 }
 
+/** The `last_error` of an event settled `failed` because the ledger lacks effects its attempt saw complete. */
+export const LEDGER_LACKS_EFFECTS = 'the ledger lacks completed effects';
+
 /**
- * Ends the attempts of a batch in one statement. A late `failed`/`dead` never overwrites `processed` (another
- * attempt finished every effect meanwhile), and an event already `dead` is not returned again, so `onDead` fires
- * once.
+ * Ends the attempts of a batch in one statement, on `webhook_events` (default group) or the group's
+ * `webhook_event_groups` rows. A late `failed`/`dead` never overwrites `processed` (another attempt finished every
+ * effect meanwhile), and an event already `dead` is not returned again, so `onDead` fires once.
+ *
+ * `processed` stands only where the ledger, read by this statement, holds each of the event's `effects`
+ * completed; else the event is `failed` (`LEDGER_LACKS_EFFECTS`) and its job retried, which runs them again. An
+ * attempt knows its effects committed, not that the database it settles on still has them: after a failover to
+ * an asynchronous replica, commits that never reached it are gone, while the attempt's later statements (its
+ * marks, this one) reach the promoted replica, where the event's row, recorded before, is the same row.
  */
 export function settleEvents(settlements: readonly Settlement[], group: string = DEFAULT_GROUP): Statement {
-  if (group !== DEFAULT_GROUP) return settleGroupEvents(settlements, group);
+  const grouped = group !== DEFAULT_GROUP;
+  // `t`: the row that holds the group's status (the event's own for the default group).
+  const t = grouped ? 'g' : 'e';
+  const required = settlements.flatMap((s) =>
+    s.status === 'processed' ? (s.effects ?? []).map((effect) => ({ ...s, effect })) : [],
+  );
   return {
-    name: 'webhook_inbox_settle_events',
+    name: grouped ? 'webhook_inbox_settle_group_events' : 'webhook_inbox_settle_events',
     text: `
-      update webhook_events e
+      with lacking as (
+        select q.provider, q.event_id, string_agg(q.effect, ', ' order by q.effect) as effects
+          from unnest($6::text[], $7::text[], $8::text[]) as q(provider, event_id, effect)
+         where not exists (select 1 from effect_runs r
+                            where r.provider = q.provider and r.event_id = q.event_id and r.effect = q.effect
+                              and r.status = 'completed')
+         group by q.provider, q.event_id
+      ),
+      v as (
+        select v.provider, v.event_id, v.received_at,
+               case when l.effects is null then v.status else 'failed' end as status,
+               case when l.effects is null then v.last_error
+                    else '${LEDGER_LACKS_EFFECTS}: ' || l.effects || ' (commits lost, as in a failover); they run again'
+               end as last_error
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+                 as v(provider, event_id, status, last_error, received_at)
+          left join lacking l on l.provider = v.provider and l.event_id = v.event_id and v.status = 'processed'
+      )
+      update ${grouped ? 'webhook_event_groups g' : 'webhook_events e'}
          set status = v.status,
              last_error = v.last_error,
-             processed_at = case when v.status = 'processed' then now() else e.processed_at end
-        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-               as v(provider, event_id, status, last_error, received_at)
-       where e.provider = v.provider and e.event_id = v.event_id and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
-         and (v.status = 'processed' or e.status <> 'processed')
-         and (v.status <> 'dead' or e.status <> 'dead')
-      returning e.provider, e.event_id, e.type, e.status, e.attempts, e.last_error, e.received_at`,
+             processed_at = case when v.status = 'processed' then now() else ${t}.processed_at end
+        from v${grouped ? ', webhook_events e' : ''}
+       where ${t}.provider = v.provider and ${t}.event_id = v.event_id
+         ${grouped ? 'and g.consumer_group = $9 and e.provider = g.provider and e.event_id = g.event_id' : ''}
+         and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
+         and (v.status = 'processed' or ${t}.status <> 'processed')
+         and (v.status <> 'dead' or ${t}.status <> 'dead')
+      returning ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at`,
     values: [
       settlements.map((s) => s.provider),
       settlements.map((s) => s.eventId),
       settlements.map((s) => s.status),
       settlements.map((s) => s.lastError),
       settlements.map((s) => s.receivedAt),
+      required.map((r) => r.provider),
+      required.map((r) => r.eventId),
+      required.map((r) => r.effect),
+      ...(grouped ? [group] : []),
     ],
   };
 }
 
 /**
  * An event whose job reached the dead-letter queue without our handler settling it (the last attempt's worker
- * died, or the job timed out): `dead`, once.
+ * died, or the job timed out): `dead`, once; on the group's row for a group other than the default.
  */
 export function markDead(key: EventKey, reason: string, group: string = DEFAULT_GROUP): Statement {
-  if (group !== DEFAULT_GROUP) return markGroupDead(key, reason, group);
+  const grouped = group !== DEFAULT_GROUP;
+  const t = grouped ? 'g' : 'e';
   return {
     text: `
-      update webhook_events
-         set status = 'dead', last_error = coalesce(last_error, $3)
-       where provider = $1 and event_id = $2 and status not in ${sqlList(SETTLED_STATUSES)}
-      returning provider, event_id, type, status, attempts, last_error, received_at`,
-    values: [key.provider, key.eventId, reason],
-  };
-}
-
-/** `settleEvents` for another consumer group, on its rows; the same rules. */
-function settleGroupEvents(settlements: readonly Settlement[], group: string): Statement {
-  return {
-    name: 'webhook_inbox_settle_group_events',
-    text: `
-      update webhook_event_groups g
-         set status = v.status,
-             last_error = v.last_error,
-             processed_at = case when v.status = 'processed' then now() else g.processed_at end
-        from unnest($1::text[], $2::text[], $3::text[], $4::text[], $6::timestamptz[])
-               as v(provider, event_id, status, last_error, received_at),
-             webhook_events e
-       where g.provider = v.provider and g.event_id = v.event_id and g.consumer_group = $5
-         and e.provider = g.provider and e.event_id = g.event_id and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
-         and (v.status = 'processed' or g.status <> 'processed')
-         and (v.status <> 'dead' or g.status <> 'dead')
-      returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
-    values: [
-      settlements.map((s) => s.provider),
-      settlements.map((s) => s.eventId),
-      settlements.map((s) => s.status),
-      settlements.map((s) => s.lastError),
-      group,
-      settlements.map((s) => s.receivedAt),
-    ],
-  };
-}
-
-/** `markDead` for another consumer group, on its row. */
-function markGroupDead(key: EventKey, reason: string, group: string): Statement {
-  return {
-    text: `
-      update webhook_event_groups g
-         set status = 'dead', last_error = coalesce(g.last_error, $3)
-        from webhook_events e
-       where g.provider = $1 and g.event_id = $2 and g.consumer_group = $4
-         and e.provider = g.provider and e.event_id = g.event_id and g.status not in ${sqlList(SETTLED_STATUSES)}
-      returning g.provider, g.event_id, e.type, g.status, g.attempts, g.last_error, e.received_at`,
-    values: [key.provider, key.eventId, reason, group],
+      update ${grouped ? 'webhook_event_groups g' : 'webhook_events e'}
+         set status = 'dead', last_error = coalesce(${t}.last_error, $3)
+        ${grouped ? 'from webhook_events e' : ''}
+       where ${t}.provider = $1 and ${t}.event_id = $2 and ${t}.status not in ${sqlList(SETTLED_STATUSES)}
+         ${grouped ? 'and g.consumer_group = $4 and e.provider = g.provider and e.event_id = g.event_id' : ''}
+      returning ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at`,
+    values: [key.provider, key.eventId, reason, ...(grouped ? [group] : [])],
   };
 }
 

@@ -115,6 +115,7 @@ export class EffectRunner {
         const { rows: settled } = await this.#pool.query<ledger.SettledRow>(
           ledger.settleEvents(settlements, this.#group),
         );
+        adoptLedgerVerdicts(runs, settled);
         await this.#reportSettled(settled);
       }
     } catch (error) {
@@ -172,6 +173,7 @@ export class EffectRunner {
     const receivedAt = row.received_at;
     run.receivedAt = receivedAt;
     const effects = this.#registry.get(row.provider, row.type);
+    run.effects = effects.map((effect) => effect.name);
     if (effects.length === 0) {
       run.settlement = { provider, eventId, receivedAt, status: 'processed', lastError: null };
       return run;
@@ -217,7 +219,14 @@ export class EffectRunner {
     // recorded under the key since is another event's to settle.
     if (receivedAt === undefined) return;
     if (failures.length === 0) {
-      run.settlement = { provider, eventId, receivedAt, status: 'processed', lastError: null };
+      run.settlement = {
+        provider,
+        eventId,
+        receivedAt,
+        status: 'processed',
+        lastError: null,
+        effects: run.effects,
+      };
       return;
     }
     const lastAttempt = run.job.retryCount >= run.job.retryLimit;
@@ -310,6 +319,22 @@ export class EffectRunner {
         }
       }
     }
+  }
+}
+
+/**
+ * A `processed` settlement that the ledger refused (`settleEvents`: effects this attempt saw complete are not in
+ * the ledger it settled on) ends as the statement left the event, `failed`, so that pg-boss retries its job.
+ */
+function adoptLedgerVerdicts(runs: readonly EventRun[], settled: readonly ledger.SettledRow[]): void {
+  const refused = new Map(
+    settled.filter((row) => row.status === 'failed').map((row) => [keyOf(row.provider, row.event_id), row]),
+  );
+  for (const run of runs) {
+    const { settlement } = run;
+    if (settlement?.status !== 'processed') continue;
+    const row = refused.get(keyOf(settlement.provider, settlement.eventId));
+    if (row) run.settlement = { ...settlement, status: 'failed', lastError: row.last_error };
   }
 }
 

@@ -24,6 +24,8 @@ export interface EventRun {
   expiresAt: number;
   /** The `received_at` of the event's row when this attempt started; unset when the job's event is not recorded. */
   receivedAt?: Date;
+  /** The names of the effects registered for the event's type (a `processed` settlement needs each in the ledger). */
+  effects?: readonly string[];
   settlement?: ledger.Settlement;
   /** Another job of the same batch for the same event: it ends as that one does and runs nothing itself. */
   shadowOf?: EventRun;

@@ -5,12 +5,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   claimExternalEffects,
   completeExternalEffect,
+  LEDGER_LACKS_EFFECTS,
   releaseClaim,
   renewClaim,
   settleEvents,
   startAttempts,
   type ExternalClaimRow,
   type LoadedEventRow,
+  type SettledRow,
 } from '../../src/effects/ledger.ts';
 
 const db = useTestDatabase();
@@ -89,6 +91,45 @@ it('an attempt of a row that was lost never settles the row recorded again under
   const own = { ...late, receivedAt: current!.received_at };
   expect((await pool.query(settleEvents([own]))).rows).toHaveLength(1);
   expect(await statusOf(key.eventId)).toEqual({ status: 'processed', attempts: 1 });
+});
+
+it('settles processed only where the ledger holds every effect completed; else failed, naming the others', async () => {
+  // The runner's view (its effects committed) against the ledger's: a failover can lose commits between the two.
+  const key = { provider: 'stripe', eventId: 'evt_ledger_lacks' };
+  await pool.query(
+    `insert into webhook_events (provider, event_id, type, headers, source) values ('stripe', $1, 'x', '{}', 'webhook')`,
+    [key.eventId],
+  );
+  await pool.query(
+    `insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', $1, 'g')`,
+    [key.eventId],
+  );
+  const complete = (effect: string) =>
+    pool.query(
+      `insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key)
+       values ('stripe', $1, $2, 'completed', 1, $2)`,
+      [key.eventId, effect],
+    );
+  await complete('a');
+  const [started] = (await pool.query<LoadedEventRow>(startAttempts([key]))).rows;
+  const processed = {
+    ...key,
+    receivedAt: started!.received_at,
+    status: 'processed' as const,
+    lastError: null,
+    effects: ['a', 'c', 'b'],
+  };
+  for (const group of ['default', 'g']) {
+    const refused = (await pool.query<SettledRow>(settleEvents([processed], group))).rows;
+    expect(refused.map((row) => row.status)).toEqual(['failed']);
+    expect(refused[0]!.last_error).toMatch(`${LEDGER_LACKS_EFFECTS}: b, c (`);
+  }
+  await complete('b');
+  await complete('c');
+  for (const group of ['default', 'g']) {
+    const settled = (await pool.query<SettledRow>(settleEvents([processed], group))).rows;
+    expect(settled).toMatchObject([{ status: 'processed', last_error: null }]);
+  }
 });
 
 async function recordEvents(eventIds: readonly string[]): Promise<void> {

@@ -43,7 +43,7 @@ export type GitHubEventType = Extract<keyof GitHubPayloads, string>;
 /** A GitHub event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type GitHubInboxEvent<T extends GitHubEventType = GitHubEventType> = TypedInboxEvent<'github', T>;
 
-declare module '../../effects/types.js' {
+declare module '../../effects/types.ts' {
   interface ProviderPayloads {
     github: GitHubPayloads;
   }

@@ -24,7 +24,7 @@ export type PaddleEventType = Extract<keyof PaddlePayloads, string>;
 /** A Paddle event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type PaddleInboxEvent<T extends PaddleEventType = PaddleEventType> = TypedInboxEvent<'paddle', T>;
 
-declare module '../../effects/types.js' {
+declare module '../../effects/types.ts' {
   interface ProviderPayloads {
     paddle: PaddlePayloads;
   }

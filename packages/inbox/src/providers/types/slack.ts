@@ -57,7 +57,7 @@ export type SlackEventType = Extract<keyof SlackPayloads, string>;
 /** A Slack event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type SlackInboxEvent<T extends SlackEventType = SlackEventType> = TypedInboxEvent<'slack', T>;
 
-declare module '../../effects/types.js' {
+declare module '../../effects/types.ts' {
   interface ProviderPayloads {
     slack: SlackPayloads;
   }

@@ -1,8 +1,10 @@
-// A team's Slack and GitHub effects under the README's strict tsconfig, with `@slack/types` and
-// `@octokit/openapi-webhooks-types` installed as the README's typed payloads section says. The `@ts-expect-error`
+// A team's Slack, GitHub and Paddle effects under the README's strict tsconfig, with `@slack/types`,
+// `@octokit/openapi-webhooks-types` and `@paddle/paddle-node-sdk` installed as the README's typed payloads section
+// says. The `@ts-expect-error`
 // lines fail the type-check when what they expect (a refused type name, a field the payload lacks) compiles.
 import { createInbox, external, type DatabaseEffectFn } from '@webhook-inbox/inbox';
 import type { GitHubInboxEvent } from '@webhook-inbox/inbox/providers/github';
+import type { PaddleInboxEvent } from '@webhook-inbox/inbox/providers/paddle';
 import type { SlackInboxEvent } from '@webhook-inbox/inbox/providers/slack';
 
 const acknowledge = external<SlackInboxEvent<'app_mention'>>({
@@ -28,10 +30,16 @@ const closed: DatabaseEffectFn<GitHubInboxEvent<'pull_request.closed'>> = ({ eve
   void merged;
 };
 
+const fulfil: DatabaseEffectFn<PaddleInboxEvent<'transaction.completed'>> = ({ event }) => {
+  const customer: string | null | undefined = event.payload.data.customer_id;
+  void customer;
+};
+
 export const teamInbox = createInbox()
   .on('slack', 'app_mention', { acknowledge })
   .on('slack', ['reaction_added', 'reaction_removed'], { countReactions })
-  .on('github', 'pull_request.closed', { closed });
+  .on('github', 'pull_request.closed', { closed })
+  .on('paddle', 'transaction.completed', { fulfil });
 
 // @ts-expect-error a misspelt GitHub event type
 createInbox().on('github', 'pull_request.opend', { typo: () => undefined });

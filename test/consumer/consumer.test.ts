@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackages, PUBLISHED_PACKAGES } from '../../scripts/build-packages.ts';
+import { declarationErrors } from './declaration-errors.ts';
 import { exportedAny } from './exported-any.ts';
 
 /**
@@ -35,6 +37,11 @@ let project: string;
 let tracingTarball: string;
 /** The project's `node_modules` as the guide's `npm install` leaves it (before TypeScript, a dev dependency). */
 let productionSize: { megabytes: number; packages: number };
+/**
+ * Before the typed payloads section's packages are installed: which of them npm installed anyway, and the errors
+ * in the packages' declarations (every entry point but the typed providers' own) without `skipLibCheck`.
+ */
+let withoutTypePackages: { installed: string[]; errors: string[]; githubErrors: string[] };
 const databases: TestDatabase[] = [];
 
 interface ReadmeProject {
@@ -45,6 +52,8 @@ interface ReadmeProject {
   /** The "10 minutes" section's `npm install` lines: the packages, and the dev dependencies. */
   install: string[];
   installDev: string[];
+  /** The typed payloads section's `npm install` line: the optional type packages. */
+  installTyped: string[];
 }
 
 async function readmeProject(): Promise<ReadmeProject> {
@@ -63,7 +72,10 @@ async function readmeProject(): Promise<ReadmeProject> {
   const section = text.slice(start, text.indexOf('\n## ', start + 1));
   const install = /^npm install (@.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
   const installDev = /^npm install --save-dev (.+)$/m.exec(section)?.[1]?.split(' ') ?? [];
-  return { files, tsconfig, install, installDev };
+  const typedStart = text.indexOf('## Other providers: typed payloads');
+  const typed = text.slice(typedStart, text.indexOf('\n## ', typedStart + 1));
+  const installTyped = /^npm install (@.+)$/m.exec(typed)?.[1]?.split(' ') ?? [];
+  return { files, tsconfig, install, installDev, installTyped };
 }
 
 /** Runs a command in the project; its output, or an error that carries it. */
@@ -120,7 +132,7 @@ beforeAll(async () => {
   expect(tracingTarball).toBeDefined();
   const packed = all.filter((file) => file !== tracingTarball);
 
-  const { files, tsconfig, install, installDev } = await readmeProject();
+  const { files, tsconfig, install, installDev, installTyped } = await readmeProject();
   expect([...files.keys()]).toEqual(expect.arrayContaining(['migrate.ts', 'schema.ts', 'worker.ts']));
   for (const [name, code] of files) await writeFile(path.join(project, name), code);
   await writeFile(path.join(project, 'tsconfig.json'), tsconfig);
@@ -143,12 +155,45 @@ beforeAll(async () => {
   productionSize = await installSize();
   expect(installDev).toContain('typescript');
   await inProject('npm', ['install', '--no-audit', '--no-fund', '--save-dev', ...installDev]);
+
+  // The optional peers: absent until the team installs them, and nothing else needs them.
+  expect(installTyped.sort()).toEqual(['@octokit/openapi-webhooks-types', '@slack/types']);
+  const entries = await entryPoints();
+  const own = /node_modules\/@webhook-inbox\//;
+  withoutTypePackages = {
+    installed: installTyped.filter((name) => existsSync(path.join(project, 'node_modules', name))),
+    errors: declarationErrors(
+      entries.filter((entry) => !entry.includes('/dist/providers/types/')),
+      own,
+    ),
+    githubErrors: declarationErrors(
+      entries.filter((entry) => entry.endsWith('/dist/providers/types/github.d.ts')),
+      own,
+    ),
+  };
+  // Paddle's too, which no code block needs: every typed provider's module is then checked (no `any`, a Paddle
+  // effect in project/typed-payloads.ts).
+  await inProject('npm', ['install', '--no-audit', '--no-fund', ...installTyped, '@paddle/paddle-node-sdk']);
 }, 600_000);
 
 afterAll(async () => {
   for (const database of databases) await database.drop();
   if (work) await rm(work, { recursive: true, force: true });
 });
+
+/** The declaration file of every entry point of every installed @webhook-inbox package (the CLI has none). */
+async function entryPoints(): Promise<string[]> {
+  const installed = path.join(project, 'node_modules/@webhook-inbox');
+  const entries: string[] = [];
+  for (const name of await readdir(installed)) {
+    const manifest = JSON.parse(await readFile(path.join(installed, name, 'package.json'), 'utf8')) as {
+      exports?: Record<string, { types: string }>;
+    };
+    for (const entry of Object.values(manifest.exports ?? {}))
+      entries.push(path.join(installed, name, entry.types));
+  }
+  return entries;
+}
 
 /** Bytes of the project's `node_modules` (npm copies every file: no links to count twice) and its packages. */
 async function installSize(): Promise<{ megabytes: number; packages: number }> {
@@ -306,18 +351,24 @@ describe('the published packages in a product team’s project', () => {
   });
 
   it('name no `any` in their exported types', async () => {
-    const installed = path.join(project, 'node_modules/@webhook-inbox');
-    const entryPoints: string[] = [];
-    for (const name of await readdir(installed)) {
-      const manifest = JSON.parse(await readFile(path.join(installed, name, 'package.json'), 'utf8')) as {
-        exports?: Record<string, { types: string }>;
-      };
-      // The CLI has a bin and no exports.
-      for (const entry of Object.values(manifest.exports ?? {}))
-        entryPoints.push(path.join(installed, name, entry.types));
+    const entries = await entryPoints();
+    expect(entries.length).toBeGreaterThan(10);
+    expect(exportedAny(entries, /node_modules\/@webhook-inbox\//)).toEqual([]);
+  });
+
+  it('compile for a team without the optional type packages, and without skipLibCheck', async () => {
+    const inbox = JSON.parse(
+      await readFile(path.join(project, 'node_modules/@webhook-inbox/inbox/package.json'), 'utf8'),
+    ) as { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+    for (const name of ['@octokit/openapi-webhooks-types', '@slack/types', '@paddle/paddle-node-sdk']) {
+      expect(inbox.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
     }
-    expect(entryPoints.length).toBeGreaterThan(10);
-    expect(exportedAny(entryPoints, /node_modules\/@webhook-inbox\//)).toEqual([]);
+    expect(withoutTypePackages.installed).toEqual([]);
+    expect(withoutTypePackages.errors).toEqual([]);
+    // The check sees a missing type package: the module a GitHub team imports names it, and fails without it.
+    expect(withoutTypePackages.githubErrors.join('\n')).toContain(
+      "Cannot find module '@octokit/openapi-webhooks-types'",
+    );
   });
 
   describe.each(nodes)('on %s', (node) => {

@@ -11,7 +11,14 @@ import type { EffectRouteRow } from './sql/effect-routes.ts';
 import { transactionSettings } from './sql/transaction-settings.ts';
 import { EffectRunner } from './effects/runner.ts';
 import { keepPayloadPartitionsAhead } from './ops/partitions.ts';
-import type { DeadEvent, EffectMap, InboxEventFor, InboxObserver } from './effects/types.ts';
+import type {
+  DeadEvent,
+  EffectMap,
+  InboxEventFor,
+  InboxObserver,
+  TypedEventType,
+  TypedProvider,
+} from './effects/types.ts';
 import {
   configureQueues,
   DEFAULT_GROUP,
@@ -29,8 +36,15 @@ import {
  */
 export const DEFAULT_SUPERVISE_SECONDS = 5;
 
-/** Event types a provider's effects can be registered for: Stripe's are checked, others are any string. */
-export type EventTypeOf<P extends string> = P extends 'stripe' ? Stripe.Event.Type : string;
+/**
+ * Event types a provider's effects can be registered for: Stripe's, and those of a typed provider whose module is
+ * imported (`@webhook-inbox/inbox/providers/github`), are checked; others are any string.
+ */
+export type EventTypeOf<P extends string> = P extends 'stripe'
+  ? Stripe.Event.Type
+  : P extends TypedProvider
+    ? TypedEventType<P>
+    : string;
 
 export interface InboxOptions {
   /** Logs carry provider, eventId and effect; never payloads. Default: silent. */
@@ -116,7 +130,9 @@ export interface InboxWorker {
 export interface Inbox {
   /**
    * Registers effects for one or more event types of a provider. Stripe types are checked against the `stripe`
-   * package's event types and the payload is narrowed to them; other providers' payloads are `unknown`.
+   * package's event types and the payload is narrowed to them; so are a typed provider's once its module is
+   * imported (GitHub, Slack, Paddle: see `ProviderPayloads`). Other providers' payloads are `unknown`: parse them
+   * with `parsePayload`.
    */
   on<const P extends string, const T extends EventTypeOf<P>>(
     provider: P,

@@ -63,6 +63,7 @@ export {
   type Inbox,
   type InboxOptions,
   type InboxStartOptions,
+  type EventTypeOf,
   type InboxWorker,
   type StopOptions,
 } from './inbox.ts';
@@ -86,10 +87,16 @@ export {
   type InboxEventBase,
   type InboxEventFor,
   type InboxObserver,
+  type ProviderPayloads,
   type ShopifyInboxEvent,
   type StripeInboxEvent,
   type Tx,
+  type TypedEventOf,
+  type TypedEventType,
+  type TypedInboxEvent,
+  type TypedProvider,
 } from './effects/types.ts';
+export { parsePayload, type SchemaOutput, type StandardSchema } from './effects/parse-payload.ts';
 export * from './ops/index.ts';
 export {
   EffectRouteConflictError,

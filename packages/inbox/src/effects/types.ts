@@ -44,15 +44,44 @@ export interface ShopifyEventOf<T extends string> extends InboxEventBase {
   shopDomain: string;
 }
 
-/** Any other provider (Standard Webhooks senders): payload `unknown`. */
+/** Any other provider (Standard Webhooks senders, catalogue providers without types): payload `unknown`. */
 export type GenericInboxEvent = InboxEventBase;
+
+/**
+ * Payload types by provider and event type: `{ github: { 'pull_request.opened': PullRequestOpened, ... } }`.
+ * Empty here, so that this module names no optional type package; each typed provider's module
+ * (`@webhook-inbox/inbox/providers/github`, `.../slack`, `.../paddle`) adds its provider by declaration merging,
+ * from the type package a team installs with it. A team that imports none of them gets `unknown` payloads.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ProviderPayloads {}
+
+/** A provider whose payloads are typed, once its module is imported. */
+export type TypedProvider = Extract<keyof ProviderPayloads, string>;
+
+/** The event types of a typed provider. */
+export type TypedEventType<P extends TypedProvider> = Extract<keyof ProviderPayloads[P], string>;
+
+/** An event of a typed provider; for a union of types, a union of events that `event.type` narrows. */
+export type TypedInboxEvent<
+  P extends TypedProvider,
+  T extends TypedEventType<P> = TypedEventType<P>,
+> = T extends string ? TypedEventOf<P, T> : never;
+
+export interface TypedEventOf<P extends TypedProvider, T extends TypedEventType<P>> extends InboxEventBase {
+  provider: P;
+  type: T;
+  payload: ProviderPayloads[P][T];
+}
 
 /** The event type handed to effects registered for `provider` and `type`. */
 export type InboxEventFor<P extends string, T extends string> = P extends 'stripe'
   ? StripeInboxEvent<Extract<T, Stripe.Event.Type>>
   : P extends 'shopify'
     ? ShopifyInboxEvent<T>
-    : GenericInboxEvent;
+    : P extends TypedProvider
+      ? TypedInboxEvent<P, Extract<T, TypedEventType<P>>>
+      : GenericInboxEvent;
 
 interface EffectContextBase<E> {
   event: E;

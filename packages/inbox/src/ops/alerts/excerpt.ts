@@ -1,5 +1,6 @@
 import { parseJsonLossless } from '../../json.ts';
 import { maskString } from '../redact.ts';
+import { CATALOGUE_EXCERPTS } from './catalogue-excerpts.ts';
 
 /**
  * The payload excerpt an alert carries: only fields named below, per provider and event type (ids, type,
@@ -13,7 +14,7 @@ import { maskString } from '../redact.ts';
  * an object in its place is left out). An object: the named fields of the object found there, or of each of the
  * first items of an array.
  */
-interface Fields {
+export interface Fields {
   readonly [name: string]: true | Fields;
 }
 
@@ -169,8 +170,9 @@ function fieldsFor(provider: string, type: string): Fields {
   if (provider === 'shopify') {
     return SHOPIFY_TOPICS[type] ?? SHOPIFY_TOPICS[type.split('/')[0] ?? ''] ?? SHOPIFY_RESOURCE;
   }
-  // Every other provider name is a Standard Webhooks sender (the receiver reserves `stripe` and `shopify`).
-  return STANDARD_WEBHOOK;
+  // A catalogue provider's own list (by its type, the source's default name); any other name is a Standard
+  // Webhooks sender, or a source whose fields nobody listed: the envelope only.
+  return CATALOGUE_EXCERPTS[provider] ?? STANDARD_WEBHOOK;
 }
 
 const MAX_ARRAY_ITEMS = 5;

@@ -1,0 +1,47 @@
+// A team's Slack, GitHub and Paddle effects under the README's strict tsconfig, with `@slack/types`,
+// `@octokit/openapi-webhooks-types` and `@paddle/paddle-node-sdk` installed as the README's typed payloads section
+// says. The `@ts-expect-error`
+// lines fail the type-check when what they expect (a refused type name, a field the payload lacks) compiles.
+import { createInbox, external, type DatabaseEffectFn } from '@webhook-inbox/inbox';
+import type { GitHubInboxEvent } from '@webhook-inbox/inbox/providers/github';
+import type { PaddleInboxEvent } from '@webhook-inbox/inbox/providers/paddle';
+import type { SlackInboxEvent } from '@webhook-inbox/inbox/providers/slack';
+
+const acknowledge = external<SlackInboxEvent<'app_mention'>>({
+  scope: (event) => `${event.payload.team_id}:${event.payload.event.ts}`,
+  run: ({ event, log }) => {
+    const { team_id: team, event: mention } = event.payload;
+    const text: string = mention.text;
+    log.info({ team, channel: mention.channel, length: text.length }, 'mentioned');
+    // @ts-expect-error an app_mention carries no reaction
+    log.info({ reaction: mention.reaction });
+  },
+});
+
+const countReactions: DatabaseEffectFn<SlackInboxEvent<'reaction_added' | 'reaction_removed'>> = ({
+  event,
+}) => {
+  const reaction: string = event.payload.event.reaction;
+  if (event.type === 'reaction_added') void reaction;
+};
+
+const closed: DatabaseEffectFn<GitHubInboxEvent<'pull_request.closed'>> = ({ event }) => {
+  const merged: boolean | null = event.payload.pull_request.merged;
+  void merged;
+};
+
+const fulfil: DatabaseEffectFn<PaddleInboxEvent<'transaction.completed'>> = ({ event }) => {
+  const customer: string | null | undefined = event.payload.data.customer_id;
+  void customer;
+};
+
+export const teamInbox = createInbox()
+  .on('slack', 'app_mention', { acknowledge })
+  .on('slack', ['reaction_added', 'reaction_removed'], { countReactions })
+  .on('github', 'pull_request.closed', { closed })
+  .on('paddle', 'transaction.completed', { fulfil });
+
+// @ts-expect-error a misspelt GitHub event type
+createInbox().on('github', 'pull_request.opend', { typo: () => undefined });
+// @ts-expect-error a misspelt Slack event type
+createInbox().on('slack', 'app_mentioned', { typo: () => undefined });

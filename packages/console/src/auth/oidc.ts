@@ -106,18 +106,20 @@ export function createOidcClient(options: OidcOptions): OidcClient {
       const claims = tokens.claims();
       if (!claims) throw new ConsoleError('oidc_failed', 'the identity provider sent no ID token');
       let source: Record<string, unknown> = claims;
-      // Providers that keep large claims out of the ID token give them from userinfo.
-      if (!(claim in claims) && config.serverMetadata().userinfo_endpoint) {
-        source = await client
+      // Providers that keep claims out of the ID token (oidc-provider, Okta's groups) give them from userinfo, for
+      // the same subject (checked).
+      if ((!(claim in claims) || !('email' in claims)) && config.serverMetadata().userinfo_endpoint) {
+        const info = await client
           .fetchUserInfo(config, tokens.access_token, claims.sub)
           .catch((error: unknown) => {
             throw refusal(error);
           });
+        source = { ...info, ...claims };
       }
       const values = claimValues(source[claim]);
-      const email = typeof claims.email === 'string' ? claims.email : undefined;
+      const email = typeof source.email === 'string' ? source.email : undefined;
       // An address the provider says it has not verified is not an identity: the subject is used instead.
-      const actor = email && claims.email_verified !== false ? email : claims.sub;
+      const actor = email && source.email_verified !== false ? email : claims.sub;
       return { actor, subject: claims.sub, role: options.roles.roleFor(values), values };
     },
   };

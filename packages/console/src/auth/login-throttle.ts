@@ -40,17 +40,9 @@ export function createLoginThrottle(pool: pg.Pool, options: LoginThrottleOptions
     maxFailures: options.accountMaxFailures,
     windowSeconds,
   });
-  const both = async (
-    kind: 'refused' | 'accepted',
-    address: string | null,
-    account: string,
-  ): Promise<ThrottleVerdict> => {
+  const guarded = async (check: () => Promise<ThrottleVerdict>): Promise<ThrottleVerdict> => {
     try {
-      const verdicts = await Promise.all([byAddress[kind](throttleKey(address)), byAccount[kind](account)]);
-      const refusals = verdicts.filter((v) => !v.allowed);
-      return refusals.length === 0
-        ? { allowed: true }
-        : { allowed: false, retryAfterSeconds: Math.max(...refusals.map((v) => v.retryAfterSeconds)) };
+      return await check();
     } catch (error) {
       throw new ConsoleError('unavailable', 'sign-in is unavailable: the database cannot be reached', {
         cause: error,
@@ -58,7 +50,17 @@ export function createLoginThrottle(pool: pg.Pool, options: LoginThrottleOptions
     }
   };
   return {
-    refused: (address, account) => both('refused', address, account),
-    accepted: (address, account) => both('accepted', address, account),
+    // The account counts only what the address was allowed to try: one address cannot use up the account's
+    // allowance and lock everyone else out.
+    refused: (address, account) =>
+      guarded(async () => {
+        const verdict = await byAddress.refused(throttleKey(address));
+        return verdict.allowed ? byAccount.refused(account) : verdict;
+      }),
+    accepted: (address, account) =>
+      guarded(async () => {
+        const verdict = await byAddress.accepted(throttleKey(address));
+        return verdict.allowed ? byAccount.accepted(account) : verdict;
+      }),
   };
 }

@@ -5,6 +5,7 @@ import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
 import { cliCommand, utc } from '../views/format.ts';
+import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { eventsTable, filterForm, type EventRow } from './events.ts';
 
@@ -170,8 +171,8 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     );
   });
 
-  app.get('/operations/:id{[0-9]+}', async (c) => {
-    const operation = await loadOperation(services, Number(c.req.param('id')));
+  app.get('/operations/:id', async (c) => {
+    const operation = await loadOperation(services, idParam(c));
     return c.html(
       layout({
         base: services.base,
@@ -193,13 +194,13 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   });
 
   // The progress block alone: the page's htmx polls it every second until the operation is finished.
-  app.get('/operations/:id{[0-9]+}/progress', async (c) => {
-    const operation = await loadOperation(services, Number(c.req.param('id')));
+  app.get('/operations/:id/progress', async (c) => {
+    const operation = await loadOperation(services, idParam(c));
     return c.html(progress(services.base, operation, c.get('csrf')));
   });
 
-  app.post('/operations/:id{[0-9]+}/cancel', async (c) => {
-    const id = Number(c.req.param('id'));
+  app.post('/operations/:id/cancel', async (c) => {
+    const id = idParam(c);
     const [operation] = await run<OperationRow>(
       services.pool,
       replayOperations.cancelOperation(id, c.get('session').who),

@@ -129,8 +129,19 @@ describe.runIf(
     expect(await replay.text()).toContain('forbidden');
     // Nor can it read a payload one filter guess at a time.
     expect((await client.get('/events?path=data.object.customer&value=cus_secret_42')).status).toBe(403);
+    // Bulk replay: the dry run reads, its start button is not shown, and its POST is refused.
+    await page.goto(`${stack.url}/bulk?status=processed`);
+    await page.getByRole('heading', { name: 'Bulk replay: dry run' }).waitFor();
+    expect(await page.getByRole('button', { name: /^Replay all/ }).count()).toBe(0);
+    const bulk = await client.post('/bulk', {
+      _csrf: client.csrf,
+      status: 'processed',
+      upTo: new Date().toISOString(),
+    });
+    expect(bulk.status).toBe(403);
     expect(await jobCount()).toBe(jobs);
     expect(await auditRows('replay')).toEqual([]);
+    expect(await auditRows('bulk_replay_started')).toEqual([]);
     expect(await auditRows('login')).toEqual([{ actor: 'vic@example.com', role: 'viewer', method: 'oidc' }]);
   });
 

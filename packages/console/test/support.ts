@@ -60,9 +60,11 @@ export async function startStack(
   databaseUrl: string,
   options: Partial<Omit<ConsoleOptions, 'pool' | 'boss' | 'logger' | 'adminToken'>> & {
     worker?: boolean;
+    /** The console's connections (default 8): a race test gives it enough for requests to overlap. */
+    poolSize?: number;
   } = {},
 ): Promise<Stack> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 8 });
   const boss = await startTestBoss(databaseUrl);
   await configureQueues(boss, SLOW_RETRIES);
 

@@ -190,4 +190,24 @@ describe.runIf(
     );
     expect(rows).toEqual([{ actor: 'nobody@example.com', reason: 'no_role' }]);
   });
+
+  it('refuses a callback this browser did not start, or whose state was changed (400 oidc_failed)', async () => {
+    const foreign = await fetch(`${stack.url}/login/callback?code=stolen&state=any`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(foreign.status).toBe(400);
+    expect(await foreign.json()).toMatchObject({ error: { code: 'oidc_failed' } });
+
+    const start = await fetch(`${stack.url}/login/oidc`, { redirect: 'manual' });
+    expect(start.status).toBe(303);
+    const authorize = new URL(start.headers.get('location')!);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    const flow = start.headers.getSetCookie().find((c) => c.startsWith('wi_console_oidc='))!;
+    expect(flow).toContain('SameSite=Lax');
+    const swapped = await fetch(`${stack.url}/login/callback?code=stolen&state=not-the-state`, {
+      headers: { accept: 'application/json', cookie: flow.split(';')[0]! },
+    });
+    expect(swapped.status).toBe(400);
+    expect(await swapped.json()).toMatchObject({ error: { code: 'oidc_failed' } });
+  });
 });

@@ -1,10 +1,13 @@
 import { createConsole, type Console } from '@webhook-inbox/console';
 import { createPool, type DatabasePooler } from '@webhook-inbox/db';
+import type { TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { Context, Env, Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { Logger } from './logger.ts';
+import type { ConsoleConfig } from './console-env.ts';
+import { createLogSampler, type Logger } from './logger.ts';
+import { REFUSAL_LOG_WINDOW_MS } from './admin-access.ts';
 
 /** The operator console as the receiver serves it, with the pool it alone uses. */
 export interface ReceiverConsole {
@@ -17,7 +20,8 @@ export interface ReceiverConsole {
 const CONSOLE_POOL_SIZE = 4;
 
 /**
- * The console for the receiver's admin listener (`ADMIN_LISTENER`), signed in to with `ADMIN_TOKEN`.
+ * The console for the receiver's admin listener (`ADMIN_LISTENER`), signed in to through the identity provider
+ * (`OIDC_*`) or with the break-glass `ADMIN_TOKEN`.
  *
  * It has its own small pool: its searches may take seconds on a large table (its own 5 s statement timeout),
  * which the request pool's short client-side deadline would cut off, and they must never hold the connections
@@ -29,7 +33,9 @@ export function createReceiverConsole(deps: {
   databaseUrl: string;
   databasePooler: DatabasePooler;
   boss: PgBoss;
-  adminToken: string;
+  adminToken: string | undefined;
+  signIn: ConsoleConfig;
+  trustedProxies: TrustedProxies;
   logger: Logger;
 }): ReceiverConsole {
   const logger = deps.logger.child({ component: 'console' });
@@ -40,7 +46,18 @@ export function createReceiverConsole(deps: {
     applicationName: 'webhook-inbox-console',
     onError: (error) => logger.warn({ err: errorFields(error) }, 'console database connection lost'),
   });
-  const console = createConsole({ pool, boss: deps.boss, adminToken: deps.adminToken, logger });
+  // One refusal line of each kind a minute; the timer is unref'd, so an unclosed sampler never holds the process.
+  const refusals = createLogSampler(logger, { perWindow: 1, windowMs: REFUSAL_LOG_WINDOW_MS });
+  const console = createConsole({
+    pool,
+    boss: deps.boss,
+    adminToken: deps.adminToken,
+    oidc: deps.signIn.oidc,
+    sessionSecret: deps.signIn.sessionSecret,
+    trustedProxies: deps.trustedProxies,
+    sampleRefusal: (kind) => refusals.allow(kind),
+    logger,
+  });
   return { console, pool };
 }
 

@@ -27,6 +27,7 @@ import {
 } from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
 import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import { describeConsoleConfig, parseConsoleConfig, type ConsoleConfig } from './console-env.ts';
 import { readSources } from './sources-env.ts';
 import {
   catalogueEntryOf,
@@ -105,8 +106,10 @@ export interface ReceiverConfig {
   databaseTimeoutMs: number;
   /** How long a shutdown waits for in-flight requests before cutting them off. */
   shutdownTimeoutMs: number;
-  /** Bearer token for `/admin/*`; unset: the admin API does not exist. */
+  /** Bearer token for `/admin/*` and the console's break-glass sign-in; unset: the admin API does not exist. */
   adminToken: string | undefined;
+  /** The console's single sign-on and session key (console-env.ts). */
+  console: ConsoleConfig;
   /** Slack-compatible webhook for alerts; unset: alerts are only logged. */
   alertWebhookUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
@@ -213,6 +216,7 @@ const schema = z.object({
 export function parseConfig(environment: Record<string, string | undefined> = process.env): ReceiverConfig {
   const issues: string[] = [];
   const env = withSecretFiles(environment, issues);
+  const consoleConfig = parseConsoleConfig(env, issues);
   let e: z.output<typeof schema>;
   let catalogueEnv: Record<string, string[] | string | undefined> = {};
   try {
@@ -335,6 +339,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     databaseTimeoutMs: e.DATABASE_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
+    console: consoleConfig,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
     tracing: tracingEnabled(env),
@@ -379,6 +384,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     databaseTimeoutMs: config.databaseTimeoutMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     adminApi: config.adminToken ? 'enabled' : 'disabled',
+    console: describeConsoleConfig(config.console),
     alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     signatureFailureThreshold: config.signatureFailureThreshold,
     tracing: config.tracing ? 'on' : 'off',

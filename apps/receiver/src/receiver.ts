@@ -115,16 +115,20 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   });
   registerAlertMetrics(metrics.registry, () => alerter.stats());
   const refusals = createSignatureFailureMonitor({ alerter, threshold: config.signatureFailureThreshold });
-  // The console follows the admin API: same token, same listener (the management one unless ADMIN_LISTENER=public).
-  const operatorConsole = config.adminToken
-    ? createReceiverConsole({
-        databaseUrl: config.databaseUrl,
-        databasePooler: config.databasePooler,
-        boss,
-        adminToken: config.adminToken,
-        logger,
-      })
-    : undefined;
+  // The console follows the admin API's listener (the management one unless ADMIN_LISTENER=public); it exists when
+  // it can be signed in to: single sign-on, or the admin token as break-glass.
+  const operatorConsole =
+    config.adminToken || config.console.oidc
+      ? createReceiverConsole({
+          databaseUrl: config.databaseUrl,
+          databasePooler: config.databasePooler,
+          boss,
+          adminToken: config.adminToken,
+          signIn: config.console,
+          trustedProxies: config.trustedProxies,
+          logger,
+        })
+      : undefined;
   const publicConsole = config.adminListener === 'public' ? operatorConsole?.console : undefined;
   // @hono/otel is loaded only when tracing is on (server.ts starts the SDK first).
   const requestSpans = tracingInstalled() ? (await import('./tracing.ts')).requestSpans() : undefined;

@@ -48,6 +48,8 @@ const SECRET_VARIABLES: readonly string[] = [
   'STRIPE_WEBHOOK_SECRET',
   'SHOPIFY_WEBHOOK_SECRET',
   'STANDARD_WEBHOOKS',
+  'OIDC_CLIENT_SECRET',
+  'CONSOLE_SESSION_SECRET',
   ...CATALOGUE.map((entry) => entry.envVar),
 ];
 

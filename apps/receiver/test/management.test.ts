@@ -78,7 +78,7 @@ async function consoleSession(base: string, token: string): Promise<{ status: nu
     method: 'POST',
     redirect: 'manual',
     headers: { cookie: nonceCookie },
-    body: new URLSearchParams({ _nonce: nonce, who: 'Ada', token, next: '' }),
+    body: new URLSearchParams({ _nonce: nonce, note: 'Ada', token, next: '' }),
   });
   await response.arrayBuffer();
   const cookie = response.headers
@@ -138,8 +138,13 @@ describe('the operator console', () => {
       `select actor, action, target, remote_address from audit_log where action in ('login', 'replay') order by id`,
     );
     expect(audit.rows).toEqual([
-      { actor: 'Ada', action: 'login', target: null, remote_address: '127.0.0.1' },
-      { actor: 'Ada', action: 'replay', target: `stripe ${delivery.key}`, remote_address: '127.0.0.1' },
+      { actor: 'break-glass@127.0.0.1', action: 'login', target: null, remote_address: '127.0.0.1' },
+      {
+        actor: 'break-glass@127.0.0.1',
+        action: 'replay',
+        target: `stripe ${delivery.key}`,
+        remote_address: '127.0.0.1',
+      },
     ]);
   });
 
@@ -233,7 +238,9 @@ describe('the Host allow-list (MANAGEMENT_ALLOWED_HOSTS)', () => {
     expect(
       await withHost(base, '/admin/events', rebound, { authorization: 'Bearer wrong-token-0123456789' }),
     ).toEqual({ status: 421, code: 'host_not_allowed' });
-    expect((await sql(db.url, 'select count(*)::int as n from auth_failures')).rows).toEqual([{ n: 0 }]);
+    expect(
+      (await sql(db.url, `select count(*)::int as n from auth_failures where scope = 'admin_api'`)).rows,
+    ).toEqual([{ n: 0 }]);
     // The health probes answer whatever the Host (an orchestrator sends the pod's address).
     expect((await withHost(base, '/healthz', rebound)).status).toBe(200);
     expect((await withHost(base, '/readyz', rebound)).status).toBe(200);

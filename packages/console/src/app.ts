@@ -7,13 +7,17 @@ import { html } from 'hono/html';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import { NO_TRUSTED_PROXIES, type TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
 import { assetRoutes } from './assets.ts';
 import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './auth/middleware.ts';
+import { createLoginThrottle } from './auth/login-throttle.ts';
+import { createOidcClient, type OidcOptions } from './auth/oidc.ts';
+import { requirePermission } from './auth/permissions.ts';
 import { authRoutes } from './auth/routes.ts';
 import { createSessions } from './auth/session.ts';
-import { audit, type ConsoleEnv, type ConsoleServices } from './context.ts';
+import { audit, type ConsoleContext, type ConsoleEnv, type ConsoleServices } from './context.ts';
 import { run } from './db.ts';
 import { ConsoleError } from './errors.ts';
 import { startOperationsRunner, type OperationsRunner } from './operations/runner.ts';
@@ -30,8 +34,22 @@ export interface ConsoleOptions {
   pool: pg.Pool;
   /** A started pg-boss: replays send their job in their own transaction through it. */
   boss: PgBoss;
-  /** The token operators sign in with (16+ characters); its change ends every session. */
-  adminToken: string;
+  /**
+   * The break-glass token (16+ characters): a sign-in as `admin`, audited as `break-glass@<address>`, for when
+   * single sign-on is down. Unset: no break-glass sign-in (then `oidc` is required).
+   */
+  adminToken?: string | undefined;
+  /** Operators sign in through the company's identity provider (OpenID Connect); their group claim gives the role. */
+  oidc?: OidcOptions | undefined;
+  /**
+   * A key for the session cookies of its own (`CONSOLE_SESSION_SECRET`, 32+ characters). Unset: derived from the
+   * admin token and the OpenID Connect client secret, so rotating either ends every session.
+   */
+  sessionSecret?: string | undefined;
+  /** Proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (`TRUSTED_PROXIES`). Default: none. */
+  trustedProxies?: TrustedProxies;
+  /** Whether a refusal of this kind may be logged now (a sampler); default: every one is. */
+  sampleRefusal?: (kind: string) => boolean;
   logger: Logger;
   /**
    * Which effects are registered for an event type, for a replay's plan. Default: what the worker recorded at
@@ -44,10 +62,11 @@ export interface ConsoleOptions {
   /** How long a sign-in lasts. Default 8 hours. */
   sessionTtlMs?: number;
   /**
-   * Refused sign-ins one client address may make within `windowMs`, counted since its last success, before it
-   * gets 429 `too_many_attempts` until the oldest of them leaves the window. Default 5 per 15 minutes.
+   * Refused break-glass sign-ins one client address (`maxFailures`, default 5) and the account from every address
+   * (`accountMaxFailures`, default 20) may make in a window of `windowMs` (default 15 minutes) from the first; past
+   * it every attempt gets 429 `too_many_attempts` until the window ends.
    */
-  loginThrottle?: { maxFailures?: number; windowMs?: number };
+  loginThrottle?: { maxFailures?: number; accountMaxFailures?: number; windowMs?: number };
   /** Deadline of one console query, ms. Default 5000. */
   queryTimeoutMs?: number;
   /** Bulk replay runner settings (see `startOperationsRunner`). */
@@ -65,18 +84,22 @@ export interface Console {
 }
 
 /**
- * The operator console: server-rendered pages (Hono's `html` templates) with htmx for polling, behind a
- * sign-in with the admin token.
+ * The operator console: server-rendered pages (Hono's `html` templates) with htmx for polling, behind a sign-in
+ * through the identity provider (roles viewer, operator, admin) or the break-glass admin token.
  *
  * @example
- * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, logger });
+ * const console = createConsole({ pool, boss, adminToken: env.ADMIN_TOKEN, oidc, logger });
  * managementApp.route('/', console.app);
  * console.start();
  * // at shutdown: await console.stop();
  */
 export function createConsole(options: ConsoleOptions): Console {
-  if (options.adminToken.length < 16)
+  if (options.adminToken !== undefined && options.adminToken.length < 16) {
     throw new RangeError('the console needs an admin token of 16+ characters');
+  }
+  if (options.adminToken === undefined && options.oidc === undefined) {
+    throw new RangeError('the console needs an OpenID Connect provider or an admin token to sign in with');
+  }
   const base = (options.basePath ?? '/console').replace(/\/+$/, '');
   const now = options.clock ?? (() => new Date());
   const sessionTtlMs = options.sessionTtlMs ?? 8 * 3_600_000;
@@ -92,28 +115,45 @@ export function createConsole(options: ConsoleOptions): Console {
     base,
     now,
     sessions: createSessions({
+      sessionSecret: options.sessionSecret,
       adminToken: options.adminToken,
+      clientSecret: options.oidc?.clientSecret,
       ttlMs: sessionTtlMs,
       now: () => now().getTime(),
     }),
+    trustedProxies: options.trustedProxies ?? NO_TRUSTED_PROXIES,
     queryTimeoutMs: options.queryTimeoutMs ?? 5000,
+    sampleRefusal: options.sampleRefusal ?? (() => true),
     wakeRunner: () => runner?.wake(),
   };
 
   // Not strict: /console and /console/ are the same page.
   const app = new Hono<ConsoleEnv>({ strict: false }).basePath(base);
-  app.use('*', securityHeaders, sameOrigin);
+  app.use('*', securityHeaders, sameOrigin(services.trustedProxies));
   app.route('/', assetRoutes());
   app.route(
     '/',
-    authRoutes(services, sessionTtlMs, {
-      maxFailures: options.loginThrottle?.maxFailures ?? 5,
-      windowMs: options.loginThrottle?.windowMs ?? 15 * 60_000,
+    authRoutes(services, {
+      sessionTtlMs,
+      throttle: createLoginThrottle(options.pool, {
+        maxFailures: options.loginThrottle?.maxFailures ?? 5,
+        accountMaxFailures: options.loginThrottle?.accountMaxFailures ?? 20,
+        windowMs: options.loginThrottle?.windowMs ?? 15 * 60_000,
+      }),
+      oidc: options.oidc ? createOidcClient(options.oidc) : undefined,
+      breakGlass: options.adminToken !== undefined,
     }),
   );
 
   const pages = new Hono<ConsoleEnv>();
   pages.use('*', requireSession(services));
+  // Every action's permission, before its route: a hidden button is never the only check.
+  pages.post('/event/replay', requirePermission(replayPermission));
+  pages.get('/event/force', requirePermission('force'));
+  pages.post('/bulk', requirePermission('replay'));
+  pages.post('/operations/*', requirePermission('replay'));
+  // A filter on payload values would let a role that sees no payloads read them one guess at a time.
+  for (const path of ['/events', '/bulk']) pages.get(path, requirePermission(payloadFilterPermission));
   pages.post('/logout', async (c) => {
     // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
     const session = c.get('session');
@@ -154,6 +194,17 @@ export function createConsole(options: ConsoleOptions): Console {
       runner = undefined;
     },
   };
+}
+
+/** Replaying needs `replay`; forcing a completed effect (the form's `force` field) needs `force`. */
+async function replayPermission(c: ConsoleContext): Promise<'replay' | 'force'> {
+  const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+  return typeof form.force === 'string' && form.force !== '' ? 'force' : 'replay';
+}
+
+/** Filtering on a payload path or value needs `read_payload`; the other filters need `read`. */
+function payloadFilterPermission(c: ConsoleContext): Promise<'read' | 'read_payload'> {
+  return Promise.resolve(c.req.query('path') || c.req.query('value') ? 'read_payload' : 'read');
 }
 
 /** Every refusal: an HTML page for a browser, JSON for htmx and scripts; the stable code in both. */

@@ -33,7 +33,9 @@ const ASSETS: Record<string, { body: string; type: string }> = {
 export function assetRoutes(): Hono {
   const assets = new Hono();
   assets.get('/assets/:name', (c) => {
-    const asset = ASSETS[c.req.param('name')];
+    const name = c.req.param('name');
+    // Own names only: `constructor`, `toString` and `__proto__` are not files.
+    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
     if (!asset) return c.text('no such asset', 404);
     return c.body(asset.body, 200, { 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600' });
   });

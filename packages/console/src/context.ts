@@ -1,3 +1,11 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import {
+  requestOrigin,
+  type RequestOrigin,
+  type TrustedProxies,
+} from '@webhook-inbox/inbox/access/forwarded';
+import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { auditLog } from '@webhook-inbox/inbox/sql';
 import type { Context, Hono } from 'hono';
@@ -7,7 +15,8 @@ import type { Logger } from 'pino';
 import type { Session, Sessions } from './auth/session.ts';
 import { run } from './db.ts';
 
-export type ConsoleEnv = { Variables: { session: Session; csrf: string } };
+/** Per request: the session, its CSRF token, and the principal it acts as (what the audit log records). */
+export type ConsoleEnv = { Variables: { session: Session; csrf: string; principal: Principal } };
 export type ConsoleApp = Hono<ConsoleEnv>;
 export type ConsoleContext = Context<ConsoleEnv>;
 
@@ -25,18 +34,47 @@ export interface ConsoleServices {
   base: string;
   now: () => Date;
   sessions: Sessions;
+  /** Peers whose `X-Forwarded-For`/`-Proto` are believed (`TRUSTED_PROXIES`): the client's address and scheme. */
+  trustedProxies: TrustedProxies;
   queryTimeoutMs: number;
+  /** True when a refusal of this kind may be logged (the receiver samples them: one a minute per kind). */
+  sampleRefusal: (kind: string) => boolean;
   /** Tells this process's operations runner that an operation is waiting (it also polls). */
   wakeRunner: () => void;
 }
 
-/** The client's address as the server saw it, when the runtime tells (@hono/node-server does). */
-export function remoteAddress(c: Context): string | null {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? null;
+/**
+ * The client's address and scheme: the socket's, or what a trusted proxy forwarded (forwarded.ts). Without a socket
+ * (`app.request()`), the address is unknown and the scheme is the request URL's.
+ */
+export function originOf(c: Context, trustedProxies: TrustedProxies): RequestOrigin {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming) {
+    return { address: null, scheme: new URL(c.req.url).protocol === 'https:' ? 'https' : 'http' };
+  }
+  return requestOrigin(
+    {
+      remoteAddress: incoming.socket.remoteAddress,
+      encrypted: Boolean((incoming.socket as TLSSocket).encrypted),
+      header: (name) => {
+        const value = incoming.headers[name];
+        return Array.isArray(value) ? value.join(', ') : value;
+      },
+    },
+    trustedProxies,
+  );
 }
 
-/** Writes one audit row for an action of the signed-in operator. */
+/** The console's own origin as the browser sees it: the client's scheme and the `Host` it asked for. */
+export function consoleOrigin(c: Context, trustedProxies: TrustedProxies): string {
+  const url = new URL(c.req.url);
+  return `${originOf(c, trustedProxies).scheme}://${url.host}`;
+}
+
+/**
+ * Writes one audit row for an action of the request's principal: its verified actor, and its role and sign-in
+ * method in the details.
+ */
 export async function audit(
   services: ConsoleServices,
   c: ConsoleContext,
@@ -45,14 +83,20 @@ export async function audit(
   details: Record<string, unknown> = {},
 ): Promise<void> {
   const session = c.get('session');
+  const principal = c.get('principal');
   await run(
     services.pool,
     auditLog.insertAudit({
-      actor: session.who,
+      actor: principal.actor,
       action,
       target,
-      details: { ...details, session: session.id.slice(0, 8) },
-      remoteAddress: remoteAddress(c),
+      details: {
+        ...details,
+        role: principal.role,
+        method: principal.method,
+        session: session.id.slice(0, 8),
+      },
+      remoteAddress: principal.address,
     }),
   );
 }

@@ -19,8 +19,16 @@ export const CONSOLE_ERRORS = {
   query_too_slow: 422,
   /** The operation is finished and cannot be cancelled. */
   conflict: 409,
-  /** Too many refused sign-ins from this address lately. */
+  /** Too many refused sign-ins from this address (or at this account) lately. */
   too_many_attempts: 429,
+  /** The signed-in role does not have the permission the action needs (`access/roles.ts`). */
+  forbidden: 403,
+  /** Signed in at the identity provider, but no entry of `OIDC_ROLES` maps to the user. */
+  no_role: 403,
+  /** A single sign-on that could not be verified (stale or foreign state, the provider's refusal). */
+  oidc_failed: 400,
+  /** A dependency of the answer (the database behind the sign-in throttle, the identity provider) is down. */
+  unavailable: 503,
 } as const;
 
 export type ConsoleErrorCode = keyof typeof CONSOLE_ERRORS;

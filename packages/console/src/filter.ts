@@ -34,6 +34,9 @@ export function readForm(query: Record<string, unknown>): FilterForm {
 
 /** Checks a form and builds the filter; relative times count back from `now`. */
 export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter; resolved: FilterForm } {
+  // PostgreSQL text cannot hold NUL: refused here, as the field's error, rather than failing the statement.
+  const nul = FIELDS.find((key) => form[key].includes('\u0000'));
+  if (nul) throw new ConsoleError('invalid_input', `${nul} must not contain a NUL character`);
   const filter: EventFilter = {};
   const resolved: FilterForm = { ...form };
   if (form.provider) filter.provider = form.provider;

@@ -10,7 +10,7 @@ import {
   stripeDelivery,
   type Delivery,
 } from '../../../apps/receiver/test/helpers.ts';
-import { ADMIN_TOKEN, insertFailedEvents, startStack, type Stack } from './support.ts';
+import { ADMIN_TOKEN, BREAK_GLASS_ACTOR, insertFailedEvents, startStack, type Stack } from './support.ts';
 
 /**
  * The console end to end in a real browser: Debian's Chromium (`apt-get install chromium`; .ci/run installs it)
@@ -120,7 +120,7 @@ describe.runIf(
   it('refuses a wrong token, then signs in with the admin token', async () => {
     await page.goto(`${stack.url}/`);
     expect(new URL(page.url()).pathname).toBe('/console/login');
-    await page.getByLabel('Your name').fill('Ada Lovelace');
+    await page.getByLabel('Why').fill('Ada Lovelace: the identity provider is down');
     await page.getByLabel('Admin token').fill('not-the-token-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That is not the admin token.').waitFor();
@@ -293,7 +293,7 @@ describe.runIf(
     await page.getByRole('link', { name: 'Audit log' }).click();
     const actions = await page.locator('table.audit tbody tr td:nth-child(3)').allInnerTexts();
     expect(actions.slice(0, 4)).toEqual(['bulk_replay_started', 'replay', 'login', 'login_refused']);
-    await page.getByRole('cell', { name: 'Ada Lovelace' }).first().waitFor();
+    await page.getByRole('cell', { name: BREAK_GLASS_ACTOR }).first().waitFor();
     await shot('audit');
   });
 

@@ -3,7 +3,15 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuesOf } from '@webhook-inbox/inbox/queue';
 import { startOperationsRunner } from '../src/index.ts';
-import { EVENT_TYPE, insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';
+import {
+  BREAK_GLASS_ACTOR,
+  EVENT_TYPE,
+  insertFailedEvents,
+  login,
+  startStack,
+  type Client,
+  type Stack,
+} from './support.ts';
 
 const db = useTestDatabase();
 let stack: Stack;
@@ -69,7 +77,7 @@ describe('bulk replay', () => {
     const { rows } = await stack.pool.query<{ actor: string; target: string; total: number }>(
       `select actor, target, (details->>'total')::int as total from audit_log where action = 'bulk_replay_started'`,
     );
-    expect(rows).toEqual([{ actor: 'Ada', target: `replay operation ${id}`, total: 455 }]);
+    expect(rows).toEqual([{ actor: BREAK_GLASS_ACTOR, target: `replay operation ${id}`, total: 455 }]);
     const page = await (await client.get(`/operations/${id}/progress`)).text();
     expect(page).toMatch(/<strong class="done">455<\/strong> of\s*<span class="total">455<\/span>/);
     expect(page).not.toContain('hx-trigger');

@@ -60,9 +60,11 @@ export async function startStack(
   databaseUrl: string,
   options: Partial<Omit<ConsoleOptions, 'pool' | 'boss' | 'logger' | 'adminToken'>> & {
     worker?: boolean;
+    /** The console's connections (default 8): a race test gives it enough for requests to overlap. */
+    poolSize?: number;
   } = {},
 ): Promise<Stack> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 8 });
   const boss = await startTestBoss(databaseUrl);
   await configureQueues(boss, SLOW_RETRIES);
 
@@ -162,13 +164,17 @@ export async function loginNonce(url: string): Promise<{ nonce: string; cookie: 
   return { nonce, cookie };
 }
 
-export async function login(url: string, who = 'Ada'): Promise<Client> {
+/** The audit actor of a break-glass sign-in from this machine. */
+export const BREAK_GLASS_ACTOR = 'break-glass@127.0.0.1';
+
+/** Signs in with the break-glass admin token; `note` is what the operator types as the reason. */
+export async function login(url: string, note = 'test'): Promise<Client> {
   const { nonce, cookie: loginCookie } = await loginNonce(url);
   const response = await fetch(`${url}/login`, {
     method: 'POST',
     redirect: 'manual',
     headers: { cookie: loginCookie },
-    body: new URLSearchParams({ _nonce: nonce, who, token: ADMIN_TOKEN, next: '' }),
+    body: new URLSearchParams({ _nonce: nonce, note, token: ADMIN_TOKEN, next: '' }),
   });
   if (response.status !== 303) throw new Error(`login answered ${response.status}`);
   const cookie = response.headers
@@ -176,6 +182,11 @@ export async function login(url: string, who = 'Ada'): Promise<Client> {
     .find((c) => c.startsWith('wi_console_session='))
     ?.split(';')[0];
   if (!cookie) throw new Error('login set no session cookie');
+  return sessionClient(url, cookie);
+}
+
+/** A client of the session `cookie` (`wi_console_session=...`), with the CSRF token its overview page carries. */
+export async function sessionClient(url: string, cookie: string): Promise<Client> {
   const overview = await fetch(`${url}/`, { headers: { cookie } });
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await overview.text())?.[1];
   if (!csrf) throw new Error(`no CSRF token on the overview (${overview.status})`);

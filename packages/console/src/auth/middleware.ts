@@ -1,13 +1,16 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
 import { getCookie } from 'hono/cookie';
-import type { ConsoleEnv, ConsoleServices } from '../context.ts';
+import type { TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
+import { consoleOrigin, originOf, type ConsoleEnv, type ConsoleServices } from '../context.ts';
 import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { searchParams } from '../views/format.ts';
 
 export const SESSION_COOKIE = 'wi_console_session';
 export const LOGIN_COOKIE = 'wi_console_login';
+/** A single sign-on in progress: its state, nonce and PKCE verifier, signed, for 10 minutes. */
+export const OIDC_COOKIE = 'wi_console_oidc';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
@@ -36,24 +39,28 @@ export const securityHeaders: MiddlewareHandler = async (c, next) => {
  * say where it was sent from, and a request from another site is refused before anything else (the CSRF token
  * is the check that does not depend on the browser).
  */
-export const sameOrigin: MiddlewareHandler = async (c, next) => {
-  if (!SAFE_METHODS.has(c.req.method)) {
-    const site = c.req.header('sec-fetch-site');
-    const origin = c.req.header('origin');
-    if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== ownOrigin(c))) {
-      throw new ConsoleError('cross_origin', 'this request was sent from another site');
+export function sameOrigin(trustedProxies: TrustedProxies): MiddlewareHandler {
+  return async (c, next) => {
+    if (!SAFE_METHODS.has(c.req.method)) {
+      const site = c.req.header('sec-fetch-site');
+      const origin = c.req.header('origin');
+      if (
+        (site && site !== 'same-origin' && site !== 'none') ||
+        (origin && origin !== consoleOrigin(c, trustedProxies))
+      ) {
+        throw new ConsoleError('cross_origin', 'this request was sent from another site');
+      }
     }
-  }
-  await next();
-};
-
-function ownOrigin(c: Context): string {
-  return new URL(c.req.url).origin;
+    await next();
+  };
 }
 
-/** True when the console is reached over HTTPS: its cookies are then `Secure`. */
-export function isHttps(c: Context): boolean {
-  return new URL(c.req.url).protocol === 'https:';
+/**
+ * True when the browser reached the console over HTTPS (directly, or through a TLS-terminating proxy of
+ * `TRUSTED_PROXIES` that says so in `X-Forwarded-Proto`): its cookies are then `Secure`.
+ */
+export function isHttps(c: Context, trustedProxies: TrustedProxies): boolean {
+  return originOf(c, trustedProxies).scheme === 'https';
 }
 
 /**
@@ -86,6 +93,13 @@ export function requireSession(services: ConsoleServices): MiddlewareHandler<Con
           );
     }
     c.set('session', read.session);
+    c.set('principal', {
+      actor: read.session.who,
+      role: read.session.role,
+      method: read.session.method,
+      groups: null,
+      address: originOf(c, services.trustedProxies).address,
+    });
     c.set('csrf', services.sessions.csrfToken(read.session));
     if (!SAFE_METHODS.has(c.req.method)) {
       let presented = c.req.header('x-csrf-token');

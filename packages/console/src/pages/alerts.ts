@@ -3,6 +3,7 @@ import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { utc } from '../views/format.ts';
+import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 import { eventHref } from './events.ts';
 
@@ -19,8 +20,7 @@ const MESSAGES = 50;
  */
 export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/alerts', async (c) => {
-    const requested = c.req.query('window');
-    const window: Window = requested && requested in WINDOWS ? (requested as Window) : '24h';
+    const window: Window = choice('window', c.req.query('window'), WINDOWS, '24h');
     const since = new Date(services.now().getTime() - WINDOWS[window]);
     const [groups, messages] = await Promise.all([
       read<alertsSent.AlertGroupRow>(

@@ -3,6 +3,7 @@ import type { EffectRunRow, EventGroupRow } from '@webhook-inbox/inbox/event-sto
 import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import { effectRuns, pgbossJobs, webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
+import { allowed } from '../auth/permissions.ts';
 import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
@@ -58,20 +59,24 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         body: html`<h1 class="id">${provider} · ${eventId}</h1>
           ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false)}
-          <section aria-labelledby="h-replay">
-            <h2 id="h-replay">Replay</h2>
-            <form method="post" action="${services.base}/event/replay" class="inline">
-              ${csrfField(c.get('csrf'))}
-              <input type="hidden" name="provider" value="${provider}" />
-              <input type="hidden" name="id" value="${eventId}" />
-              <button type="submit">Replay unfinished effects</button>
-            </form>
-            <p class="hint">Runs again only the effects that have not completed. Same from a shell:</p>
-            <pre class="cli"><code>${cliCommand('replay', provider, eventId)}</code></pre>
-          </section>
+          ${
+            allowed(c, 'replay')
+              ? html`<section aria-labelledby="h-replay">
+                  <h2 id="h-replay">Replay</h2>
+                  <form method="post" action="${services.base}/event/replay" class="inline">
+                    ${csrfField(c.get('csrf'))}
+                    <input type="hidden" name="provider" value="${provider}" />
+                    <input type="hidden" name="id" value="${eventId}" />
+                    <button type="submit">Replay unfinished effects</button>
+                  </form>
+                  <p class="hint">Runs again only the effects that have not completed. Same from a shell:</p>
+                  <pre class="cli"><code>${cliCommand('replay', provider, eventId)}</code></pre>
+                </section>`
+              : ''
+          }
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
-            ${effectsTimeline(services.base, event, runs, notStarted)}
+            ${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}
           </section>
           ${groups.length ? groupsTable(provider, eventId, groups) : ''}
           <section aria-labelledby="h-jobs">
@@ -97,7 +102,11 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
             ${
               event.payload === null
                 ? html`<p class="empty">Purged by retention.</p>`
-                : html`<pre class="payload" tabindex="0"><code>${event.payload}</code></pre>`
+                : !allowed(c, 'read_payload')
+                  ? html`<p class="empty masked">
+                      Masked: the ${c.get('principal').role} role does not see payloads.
+                    </p>`
+                  : html`<pre class="payload" tabindex="0"><code>${event.payload}</code></pre>`
             }
             <pre class="cli"><code>${cliCommand('show', provider, eventId)}</code></pre>
           </section>`,
@@ -119,7 +128,9 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     // The facts come along (swapped out of band): the header and the timeline always show the same read.
-    return c.html(html`${effectsTimeline(services.base, event, runs, notStarted)}${eventFacts(event, true)}`);
+    return c.html(
+      html`${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}${eventFacts(event, true)}`,
+    );
   });
 
   // The confirmation for forcing a completed effect: says what runs again, from a dry run of the same replay.

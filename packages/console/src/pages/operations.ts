@@ -5,6 +5,8 @@ import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
 import { cliCommand, utc } from '../views/format.ts';
+import { allowed } from '../auth/permissions.ts';
+import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { eventsTable, filterForm, type EventRow } from './events.ts';
 
@@ -68,7 +70,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             completed run.
           </p>
           ${
-            total > 0
+            total > 0 && allowed(c, 'replay')
               ? html`<form method="post" action="${services.base}/bulk" class="inline">
                   ${csrfField(c.get('csrf'))}
                   ${Object.entries(resolved).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
@@ -170,8 +172,8 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     );
   });
 
-  app.get('/operations/:id{[0-9]+}', async (c) => {
-    const operation = await loadOperation(services, Number(c.req.param('id')));
+  app.get('/operations/:id', async (c) => {
+    const operation = await loadOperation(services, idParam(c));
     return c.html(
       layout({
         base: services.base,
@@ -187,19 +189,19 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             <dt>Started by</dt>
             <dd>${operation.createdBy}, ${utc(operation.createdAt)}</dd>
           </dl>
-          ${progress(services.base, operation, c.get('csrf'))}`,
+          ${progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined)}`,
       }),
     );
   });
 
   // The progress block alone: the page's htmx polls it every second until the operation is finished.
-  app.get('/operations/:id{[0-9]+}/progress', async (c) => {
-    const operation = await loadOperation(services, Number(c.req.param('id')));
-    return c.html(progress(services.base, operation, c.get('csrf')));
+  app.get('/operations/:id/progress', async (c) => {
+    const operation = await loadOperation(services, idParam(c));
+    return c.html(progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined));
   });
 
-  app.post('/operations/:id{[0-9]+}/cancel', async (c) => {
-    const id = Number(c.req.param('id'));
+  app.post('/operations/:id/cancel', async (c) => {
+    const id = idParam(c);
     const [operation] = await run<OperationRow>(
       services.pool,
       replayOperations.cancelOperation(id, c.get('session').who),
@@ -226,7 +228,8 @@ async function loadOperation(services: ConsoleServices, id: number): Promise<Ope
   return operation;
 }
 
-function progress(base: string, o: OperationRow, csrf: string): Html {
+/** `csrf` is given when the viewer may cancel: the cancel button is shown only then. */
+function progress(base: string, o: OperationRow, csrf: string | undefined): Html {
   const unfinished = o.status === 'pending' || o.status === 'running';
   const polling = unfinished
     ? html`hx-get="${base}/operations/${o.id}/progress" hx-trigger="every 1s" hx-swap="outerHTML"`
@@ -262,7 +265,7 @@ function progress(base: string, o: OperationRow, csrf: string): Html {
     ${o.lastError ? html`<p class="error-text">Last error: ${o.lastError}</p>` : ''}
     ${o.finishedAt ? html`<p>Finished ${utc(o.finishedAt)}.</p>` : ''}
     ${
-      unfinished
+      unfinished && csrf
         ? html`<form method="post" action="${base}/operations/${o.id}/cancel" class="inline">
             ${csrfField(csrf)}
             <button type="submit" class="danger">Cancel this bulk replay</button>

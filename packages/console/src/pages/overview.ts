@@ -5,6 +5,7 @@ import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { chart, historyCharts } from './overview-history.ts';
 import { age, searchParams, utc } from '../views/format.ts';
+import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 
 const DAY_MS = 86_400_000;
@@ -23,8 +24,7 @@ const ROWS_SHOWN = 15;
  * refresh every 5 seconds.
  */
 export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
-  const windowOf = (requested: string | undefined): Window =>
-    requested && requested in WINDOWS ? (requested as Window) : '1h';
+  const windowOf = (requested: string | undefined): Window => choice('window', requested, WINDOWS, '1h');
   app.get('/', async (c) => {
     const window = windowOf(c.req.query('window'));
     return c.html(

@@ -13,6 +13,8 @@ export function effectsTimeline(
   event: EventSummary,
   runs: EffectRunRow[],
   notStarted: string[],
+  /** The viewer may force a completed effect: its button is shown. */
+  canForce = true,
 ): Html {
   const { provider, eventId } = event;
   const settled = (SETTLED_STATUSES as readonly string[]).includes(event.status);
@@ -43,7 +45,7 @@ export function effectsTimeline(
             </ul>
             <p class="key">once-only key <code>${r.idempotencyKey}</code></p>
             ${
-              r.status === 'completed'
+              r.status === 'completed' && canForce
                 ? html`<a class="button secondary" href="${forceHref(r.effect)}"
                     >Force ${r.effect} to run again…</a
                   >`

@@ -47,12 +47,10 @@ export async function audit(
   const session = c.get('session');
   await run(
     services.pool,
-    auditLog.insertAudit({
-      actor: session.who,
-      action,
-      target,
-      details: { ...details, session: session.id.slice(0, 8) },
-      remoteAddress: remoteAddress(c),
-    }),
+    auditLog.insertAudit(
+      // A session signed in with the admin token: the break-glass sign-in.
+      { actor: session.who, role: 'admin', method: 'break_glass', address: remoteAddress(c) },
+      { action, target, details: { ...details, session: session.id.slice(0, 8) } },
+    ),
   );
 }

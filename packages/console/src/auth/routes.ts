@@ -62,13 +62,7 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number, thro
     if (!services.sessions.tokenMatches(text('token'))) {
       await run(
         services.pool,
-        auditLog.insertAudit({
-          actor: who || 'unknown',
-          action: 'login_refused',
-          target: null,
-          details: {},
-          remoteAddress: address,
-        }),
+        auditLog.insertAudit({ actor: who || 'unknown', address }, { action: 'login_refused', target: null }),
       );
       services.logger.warn({ remoteAddress: address }, 'console login refused: wrong admin token');
       c.status(401);
@@ -97,13 +91,14 @@ export function authRoutes(services: ConsoleServices, sessionTtlMs: number, thro
     deleteCookie(c, LOGIN_COOKIE, { path: cookiePath });
     await run(
       services.pool,
-      auditLog.insertAudit({
-        actor: who,
-        action: 'login',
-        target: null,
-        details: { session: session.id.slice(0, 8), expiresAt: new Date(session.expiresAt).toISOString() },
-        remoteAddress: address,
-      }),
+      auditLog.insertAudit(
+        { actor: who, role: 'admin', method: 'break_glass', address },
+        {
+          action: 'login',
+          target: null,
+          details: { session: session.id.slice(0, 8), expiresAt: new Date(session.expiresAt).toISOString() },
+        },
+      ),
     );
     const next = text('next');
     // Only a path inside the console: never an open redirect.

@@ -86,3 +86,11 @@ export function selectEffectRoutes(group?: string): Statement {
     values: group === undefined ? [] : [group],
   };
 }
+
+/** The consumer groups with an effect for `provider`'s `type`: who subscribes to it (a scoped token's view). */
+export function selectGroupsOfType(provider: string, type: string): Statement {
+  return {
+    text: `select distinct consumer_group as "group" from effect_routes where provider = $1 and event_type = $2`,
+    values: [provider, type],
+  };
+}

@@ -26,6 +26,7 @@ const workerDir = fileURLToPath(new URL('../apps/worker/', import.meta.url));
 const legacyMigrations = fileURLToPath(new URL('fixtures/legacy-migrations', import.meta.url));
 const INBOX_TABLES = [
   'alerts_sent',
+  'api_tokens',
   'audit_log',
   'auth_failures',
   'console_revoked_sessions',
@@ -299,6 +300,7 @@ describe('db:migrate', () => {
       const fromConsole = applied === 6 ? '1' : '0';
       expect(counts[0]).toEqual({
         alerts_sent: fromConsole,
+        api_tokens: '0',
         audit_log: '1',
         auth_failures: '0',
         console_revoked_sessions: fromConsole,

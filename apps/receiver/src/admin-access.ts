@@ -7,12 +7,14 @@ import {
   type RequestOrigin,
   type TrustedProxies,
 } from '@webhook-inbox/inbox/access/forwarded';
+import { can, type Permission, type Principal } from '@webhook-inbox/inbox/access/roles';
 import { createAuthThrottle, type AuthThrottle } from '@webhook-inbox/inbox/access/throttle';
+import { findApiToken, tokenPrincipal, TokenError } from '@webhook-inbox/inbox/access/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import type pg from 'pg';
-import { ThrottledError } from './http-errors.ts';
+import { AdminError, ThrottledError } from './http-errors.ts';
 import { createLogSampler, type Logger, type LogSampler } from './logger.ts';
 
 /** Refused bearer tokens one client may send in a window before every attempt is refused (429) until it ends. */
@@ -67,23 +69,59 @@ export function originOf(c: Context, trustedProxies: TrustedProxies): RequestOri
   );
 }
 
+/** The Hono variables the admin routes read: who is asking (`adminPrincipal`). */
+export type AdminEnv = { Variables: { principal: Principal } };
+
+/** The break-glass principal: the `ADMIN_TOKEN`, always admin of every group, audited as such. */
+export function breakGlass(address: string | null): Principal {
+  return { actor: 'break-glass', role: 'admin', method: 'break_glass', groups: null, address };
+}
+
 /**
- * `Authorization: Bearer <token>` checked in constant time (the SHA-256 of both), with the throttle: a wrong token
- * is counted and answered 401 while its client is within `ADMIN_THROTTLE.maxFailures`, then 429
- * `too_many_attempts` with `Retry-After`; a throttled client's right token is refused the same way, so guesses past
- * the limit teach nothing. A missing or malformed header (401, 400) guesses nothing and is not counted.
+ * `Authorization: Bearer <token>`: the `ADMIN_TOKEN` (compared in constant time, the SHA-256 of both) is the
+ * break-glass admin; any other is looked up as an API token by its hash (tokens.ts) and acts as its role and groups.
+ * The principal is set as `principal` for the routes. Under the throttle: a wrong, expired or revoked token is
+ * counted and answered 401 (`unauthorized`, `token_expired`, `token_revoked`) while its client is within
+ * `ADMIN_THROTTLE.maxFailures`, then 429 `too_many_attempts` with `Retry-After`; a throttled client's right token is
+ * refused the same way, so guesses past the limit teach nothing. A missing or malformed header (401, 400) guesses
+ * nothing and is not counted.
  */
-export function adminBearer(
+export function adminPrincipal(
   token: string,
+  pool: pg.Pool,
   access: Pick<AdminAccess, 'throttle' | 'trustedProxies'>,
-): MiddlewareHandler {
+): MiddlewareHandler<AdminEnv> {
   return bearerAuth({
     verifyToken: async (presented, c) => {
-      const client = throttleKey(originOf(c, access.trustedProxies).address);
-      const right = await timingSafeEqual(token, presented);
-      const verdict = right ? await access.throttle.accepted(client) : await access.throttle.refused(client);
+      const address = originOf(c, access.trustedProxies).address;
+      const client = throttleKey(address);
+      let principal: Principal | undefined;
+      let refusal: TokenError | undefined;
+      if (await timingSafeEqual(token, presented)) {
+        principal = breakGlass(address);
+      } else {
+        try {
+          const row = await findApiToken(pool, presented);
+          if (row) principal = tokenPrincipal(row, address);
+        } catch (error) {
+          if (!(error instanceof TokenError)) throw error;
+          refusal = error;
+        }
+      }
+      const verdict = principal
+        ? await access.throttle.accepted(client)
+        : await access.throttle.refused(client);
       if (!verdict.allowed) throw new ThrottledError(verdict.retryAfterSeconds);
-      return right;
+      if (refusal) throw refusal;
+      if (principal) c.set('principal', principal);
+      return principal !== undefined;
     },
   });
+}
+
+/** Refuses (403 `forbidden`, naming the permission) a principal whose role lacks `permission`. */
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!can(principal.role, permission)) {
+    throw new AdminError('forbidden', `role ${principal.role} lacks permission ${permission}`);
+  }
 }

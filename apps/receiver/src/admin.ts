@@ -7,19 +7,31 @@ import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/prov
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import { replayEvent } from '@webhook-inbox/inbox/replay';
+import { can, coversGroup, type Principal } from '@webhook-inbox/inbox/access/roles';
+import { effectRoutes } from '@webhook-inbox/inbox/sql';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
-import { adminBearer, originOf, type AdminAccess } from './admin-access.ts';
+import {
+  adminPrincipal,
+  originOf,
+  requirePermission,
+  type AdminAccess,
+  type AdminEnv,
+} from './admin-access.ts';
+import { tokenRoutes } from './admin-tokens.ts';
 import { AdminError, errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 
 export interface AdminDeps {
   pool: pg.Pool;
   boss: PgBoss;
-  /** The bearer token; unset: every /admin route answers 404, as if it did not exist. */
+  /**
+   * The break-glass bearer token (`ADMIN_TOKEN`); API tokens (`api_tokens`) are taken beside it. Unset: every
+   * /admin route answers 404, as if it did not exist.
+   */
   token: string | undefined;
   logger: Logger;
   /** The throttle, the trusted proxies and the refusal log's sampler (admin-access.ts). */
@@ -97,8 +109,11 @@ function firstIssue(error: z.ZodError): string {
 }
 
 /**
- * The admin API (`Authorization: Bearer $ADMIN_TOKEN`): list events with filters and a cursor, show one event
- * with its effects and attempts, replay one. Event keys may contain `/` (Shopify's `shop:orders/create:id`):
+ * The admin API (`Authorization: Bearer <ADMIN_TOKEN or an API token>`): list events with filters and a cursor,
+ * show one event with its effects and attempts, replay one, manage API tokens (admin-tokens.ts). Each route checks
+ * its permission (403 `forbidden`) and the principal's consumer groups: a principal limited to some groups sees only
+ * events of types they have effects for (others are 404, as if absent) and replays only their effects. Each change
+ * writes its audit row in its own transaction. Event keys may contain `/` (Shopify's `shop:orders/create:id`):
  * send them URL-encoded or as is; both work. Every refusal is thrown as a typed error and answered by
  * `mapError` (`{"error":{"code","message"}}`); this app has its own error handler so it answers the same
  * wherever it is mounted.
@@ -106,8 +121,8 @@ function firstIssue(error: z.ZodError): string {
  * @example
  * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
  */
-export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps): Hono {
-  const admin = new Hono();
+export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps): Hono<AdminEnv> {
+  const admin = new Hono<AdminEnv>();
 
   admin.onError((error, c) => {
     const mapped = mapError(error);
@@ -137,18 +152,37 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
       'ADMIN_TOKEN may contain only letters, digits and . _ ~ + / - (then = padding), as a bearer token does',
     );
   }
-  admin.use('*', adminBearer(token, access));
+  admin.use('*', adminPrincipal(token, pool, access));
+  admin.route('/tokens', tokenRoutes(pool));
+
+  // A principal limited to some groups: an event of a type none of them has an effect for is not there for it.
+  const requireVisible = async (principal: Principal, provider: string, eventId: string) => {
+    if (principal.groups === null) return;
+    const { rows } = await pool.query<{ visible: boolean }>(
+      effectRoutes.selectEventVisible(provider, eventId, principal.groups),
+    );
+    if (!rows[0]?.visible) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
+  };
 
   admin.get('/events', async (c) => {
+    const principal = c.get('principal');
+    requirePermission(principal, 'read');
     const query = LIST_QUERY.safeParse(c.req.query());
     if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
-    return c.json(await listEvents(pool, query.data));
+    return c.json(await listEvents(pool, { ...query.data, visibleTo: principal.groups ?? undefined }));
   });
 
   admin.get('/events/:provider/*', async (c) => {
+    const principal = c.get('principal');
+    requirePermission(principal, 'read');
     const { provider, eventId } = eventKeyFrom(c.req.url);
-    const event = await getEvent(pool, provider, eventId);
-    if (!event) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
+    await requireVisible(principal, provider, eventId);
+    const found = await getEvent(pool, provider, eventId);
+    if (!found) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
+    // A viewer reads an event's facts, not its customer's data.
+    const event = can(principal.role, 'read_payload')
+      ? found
+      : { ...found, payload: null, payloadHidden: true };
     // Shopify ids above 2^53 are bigint: keep their digits as strings.
     return c.body(
       JSON.stringify(event, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
@@ -166,8 +200,18 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
       },
     }),
     async (c) => {
+      const principal = c.get('principal');
       const { provider, eventId } = eventKeyFrom(c.req.url, true);
       const { forceEffect, group = DEFAULT_GROUP } = replayOptions(await c.req.text());
+      // Refused before anything is read or changed.
+      requirePermission(principal, forceEffect === undefined ? 'replay' : 'force');
+      if (!coversGroup(principal, group)) {
+        throw new AdminError(
+          'forbidden',
+          `you are limited to consumer groups ${principal.groups?.join(', ')}: not "${group}"`,
+        );
+      }
+      await requireVisible(principal, provider, eventId);
       // The effects the group's worker recorded, read per replay: the CLI's lookup, so both replay alike.
       const effectsFor = await loadEffectLookup(pool, group);
       if (!effectsFor && group !== DEFAULT_GROUP) {
@@ -182,10 +226,17 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
         { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
         provider,
         eventId,
-        { forceEffect, group },
+        { forceEffect, group, auditAs: principal },
       );
       logger.info(
-        { provider, eventId, group, forced: result.forced, enqueued: result.enqueued },
+        {
+          provider,
+          eventId,
+          group,
+          forced: result.forced,
+          enqueued: result.enqueued,
+          actor: principal.actor,
+        },
         'admin replay',
       );
       return c.json(result, 202);

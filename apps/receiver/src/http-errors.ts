@@ -1,4 +1,5 @@
 import { WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
+import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { ReplayError } from '@webhook-inbox/inbox/replay';
 import type { Context } from 'hono';
@@ -7,7 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** The admin API's refusals that are the request's fault. */
 export type AdminErrorCode =
-  'unauthorized' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
+  'unauthorized' | 'forbidden' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
 
 /** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
 export class AdminError extends Error {
@@ -46,7 +47,12 @@ export class HostNotAllowedError extends Error {
 }
 
 export type ErrorCode =
-  WebhookErrorCode | AdminErrorCode | ThrottledError['code'] | HostNotAllowedError['code'] | 'internal_error';
+  | WebhookErrorCode
+  | AdminErrorCode
+  | TokenErrorCode
+  | ThrottledError['code']
+  | HostNotAllowedError['code']
+  | 'internal_error';
 
 /** Every error code and its status: the only place a status is decided. */
 const STATUS = {
@@ -59,7 +65,11 @@ const STATUS = {
   unknown_provider: 404,
   unavailable: 503,
   unauthorized: 401,
+  token_expired: 401,
+  token_revoked: 401,
+  forbidden: 403,
   not_found: 404,
+  token_exists: 409,
   invalid_filter: 400,
   invalid_request: 400,
   unknown_effect: 400,
@@ -123,6 +133,14 @@ export function mapError(error: unknown): MappedError {
     return mapped(error.code, error.message, headers);
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
+  if (error instanceof TokenError) {
+    // A token that no longer works is refused as a wrong one is, with the same challenge.
+    const challenge: Record<string, string> =
+      error.code === 'token_expired' || error.code === 'token_revoked'
+        ? { 'www-authenticate': 'Bearer error="invalid_token"' }
+        : {};
+    return mapped(error.code, error.message, challenge);
+  }
   if (error instanceof ThrottledError) {
     return mapped(error.code, error.message, { 'retry-after': String(error.retryAfterSeconds) });
   }

@@ -1,5 +1,7 @@
 import { createPool } from '@webhook-inbox/db';
+import { systemPrincipal } from '@webhook-inbox/inbox/access/roles';
 import {
+  auditReconcile,
   createOperationsBoss,
   createPurgeHandler,
   createRecordedAlerter,
@@ -114,6 +116,7 @@ async function scheduleReconciliation(
       since: sinceDuration(config.reconcile.since),
       logger,
     });
+    await auditReconcile(pool, systemPrincipal('reconcile'), report);
     logger.info({ ...report, byType: undefined }, 'stripe reconciliation');
     return report;
   });

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
 import {
@@ -10,6 +12,7 @@ import {
   type SourceDefinition,
 } from '@webhook-inbox/inbox/providers';
 import { UsageError } from './errors.ts';
+import type { AdminApi } from './remote.ts';
 
 /**
  * Where the CLI finds things. Explicit environment first (DATABASE_URL, secrets, RECEIVER_URL); otherwise what
@@ -30,6 +33,16 @@ export interface CliContext {
   stripeApiKey(): string | undefined;
   /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
   stripeApiBase(): string | undefined;
+  /**
+   * Who the CLI acts as against the database, in the audit log: the OS user at this host (`local_cli`), an admin
+   * (whoever holds DATABASE_URL can change any row).
+   */
+  principal(): Principal;
+  /**
+   * A remote receiver's admin API when a token is given (`--token`, else `WEBHOOK_INBOX_TOKEN`): its base URL
+   * (`--url`, else `WEBHOOK_INBOX_URL`). Undefined: the CLI works on the database.
+   */
+  adminApi(flags: { url?: string | undefined; token?: string | undefined }): AdminApi | undefined;
   /** A connection pool, opened on first use (loading the database code then, not at start-up) and closed by `close()`. */
   pool(): Promise<pg.Pool>;
   close(): Promise<void>;
@@ -111,6 +124,39 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     },
     stripeApiBase() {
       return env.STRIPE_API_BASE || undefined;
+    },
+    principal() {
+      let user = env.USER ?? 'unknown';
+      try {
+        user = os.userInfo().username;
+      } catch {
+        // No passwd entry for this uid (some containers): USER as the shell has it.
+      }
+      return {
+        actor: `${user}@${os.hostname()}`,
+        role: 'admin',
+        method: 'local_cli',
+        groups: null,
+        address: null,
+      };
+    },
+    adminApi(flags) {
+      const token = flags.token ?? (env.WEBHOOK_INBOX_TOKEN || undefined);
+      if (token === undefined) {
+        if (flags.url !== undefined)
+          throw new UsageError('--url needs a token: --token or WEBHOOK_INBOX_TOKEN');
+        return undefined;
+      }
+      const url = flags.url ?? (env.WEBHOOK_INBOX_URL || undefined);
+      if (!url) {
+        throw new UsageError(
+          "a token needs the remote receiver's admin API: --url or WEBHOOK_INBOX_URL (its management listener)",
+        );
+      }
+      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+        throw new UsageError(`--url ${url} is not an http(s) URL`);
+      }
+      return { url, token };
     },
     async pool() {
       if (!opened) {

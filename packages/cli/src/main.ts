@@ -9,8 +9,10 @@ import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import type { EventsOptions } from './commands/events.ts';
 import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
 import type { ReplayCliOptions } from './commands/replay.ts';
+import type { CreateTokenOptions } from './commands/tokens.ts';
 import { createContext } from './context.ts';
 import { EXIT, NotFoundError, UsageError } from './errors.ts';
+import { RemoteError } from './remote.ts';
 
 loadDotEnv();
 const context = createContext(process.env, process.env.INIT_CWD ?? process.cwd());
@@ -25,6 +27,7 @@ const positiveInt = (value: string) => {
 const events = () => import('./commands/events.ts');
 const ops = () => import('./commands/ops.ts');
 const send = () => import('./commands/send.ts');
+const tokens = () => import('./commands/tokens.ts');
 
 const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
@@ -49,6 +52,8 @@ program
   .option('--limit <n>', 'page size (1-500)', positiveInt, 50)
   .option('--cursor <cursor>', 'continue from a previous page')
   .option('--json', 'machine-readable output', false)
+  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
+  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
   .action(async (options: EventsOptions) => (await events()).events(context, options));
 
 program
@@ -57,8 +62,10 @@ program
   .argument('<provider>')
   .argument('<id>', 'event key (Stripe evt_..., Shopify shop:topic:event-id)')
   .option('--json', 'machine-readable output', false)
-  .action(async (provider: string, id: string, options: { json: boolean }) =>
-    (await events()).show(context, provider, id, options.json),
+  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
+  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .action(async (provider: string, id: string, options: { json: boolean; url?: string; token?: string }) =>
+    (await events()).show(context, provider, id, options),
   );
 
 program
@@ -103,6 +110,8 @@ program
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)
   .option('--json', 'machine-readable output', false)
+  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
+  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
   .action(async (provider: string | undefined, id: string | undefined, options: ReplayCliOptions) =>
     (await import('./commands/replay.ts')).replay(context, provider, id, options),
   );
@@ -138,6 +147,39 @@ program
   .action(async (provider: string, options: ReconcileCliOptions) =>
     (await ops()).reconcile(context, provider, options),
   );
+
+const tokensCommand = program
+  .command('tokens')
+  .description('API tokens for the admin API and the remote CLI (on the database; each change audited)');
+tokensCommand
+  .command('create')
+  .description('Create a token and print it, once')
+  .argument('<name>', 'lower-case letters, digits, ".", "_", "-"; its audit actor is token:<name>')
+  .addOption(
+    new Option('--role <role>', 'what it may do')
+      .choices(['viewer', 'operator', 'admin'])
+      .makeOptionMandatory(),
+  )
+  .option(
+    '--group <name>',
+    'limit it to this consumer group (repeat for several); none: every group',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option('--expires-in <days>', 'days until it stops working, 1 to 366 (e.g. 30d)', '90d')
+  .option('--json', 'machine-readable output', false)
+  .action(async (name: string, options: CreateTokenOptions) =>
+    (await tokens()).createToken(context, name, options),
+  );
+tokensCommand
+  .command('list')
+  .description('Every token: role, groups, status, expiry, last use (never the token)')
+  .option('--json', 'machine-readable output', false)
+  .action(async (options: { json: boolean }) => (await tokens()).listTokens(context, options.json));
+tokensCommand
+  .command('revoke')
+  .description('Revoke a token: refused from its next request on')
+  .argument('<name>')
+  .action(async (name: string) => (await tokens()).revokeToken(context, name));
 
 const sendCommand = program
   .command('send')
@@ -227,7 +269,7 @@ function exitCodeFor(error: unknown): number {
     // --help and --version end here too, with code 0.
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
-  if (error instanceof UsageError || error instanceof NotFoundError) {
+  if (error instanceof UsageError || error instanceof NotFoundError || error instanceof RemoteError) {
     process.stderr.write(`error: ${error.message}\n`);
     return error.exitCode;
   }

@@ -1,37 +1,25 @@
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createTestDatabase, insertEvents, useTestDatabase } from '@webhook-inbox/testing';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
-import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
-import { createExampleInbox } from '@webhook-inbox/worker';
+import type { Receiver } from '@webhook-inbox/receiver';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli, useCliReceiver, type Run } from './cli-process.ts';
 
 // Every test runs the real CLI, several times: a process start is about a second on a quiet machine and up to ten
 // under the load of a full parallel run, which the default 30 s per test does not cover.
 vi.setConfig({ testTimeout: 180_000 });
 
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const STRIPE_SECRET = 'whsec_cli_test_secret';
 const SHOPIFY_SECRET = 'shopify_cli_test_secret';
 const database = useTestDatabase();
 let receiver: Receiver;
 let pool: pg.Pool;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI as a real process, as an operator would. */
-async function inbox(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const { DATABASE_URL: _, ...base } = process.env;
-  const fullEnv: NodeJS.ProcessEnv = {
-    ...base,
+function inbox(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  return runCli(args, {
     DATABASE_URL: database.url,
     STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
     SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
@@ -39,41 +27,16 @@ async function inbox(args: string[], env: Record<string, string | undefined> = {
     // No `.data/` of a developer's `pnpm start` may leak into the test.
     WEBHOOK_INBOX_DATA_DIR: '/nonexistent',
     ...env,
-  };
-  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
-  return promisify(execFile)(process.execPath, [main, ...args], { env: fullEnv }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
+  });
 }
 
-beforeAll(async () => {
-  receiver = await startReceiver(
-    parseConfig({
-      DATABASE_URL: database.url,
-      PORT: '0',
-      MANAGEMENT_PORT: '0',
-      STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
-      SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
-      LOG_LEVEL: 'silent',
-    }),
-  );
-  pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  // What the example worker records when it starts: the CLI's replays read it.
-  const example = createExampleInbox({
-    mailer: { send: () => Promise.reject(new Error('no mail in this test')), close: () => {} },
-    messageIdDomain: 'localhost',
-  });
-  await recordEffectRoutes(pool, example.effectRoutes());
+const cli = useCliReceiver(database, {
+  STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
+  SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
 });
-
-afterAll(async () => {
-  await receiver?.close();
-  await pool?.end();
+beforeAll(() => {
+  receiver = cli.receiver();
+  pool = cli.pool();
 });
 
 describe('inbox send', () => {

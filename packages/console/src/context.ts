@@ -86,17 +86,10 @@ export async function audit(
   const principal = c.get('principal');
   await run(
     services.pool,
-    auditLog.insertAudit({
-      actor: principal.actor,
+    auditLog.insertAudit(principal, {
       action,
       target,
-      details: {
-        ...details,
-        role: principal.role,
-        method: principal.method,
-        session: session.id.slice(0, 8),
-      },
-      remoteAddress: principal.address,
+      details: { ...details, session: session.id.slice(0, 8) },
     }),
   );
 }

@@ -138,10 +138,12 @@ export const idempotencyKeys = pgTable(
 );
 
 /**
- * What operators did in the console, one row per action: who (the name given at login and the session), what
- * (`login`, `login_refused`, `replay`, `replay_forced`, `bulk_replay_started`, ...), on which target, with the
- * action's details. Written in the action's own transaction where there is one, so an action is never done
- * without its row.
+ * Every state change, from every surface, one row per action: who (`actor`: a verified subject, a token's name,
+ * `user@host`, a job's name), with which role and how they proved it (`auth_method`, roles.ts's `AuthMethod`),
+ * what (`login`, `replay`, `replay_forced`, `bulk_replay_started`, `purge`, `token_created`, ...), on which target,
+ * with the action's parameters. Written in the action's own transaction where there is one, so an action is never
+ * done without its row. Append-only: a trigger refuses UPDATE, TRUNCATE, and any DELETE but
+ * `audit_log_purge(older_than)`'s (migration 0009).
  */
 export const auditLog = pgTable(
   'audit_log',
@@ -149,14 +151,55 @@ export const auditLog = pgTable(
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
     actor: text('actor').notNull(),
+    /** The actor's role when it acted; null for refused sign-ins (no one was signed in). */
+    role: text('role'),
+    /** How the actor proved who it is (`oidc`, `break_glass`, `api_token`, `local_cli`, `system`). */
+    authMethod: text('auth_method'),
     action: text('action').notNull(),
-    /** `stripe evt_1`, `replay operation 12`, or null for actions without one (login). */
+    /** `stripe evt_1`, `replay operation 12`, `token 3`, or null for actions without one (login). */
     target: text('target'),
     details: jsonb('details').notNull().default({}),
-    /** The client address as the server saw it. */
+    /** The client address as the server saw it (after `TRUSTED_PROXIES`). */
     remoteAddress: text('remote_address'),
   },
-  (t) => [index('audit_log_at_idx').on(t.at)],
+  (t) => [
+    index('audit_log_at_idx').on(t.at),
+    // The console's audit page filters by each of these, newest first.
+    index('audit_log_actor_idx').on(t.actor, t.id),
+    index('audit_log_action_idx').on(t.action, t.id),
+    index('audit_log_target_idx').on(t.target, t.id),
+  ],
+);
+
+/** The roles of `packages/inbox/src/access/roles.ts`, which a token row may hold. */
+const TOKEN_ROLES = ['viewer', 'operator', 'admin'] as const;
+
+/**
+ * API tokens for scripts, the remote CLI and other teams (`packages/inbox/src/sql/api-tokens.ts`). Only the SHA-256
+ * of a token is kept; the token itself is shown once, at creation. Each has a role, the consumer groups it is
+ * limited to (`null`: every group), an expiry, and the last time it was used (written at most once a minute per
+ * token). A revoked row stays, so the audit log's actor `token:<name>` always names a row.
+ */
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull().unique('api_tokens_name_key'),
+    /** Hex SHA-256 of the token: a high-entropy secret needs no salt or slow hash. */
+    hash: text('hash').notNull().unique('api_tokens_hash_key'),
+    role: text('role', { enum: TOKEN_ROLES }).notNull(),
+    groups: text('groups').array(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    revokedBy: text('revoked_by'),
+  },
+  (t) => [
+    check('api_tokens_role_check', sql`${t.role} in (${inList(TOKEN_ROLES)})`),
+    check('api_tokens_groups_check', sql`${t.groups} is null or cardinality(${t.groups}) > 0`),
+  ],
 );
 
 /**

@@ -1,7 +1,15 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { Principal } from './access/roles.ts';
 import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf, validateGroup, type EventJob } from './queue.ts';
-import { effectRuns, idempotencyKeys, pgbossJobs, webhookEventGroups, webhookEvents } from './sql/index.ts';
+import {
+  auditLog,
+  effectRuns,
+  idempotencyKeys,
+  pgbossJobs,
+  webhookEventGroups,
+  webhookEvents,
+} from './sql/index.ts';
 import { jobTraceContext, type TraceContext } from './telemetry.ts';
 
 /**
@@ -25,6 +33,12 @@ export interface ReplayOptions {
   forceEffect?: string;
   /** Report what would run; change nothing. */
   dryRun?: boolean;
+  /**
+   * Who replays: the replay's audit row (`replay`, or `replay_forced` with a forced effect) is written in its
+   * transaction, so the change and its record commit together. A dry run or a replay with nothing left to run
+   * changes nothing and writes none.
+   */
+  auditAs?: Principal;
 }
 
 export interface ReplayResult {
@@ -130,6 +144,15 @@ export async function replayEvent(
     await boss.send(queuesOf(group).events, job, {
       db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
     });
+    if (options.auditAs) {
+      await client.query(
+        auditLog.insertAudit(options.auditAs, {
+          action: forced === null ? 'replay' : 'replay_forced',
+          target: `${provider} ${eventId}`,
+          details: { group, forced, effects, previousStatus: event.status },
+        }),
+      );
+    }
     await client.query('commit');
     return { ...result, enqueued: true };
   } catch (error) {

@@ -1,4 +1,6 @@
 import {
+  auditPurge,
+  auditReconcile,
   createSenderBoss,
   ensureQueues,
   MIN_PAYLOAD_DAYS,
@@ -39,8 +41,9 @@ export interface PurgeCliOptions {
  */
 export async function purge(context: CliContext, options: PurgeCliOptions): Promise<void> {
   let result;
+  const pool = await context.pool();
   try {
-    result = await purgeExpired(await context.pool(), {
+    result = await purgeExpired(pool, {
       payloadDays: days('--older-than', options.olderThan),
       keyDays: days('--keys-older-than', options.keysOlderThan),
       force: options.force,
@@ -57,6 +60,8 @@ export async function purge(context: CliContext, options: PurgeCliOptions): Prom
     if (error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
+  const { olderThan, keysOlderThan, force } = options;
+  await auditPurge(pool, context.principal(), { olderThan, keysOlderThan, force }, result);
   if (options.json) printJson(result);
   else if (result.dryRun)
     process.stdout.write(
@@ -110,9 +115,10 @@ export async function reconcile(
   await boss.start();
   try {
     await ensureQueues(boss);
+    const pool = await context.pool();
     const report = await reconcileStripe({
       stripe: new StripeClient(apiKey, stripeClientOptions(context)),
-      pool: await context.pool(),
+      pool,
       boss,
       since,
       dryRun: options.dryRun,
@@ -121,6 +127,7 @@ export async function reconcile(
         warn: (...args: unknown[]) => process.stderr.write(`${JSON.stringify(args)}\n`),
       },
     });
+    await auditReconcile(pool, context.principal(), report);
     if (options.json) printJson(report);
     else {
       process.stdout.write(

@@ -11,10 +11,14 @@ import {
   type BulkReplayResult,
   type ReplayResult,
 } from '@webhook-inbox/inbox';
+import type { Principal } from '@webhook-inbox/inbox/access/roles';
+import { auditLog } from '@webhook-inbox/inbox/sql';
+import type pg from 'pg';
 import type { CliContext } from '../context.ts';
 import { sinceDate } from '../duration.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';
+import { adminRequest, eventPath } from '../remote.ts';
 
 export interface ReplayCliOptions {
   status?: string;
@@ -27,6 +31,9 @@ export interface ReplayCliOptions {
   limit?: string;
   dryRun: boolean;
   json: boolean;
+  /** A remote receiver's admin API (remote.ts). */
+  url?: string;
+  token?: string;
 }
 
 /** Events a bulk replay reads per page. */
@@ -54,6 +61,20 @@ export async function replay(
     throw new UsageError('--limit applies to a bulk replay (--status)');
   const limit = options.limit === undefined ? undefined : positiveInteger('--limit', options.limit);
 
+  const api = context.adminApi(options);
+  if (api) {
+    // The admin API replays one event at a time and has no dry run: the rest needs the database.
+    if (!single || options.dryRun)
+      throw new UsageError('against a remote receiver, replay takes <provider> <id> (no bulk, no --dry-run)');
+    const body = { group, ...(options.forceEffect ? { forceEffect: options.forceEffect } : {}) };
+    report(
+      [await adminRequest<ReplayResult>(api, 'POST', `${eventPath(provider, eventId ?? '')}/replay`, body)],
+      options,
+    );
+    return;
+  }
+  // Each replay writes its audit row in its transaction, with this user at this host as actor.
+  const auditAs = context.principal();
   const boss = createSenderBoss(context.databaseUrl(), { applicationName: 'webhook-inbox-cli' });
   await boss.start();
   try {
@@ -71,7 +92,7 @@ export async function replay(
     try {
       bulk = single
         ? {
-            results: [await replayEvent(deps, provider, eventId ?? '', { ...options, group })],
+            results: [await replayEvent(deps, provider, eventId ?? '', { ...options, group, auditAs })],
             total: 1,
             remaining: 0,
           }
@@ -83,7 +104,14 @@ export async function replay(
               type: options.type,
               since: options.since ? sinceDate(options.since) : undefined,
             },
-            { group, dryRun: options.dryRun, limit, chunkSize: CHUNK_SIZE, onProgress: progress?.update },
+            {
+              group,
+              dryRun: options.dryRun,
+              limit,
+              chunkSize: CHUNK_SIZE,
+              onProgress: progress?.update,
+              auditAs,
+            },
           );
     } catch (error) {
       if (error instanceof ReplayError) {
@@ -94,10 +122,38 @@ export async function replay(
       progress?.end();
     }
     report(bulk.results, options);
-    if (!single) summary(bulk, options);
+    if (!single) {
+      if (!options.dryRun) await auditBulk(pool, auditAs, bulk, options, group);
+      summary(bulk, options);
+    }
   } finally {
     await boss.stop({ graceful: false, close: true });
   }
+}
+
+/** The bulk replay as a whole, beside each event's own row: its filters and how far it went. */
+async function auditBulk(
+  pool: pg.Pool,
+  by: Principal,
+  { results, total, remaining }: BulkReplayResult,
+  options: ReplayCliOptions,
+  group: string,
+): Promise<void> {
+  const { status, provider, type, since, limit } = options;
+  await pool.query(
+    auditLog.insertAudit(by, {
+      action: 'bulk_replay',
+      target: null,
+      details: {
+        filter: { status, provider, type, since, group },
+        limit,
+        total,
+        replayed: results.length,
+        queued: results.filter((r) => r.enqueued).length,
+        remaining,
+      },
+    }),
+  );
 }
 
 function report(results: ReplayResult[], options: ReplayCliOptions): void {

@@ -55,19 +55,18 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
     });
     await run(
       services.pool,
-      auditLog.insertAudit({
-        actor: identity.who,
-        action: 'login',
-        target: null,
-        details: {
-          ...details,
-          role: identity.role,
-          method: identity.method,
-          session: session.id.slice(0, 8),
-          expiresAt: new Date(session.expiresAt).toISOString(),
+      auditLog.insertAudit(
+        { actor: identity.who, role: identity.role, method: identity.method, address: address(c) },
+        {
+          action: 'login',
+          target: null,
+          details: {
+            ...details,
+            session: session.id.slice(0, 8),
+            expiresAt: new Date(session.expiresAt).toISOString(),
+          },
         },
-        remoteAddress: address(c),
-      }),
+      ),
     );
   };
   // Only a path inside the console: never an open redirect.
@@ -127,13 +126,14 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
     if (!identity.role) {
       await run(
         services.pool,
-        auditLog.insertAudit({
-          actor: identity.actor,
-          action: 'login_refused',
-          target: null,
-          details: { method: 'oidc', reason: 'no_role', subject: identity.subject, values: identity.values },
-          remoteAddress: address(c),
-        }),
+        auditLog.insertAudit(
+          { actor: identity.actor, method: 'oidc', address: address(c) },
+          {
+            action: 'login_refused',
+            target: null,
+            details: { reason: 'no_role', subject: identity.subject, values: identity.values },
+          },
+        ),
       );
       throw new ConsoleError(
         'no_role',
@@ -183,13 +183,14 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
     if (!right) {
       await run(
         services.pool,
-        auditLog.insertAudit({
-          actor,
-          action: 'login_refused',
-          target: null,
-          details: { method: 'break_glass', reason: 'wrong_token', ...(note ? { note } : {}) },
-          remoteAddress: from,
-        }),
+        auditLog.insertAudit(
+          { actor, method: 'break_glass', address: from },
+          {
+            action: 'login_refused',
+            target: null,
+            details: { reason: 'wrong_token', ...(note ? { note } : {}) },
+          },
+        ),
       );
       if (services.sampleRefusal('console_login_refused')) {
         services.logger.warn({ remoteAddress: from }, 'console login refused: wrong admin token');

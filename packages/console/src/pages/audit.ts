@@ -1,31 +1,59 @@
 import { auditLog } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleServices } from '../context.ts';
+import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { utc } from '../views/format.ts';
+import { ConsoleError } from '../errors.ts';
+import { searchParams, utc } from '../views/format.ts';
 import { layout } from '../views/layout.ts';
 
 const PAGE_SIZE = 100;
+const FILTERS = ['actor', 'action', 'target'] as const;
+/** The longest filter value taken: longer than any actor, action or target the inbox writes. */
+const MAX_FILTER_LENGTH = 1200;
 
-/** Who did what, newest first: sign-ins (refused ones too), replays, bulk replays and their cancellations. */
+/** The page's filters from the query: each an exact match, bounded, without NUL (text cannot hold it). */
+function filterOf(c: ConsoleContext): auditLog.AuditFilter {
+  const filter: auditLog.AuditFilter = {};
+  for (const field of FILTERS) {
+    const value = c.req.query(field);
+    if (value === undefined || value === '') continue;
+    if (value.length > MAX_FILTER_LENGTH || value.includes('\u0000')) {
+      throw new ConsoleError('invalid_input', `${field}: at most ${MAX_FILTER_LENGTH} characters, no NUL`);
+    }
+    filter[field] = value;
+  }
+  return filter;
+}
+
+function beforeOf(c: ConsoleContext): number | undefined {
+  const raw = c.req.query('before');
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[1-9]\d{0,15}$/.test(raw)) throw new ConsoleError('invalid_input', 'before: a row id');
+  return Number(raw);
+}
+
+/**
+ * Who did what, from every surface, newest first: sign-ins (refused ones too), replays, forced effects, bulk
+ * replays, purges, token changes. Filters by actor, action and target (exact), each cell a link to its filter, an
+ * event's target a link to the event.
+ */
 export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/audit', async (c) => {
-    const before = Number(c.req.query('before'));
-    const rows = await read<{
-      id: number;
-      at: Date;
-      actor: string;
-      action: string;
-      target: string | null;
-      details: Record<string, unknown>;
-      remoteAddress: string | null;
-    }>(
+    const filter = filterOf(c);
+    const rows = await read<auditLog.AuditRow>(
       services.pool,
-      auditLog.listAudit(PAGE_SIZE + 1, Number.isSafeInteger(before) && before > 0 ? before : undefined),
+      auditLog.listAudit(PAGE_SIZE + 1, filter, beforeOf(c)),
       services.queryTimeoutMs,
     );
     const page = rows.slice(0, PAGE_SIZE);
     const last = page.at(-1);
+    const link = (extra: Record<string, string>) =>
+      `${services.base}/audit?${searchParams({ ...(filter as Record<string, string>), ...extra })}`;
+    const filterLink = (field: (typeof FILTERS)[number], value: string) =>
+      html`<a
+        href="${services.base}/audit?${searchParams({ ...(filter as Record<string, string>), [field]: value })}"
+        >${value}</a
+      >`;
     return c.html(
       layout({
         base: services.base,
@@ -33,12 +61,24 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
         section: 'audit',
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         body: html`<h1>Audit log</h1>
+          <form class="filters" method="get" action="${services.base}/audit">
+            ${FILTERS.map(
+              (field) =>
+                html`<label
+                  >${field}
+                  <input name="${field}" value="${filter[field] ?? ''}" maxlength="${MAX_FILTER_LENGTH}"
+                /></label>`,
+            )}
+            <button type="submit">Filter</button>
+            ${Object.keys(filter).length > 0 ? html`<a href="${services.base}/audit">Clear</a>` : ''}
+          </form>
           <div class="table-wrap">
             <table class="audit">
               <thead>
                 <tr>
                   <th scope="col">When (UTC)</th>
                   <th scope="col">Who</th>
+                  <th scope="col">Role · method</th>
                   <th scope="col">Action</th>
                   <th scope="col">Target</th>
                   <th scope="col">Details</th>
@@ -50,9 +90,12 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
                   (r) =>
                     html`<tr>
                       <td class="nowrap">${utc(r.at)}</td>
-                      <td>${r.actor}</td>
-                      <td><code>${r.action}</code></td>
-                      <td class="id">${r.target ?? ''}</td>
+                      <td>${filterLink('actor', r.actor)}</td>
+                      <td>${[r.role, r.authMethod].filter(Boolean).join(' · ')}</td>
+                      <td><code>${filterLink('action', r.action)}</code></td>
+                      <td class="id">
+                        ${r.target === null ? '' : targetCell(services.base, r.target, filterLink)}
+                      </td>
                       <td class="details"><code>${JSON.stringify(r.details)}</code></td>
                       <td>${r.remoteAddress ?? ''}</td>
                     </tr>`,
@@ -62,10 +105,27 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
           </div>
           ${
             rows.length > PAGE_SIZE && last
-              ? html`<nav class="pager"><a href="${services.base}/audit?before=${last.id}">Older →</a></nav>`
+              ? html`<nav class="pager"><a href="${link({ before: String(last.id) })}">Older →</a></nav>`
               : ''
           }`,
       }),
     );
   });
+}
+
+/** A target filters the log; an event's (`<provider> <key>`) and a bulk replay's also open what they name. */
+function targetCell(
+  base: string,
+  target: string,
+  filterLink: (field: 'target', value: string) => ReturnType<typeof html>,
+): ReturnType<typeof html> {
+  const operation = /^replay operation (\d+)$/.exec(target);
+  if (operation)
+    return html`${filterLink('target', target)} · <a href="${base}/operations/${operation[1]}">open</a>`;
+  const event = /^([a-z0-9-]+) (.+)$/.exec(target);
+  if (event && !/^(token|replay) /.test(target)) {
+    return html`${filterLink('target', target)} ·
+      <a href="${base}/event?${searchParams({ provider: event[1]!, id: event[2]! })}">open</a>`;
+  }
+  return filterLink('target', target);
 }

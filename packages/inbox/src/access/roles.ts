@@ -62,3 +62,8 @@ export interface Principal {
 export function coversGroup(principal: Principal, group: string): boolean {
   return principal.groups === null || principal.groups.includes(group);
 }
+
+/** A scheduled job of the inbox itself (`retention`, `reconcile`), as the audit log names it. */
+export function systemPrincipal(job: string): Principal {
+  return { actor: `system:${job}`, role: 'admin', method: 'system', groups: null, address: null };
+}

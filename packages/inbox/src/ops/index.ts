@@ -33,6 +33,7 @@ export {
   PARTITION_DAYS_AHEAD,
   type PayloadPartition,
 } from './partitions.ts';
+export { auditPurge, auditReconcile } from './audit.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
   reconcileStripe,

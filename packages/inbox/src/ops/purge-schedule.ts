@@ -3,6 +3,8 @@ import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { resolvePurgeOptions } from './retention-options.ts';
+import { systemPrincipal } from '../access/roles.ts';
+import { auditPurge } from './audit.ts';
 import { purgeExpired, type PurgeResult } from './retention.ts';
 
 /** The pg-boss queue of scheduled purges. */
@@ -80,6 +82,7 @@ export function createPurgeHandler(
         throw error;
       }
       onRun?.({ result });
+      await auditPurge(pool, systemPrincipal('retention'), { job: job.id, ...job.data }, result);
       logger.info({ job: job.id, ...result }, 'retention purge');
       results.push(result);
     }

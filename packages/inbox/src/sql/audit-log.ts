@@ -1,30 +1,89 @@
-import type { Statement } from './statement.ts';
+import type { Principal } from '../access/roles.ts';
+import { Params, type Statement } from './statement.ts';
 
-/** Statements on `audit_log`: the console's audit trail (its actions and sign-ins). */
+/**
+ * Statements on `audit_log`: every state change from every surface (console, admin API, CLI, scheduled jobs), and
+ * the console's sign-ins. The table is append-only (migration 0009's trigger): rows are inserted, read, and
+ * removed only by `audit_log_purge` once older than 90 days.
+ */
 
-export interface AuditEntry {
+/**
+ * Who a row names: a `Principal`, or for a refused sign-in only what was presented and where from (no role, no
+ * method: no one was signed in).
+ */
+export type AuditActor = Pick<Principal, 'actor' | 'address'> & Partial<Pick<Principal, 'role' | 'method'>>;
+
+/** What was done, to what, with which parameters. */
+export interface AuditAction {
+  action: string;
+  target: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** Run it on the change's own connection, inside its transaction, so the change and its row commit together. */
+export function insertAudit(who: AuditActor, entry: AuditAction): Statement {
+  return {
+    text: `insert into audit_log (actor, role, auth_method, action, target, details, remote_address)
+           values ($1, $2, $3, $4, $5, $6::jsonb, $7) returning id`,
+    values: [
+      who.actor,
+      who.role ?? null,
+      who.method ?? null,
+      entry.action,
+      entry.target,
+      JSON.stringify(entry.details ?? {}),
+      who.address,
+    ],
+  };
+}
+
+export interface AuditFilter {
+  actor?: string | undefined;
+  action?: string | undefined;
+  target?: string | undefined;
+}
+
+export interface AuditRow {
+  id: number;
+  at: Date;
   actor: string;
+  role: string | null;
+  authMethod: string | null;
   action: string;
   target: string | null;
   details: Record<string, unknown>;
   remoteAddress: string | null;
 }
 
-export function insertAudit(entry: AuditEntry): Statement {
+/**
+ * Newest first, `limit` rows matching `filter` (each field an exact match) before the entry `beforeId`
+ * (exclusive) when given. Each filter has its index (`audit_log_<field>_idx`, with `id`).
+ */
+export function listAudit(limit: number, filter: AuditFilter = {}, beforeId?: number): Statement {
+  const params = new Params();
+  const where: string[] = [];
+  for (const field of ['actor', 'action', 'target'] as const) {
+    const value = filter[field];
+    if (value !== undefined) where.push(`${field} = ${params.add(value)}`);
+  }
+  if (beforeId !== undefined) where.push(`id < ${params.add(beforeId)}`);
   return {
-    text: `insert into audit_log (actor, action, target, details, remote_address)
-           values ($1, $2, $3, $4::jsonb, $5) returning id`,
-    values: [entry.actor, entry.action, entry.target, JSON.stringify(entry.details), entry.remoteAddress],
+    text: `select id, at, actor, role, auth_method as "authMethod", action, target, details,
+                  remote_address as "remoteAddress"
+             from audit_log ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
+            order by id desc limit ${params.add(limit)}`,
+    values: params.values,
   };
 }
 
-/** Newest first, `limit` rows before the entry `beforeId` (exclusive) when given. */
-export function listAudit(limit: number, beforeId?: number): Statement {
+/**
+ * Removes the audit rows older than `olderThanDays` (at least 90) through `audit_log_purge`, the only DELETE the
+ * append-only trigger lets through; answers `removed`.
+ */
+export function purgeAudit(olderThanDays: number): Statement {
   return {
-    text: `select id, at, actor, action, target, details, remote_address as "remoteAddress"
-             from audit_log ${beforeId === undefined ? '' : 'where id < $2'}
-            order by id desc limit $1`,
-    values: beforeId === undefined ? [limit] : [limit, beforeId],
+    text: `select audit_log_purge(make_interval(days => $1)) as removed`,
+    values: [olderThanDays],
   };
 }
 

@@ -86,3 +86,17 @@ export function selectEffectRoutes(group?: string): Statement {
     values: group === undefined ? [] : [group],
   };
 }
+
+/**
+ * Whether event (`provider`, `eventId`) exists and is of a type one of `groups` has an effect for: what a principal
+ * limited to those groups may see and replay. Answers `visible`.
+ */
+export function selectEventVisible(provider: string, eventId: string, groups: readonly string[]): Statement {
+  return {
+    text: `select exists (
+             select from webhook_events e
+               join effect_routes r on r.provider = e.provider and r.event_type = e.type
+              where e.provider = $1 and e.event_id = $2 and r.consumer_group = any($3::text[])) as visible`,
+    values: [provider, eventId, groups],
+  };
+}

@@ -38,6 +38,11 @@ export interface EventFilter {
   eventId?: string | undefined;
   /** A payload path (`data.object.customer`) and the JSON it must hold there. */
   payload?: { path: string[]; json: string } | undefined;
+  /**
+   * Only events of the types these consumer groups have effects for (`effect_routes`): what a principal limited to
+   * these groups may see. Undefined: no such limit.
+   */
+  visibleTo?: readonly string[] | undefined;
 }
 
 /**
@@ -91,6 +96,11 @@ function where(filter: EventFilter, params: Params): string[] {
          where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
            and g.consumer_group = ${name} and g.status = ${params.add(filter.status)})`);
     }
+  }
+  if (filter.visibleTo) {
+    clauses.push(
+      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = any(${params.add(filter.visibleTo)}::text[]))`,
+    );
   }
   if (filter.since) clauses.push(`received_at >= ${params.add(filter.since)}`);
   if (filter.before) clauses.push(`received_at < ${params.add(filter.before)}`);

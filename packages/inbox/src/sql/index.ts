@@ -11,7 +11,8 @@
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
- * - `audit-log.ts`, `audit_log`: the console's audit trail and sign-in throttle.
+ * - `audit-log.ts`, `audit_log`: every surface's audit trail (append-only), the console's sign-in throttle.
+ * - `api-tokens.ts`, `api_tokens`: the scoped API tokens (`access/tokens.ts`).
  * - `console-revoked-sessions.ts`, `console_revoked_sessions`: the console's sign-outs.
  * - `replay-operations.ts`, `replay_operations`: the console's bulk replays and their runner.
  * - `effect-routes.ts`, `effect_routes`: the effects each consumer group's worker registered (replay,
@@ -31,6 +32,7 @@
  */
 export { Params, type Statement } from './statement.ts';
 export * as alertsSent from './alerts-sent.ts';
+export * as apiTokens from './api-tokens.ts';
 export * as auditLog from './audit-log.ts';
 export * as authFailures from './auth-failures.ts';
 export * as consoleRevokedSessions from './console-revoked-sessions.ts';

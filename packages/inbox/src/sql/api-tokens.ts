@@ -1,0 +1,82 @@
+import type { Role } from '../access/roles.ts';
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `api_tokens`: the scoped tokens of the admin API and the remote CLI (`access/tokens.ts`). Only a
+ * token's SHA-256 is stored; a lookup is by that hash.
+ */
+
+/** A token as listed: everything but its hash. */
+export interface ApiTokenRow {
+  id: number;
+  name: string;
+  role: Role;
+  groups: string[] | null;
+  createdBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  revokedBy: string | null;
+}
+
+const COLUMNS = `id, name, role, groups, created_by as "createdBy", created_at as "createdAt",
+                 expires_at as "expiresAt", last_used_at as "lastUsedAt", revoked_at as "revokedAt",
+                 revoked_by as "revokedBy"`;
+
+export interface NewApiToken {
+  name: string;
+  hash: string;
+  role: Role;
+  groups: readonly string[] | null;
+  createdBy: string;
+  expiresAt: Date;
+}
+
+/** Records a token; a name already used (revoked tokens included) inserts nothing and returns no row. */
+export function insertToken(token: NewApiToken): Statement {
+  return {
+    text: `insert into api_tokens (name, hash, role, groups, created_by, expires_at)
+           values ($1, $2, $3, $4::text[], $5, $6)
+           on conflict (name) do nothing
+           returning ${COLUMNS}`,
+    values: [token.name, token.hash, token.role, token.groups, token.createdBy, token.expiresAt],
+  };
+}
+
+/** The token whose hash is `hash`, revoked and expired ones included (the caller says which it is). */
+export function selectByHash(hash: string): Statement {
+  return {
+    name: 'webhook_inbox_api_token_by_hash',
+    text: `select ${COLUMNS}, expires_at <= now() as expired from api_tokens where hash = $1`,
+    values: [hash],
+  };
+}
+
+/**
+ * Marks a token used now, unless a use within the last minute already did: concurrent requests of one token write
+ * the row at most once a minute, whichever receiver serves them.
+ */
+export function touchToken(id: number): Statement {
+  return {
+    name: 'webhook_inbox_api_token_touch',
+    text: `update api_tokens set last_used_at = now()
+            where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+    values: [id],
+  };
+}
+
+/** Every token, newest first; revoked and expired ones too (the audit log names them). */
+export function listTokens(): Statement {
+  return { text: `select ${COLUMNS} from api_tokens order by id desc`, values: [] };
+}
+
+/** Revokes the token named `name` unless it already is; returns its row when this call revoked it. */
+export function revokeToken(name: string, revokedBy: string): Statement {
+  return {
+    text: `update api_tokens set revoked_at = now(), revoked_by = $2
+            where name = $1 and revoked_at is null
+            returning ${COLUMNS}`,
+    values: [name, revokedBy],
+  };
+}

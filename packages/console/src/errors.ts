@@ -21,16 +21,21 @@ export const CONSOLE_ERRORS = {
   conflict: 409,
   /** Too many refused sign-ins from this address lately. */
   too_many_attempts: 429,
+  /** The database did not answer (down, unreachable, out of connections): the page says what to check. */
+  database_unavailable: 503,
 } as const;
 
 export type ConsoleErrorCode = keyof typeof CONSOLE_ERRORS;
 
 export class ConsoleError extends Error {
   readonly code: ConsoleErrorCode;
-  constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown }) {
+  /** The form field the refusal is about (a filter's `from`), for a page that shows it next to the field. */
+  readonly field: string | undefined;
+  constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown; field?: string }) {
     super(message, options);
     this.name = 'ConsoleError';
     this.code = code;
+    this.field = options?.field;
   }
   get status(): (typeof CONSOLE_ERRORS)[ConsoleErrorCode] {
     return CONSOLE_ERRORS[this.code];

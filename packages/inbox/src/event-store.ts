@@ -10,7 +10,7 @@ export type { EventCursor, EventFilter, EventGroupRow };
 /** Read side of the event log, shared by the CLI and the admin API. */
 
 /** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
-export interface EventFilters extends Pick<EventFilter, 'provider' | 'status' | 'type' | 'since'> {
+export interface EventFilters extends Pick<EventFilter, 'provider' | 'status' | 'type' | 'since' | 'search'> {
   /** At most this many (1..500). */
   limit?: number;
   /** Opaque cursor from a previous page's `nextCursor`. */
@@ -27,6 +27,8 @@ export interface EventSummary {
   lastError: string | null;
   receivedAt: Date;
   processedAt: Date | null;
+  /** What the event is about (a customer, a shop, a repository), space-separated; null when none was read. */
+  subject: string | null;
 }
 
 export interface EventPage {

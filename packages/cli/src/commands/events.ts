@@ -16,6 +16,7 @@ export interface EventsOptions {
   status?: string;
   type?: string;
   since?: string;
+  search?: string;
   limit: number;
   cursor?: string;
   json: boolean;
@@ -31,6 +32,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
       provider: options.provider,
       status: options.status as EventFilters['status'],
       type: options.type,
+      search: options.search,
       since: options.since ? sinceDate(options.since) : undefined,
       limit: options.limit,
       cursor: options.cursor,
@@ -49,6 +51,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
     'provider',
     'eventId',
     'type',
+    'subject',
     'status',
     'attempts',
     'lastError',

@@ -23,7 +23,7 @@ const COUNT_CAP = 10_000;
  * A payload search tests at most this many events per page (newest first in the other filters' range): each test
  * reads a payload, so this bounds the page's time whatever the table's size (see docs/performance.md).
  */
-export const PAYLOAD_SCAN = 20_000;
+export const PAYLOAD_SCAN = 5_000;
 
 export interface EventRow {
   provider: string;

@@ -63,6 +63,16 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
         () => '/events?status=failed&path=data.object.customer&value=cus_7',
       ],
       ['events, stripe + type, last 24h', () => '/events?provider=stripe&type=invoice.paid&from=24h'],
+      // A payload search with no other filter: the bounded scan (the newest PAYLOAD_SCAN events) and its message.
+      [
+        'events, customer by payload path, no other filter',
+        () => '/events?path=data.object.customer&value=cus_7',
+      ],
+      // The search box: the subject (GIN), an id prefix (primary key), text that matches nothing.
+      ['search, a customer (subject)', (i) => `/events?q=cus_${(i * 3) % 1000}`],
+      ['search, an email (subject)', (i) => `/events?q=${(i * 3) % 1000}%40example.com`],
+      ['search, an event id prefix', (i) => `/events?q=evt_bench_${pick(i, events)}`.slice(0, -1)],
+      ['search, no match', () => '/events?q=nobody%40example.com'],
       ['event detail (a random event)', (i) => `/event?provider=stripe&id=evt_bench_${pick(i, events)}`],
     ];
     const results: Array<[string, Timing]> = [];
@@ -102,7 +112,8 @@ async function fill(pool: ReturnType<typeof createPool>, events: number): Promis
   await ensurePayloadPartitions(pool, { from: new Date(Date.now() - 31 * 86_400_000) });
   await pool.query(
     `with event as (
-       insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at, processed_at)
+       insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at, processed_at,
+                                   subject)
        select (array['stripe', 'shopify', 'acme'])[1 + i % 3],
               'evt_bench_' || i,
               (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated'])[1 + (i / 3) % 3],
@@ -110,7 +121,9 @@ async function fill(pool: ReturnType<typeof createPool>, events: number): Promis
               1 + i % 3,
               case when i % 20 in (0, 1) then 'CRM unavailable (503)' end,
               now() - interval '30 days' * (1 - i::float8 / $1),
-              case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end
+              case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end,
+              -- What recording reads from a Stripe body (providers/subject.ts): its customer and email.
+              case when i % 3 = 0 then array['cus_' || i % 1000, (i % 1000) || '@example.com'] end
          from generate_series(1, $1::int) as i
        returning provider, event_id, received_at)
      insert into webhook_event_payloads (provider, event_id, received_at, payload)

@@ -62,6 +62,8 @@ const optional = <T extends z.ZodType>(schema: T) =>
 const LIST_QUERY = z.strictObject({
   provider: optional(providerName),
   type: optional(text(MAX_EVENT_FIELD_LENGTH)),
+  // Free text (EventFilter.search): an event id or its start, a subject value (customer, email, shop), a type.
+  q: optional(text(MAX_EVENT_FIELD_LENGTH)),
   status: optional(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` })),
   since: optional(
     z
@@ -169,7 +171,8 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
     requirePermission(principal, 'read');
     const query = LIST_QUERY.safeParse(c.req.query());
     if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
-    return c.json(await listEvents(pool, { ...query.data, visibleTo: principal.groups ?? undefined }));
+    const { q, ...filters } = query.data;
+    return c.json(await listEvents(pool, { ...filters, search: q, visibleTo: principal.groups ?? undefined }));
   });
 
   admin.get('/events/:provider/*', async (c) => {

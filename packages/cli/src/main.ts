@@ -49,6 +49,10 @@ program
   )
   .option('--type <type>', 'event type or topic, e.g. checkout.session.completed')
   .option('--since <duration>', 'only events received within this window (90m, 24h, 3d) or since an ISO date')
+  .option(
+    '--search <text>',
+    'an event id or its start, a bare provider id, a customer, an email, a shop, a repository, or a type',
+  )
   .option('--limit <n>', 'page size (1-500)', positiveInt, 50)
   .option('--cursor <cursor>', 'continue from a previous page')
   .option('--json', 'machine-readable output', false)

@@ -121,6 +121,27 @@ describe('inbox events / show', () => {
     expect(human.stdout).toContain('more: --cursor ');
   });
 
+  it('finds events with --search: a subject value in any case, the start of a key', async () => {
+    const sent = await inbox(['send', 'stripe', 'checkout.session.completed', '--json']);
+    const { eventId } = JSON.parse(sent.stdout) as { eventId: string };
+    const { rows } = await pool.query<{ subject: string[] | null }>(
+      `select subject from webhook_events where provider = 'stripe' and event_id = $1`,
+      [eventId],
+    );
+    const [customer] = rows[0]?.subject ?? [];
+    expect(customer).toMatch(/^cus_/);
+    for (const search of [customer!.toUpperCase(), eventId.slice(0, -3)]) {
+      const run = await inbox(['events', '--search', search, '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      const page = JSON.parse(run.stdout) as { events: { eventId: string; subject: string | null }[] };
+      expect(
+        page.events.map((e) => e.eventId),
+        search,
+      ).toContain(eventId);
+      expect(page.events.find((e) => e.eventId === eventId)?.subject).toContain(customer);
+    }
+  });
+
   it('pages with a cursor without skipping or repeating', async () => {
     const all = JSON.parse((await inbox(['events', '--limit', '500', '--json'])).stdout) as {
       events: { eventId: string }[];

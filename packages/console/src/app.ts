@@ -1,9 +1,8 @@
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { deleteCookie } from 'hono/cookie';
-import { html } from 'hono/html';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
@@ -28,7 +27,7 @@ import { eventPage } from './pages/event.ts';
 import { eventsPage } from './pages/events.ts';
 import { operationsPages } from './pages/operations.ts';
 import { overviewPage } from './pages/overview.ts';
-import { layout } from './views/layout.ts';
+import { databaseUnavailable, errorPage } from './views/error-page.ts';
 
 export interface ConsoleOptions {
   pool: pg.Pool;
@@ -174,6 +173,14 @@ export function createConsole(options: ConsoleOptions): Console {
   app.notFound((c) => errorPage(c, new ConsoleError('not_found', 'no such page'), base));
   app.onError((error, c) => {
     if (error instanceof ConsoleError) return errorPage(c, error, base);
+    const unavailable = databaseUnavailable(error);
+    if (unavailable) {
+      options.logger.warn(
+        { ...errorFields(error), path: c.req.path },
+        'console: the database is not answering',
+      );
+      return errorPage(c, unavailable, base);
+    }
     options.logger.error({ ...errorFields(error), path: c.req.path }, 'console request failed');
     return errorPage(c, new ConsoleError('invalid_input', 'internal error'), base, 500);
   });
@@ -205,28 +212,4 @@ async function replayPermission(c: ConsoleContext): Promise<'replay' | 'force'> 
 /** Filtering on a payload path or value needs `read_payload`; the other filters need `read`. */
 function payloadFilterPermission(c: ConsoleContext): Promise<'read' | 'read_payload'> {
   return Promise.resolve(c.req.query('path') || c.req.query('value') ? 'read_payload' : 'read');
-}
-
-/** Every refusal: an HTML page for a browser, JSON for htmx and scripts; the stable code in both. */
-function errorPage(c: Context<ConsoleEnv>, error: ConsoleError, base: string, status?: 500) {
-  const code = status ? 'internal' : error.code;
-  const httpStatus = status ?? error.status;
-  if (c.req.header('hx-request') === 'true' || !c.req.header('accept')?.includes('text/html')) {
-    return c.json({ error: { code, message: error.message } }, httpStatus);
-  }
-  const signIn = error.code === 'session_expired' || error.code === 'unauthorized';
-  return c.html(
-    layout({
-      base,
-      title: 'Refused',
-      body: html`<h1>${error.message}</h1>
-        <p>Error code <code>${code}</code> (HTTP ${httpStatus}).</p>
-        <p>
-          <a href="${signIn ? `${base}/login` : `${base}/`}"
-            >${signIn ? 'Sign in' : 'Back to the overview'}</a
-          >
-        </p>`,
-    }),
-    httpStatus,
-  );
 }

@@ -23,6 +23,14 @@ const ASSETS: Record<string, { body: string; type: string }> = {
     body: readFileSync(new URL('./assets/overview.js', import.meta.url), 'utf8'),
     type: 'text/javascript; charset=utf-8',
   },
+  'json-viewer.js': {
+    body: readFileSync(new URL('./assets/json-viewer.js', import.meta.url), 'utf8'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  'favicon.svg': {
+    body: readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
+    type: 'image/svg+xml',
+  },
   'console.css': {
     body: readFileSync(new URL('./assets/console.css', import.meta.url), 'utf8'),
     type: 'text/css; charset=utf-8',

@@ -27,18 +27,23 @@ export const CONSOLE_ERRORS = {
   no_role: 403,
   /** A single sign-on that could not be verified (stale or foreign state, the provider's refusal). */
   oidc_failed: 400,
-  /** A dependency of the answer (the database behind the sign-in throttle, the identity provider) is down. */
+  /** The identity provider cannot be reached: a sign-in can succeed once it is back. */
   unavailable: 503,
+  /** The database did not answer (down, unreachable, out of connections): the page says what to check. */
+  database_unavailable: 503,
 } as const;
 
 export type ConsoleErrorCode = keyof typeof CONSOLE_ERRORS;
 
 export class ConsoleError extends Error {
   readonly code: ConsoleErrorCode;
-  constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown }) {
+  /** The form field the refusal is about (a filter's `from`), for a page that shows it next to the field. */
+  readonly field: string | undefined;
+  constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown; field?: string }) {
     super(message, options);
     this.name = 'ConsoleError';
     this.code = code;
+    this.field = options?.field;
   }
   get status(): (typeof CONSOLE_ERRORS)[ConsoleErrorCode] {
     return CONSOLE_ERRORS[this.code];

@@ -9,6 +9,8 @@ import { ConsoleError } from './errors.ts';
  * relative times ("24h") resolved to instants, so an operation replays the set its dry run counted.
  */
 export interface FilterForm {
+  /** Free text: an event id or its start, a provider's bare id, a customer, an email, a type (`EventFilter.search`). */
+  q: string;
   provider: string;
   type: string;
   status: string;
@@ -24,7 +26,18 @@ export interface FilterForm {
   group: string;
 }
 
-const FIELDS = ['provider', 'type', 'status', 'from', 'to', 'eventId', 'path', 'value', 'group'] as const;
+const FIELDS = [
+  'q',
+  'provider',
+  'type',
+  'status',
+  'from',
+  'to',
+  'eventId',
+  'path',
+  'value',
+  'group',
+] as const;
 const PATH_SEGMENT = /^[A-Za-z0-9_$-]+$/;
 
 export function readForm(query: Record<string, unknown>): FilterForm {
@@ -39,17 +52,18 @@ export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter;
   if (nul) throw new ConsoleError('invalid_input', `${nul} must not contain a NUL character`);
   const filter: EventFilter = {};
   const resolved: FilterForm = { ...form };
+  if (form.q) filter.search = form.q;
   if (form.provider) filter.provider = form.provider;
   if (form.type) filter.type = form.type;
   if (form.eventId) filter.eventId = form.eventId;
   if (form.status) {
     if (!(EVENT_STATUSES as readonly string[]).includes(form.status)) {
-      throw new ConsoleError('invalid_input', `status must be one of ${EVENT_STATUSES.join(', ')}`);
+      throw invalid('status', `status must be one of ${EVENT_STATUSES.join(', ')}`);
     }
     filter.status = form.status as EventStatus;
   }
   if (form.group) {
-    if (!isGroupName(form.group)) throw new ConsoleError('invalid_input', `group: ${GROUP_NAME_RULE}`);
+    if (!isGroupName(form.group)) throw invalid('group', `group: ${GROUP_NAME_RULE}`);
     filter.group = form.group;
   }
   if (form.from) {
@@ -60,13 +74,13 @@ export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter;
     filter.before = parseTime('to', form.to, now);
     resolved.to = filter.before.toISOString();
   }
+  if (filter.since && filter.before && filter.since >= filter.before) {
+    throw invalid('to', 'to must be later than from');
+  }
   if (form.path || form.value) {
     const path = form.path.split('.');
     if (!form.path || !path.every((segment) => PATH_SEGMENT.test(segment))) {
-      throw new ConsoleError(
-        'invalid_input',
-        'the payload path is keys separated by dots, such as data.object.customer',
-      );
+      throw invalid('path', 'the payload path is keys separated by dots, such as data.object.customer');
     }
     filter.payload = { path, json: jsonText(form.value) };
   }
@@ -81,7 +95,7 @@ export function formQuery(form: FilterForm, extra: Record<string, string> = {}):
   return params.toString();
 }
 
-function parseTime(field: string, text: string, now: Date): Date {
+function parseTime(field: 'from' | 'to', text: string, now: Date): Date {
   if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
     // A time without a zone (what a datetime-local input sends) is UTC, as every time the console shows.
     const date = new Date(/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) ? text : `${text}Z`);
@@ -93,7 +107,12 @@ function parseTime(field: string, text: string, now: Date): Date {
       // falls through to the error
     }
   }
-  throw new ConsoleError('invalid_input', `${field} must be an ISO time or a duration such as 24h or 3d`);
+  throw invalid(field, `${field} must be a UTC time (2026-12-03T10:00) or a duration such as 24h or 3d`);
+}
+
+/** A refusal of one field of the form: the events page shows the form again with it next to the field. */
+function invalid(field: keyof FilterForm, message: string): ConsoleError {
+  return new ConsoleError('invalid_input', message, { field });
 }
 
 /** The value as JSON text: kept as typed when it is JSON (a big integer keeps its digits), quoted otherwise. */

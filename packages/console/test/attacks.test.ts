@@ -112,7 +112,7 @@ describe('sign-in throttle', () => {
       for (const token of ['wrong-token-wrong-token', ADMIN_TOKEN]) {
         const response = await attempt({ url } as Stack, token);
         expect(response.status).toBe(503);
-        expect(await response.json()).toMatchObject({ error: { code: 'unavailable' } });
+        expect(await response.json()).toMatchObject({ error: { code: 'database_unavailable' } });
       }
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -233,8 +233,10 @@ describe.runIf(
       .waitFor({ timeout: 30_000 });
     expect(await effectStatus('evt_browser_1', 'notifyCrm')).toBe('completed');
     // The header's status follows the timeline (both come from each refresh), down to the settled event.
-    await page.locator('#event-facts', { hasText: 'processed' }).waitFor({ timeout: 30_000 });
+    await page.locator('#event-facts .badge.status-processed').waitFor({ timeout: 30_000 });
     expect(await page.locator('#effects > .hint').innerText()).toBe('Event processed');
+    // The queue jobs follow too: the replay's job, completed, without a reload.
+    await page.locator('#event-jobs .badge.status-completed').waitFor();
     await shot('event-replayed');
   });
 

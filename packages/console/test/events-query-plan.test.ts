@@ -18,13 +18,15 @@ beforeAll(async () => {
   stack = await startStack(db.url);
   await insertEvents(
     stack.pool,
-    `insert into webhook_events (provider, event_id, type, status, attempts, received_at)
+    `insert into webhook_events (provider, event_id, type, status, attempts, received_at, subject)
      select case when i % 10 = 0 then 'shopify' else 'stripe' end,
             'evt_' || lpad(i::text, 8, '0'),
             (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated', 'charge.refunded'])[i % 4 + 1],
             case when i % 1000 = 0 then 'failed' when i % 5000 = 1 then 'dead' else 'processed' end,
             1,
-            now() - ($1::int - i) * interval '100 milliseconds'
+            now() - ($1::int - i) * interval '100 milliseconds',
+            -- What recording reads from a Stripe body (providers/subject.ts): the payload's customer.
+            case when i % 10 <> 0 then array['cus_' || i % 5000] end
        from generate_series(1, $1::int) as i`,
     [ROWS],
     // The event's number is its id's digits.
@@ -79,6 +81,14 @@ describe(`the events list on ${ROWS.toLocaleString('en')} events`, () => {
       { status: 'failed', payload: { path: ['data', 'object', 'customer'], json: '"cus_0"' } },
       /Index Scan Backward using webhook_events_status_received_at_idx/,
     ],
+    ['search: a subject value', { search: 'cus_17' }, /Bitmap Index Scan on webhook_events_subject_idx/],
+    [
+      'search: the start of an event id',
+      { search: 'evt_0000123' },
+      /Index Scan using webhook_events_provider_event_id_pk/,
+    ],
+    // A type no group routes: its branch is behind a one-time filter and never runs.
+    ['search: text nothing matches', { search: 'nothing-at-all' }, /One-Time Filter/],
   ];
 
   for (const [name, filter, index] of cases) {

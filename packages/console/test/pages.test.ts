@@ -95,11 +95,24 @@ describe('events page', () => {
     expect(seen).toEqual(expected);
   });
 
-  it('answers 400 invalid_input for a filter it cannot read', async () => {
-    for (const query of ['status=lost', 'from=yesterday', 'path=data..x&value=1', 'cursor=nope']) {
+  it("answers 400 with the form and the field's error for a filter it cannot read", async () => {
+    const cases = [
+      ['status=lost', 'f-status', 'status must be one of'],
+      ['from=yesterday', 'f-from', 'from must be a UTC time'],
+      ['from=2026-12-03&to=2026-12-02', 'f-to', 'to must be later than from'],
+      ['path=data..x&value=1', 'f-path', 'the payload path is keys separated by dots'],
+      ['cursor=nope', undefined, 'the cursor is not one this page gave'],
+    ] as const;
+    for (const [query, field, message] of cases) {
       const response = await client.get(`/events?${query}`);
       expect(response.status, query).toBe(400);
-      expect(await response.text()).toContain('invalid_input');
+      const page = await response.text();
+      // The page itself, with its navigation and the form, not an error page.
+      expect(page, query).toContain('<form class="filters"');
+      expect(page, query).toContain('aria-current="page"');
+      expect(page, query).toContain('data-code="invalid_input"');
+      expect(page, query).toContain(message);
+      if (field) expect(page, query).toMatch(new RegExp(`id="${field}"[^>]*aria-invalid="true"`));
     }
   });
 });

@@ -49,6 +49,12 @@ export const webhookEvents = pgTable(
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     processedAt: timestamp('processed_at', { withTimezone: true }),
+    /**
+     * What the event is about, read from its body at ingest (packages/inbox/src/providers/subject.ts): a Stripe
+     * customer and email, a Shopify shop and customer, a repository; lower-cased. Null when the provider has no
+     * subject paths or the body held none of them.
+     */
+    subject: text('subject').array(),
   },
   (t) => [
     primaryKey({ columns: [t.provider, t.eventId] }),
@@ -56,6 +62,8 @@ export const webhookEvents = pgTable(
     check('webhook_events_source_check', sql`${t.source} in (${inList(EVENT_SOURCES)})`),
     index('webhook_events_status_received_at_idx').on(t.status, t.receivedAt),
     index('webhook_events_received_at_idx').on(t.receivedAt),
+    // The console's search: `subject @> array['cus_123']`.
+    index('webhook_events_subject_idx').using('gin', t.subject),
   ],
 );
 

@@ -12,7 +12,7 @@ export type { EventCursor, EventFilter, EventGroupRow };
 /** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
 export interface EventFilters extends Pick<
   EventFilter,
-  'provider' | 'status' | 'type' | 'since' | 'visibleTo'
+  'provider' | 'status' | 'type' | 'since' | 'search' | 'visibleTo'
 > {
   /** At most this many (1..500). */
   limit?: number;
@@ -30,6 +30,8 @@ export interface EventSummary {
   lastError: string | null;
   receivedAt: Date;
   processedAt: Date | null;
+  /** What the event is about (a customer, a shop, a repository), space-separated; null when none was read. */
+  subject: string | null;
 }
 
 export interface EventPage {

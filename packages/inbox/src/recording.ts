@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { JobInsert, PgBoss } from 'pg-boss';
 import { InvalidPayloadError, UnavailableError, WebhookError } from './errors.ts';
 import { keyOf } from './event-key.ts';
+import { subjectOf } from './providers/subject.ts';
 import type { VerifiedEvent } from './providers/types.ts';
 import { EVENTS_QUEUE, queuesOf, type EventJob } from './queue.ts';
 import { webhookEvents, type Statement } from './sql/index.ts';
@@ -52,8 +53,10 @@ export async function recordBatch(
   { pool, boss }: IngestDeps,
   entries: readonly BatchEntry[],
 ): Promise<Set<string>> {
+  // The subject is read before a connection is checked out: the transaction holds it no longer for that.
+  const rows = entries.map((entry) => ({ ...entry, subject: subjectOf(entry.event) }));
   return onRecordingConnection(pool, async (transaction) => {
-    const inserted = await beginWith<CreatedEventRow>(transaction, webhookEvents.insertEvents(entries));
+    const inserted = await beginWith<CreatedEventRow>(transaction, webhookEvents.insertEvents(rows));
     const created = new Set(inserted.rows.map((row) => keyOf(row.provider, row.event_id)));
     if (created.size === 0) {
       await endEmpty(transaction);

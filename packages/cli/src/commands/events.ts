@@ -18,6 +18,7 @@ export interface EventsOptions {
   status?: string;
   type?: string;
   since?: string;
+  search?: string;
   limit: number;
   cursor?: string;
   json: boolean;
@@ -41,6 +42,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
     'provider',
     'eventId',
     'type',
+    'subject',
     'status',
     'attempts',
     'lastError',
@@ -55,6 +57,7 @@ function remoteEvents(api: AdminApi, options: EventsOptions): Promise<EventPage>
     const value = options[key];
     if (value !== undefined) query.set(key, value);
   }
+  if (options.search !== undefined) query.set('q', options.search);
   return adminRequest<EventPage>(api, 'GET', `/events?${query.toString()}`);
 }
 
@@ -64,6 +67,7 @@ async function localEvents(context: CliContext, options: EventsOptions): Promise
       provider: options.provider,
       status: options.status as EventFilters['status'],
       type: options.type,
+      search: options.search,
       since: options.since ? sinceDate(options.since) : undefined,
       limit: options.limit,
       cursor: options.cursor,

@@ -44,7 +44,7 @@ export function createLoginThrottle(pool: pg.Pool, options: LoginThrottleOptions
     try {
       return await check();
     } catch (error) {
-      throw new ConsoleError('unavailable', 'sign-in is unavailable: the database cannot be reached', {
+      throw new ConsoleError('database_unavailable', 'sign-in is unavailable: the database cannot be reached', {
         cause: error,
       });
     }

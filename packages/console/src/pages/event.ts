@@ -11,6 +11,7 @@ import { effectsTimeline } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
 import { groupsTable } from '../views/event-groups.ts';
 import { jobsTable } from '../views/event-jobs.ts';
+import { jsonViewer } from '../views/json-viewer.ts';
 import { cliCommand, utc } from '../views/format.ts';
 import { csrfField, layout, type Html } from '../views/layout.ts';
 import { eventReplayAction, replayDeps, replayOrRefuse } from './event-replay.ts';
@@ -41,13 +42,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
       read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
     ]);
-    const queues = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
-    for (const { group } of groups) queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
-    const jobs = await read<pgbossJobs.EventJobRow>(
-      services.pool,
-      pgbossJobs.selectEventJobs(queues, provider, eventId),
-      t,
-    );
+    const jobs = await eventJobs(services, provider, eventId, groups);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
@@ -59,21 +54,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         session: { who: c.get('session').who, csrf: c.get('csrf') },
         body: html`<h1 class="id">${provider} · ${eventId}</h1>
           ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false)}
-          ${
-            allowed(c, 'replay')
-              ? html`<section aria-labelledby="h-replay">
-                  <h2 id="h-replay">Replay</h2>
-                  <form method="post" action="${services.base}/event/replay" class="inline">
-                    ${csrfField(c.get('csrf'))}
-                    <input type="hidden" name="provider" value="${provider}" />
-                    <input type="hidden" name="id" value="${eventId}" />
-                    <button type="submit">Replay unfinished effects</button>
-                  </form>
-                  <p class="hint">Runs again only the effects that have not completed. Same from a shell:</p>
-                  <pre class="cli"><code>${cliCommand('replay', provider, eventId)}</code></pre>
-                </section>`
-              : ''
-          }
+          ${allowed(c, 'replay') ? replaySection(services.base, c.get('csrf'), event.status, groups, provider, eventId) : ''}
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
             ${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}
@@ -106,7 +87,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
                   ? html`<p class="empty masked">
                       Masked: the ${c.get('principal').role} role does not see payloads.
                     </p>`
-                  : html`<pre class="payload" tabindex="0"><code>${event.payload}</code></pre>`
+                  : jsonViewer(event.payload)
             }
             <pre class="cli"><code>${cliCommand('show', provider, eventId)}</code></pre>
           </section>`,
@@ -124,12 +105,16 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       t,
     );
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const runs = await read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t);
+    const [runs, groups] = await Promise.all([
+      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
+      read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
+    ]);
+    const jobs = await eventJobs(services, provider, eventId, groups);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
-    // The facts come along (swapped out of band): the header and the timeline always show the same read.
+    // The facts and the jobs come along (swapped out of band): the page always shows one read.
     return c.html(
-      html`${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}${eventFacts(event, true)}`,
+      html`${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}${eventFacts(event, true)}${jobsTable(jobs, true)}`,
     );
   });
 
@@ -177,6 +162,52 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   });
 
   eventReplayAction(app, services);
+}
+
+/** The event's jobs in every queue it can be in: the default group's and each other group's. */
+function eventJobs(
+  services: ConsoleServices,
+  provider: string,
+  eventId: string,
+  groups: EventGroupRow[],
+): Promise<pgbossJobs.EventJobRow[]> {
+  const queues = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
+  for (const { group } of groups) queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
+  return read<pgbossJobs.EventJobRow>(
+    services.pool,
+    pgbossJobs.selectEventJobs(queues, provider, eventId),
+    services.queryTimeoutMs,
+  );
+}
+
+/**
+ * The replay button, unless there is nothing to replay: an event processed in every group has no unfinished
+ * effect (forcing a completed one is on its row in the timeline).
+ */
+function replaySection(
+  base: string,
+  csrf: string,
+  status: string,
+  groups: EventGroupRow[],
+  provider: string,
+  eventId: string,
+): Html {
+  const done = status === 'processed' && groups.every((g) => g.status === 'processed');
+  return html`<section aria-labelledby="h-replay">
+    <h2 id="h-replay">Replay</h2>
+    ${
+      done
+        ? html`<p class="hint">Processed: every effect completed, nothing to replay.</p>`
+        : html`<form method="post" action="${base}/event/replay" class="inline">
+              ${csrfField(csrf)}
+              <input type="hidden" name="provider" value="${provider}" />
+              <input type="hidden" name="id" value="${eventId}" />
+              <button type="submit">Replay unfinished effects</button>
+            </form>
+            <p class="hint">Runs again only the effects that have not completed. Same from a shell:</p>
+            <pre class="cli"><code>${cliCommand('replay', provider, eventId)}</code></pre>`
+    }
+  </section>`;
 }
 
 function planList(plan: ReplayResult): Html {

@@ -5,6 +5,7 @@ import {
   encodeCursor,
   InvalidFilterError,
   type EventCursor,
+  type EventFilter,
 } from '@webhook-inbox/inbox/event-store';
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
@@ -12,10 +13,17 @@ import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { searchParams, utc } from '../views/format.ts';
+import { count, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 
 const PAGE_SIZE = 50;
+/** Totals are counted exactly up to here (a bounded count); beyond, the page says "more than". */
+const COUNT_CAP = 10_000;
+/**
+ * A payload search tests at most this many events per page (newest first in the other filters' range): each test
+ * reads a payload, so this bounds the page's time whatever the table's size (see docs/performance.md).
+ */
+export const PAYLOAD_SCAN = 5_000;
 
 export interface EventRow {
   provider: string;
@@ -27,60 +35,159 @@ export interface EventRow {
   lastError: string | null;
   receivedAt: Date;
   processedAt: Date | null;
+  subject?: string | null;
   cursorAt: string;
+}
+
+interface ScannedRow extends Omit<EventRow, 'eventId'> {
+  eventId: string | null;
+  edgeAt: string;
+  edgeProvider: string;
+  edgeId: string;
+  scanned: number;
+}
+
+export function eventsHref(base: string, extra: Record<string, string>): string {
+  return `${base}/events?${searchParams(extra)}`;
 }
 
 export function eventHref(base: string, provider: string, eventId: string): string {
   return `${base}/event?${searchParams({ provider, id: eventId })}`;
 }
 
-/** The events table with its filters and keyset pagination ("older" follows the last row's cursor). */
+/** What the list holds: its rows, where the next page starts, and how the rows relate to the whole. */
+interface Listing {
+  page: EventRow[];
+  next: string | undefined;
+  total: Html;
+}
+
+/**
+ * The events table with its filters and keyset pagination ("older" follows the last row's cursor). A filter the
+ * page cannot use answers 400 with the form and the field's error, never an error page.
+ */
 export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/events', async (c) => {
     const form = readForm(c.req.query());
-    const { filter } = parseFilter(form, services.now());
-    const cursor = decodePageCursor(c.req.query('cursor'));
-    const [rows, providers] = await Promise.all([
-      read<EventRow>(
-        services.pool,
-        eventFilter.listEvents(filter, PAGE_SIZE, cursor),
-        services.queryTimeoutMs,
-      ),
-      read<{ provider: string }>(services.pool, eventFilter.listProviders(), services.queryTimeoutMs),
-    ]);
-    const page = rows.slice(0, PAGE_SIZE);
-    const last = page.at(-1);
-    const next = rows.length > PAGE_SIZE && last ? encodeCursor(cursorOf(last)) : undefined;
-    return c.html(
-      layout({
-        base: services.base,
-        title: 'Events',
-        section: 'events',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
-        body: html`<h1>Events</h1>
-          ${filterForm(
-            services.base,
-            '/events',
-            form,
-            providers.map((p) => p.provider),
-          )}
-          <p class="actions">
-            <a class="button" href="${services.base}/bulk?${formQuery(form)}">Bulk replay these events…</a>
-          </p>
-          ${eventsTable(services.base, page)}
-          <nav class="pager" aria-label="Pages">
-            ${cursor ? html`<a href="${services.base}/events?${formQuery(form)}">Newest</a>` : ''}
-            ${
-              next
-                ? html`<a rel="next" href="${services.base}/events?${formQuery(form, { cursor: next })}"
-                    >Older →</a
-                  >`
-                : html`<span>End of the list</span>`
-            }
-          </nav>`,
-      }),
+    const providers = await read<{ provider: string }>(
+      services.pool,
+      eventFilter.listProviders(),
+      services.queryTimeoutMs,
+    );
+    const render = (content: Html, status: 200 | 400) =>
+      c.html(
+        layout({
+          base: services.base,
+          title: 'Events',
+          section: 'events',
+          session: { who: c.get('session').who, csrf: c.get('csrf') },
+          body: html`<h1>Events</h1>
+            ${content}`,
+        }),
+        status,
+      );
+    const names = providers.map((p) => p.provider);
+    let filter: EventFilter;
+    let cursor: EventCursor | undefined;
+    try {
+      filter = parseFilter(form, services.now()).filter;
+      cursor = decodePageCursor(c.req.query('cursor'));
+    } catch (error) {
+      if (!(error instanceof ConsoleError) || error.code !== 'invalid_input') throw error;
+      return render(filterForm(services.base, '/events', form, names, error), 400);
+    }
+    const at = Math.max(0, Number.parseInt(c.req.query('at') ?? '0', 10) || 0);
+    const listing = filter.payload
+      ? await scanPage(services, { ...filter, payload: filter.payload }, cursor)
+      : await listPage(services, filter, cursor, at);
+    const { page, next } = listing;
+    return render(
+      html`${filterForm(services.base, '/events', form, names)}
+        <p class="actions">
+          <span class="total" data-total>${listing.total}</span>
+          <a class="button" href="${services.base}/bulk?${formQuery(form)}">Bulk replay these events…</a>
+        </p>
+        ${eventsTable(services.base, page)}
+        <nav class="pager" aria-label="Pages">
+          ${cursor ? html`<a href="${services.base}/events?${formQuery(form)}">Newest</a>` : ''}
+          ${
+            next
+              ? html`<a rel="next" href="${olderHref(services.base, form, next, at + page.length)}"
+                  >Older →</a
+                >`
+              : html`<span>End of the list</span>`
+          }
+        </nav>`,
+      200,
     );
   });
+}
+
+function olderHref(base: string, form: FilterForm, cursor: string, at: number): string {
+  return `${base}/events?${formQuery(form, { cursor, at: String(at) })}`;
+}
+
+async function listPage(
+  services: ConsoleServices,
+  filter: EventFilter,
+  cursor: EventCursor | undefined,
+  at: number,
+): Promise<Listing> {
+  const unfiltered = Object.keys(filter).length === 0;
+  const [rows, counted] = await Promise.all([
+    read<EventRow>(services.pool, eventFilter.listEvents(filter, PAGE_SIZE, cursor), services.queryTimeoutMs),
+    read<{ n: number }>(services.pool, eventFilter.countUpTo(filter, COUNT_CAP + 1), services.queryTimeoutMs),
+  ]);
+  const page = rows.slice(0, PAGE_SIZE);
+  const last = page.at(-1);
+  const next = rows.length > PAGE_SIZE && last ? encodeCursor(cursorOf(last)) : undefined;
+  const n = counted[0]?.n ?? 0;
+  const range = page.length ? `${count(at + 1)}–${count(at + page.length)} of ` : '';
+  if (n <= COUNT_CAP) return { page, next, total: html`${range}${count(n)} event${n === 1 ? '' : 's'}` };
+  if (!unfiltered) return { page, next, total: html`${range}more than ${count(COUNT_CAP)} events` };
+  const [estimate] = await read<{ n: string }>(
+    services.pool,
+    eventFilter.estimateAll(),
+    services.queryTimeoutMs,
+  );
+  const about = Math.max(Number(estimate?.n ?? 0), COUNT_CAP + 1);
+  return { page, next, total: html`${range}about ${count(about)} events <small>(estimated)</small>` };
+}
+
+/** A payload search's page: what matched in the events scanned, and where to go on when it stopped short. */
+async function scanPage(
+  services: ConsoleServices,
+  filter: Parameters<typeof eventFilter.scanPayloads>[0],
+  cursor: EventCursor | undefined,
+): Promise<Listing> {
+  const rows = await read<ScannedRow>(
+    services.pool,
+    eventFilter.scanPayloads(filter, PAGE_SIZE, PAYLOAD_SCAN, cursor),
+    services.queryTimeoutMs,
+  );
+  const matched = rows.filter((row): row is ScannedRow & { eventId: string } => row.eventId !== null);
+  const page = matched.slice(0, PAGE_SIZE);
+  const last = page.at(-1);
+  const edge = rows[0];
+  if (matched.length > PAGE_SIZE && last) {
+    return {
+      page,
+      next: encodeCursor(cursorOf(last)),
+      total: html`${count(page.length)} shown; more follow`,
+    };
+  }
+  if (edge && edge.scanned >= PAYLOAD_SCAN) {
+    return {
+      page,
+      next: encodeCursor([edge.edgeAt, edge.edgeProvider, edge.edgeId]),
+      total: html`<span class="warning" role="status"
+        >${count(page.length)} found in the ${count(PAYLOAD_SCAN)} newest events of this range, down to
+        ${utc(edge.edgeAt)}. A payload search reads each payload: narrow the time range (From, To) or go on
+        with Older →.</span
+      >`,
+    };
+  }
+  return { page, next: undefined, total: html`${count(page.length)} event${page.length === 1 ? '' : 's'}` };
 }
 
 export function eventsTable(base: string, rows: EventRow[]): Html {
@@ -96,6 +203,7 @@ export function eventsTable(base: string, rows: EventRow[]): Html {
           <th scope="col">Provider</th>
           <th scope="col">Event</th>
           <th scope="col">Type</th>
+          <th scope="col">Subject</th>
           <th scope="col">Status</th>
           <th scope="col">Attempts</th>
           <th scope="col">Last error</th>
@@ -109,6 +217,7 @@ export function eventsTable(base: string, rows: EventRow[]): Html {
               <td>${e.provider}</td>
               <td class="id"><a href="${eventHref(base, e.provider, e.eventId)}">${e.eventId}</a></td>
               <td>${e.type}</td>
+              <td class="subject">${e.subject ?? ''}</td>
               <td>${statusBadge(e.status)}</td>
               <td class="num">${e.attempts}</td>
               <td class="error-text">${e.lastError ?? ''}</td>
@@ -119,54 +228,80 @@ export function eventsTable(base: string, rows: EventRow[]): Html {
   </div>`;
 }
 
-/** The filter form, shared by the events page and the bulk replay's dry run. */
-export function filterForm(base: string, action: string, form: FilterForm, providers: string[]): Html {
+/**
+ * The filter form, shared by the events page and the bulk replay's dry run; `error` (a refused field) is shown
+ * above the form and next to its field, which is marked `aria-invalid`.
+ */
+export function filterForm(
+  base: string,
+  action: string,
+  form: FilterForm,
+  providers: string[],
+  error?: ConsoleError,
+): Html {
   const option = (value: string, selected: string, label = value) =>
     html`<option value="${value}" ${value === selected ? html`selected` : ''}>${label}</option>`;
-  return html`<form class="filters" method="get" action="${base}${action}" role="search">
-    <div>
-      <label for="f-provider">Provider</label>
-      <select id="f-provider" name="provider">
-        ${option('', form.provider, 'any')} ${providers.map((p) => option(p, form.provider))}
-      </select>
-    </div>
-    <div>
-      <label for="f-status">Status</label>
-      <select id="f-status" name="status">
-        ${option('', form.status, 'any')} ${EVENT_STATUSES.map((s) => option(s, form.status))}
-      </select>
-    </div>
-    <div>
-      <label for="f-group">Consumer group</label>
-      <input id="f-group" name="group" value="${form.group}" placeholder="default" />
-    </div>
-    <div>
-      <label for="f-type">Type</label>
-      <input id="f-type" name="type" value="${form.type}" placeholder="checkout.session.completed" />
-    </div>
-    <div>
-      <label for="f-from">From <small>(UTC, or 24h)</small></label>
-      <input id="f-from" name="from" value="${form.from}" placeholder="24h" />
-    </div>
-    <div>
-      <label for="f-to">To <small>(UTC)</small></label>
-      <input id="f-to" name="to" value="${form.to}" placeholder="2026-12-03T10:00" />
-    </div>
-    <div>
-      <label for="f-id">Event id</label>
-      <input id="f-id" name="eventId" value="${form.eventId}" placeholder="evt_..." />
-    </div>
-    <div>
-      <label for="f-path">Payload path</label>
-      <input id="f-path" name="path" value="${form.path}" placeholder="data.object.customer" />
-    </div>
-    <div>
-      <label for="f-value">equals <small>(JSON or text)</small></label>
-      <input id="f-value" name="value" value="${form.value}" placeholder="cus_123" />
-    </div>
-    <div class="submit"><button type="submit">Filter</button></div>
-  </form>`;
+  const field = (name: keyof FilterForm) => {
+    if (error?.field !== name) return html``;
+    return html`aria-invalid="true" aria-describedby="f-error"`;
+  };
+  const input = (name: keyof FilterForm, label: Html | string, placeholder: string, type = 'text') =>
+    html`<div>
+      <label for="f-${name}">${label}</label>
+      <input
+        id="f-${name}"
+        name="${name}"
+        type="${type}"
+        value="${form[name]}"
+        placeholder="${placeholder}"
+        ${field(name)}
+      />
+    </div>`;
+  return html`${error ? html`<p class="error" id="f-error" role="alert" data-code="${error.code}">${error.message}</p>` : ''}
+    <form class="filters" method="get" action="${base}${action}" role="search">
+      <div class="search">
+        <label for="f-q"
+          >Search <small>(event id or its start, customer, email, shop, repository, type)</small></label
+        >
+        <input
+          id="f-q"
+          name="q"
+          type="search"
+          value="${form.q}"
+          placeholder="evt_1Q, cus_123, ada@example.com"
+          ${field('q')}
+        />
+      </div>
+      <div>
+        <label for="f-provider">Provider</label>
+        <select id="f-provider" name="provider">
+          ${option('', form.provider, 'any')} ${providers.map((p) => option(p, form.provider))}
+        </select>
+      </div>
+      <div>
+        <label for="f-status">Status</label>
+        <select id="f-status" name="status" ${field('status')}>
+          ${option('', form.status, 'any')} ${EVENT_STATUSES.map((s) => option(s, form.status))}
+        </select>
+      </div>
+      ${input('group', 'Consumer group', 'default')} ${input('type', 'Type', 'checkout.session.completed')}
+      ${input('from', html`From <small>(UTC, or 24h)</small>`, '24h')}
+      ${input('to', html`To <small>(UTC)</small>`, '2026-12-03T10:00')}
+      ${input('path', 'Payload path', 'data.object.customer')}
+      ${input('value', html`equals <small>(JSON or text)</small>`, 'cus_123')}
+      ${form.eventId ? html`<input type="hidden" name="eventId" value="${form.eventId}" />` : ''}
+      <div class="submit"><button type="submit">Filter</button></div>
+      <p class="ranges">
+        Received in the last
+        ${RANGES.map(
+          (range) =>
+            html`<a href="${base}${action}?${formQuery({ ...form, from: range, to: '' })}">${range}</a> `,
+        )}
+      </p>
+    </form>`;
 }
+
+const RANGES = ['1h', '24h', '7d', '30d'];
 
 /** The page's cursor, as the event log's pages (the admin API's, the CLI's) hand it out. */
 function decodePageCursor(text: string | undefined): EventCursor | undefined {

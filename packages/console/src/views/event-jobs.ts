@@ -4,8 +4,15 @@ import { utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
 import { table } from './table.ts';
 
-/** An event's pg-boss jobs, newest first, with their retries and times. */
-export function jobsTable(jobs: pgbossJobs.EventJobRow[]): Html {
+/**
+ * An event's pg-boss jobs, newest first, with their retries and times, in `#event-jobs`. `outOfBand`: sent along
+ * with the effects' refresh (`hx-swap-oob`), so the table follows a replay's job without a reload.
+ */
+export function jobsTable(jobs: pgbossJobs.EventJobRow[], outOfBand = false): Html {
+  return html`<div id="event-jobs" ${outOfBand ? html`hx-swap-oob="true"` : ''}>${jobsList(jobs)}</div>`;
+}
+
+function jobsList(jobs: pgbossJobs.EventJobRow[]): Html {
   if (jobs.length === 0)
     return html`<p class="empty">
       No job left in pg-boss for this event (completed jobs are deleted after their retention).

@@ -9,6 +9,11 @@ export function utc(value: Date | string | null | undefined): string {
     .replace(/\.\d+Z$/, 'Z');
 }
 
+/** Every count the console shows, in one format: `5,001`. */
+export function count(n: number | bigint): string {
+  return n.toLocaleString('en-US');
+}
+
 export function age(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '-';
   if (seconds < 60) return `${Math.round(seconds)} s`;

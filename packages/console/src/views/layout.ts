@@ -13,6 +13,8 @@ export interface LayoutOptions {
   body: Html;
   /** The page draws charts: uPlot and the overview's script are loaded. */
   charts?: boolean;
+  /** Show the sections' links even without a session (an error page that may follow a failed session check). */
+  navigation?: boolean;
 }
 
 const NAV = [
@@ -29,7 +31,7 @@ const NAV = [
  * come from the console's own /assets; htmx's configuration is a meta tag, and every htmx request carries the
  * CSRF token through `hx-headers`.
  */
-export function layout({ base, title, section, session, body, charts }: LayoutOptions): Html {
+export function layout({ base, title, section, session, body, charts, navigation }: LayoutOptions): Html {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -40,8 +42,10 @@ export function layout({ base, title, section, session, body, charts }: LayoutOp
           content='{"includeIndicatorStyles":false,"allowEval":false,"historyCacheSize":0}'
         />
         <title>${title} · webhook-inbox console</title>
+        <link rel="icon" href="${base}/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="${base}/assets/console.css" />
         <script src="${base}/assets/htmx.min.js" defer></script>
+        <script src="${base}/assets/json-viewer.js" defer></script>
         ${
           charts
             ? html`<link rel="stylesheet" href="${base}/assets/uplot.min.css" />
@@ -55,22 +59,24 @@ export function layout({ base, title, section, session, body, charts }: LayoutOp
         <header class="top">
           <a class="brand" href="${base}/">webhook-inbox</a>
           ${
-            session
+            session || navigation
               ? html`<nav aria-label="Sections">
-                    ${NAV.map(
-                      ([key, path, label]) =>
-                        html`<a
-                          href="${base}${path || '/'}"
-                          ${key === section ? html`aria-current="page"` : ''}
-                          >${label}</a
-                        >`,
-                    )}
-                  </nav>
-                  <form class="logout" method="post" action="${base}/logout">
-                    <input type="hidden" name="_csrf" value="${session.csrf}" />
-                    <span class="who">${session.who}</span>
-                    <button type="submit">Sign out</button>
-                  </form>`
+                  ${NAV.map(
+                    ([key, path, label]) =>
+                      html`<a href="${base}${path || '/'}" ${key === section ? html`aria-current="page"` : ''}
+                        >${label}</a
+                      >`,
+                  )}
+                </nav>`
+              : ''
+          }
+          ${
+            session
+              ? html`<form class="logout" method="post" action="${base}/logout">
+                  <input type="hidden" name="_csrf" value="${session.csrf}" />
+                  <span class="who">${session.who}</span>
+                  <button type="submit">Sign out</button>
+                </form>`
               : ''
           }
         </header>

@@ -14,6 +14,10 @@ import { SUMMARY_COLUMNS } from './webhook-events.ts';
  * - status: `webhook_events_status_received_at_idx`;
  * - event id: the primary key `(provider, event_id)`; without a provider, each provider (found by a loose index
  *   scan of the same key) is probed;
+ * - search (free text): the union of three ways in, each walked newest first and stopped at the page's end: the
+ *   subject (`webhook_events_subject_idx`, GIN), an event id prefix (the primary key, each provider probed; a
+ *   range scan where the database's collation is C, as `pnpm start`'s is), and the type, only when the text is a
+ *   type some consumer group routes (`effect_routes`: a one-time filter, so other text costs nothing there);
  * - payload path: containment (`payload @> '{"data":{"object":{"customer":"cus_1"}}}'`) on each row's payload in
  *   `webhook_event_payloads` (one primary-key probe in the partition of its day), evaluated on the rows the other
  *   filters reach. It scans the time range it is given; a GIN index on `payload jsonb_path_ops` would answer it
@@ -36,6 +40,11 @@ export interface EventFilter {
   /** Received before. */
   before?: Date | undefined;
   eventId?: string | undefined;
+  /**
+   * Free text: events whose id starts with it (a Shopify bare event id is in its subject), whose subject holds it
+   * as one value (case-insensitive), or whose type it is (a type some group has effects for).
+   */
+  search?: string | undefined;
   /** A payload path (`data.object.customer`) and the JSON it must hold there. */
   payload?: { path: string[]; json: string } | undefined;
   /**
@@ -76,8 +85,24 @@ export function containment(path: string[], json: string): string {
   return path.reduceRight((inner, key) => `{${JSON.stringify(key)}:${inner}}`, json);
 }
 
+/** `text` as a LIKE pattern matching itself literally, then anything. */
+function prefixPattern(text: string): string {
+  return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The three ways a search reaches rows, as conditions on `webhook_events` (see the module's comment). */
+function searchBranches(search: string, params: Params): [subject: string, id: string, type: string] {
+  const text = params.add(search);
+  return [
+    `subject @> array[lower(${text})]`,
+    `provider = any(array(${PROVIDERS})) and event_id like ${params.add(prefixPattern(search))}`,
+    `type = ${text} and exists (select from effect_routes where event_type = ${text})`,
+  ];
+}
+
 function where(filter: EventFilter, params: Params): string[] {
   const clauses: string[] = [];
+  if (filter.search) clauses.push(`(${searchBranches(filter.search, params).join(' or ')})`);
   if (filter.provider) clauses.push(`provider = ${params.add(filter.provider)}`);
   else if (filter.eventId) clauses.push(`provider = any(array(${PROVIDERS}))`);
   if (filter.eventId) clauses.push(`event_id = ${params.add(filter.eventId)}`);
@@ -128,12 +153,88 @@ const whereText = (clauses: string[]) => (clauses.length ? `where ${clauses.join
  */
 export function listEvents(filter: EventFilter, limit: number, cursor?: EventCursor): Statement {
   const params = new Params();
-  const clauses = where(filter, params);
+  const { search, ...rest } = filter;
+  const clauses = where(rest, params);
   if (cursor) clauses.push(after(cursor, '<', params));
+  const size = params.add(limit + 1);
+  if (!search) {
+    return {
+      text: `select ${ROW_COLUMNS} from webhook_events ${whereText(clauses)} order by ${NEWEST} limit ${size}`,
+      values: params.values,
+    };
+  }
+  // One page from each way in, newest first, then the newest of their union: each branch stays on its index.
+  const branches = searchBranches(search, params).map(
+    (branch) =>
+      `(select ${ROW_COLUMNS} from webhook_events ${whereText([...clauses, branch])} order by ${NEWEST} limit ${size})`,
+  );
   return {
-    text: `select ${ROW_COLUMNS} from webhook_events ${whereText(clauses)}
-            order by received_at desc, provider desc, event_id desc
-            limit ${params.add(limit + 1)}`,
+    text: `select * from (${branches.join(' union ')}) webhook_events
+            order by "receivedAt" desc, provider desc, "eventId" desc limit ${size}`,
+    values: params.values,
+  };
+}
+
+const NEWEST = 'received_at desc, provider desc, event_id desc';
+
+/**
+ * How many events match, counted up to `cap` (a count that stops there costs at most `cap` index entries): `n`
+ * is exact when it is below `cap`, "at least `cap`" otherwise.
+ */
+export function countUpTo(filter: EventFilter, cap: number): Statement {
+  const params = new Params();
+  const { search, ...rest } = filter;
+  const clauses = where(rest, params);
+  const limit = params.add(cap);
+  const sets = search
+    ? searchBranches(search, params).map(
+        (branch) =>
+          `(select provider, event_id from webhook_events ${whereText([...clauses, branch])} limit ${limit})`,
+      )
+    : [`(select provider, event_id from webhook_events ${whereText(clauses)} limit ${limit})`];
+  return {
+    text: `select count(*)::int as n from (select * from (${sets.join(' union ')}) s limit ${limit}) counted`,
+    values: params.values,
+  };
+}
+
+/** The planner's estimate of the table's rows (no scan): what an unfiltered total shows, labelled as such. */
+export function estimateAll(): Statement {
+  return {
+    text: `select greatest(reltuples, 0)::bigint::text as n from pg_class where oid = 'webhook_events'::regclass`,
+    values: [],
+  };
+}
+
+/**
+ * A payload search over at most `scan` events (the other filters', newest first after `cursor`): a containment
+ * test reads each event's payload, so a search over a million events would take seconds; bounded, it answers in
+ * a time that does not grow with the table. Each row answers with `edgeAt`/`edgeProvider`/`edgeId` (the last
+ * event scanned, where the next scan starts) and `scanned`; with no match, one row of those alone (`eventId`
+ * null).
+ */
+export function scanPayloads(
+  filter: EventFilter & { payload: NonNullable<EventFilter['payload']> },
+  limit: number,
+  scan: number,
+  cursor?: EventCursor,
+): Statement {
+  const params = new Params();
+  const { payload, ...rest } = filter;
+  const clauses = where(rest, params);
+  if (cursor) clauses.push(after(cursor, '<', params));
+  const json = params.add(containment(payload.path, payload.json));
+  return {
+    text: `with scanned as materialized (
+        select ${ROW_COLUMNS}, event_id, received_at from webhook_events ${whereText(clauses)}
+         order by ${NEWEST} limit ${params.add(scan)}),
+      edge as (select "cursorAt", provider, event_id, (select count(*)::int from scanned) as scanned
+                 from scanned order by received_at, provider, event_id limit 1)
+      select m.*, edge."cursorAt" as "edgeAt", edge.provider as "edgeProvider", edge.event_id as "edgeId",
+             edge.scanned
+        from edge left join lateral (
+          select s.* from scanned s where ${payloadOf('s', `p.payload @> ${json}::jsonb`)}
+           order by ${NEWEST} limit ${params.add(limit + 1)}) m on true`,
     values: params.values,
   };
 }

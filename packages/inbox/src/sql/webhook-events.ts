@@ -23,6 +23,9 @@ export interface NewEvent {
   headers: Record<string, string>;
 }
 
+/** Joins an event's subject values into the one text the insert splits (`chr(31)`). */
+export const SUBJECT_SEPARATOR = '\u001f';
+
 /** A row the receiver's inserts return: an event they created, and the other consumer groups it went to. */
 export interface CreatedEventRow {
   provider: string;
@@ -62,19 +65,22 @@ const DELIVER_TO_GROUPS = `
  * (the arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two concurrent
  * batches that share keys wait for each other in one order and never deadlock. The arrays are text; a new row's
  * payload is cast to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses fails the
- * statement with its SQLSTATE. Named: its parameters are six arrays whatever the batch's size, so one plan serves
- * every batch.
+ * statement with its SQLSTATE. Each row's `subject` (see `providers/subject.ts`) travels as one text joined by
+ * U+001F, which no subject value holds, and is split back into an array; none is null. Named: its parameters are
+ * seven arrays whatever the batch's size, so one plan serves every batch.
  */
-export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: EventSource }>): Statement {
+export function insertEvents(
+  events: ReadonlyArray<{ event: NewEvent; source: EventSource; subject?: readonly string[] }>,
+): Statement {
   return {
     name: 'webhook_inbox_insert_events',
     text: `
   with batch as (
-    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-      as batch (provider, event_id, type, payload, headers, source)),
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+      as batch (provider, event_id, type, payload, headers, source, subject)),
   created as (
-    insert into webhook_events (provider, event_id, type, headers, source)
-    select provider, event_id, type, headers::jsonb, source from batch
+    insert into webhook_events (provider, event_id, type, headers, source, subject)
+    select provider, event_id, type, headers::jsonb, source, string_to_array(subject, chr(31)) from batch
     on conflict (provider, event_id) do nothing
     returning provider, event_id, type, received_at),
   payloads as (
@@ -89,6 +95,7 @@ export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: Ev
       events.map(({ event }) => event.payloadText),
       events.map(({ event }) => JSON.stringify(event.headers)),
       events.map(({ source }) => source),
+      events.map(({ subject }) => (subject?.length ? subject.join(SUBJECT_SEPARATOR) : null)),
     ],
   };
 }
@@ -96,7 +103,8 @@ export function insertEvents(events: ReadonlyArray<{ event: NewEvent; source: Ev
 /** The columns of an event's summary, named as `EventSummary` (event-store.ts) names them. */
 export const SUMMARY_COLUMNS = `
   provider, event_id as "eventId", type, status, source, attempts, last_error as "lastError",
-  received_at as "receivedAt", processed_at as "processedAt"`;
+  received_at as "receivedAt", processed_at as "processedAt",
+  array_to_string(subject, ' ') as subject`;
 
 /** An event row's (`e`) payload as text (null once purged), read from the partition of its day. */
 export const PAYLOAD_OF_EVENT = payloadOf('e', 'p.payload::text');

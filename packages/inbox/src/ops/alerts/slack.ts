@@ -121,7 +121,8 @@ export function formatAlert(
     ...(command ? [`replay: ${command}`] : []),
     ...(repeats && alert.kind !== 'signature_failures'
       ? [
-          `list: npx webhook-inbox events --provider ${shellArg(alert.provider)} --status ${alert.kind === 'event_dead' ? 'dead' : 'failed'} --since 1h`,
+          // Both kinds are raised when an event's job ran out of retries: the events are dead, not failed.
+          `list: npx webhook-inbox events --provider ${shellArg(alert.provider)} --status dead --since 1h`,
         ]
       : []),
     ...lines,

@@ -164,7 +164,8 @@ describe('createAlerter', () => {
     expect(texts[2]).toContain('(100 in total since');
     // The summary names the latest occurrence and how to find the rest.
     expect(texts[2]).toContain('replay: npx webhook-inbox replay stripe evt_1Test000100Ab');
-    expect(texts[2]).toContain('npx webhook-inbox events --provider stripe --status failed');
+    // An effect that failed its last retry left its event dead: the list is of dead events.
+    expect(texts[2]).toContain('npx webhook-inbox events --provider stripe --status dead --since 1h');
   });
 
   it('close() sends the summary of a window still open, then later notify() calls are only logged', async () => {

@@ -144,7 +144,7 @@ async function signIn(base: string): Promise<string> {
     method: 'POST',
     redirect: 'manual',
     headers: { cookie: nonceCookie },
-    body: new URLSearchParams({ _nonce: nonce, who: 'bench', token: ADMIN_TOKEN, next: '' }),
+    body: new URLSearchParams({ _nonce: nonce, note: 'bench', token: ADMIN_TOKEN, next: '' }),
   });
   const cookie = response.headers.getSetCookie().find((c) => c.startsWith('wi_console_session='));
   if (response.status !== 303 || !cookie) throw new Error(`console sign-in answered ${response.status}`);

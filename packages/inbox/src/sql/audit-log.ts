@@ -86,19 +86,3 @@ export function purgeAudit(olderThanDays: number): Statement {
     values: [olderThanDays],
   };
 }
-
-/**
- * The sign-in throttle: refused sign-ins from `address` since `since` and since that address's last successful
- * one (the audit log is the record of failures), and when the oldest of them was. `audit_log_at_idx` bounds it
- * to the window's rows.
- */
-export function recentLoginFailures(address: string, since: Date): Statement {
-  return {
-    text: `select count(*)::int as n, min(at) as oldest
-             from audit_log
-            where action = 'login_refused' and remote_address = $1 and at > $2
-              and at > coalesce((select max(at) from audit_log
-                                  where action = 'login' and remote_address = $1 and at > $2), '-infinity')`,
-    values: [address, since],
-  };
-}

@@ -108,14 +108,14 @@ export const LEDGER_LACKS_EFFECTS = 'the ledger lacks completed effects';
  *
  * `processed` stands only where the ledger, read by this statement, holds each of the event's `effects`
  * completed; else the event is `failed` (`LEDGER_LACKS_EFFECTS`) and its job retried, which runs them again. An
- * attempt knows its effects committed, not that the database it settles on still has them: after a failover to
- * an asynchronous replica, commits that never reached it are gone, while the attempt's later statements (its
- * marks, this one) reach the promoted replica, where the event's row, recorded before, is the same row.
+ * attempt knows its effects committed, not that the database it settles on still has them: after a failover, the
+ * commits the replica had not received (asynchronous replication, or the effects' `synchronous_commit = off`) are
+ * gone, while the attempt's later statements (its marks, this one) reach the promoted replica, where the event's
+ * row, recorded before, is the same row.
  */
 export function settleEvents(settlements: readonly Settlement[], group: string = DEFAULT_GROUP): Statement {
   const grouped = group !== DEFAULT_GROUP;
-  // `t`: the row that holds the group's status (the event's own for the default group).
-  const t = grouped ? 'g' : 'e';
+  const t = grouped ? 'g' : 'e'; // the row that holds the group's status: the event's own for the default group
   const required = settlements.flatMap((s) =>
     s.status === 'processed' ? (s.effects ?? []).map((effect) => ({ ...s, effect })) : [],
   );

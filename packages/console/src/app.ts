@@ -24,6 +24,7 @@ import { eventPage } from './pages/event.ts';
 import { eventsPage } from './pages/events.ts';
 import { operationsPages } from './pages/operations.ts';
 import { overviewPage } from './pages/overview.ts';
+import { tokensPage } from './pages/tokens.ts';
 import { layout } from './views/layout.ts';
 
 export interface ConsoleOptions {
@@ -129,6 +130,7 @@ export function createConsole(options: ConsoleOptions): Console {
   deadPage(pages, services);
   alertsPage(pages, services);
   auditPage(pages, services);
+  tokensPage(pages, services);
   app.route('/', pages);
 
   app.notFound((c) => errorPage(c, new ConsoleError('not_found', 'no such page'), base));

@@ -1,3 +1,4 @@
+import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { auditLog } from '@webhook-inbox/inbox/sql';
 import type { Context, Hono } from 'hono';
@@ -36,6 +37,21 @@ export function remoteAddress(c: Context): string | null {
   return env?.incoming?.socket?.remoteAddress ?? null;
 }
 
+/**
+ * Who the request acts as: a session signed in with the admin token is the break-glass admin, named as it signed
+ * in.
+ */
+export function principalOf(c: ConsoleContext): Principal {
+  const session = c.get('session');
+  return {
+    actor: session.who,
+    role: 'admin',
+    method: 'break_glass',
+    groups: null,
+    address: remoteAddress(c),
+  };
+}
+
 /** Writes one audit row for an action of the signed-in operator. */
 export async function audit(
   services: ConsoleServices,
@@ -47,10 +63,10 @@ export async function audit(
   const session = c.get('session');
   await run(
     services.pool,
-    auditLog.insertAudit(
-      // A session signed in with the admin token: the break-glass sign-in.
-      { actor: session.who, role: 'admin', method: 'break_glass', address: remoteAddress(c) },
-      { action, target, details: { ...details, session: session.id.slice(0, 8) } },
-    ),
+    auditLog.insertAudit(principalOf(c), {
+      action,
+      target,
+      details: { ...details, session: session.id.slice(0, 8) },
+    }),
   );
 }

@@ -12,6 +12,8 @@ export const CONSOLE_ERRORS = {
   csrf_failed: 403,
   /** A request sent from another site (`Origin` or `Sec-Fetch-Site`). */
   cross_origin: 403,
+  /** The signed-in role lacks the permission the action needs. */
+  forbidden: 403,
   invalid_input: 400,
   unknown_effect: 400,
   not_found: 404,

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { createTestDatabase, insertEvents, useTestDatabase } from '@webhook-inbox/testing';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
 import type { Receiver } from '@webhook-inbox/receiver';
@@ -405,6 +406,15 @@ describe('inbox reconcile', () => {
       `select count(*)::int as n from pgboss.job where name = 'webhook-events' and data->>'eventId' like 'evt_reconcile_%'`,
     );
     expect(jobs.rows).toEqual([{ n: 3 }]);
+    // Each run is in the audit log as the OS user at this host, with what it recorded.
+    const audited = await pool.query(
+      `select actor, auth_method, (details->>'ingested')::int as ingested from audit_log where action = 'reconcile' order by id`,
+    );
+    const actor = `${os.userInfo().username}@${os.hostname()}`;
+    expect(audited.rows).toEqual([
+      { actor, auth_method: 'local_cli', ingested: 2 },
+      { actor, auth_method: 'local_cli', ingested: 0 },
+    ]);
   });
 
   it('explains a missing STRIPE_API_KEY', async () => {

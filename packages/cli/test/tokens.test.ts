@@ -64,7 +64,7 @@ beforeAll(() => {
 });
 
 describe('inbox tokens', () => {
-  it('creates (printed once), lists and revokes tokens, each change audited as the local user', async () => {
+  it('creates tokens, printed once, and lists them without the token', async () => {
     const created = await inbox([
       'tokens',
       'create',
@@ -106,6 +106,9 @@ describe('inbox tokens', () => {
       expect.objectContaining({ name: 'ci-platform', groups: 'all', status: 'active' }),
     ]);
     expect(listed.stdout).not.toContain(token);
+  });
+
+  it('refuses a taken name, a bad name or role, an unknown token; revokes, each change audited as the local user', async () => {
     expect((await inbox(['tokens', 'create', 'ci-platform', '--role', 'viewer'])).code).toBe(2);
     expect((await inbox(['tokens', 'create', 'Bad Name', '--role', 'viewer'])).code).toBe(2);
     expect((await inbox(['tokens', 'create', 'x', '--role', 'root'])).code).toBe(2);
@@ -192,7 +195,16 @@ describe('the CLI against a remote receiver', () => {
         remote_address: '127.0.0.1',
       },
     ]);
+  });
 
+  it("refuses what the token's role may not do, what needs the database, and a revoked token", async () => {
+    const created = await inbox(['tokens', 'create', 'remote-operator-2', '--role', 'operator', '--json']);
+    const { token } = JSON.parse(created.stdout) as { token: string };
+    const remote = {
+      DATABASE_URL: '',
+      WEBHOOK_INBOX_TOKEN: token,
+      WEBHOOK_INBOX_URL: receiver.managementUrl,
+    };
     // An operator may not force; the refusal names the permission, exit 1.
     const forced = await inbox(
       [
@@ -213,7 +225,7 @@ describe('the CLI against a remote receiver', () => {
     expect((await inbox(['replay', '--status', 'dead'], remote)).code).toBe(2);
     expect((await inbox(['events'], { ...remote, WEBHOOK_INBOX_URL: '' })).code).toBe(2);
 
-    expect((await inbox(['tokens', 'revoke', 'remote-operator'])).code).toBe(0);
+    expect((await inbox(['tokens', 'revoke', 'remote-operator-2'])).code).toBe(0);
     const refused = await inbox(['events'], remote);
     expect({ code: refused.code, stderr: refused.stderr }).toEqual({
       code: 1,

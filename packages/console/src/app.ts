@@ -28,6 +28,7 @@ import { eventsPage } from './pages/events.ts';
 import { operationsPages } from './pages/operations.ts';
 import { overviewPage } from './pages/overview.ts';
 import { databaseUnavailable, errorPage } from './views/error-page.ts';
+import { tokensPage } from './pages/tokens.ts';
 
 export interface ConsoleOptions {
   pool: pg.Pool;
@@ -151,6 +152,8 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.get('/event/force', requirePermission('force'));
   pages.post('/bulk', requirePermission('replay'));
   pages.post('/operations/*', requirePermission('replay'));
+  pages.use('/tokens', requirePermission('manage_tokens'));
+  pages.use('/tokens/*', requirePermission('manage_tokens'));
   // A filter on payload values would let a role that sees no payloads read them one guess at a time.
   for (const path of ['/events', '/bulk']) pages.get(path, requirePermission(payloadFilterPermission));
   pages.post('/logout', async (c) => {
@@ -168,6 +171,7 @@ export function createConsole(options: ConsoleOptions): Console {
   deadPage(pages, services);
   alertsPage(pages, services);
   auditPage(pages, services);
+  tokensPage(pages, services);
   app.route('/', pages);
 
   app.notFound((c) => errorPage(c, new ConsoleError('not_found', 'no such page'), base));

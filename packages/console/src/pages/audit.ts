@@ -88,7 +88,11 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
               <tbody>
                 ${page.map(
                   (r) =>
-                    html`<tr>
+                    html`<tr
+                      data-actor="${r.actor}"
+                      data-action="${r.action}"
+                      data-target="${r.target ?? ''}"
+                    >
                       <td class="nowrap">${utc(r.at)}</td>
                       <td>${filterLink('actor', r.actor)}</td>
                       <td>${[r.role, r.authMethod].filter(Boolean).join(' · ')}</td>

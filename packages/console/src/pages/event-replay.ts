@@ -1,5 +1,5 @@
 import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
-import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { ConsoleError } from '../errors.ts';
 import { searchParams } from '../views/format.ts';
 import { eventHref } from './events.ts';
@@ -19,20 +19,20 @@ async function formKey(c: ConsoleContext): Promise<{ provider: string; eventId: 
 }
 
 /**
- * The event page's action: replays the event (its unfinished effects, or one completed effect forced), audits it,
- * and goes back to the event page with what was queued.
+ * The event page's action: replays the event (its unfinished effects, or one completed effect forced), audited in
+ * its transaction, and goes back to the event page with what was queued.
  */
 export function eventReplayAction(app: ConsoleApp, services: ConsoleServices): void {
   app.post('/event/replay', async (c) => {
     const { provider, eventId, force } = await formKey(c);
+    // The replay writes its audit row in its own transaction, as the signed-in operator.
+    const auditAs = c.get('principal');
     const result = await replayOrRefuse(async () =>
-      replayEvent(await replayDeps(services), provider, eventId, force ? { forceEffect: force } : {}),
+      replayEvent(await replayDeps(services), provider, eventId, {
+        auditAs,
+        ...(force ? { forceEffect: force } : {}),
+      }),
     );
-    await audit(services, c, force ? 'replay_forced' : 'replay', `${provider} ${eventId}`, {
-      forced: result.forced,
-      effects: result.effects,
-      enqueued: result.enqueued,
-    });
     services.logger.info(
       { provider, eventId, forced: result.forced, enqueued: result.enqueued, who: c.get('session').who },
       'console replay',

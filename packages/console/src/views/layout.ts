@@ -7,7 +7,7 @@ export interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */
-  section?: 'overview' | 'events' | 'operations' | 'dead' | 'alerts' | 'audit';
+  section?: 'overview' | 'events' | 'operations' | 'dead' | 'alerts' | 'audit' | 'tokens';
   /** Signed in: the operator's name and the CSRF token every htmx request sends. */
   session?: { who: string; csrf: string };
   body: Html;
@@ -24,6 +24,7 @@ const NAV = [
   ['operations', '/operations', 'Bulk replays'],
   ['alerts', '/alerts', 'Alerts'],
   ['audit', '/audit', 'Audit log'],
+  ['tokens', '/tokens', 'API tokens'],
 ] as const;
 
 /**

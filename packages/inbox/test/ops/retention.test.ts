@@ -456,6 +456,14 @@ describe('schedulePurge', () => {
         keysDeleted: 1,
         payloadsPurged: 2,
       });
+      // The scheduled job is in the audit log as itself, with what it removed.
+      const audited = await ops.deps.pool.query(
+        `select actor, role, auth_method, target, (details->>'keysDeleted')::int as keys
+           from audit_log where action = 'purge'`,
+      );
+      expect(audited.rows).toEqual([
+        { actor: 'system:retention', role: 'admin', auth_method: 'system', target: 'retention', keys: 1 },
+      ]);
     } finally {
       await ops.deps.boss.offWork(PURGE_QUEUE);
       await ops.deps.boss.unschedule(PURGE_QUEUE);

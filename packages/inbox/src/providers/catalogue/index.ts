@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
 import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
 import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
+import { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
 import type { ProviderFacts } from './facts.ts';
 import { GITHUB_FACTS, githubProvider, signGithub } from './github.ts';
 import { GITLAB_FACTS, gitlabProvider, signGitlab } from './gitlab.ts';
@@ -49,8 +50,7 @@ const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options
 
 /**
  * Every catalogue provider, by type. Stripe, Shopify and Standard Webhooks are registered by ../registry.ts and
- * are not repeated here. Discord (./discord.ts) is not listed: its PING must be answered `{"type":1}` by the
- * sources layer's handshake before it can serve as a source.
+ * are not repeated here.
  */
 export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('github', GITHUB_FACTS, githubProvider),
@@ -74,6 +74,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('woocommerce', WOOCOMMERCE_FACTS, wooCommerceProvider),
   entry('segment', SEGMENT_FACTS, segmentProvider),
   entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
+  entry('discord', DISCORD_FACTS, discordProvider),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -82,20 +83,16 @@ export function catalogueEntry(type: string): CatalogueEntry | undefined {
 }
 
 export type { BatchProvider } from './batch.ts';
-export {
-  DISCORD_FACTS,
-  discordProvider,
-  discordPublicKey,
-  signDiscord,
-  verifyDiscordSignature,
-} from './discord.ts';
+export { discordPublicKey, verifyDiscordSignature } from './discord.ts';
 export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
 export {
+  DISCORD_FACTS,
   bitbucketProvider,
   calendlyProvider,
   clerkProvider,
+  discordProvider,
   githubProvider,
   gitlabProvider,
   hubspotProvider,
@@ -112,6 +109,7 @@ export {
   signBitbucket,
   signCalendly,
   signClerk,
+  signDiscord,
   signGithub,
   signGitlab,
   signHubspot,

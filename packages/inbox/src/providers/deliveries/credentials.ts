@@ -9,7 +9,9 @@ export interface SampleCredentials {
   privateKey?: KeyObject;
 }
 
-let ecdsa: { publicKey: KeyObject; privateKey: KeyObject } | undefined;
+type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
+let ecdsa: KeyPair | undefined;
+let ed25519: KeyPair | undefined;
 
 /** Sample credentials of a catalogue provider, the same for every call in a process. */
 export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
@@ -25,6 +27,12 @@ export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
       secret: ecdsa.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
       privateKey: ecdsa.privateKey,
     };
+  }
+  if (entry.type === 'discord') {
+    ed25519 ??= generateKeyPairSync('ed25519');
+    // The developer portal shows the raw 32-byte key: the last 32 bytes of its SPKI form, in hex.
+    const raw = ed25519.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32);
+    return { secret: raw.toString('hex'), privateKey: ed25519.privateKey };
   }
   return { secret: `${entry.type}-signing-secret` };
 }

@@ -1,11 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { generateKeyPairSync } from 'node:crypto';
 import { CATALOGUE, catalogueEntry } from '../../../src/providers/catalogue/index.ts';
-
-const SENDGRID_KEY = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
-  .publicKey.export({ format: 'der', type: 'spki' })
-  .toString('base64');
+import { sampleCredentials } from '../../../src/providers/deliveries/index.ts';
 
 describe('the catalogue table', () => {
   it('names each type once, with its <TYPE>_WEBHOOK_SECRET variable and complete facts', () => {
@@ -28,14 +24,7 @@ describe('the catalogue table', () => {
 
   it('creates each provider under its type, or another source name, and refuses a missing URL at start-up', () => {
     for (const entry of CATALOGUE) {
-      const secret =
-        entry.type === 'sendgrid'
-          ? SENDGRID_KEY
-          : entry.type === 'postmark'
-            ? 'user:pass'
-            : entry.type === 'resend' || entry.type === 'clerk'
-              ? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
-              : 's3cret';
+      const { secret } = sampleCredentials(entry);
       const url = entry.facts.requiredOptions.includes('url')
         ? 'https://hooks.example.com/webhooks/x'
         : undefined;

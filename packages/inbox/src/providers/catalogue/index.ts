@@ -18,6 +18,7 @@ import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
 import { SENDGRID_FACTS, sendgridProvider, signSendgrid } from './sendgrid.ts';
 import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import { SLACK_FACTS, signSlack, slackProvider } from './slack.ts';
 import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
 import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
 import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
@@ -75,6 +76,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('segment', SEGMENT_FACTS, segmentProvider),
   entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
   entry('discord', DISCORD_FACTS, discordProvider),
+  entry('slack', SLACK_FACTS, slackProvider),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -106,6 +108,7 @@ export {
   segmentProvider,
   sendgridProvider,
   sentryProvider,
+  slackProvider,
   signBitbucket,
   signCalendly,
   signClerk,
@@ -123,6 +126,7 @@ export {
   signSegment,
   signSendgrid,
   signSentry,
+  signSlack,
   signSquare,
   signTypeform,
   signVercel,

@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
-import { signDiscord } from '../catalogue/index.ts';
+import { randomBytes, randomInt } from 'node:crypto';
+import { signDiscord, signSlack } from '../catalogue/index.ts';
 import { jsonDelivery, seconds, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.
@@ -40,6 +40,25 @@ export const MESSAGING_DELIVERIES: Record<string, DeliveryBuilder> = {
             'x-signature-timestamp': String(timestamp),
           };
         },
+      });
+    },
+  },
+  slack: {
+    type: 'app_mention',
+    build(input) {
+      const id = `Ev${randomBytes(5).toString('hex').toUpperCase()}`;
+      return jsonDelivery(input, {
+        sample: {
+          token: 'verification-token-unused',
+          team_id: 'T061EG9R6',
+          api_app_id: 'A0PNCHHK2',
+          event: { type: input.type, user: 'U061F7AUR', text: '<@U0LAN0Z89> hello', ts: '1515449522.000016' },
+          type: 'event_callback',
+          event_id: id,
+          event_time: seconds(input.now),
+        },
+        key: id,
+        sign: (payload) => signSlack({ payload, secret: input.secret, timestamp: seconds(input.now) }),
       });
     },
   },

@@ -20,6 +20,7 @@ import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import { SLACK_FACTS, signSlack, slackProvider } from './slack.ts';
 import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
+import { TWILIO_FACTS, signTwilio, twilioProvider } from './twilio.ts';
 import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
 import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
 import { WOOCOMMERCE_FACTS, signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
@@ -77,6 +78,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
   entry('discord', DISCORD_FACTS, discordProvider),
   entry('slack', SLACK_FACTS, slackProvider),
+  entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -109,6 +111,7 @@ export {
   sendgridProvider,
   sentryProvider,
   slackProvider,
+  twilioProvider,
   signBitbucket,
   signCalendly,
   signClerk,
@@ -127,6 +130,7 @@ export {
   signSendgrid,
   signSentry,
   signSlack,
+  signTwilio,
   signSquare,
   signTypeform,
   signVercel,

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { signDiscord, signSlack } from '../catalogue/index.ts';
-import { jsonDelivery, seconds, type DeliveryBuilder } from './shared.ts';
+import { signDiscord, signSlack, signTwilio } from '../catalogue/index.ts';
+import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.
 
@@ -60,6 +60,38 @@ export const MESSAGING_DELIVERIES: Record<string, DeliveryBuilder> = {
         key: id,
         sign: (payload) => signSlack({ payload, secret: input.secret, timestamp: seconds(input.now) }),
       });
+    },
+  },
+  twilio: {
+    type: 'message.delivered',
+    build(input) {
+      const sid = `SM${randomBytes(16).toString('hex')}`;
+      const token = `${randomBytes(16).toString('hex')}-${sid}`;
+      const [kind, status] = split(input.type);
+      const body =
+        input.payload ??
+        new URLSearchParams({
+          AccountSid: 'AC0123456789abcdef0123456789abcdef',
+          ApiVersion: '2010-04-01',
+          From: '+15017122661',
+          To: '+15558675310',
+          MessageSid: sid,
+          SmsSid: sid,
+          ...(kind === 'call' ? { CallSid: `CA${sid.slice(2)}`, CallStatus: status ?? 'completed' } : {}),
+          ...(kind === 'message'
+            ? { MessageStatus: status ?? 'received', SmsStatus: status ?? 'received' }
+            : {}),
+        }).toString();
+      return {
+        body,
+        key: token,
+        type: input.type,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'i-twilio-idempotency-token': token,
+          'x-twilio-signature': signTwilio({ url: input.url ?? '', payload: body, secret: input.secret }),
+        },
+      };
     },
   },
 };

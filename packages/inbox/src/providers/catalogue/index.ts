@@ -24,6 +24,7 @@ import { TWILIO_FACTS, signTwilio, twilioProvider } from './twilio.ts';
 import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
 import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
 import { WOOCOMMERCE_FACTS, signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
+import { ZOOM_FACTS, signZoom, zoomProvider } from './zoom.ts';
 import { ZENDESK_FACTS, signZendesk, zendeskProvider } from './zendesk.ts';
 
 /** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
@@ -79,6 +80,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('discord', DISCORD_FACTS, discordProvider),
   entry('slack', SLACK_FACTS, slackProvider),
   entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
+  entry('zoom', ZOOM_FACTS, zoomProvider),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -112,6 +114,7 @@ export {
   sentryProvider,
   slackProvider,
   twilioProvider,
+  zoomProvider,
   signBitbucket,
   signCalendly,
   signClerk,
@@ -131,6 +134,7 @@ export {
   signSentry,
   signSlack,
   signTwilio,
+  signZoom,
   signSquare,
   signTypeform,
   signVercel,

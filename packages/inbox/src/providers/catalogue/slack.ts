@@ -1,22 +1,20 @@
 import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
-import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
+import { decodeJsonBody, unixSeconds } from '../shared.ts';
 import { decodeForm } from '../template-body.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { handshakingProvider } from './handshaking.ts';
 import {
   bodyObject,
   bodyString,
-  checkHmac,
-  hmac,
   keptHeaders,
   secretKeys,
-  signatureHeader,
-  signedTimestampHeader,
   sourceName,
   tolerance,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import { checkV0Signature, signV0 } from './v0-hmac.ts';
 
 export const SLACK_FACTS: ProviderFacts = {
   scheme:
@@ -46,8 +44,7 @@ const ACKNOWLEDGED = { status: 200, contentType: 'text/plain; charset=utf-8', bo
 const KEPT = ['x-slack-retry-num', 'x-slack-retry-reason'];
 const MAX_CHALLENGE = 1024;
 
-/** The text Slack signs: `v0:<timestamp>:<raw body>`. */
-const basestring = (timestamp: string) => `v0:${timestamp}:`;
+const HEADERS = { signature: 'x-slack-signature', timestamp: 'x-slack-request-timestamp', sender: 'Slack' };
 
 /**
  * Slack (Events API, interactivity, slash commands): `X-Slack-Signature: v0=<hex>` is the HMAC-SHA256 of
@@ -61,21 +58,8 @@ export function slackProvider(options: CatalogueProviderOptions): Provider {
   const keys = secretKeys(name, options.secrets);
   const toleranceSeconds = tolerance(name, options.toleranceSeconds, SLACK_FACTS.toleranceSeconds ?? 300);
 
-  const authenticate = (request: SignedRequest, now: Date) => {
-    const header = signatureHeader(name, request, 'x-slack-signature', 'Slack');
-    const { text, value } = signedTimestampHeader(name, request, 'x-slack-request-timestamp');
-    const signature = header.startsWith('v0=') ? header.slice(3) : '';
-    checkHmac(
-      name,
-      keys,
-      [basestring(text), request.rawBody],
-      signature,
-      'X-Slack-Signature',
-      'sha256',
-      'hex',
-    );
-    checkTimestamp(name, value, now, toleranceSeconds);
-  };
+  const authenticate = (request: SignedRequest, now: Date) =>
+    checkV0Signature(name, request, now, keys, toleranceSeconds, HEADERS);
 
   const receive = (request: SignedRequest, now: Date): Reception => {
     authenticate(request, now);
@@ -88,16 +72,7 @@ export function slackProvider(options: CatalogueProviderOptions): Provider {
     return { kind: 'events', events: [{ ...formEvent(name, request.rawBody), headers }] };
   };
 
-  return {
-    name,
-    receive,
-    verify(request, now) {
-      const reception = receive(request, now);
-      if (reception.kind === 'events' && reception.events[0] !== undefined) return reception.events[0];
-      throw new InvalidPayloadError(`${name}: a url_verification handshake is not an event`);
-    },
-    response: ACKNOWLEDGED,
-  };
+  return handshakingProvider(name, receive, { response: ACKNOWLEDGED });
 }
 
 function challengeAnswer(name: string, challenge: unknown): Reception {
@@ -166,7 +141,5 @@ export function signSlack({
   secret,
   timestamp = unixSeconds(),
 }: SignSlackOptions): Record<string, string> {
-  const t = String(Math.floor(timestamp));
-  const signature = hmac('sha256', hmacKey(secret), [basestring(t), toBytes(payload)]).toString('hex');
-  return { 'x-slack-signature': `v0=${signature}`, 'x-slack-request-timestamp': t };
+  return signV0(HEADERS, payload, secret, timestamp);
 }

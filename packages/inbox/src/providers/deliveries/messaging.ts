@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { signDiscord, signSlack, signTwilio } from '../catalogue/index.ts';
+import { signDiscord, signSlack, signTwilio, signZoom } from '../catalogue/index.ts';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.
@@ -92,6 +92,30 @@ export const MESSAGING_DELIVERIES: Record<string, DeliveryBuilder> = {
           'x-twilio-signature': signTwilio({ url: input.url ?? '', payload: body, secret: input.secret }),
         },
       };
+    },
+  },
+  zoom: {
+    type: 'meeting.started',
+    build(input) {
+      const uuid = `${randomBytes(16).toString('base64')}`;
+      const eventTs = input.now.getTime();
+      return jsonDelivery(input, {
+        sample: {
+          event: input.type,
+          event_ts: eventTs,
+          payload: {
+            account_id: 'AAAAAABBBB',
+            object: {
+              id: String(randomInt(1e9, 2 ** 40)),
+              uuid,
+              host_id: 'x1yCzABCDEfg23HiJKl4mN',
+              topic: 'Standup',
+            },
+          },
+        },
+        key: `${input.type}:${eventTs}:${uuid}`,
+        sign: (payload) => signZoom({ payload, secret: input.secret, timestamp: seconds(input.now) }),
+      });
     },
   },
 };

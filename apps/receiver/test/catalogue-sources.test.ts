@@ -16,6 +16,8 @@ import { codeOf, request, useSourcesReceiver, writeSourcesFile } from './sources
 // pg-boss job), then a duplicate, and a tampered body refused.
 
 const secretOf = (entry: CatalogueEntry) => sampleCredentials(entry).secret;
+/** The dashboard verify token of the providers with a GET subscription handshake (Meta). */
+const VERIFY_TOKEN = 'catalogue-verify-token';
 
 const urlOf = (entry: CatalogueEntry) =>
   entry.facts.requiredOptions.includes('url')
@@ -32,6 +34,7 @@ function catalogueYaml(): string {
     );
     const url = urlOf(entry);
     if (url !== undefined) lines.push(`    url: ${url}`);
+    if (entry.facts.requiredOptions.includes('verifyToken')) lines.push(`    verifyToken: ${VERIFY_TOKEN}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -54,7 +57,7 @@ async function stored(databaseUrl: string, name: string, key: string) {
 const BODY_UNSIGNED: ReadonlySet<string> = new Set(['gitlab', 'postmark', 'mailgun']);
 /** The fixed answer of a provider that requires one (Discord's deferred reply, Slack's empty 200), or `undefined`. */
 const acknowledgementOf = (entry: CatalogueEntry) =>
-  entry.create({ secrets: [secretOf(entry)], url: urlOf(entry) }).response?.body;
+  entry.create({ secrets: [secretOf(entry)], url: urlOf(entry), verifyToken: VERIFY_TOKEN }).response?.body;
 /** Discord saves an interactions URL only when its deliberately bad signatures are answered 401. */
 const REFUSAL_STATUS: Readonly<Record<string, number>> = { discord: 401 };
 

@@ -11,6 +11,7 @@ import { INTERCOM_FACTS, intercomProvider, signIntercom } from './intercom.ts';
 import { JIRA_FACTS, jiraProvider, signJira } from './jira.ts';
 import { LINEAR_FACTS, linearProvider, signLinear } from './linear.ts';
 import { MAILGUN_FACTS, mailgunProvider, signMailgun } from './mailgun.ts';
+import { META_FACTS, metaProvider, signMeta } from './meta.ts';
 import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
 import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
 import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
@@ -31,6 +32,8 @@ import { ZENDESK_FACTS, signZendesk, zendeskProvider } from './zendesk.ts';
 export interface CatalogueSourceOptions extends CatalogueProviderOptions {
   /** The public URL the provider sends to, for providers that sign it (`facts.requiredOptions` lists `url`). */
   url?: string;
+  /** The verify token typed into the provider's dashboard, for a GET subscription handshake (Meta). */
+  verifyToken?: string;
 }
 
 /** One catalogue provider, as the sources framework registers it. */
@@ -81,6 +84,9 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('slack', SLACK_FACTS, slackProvider),
   entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
   entry('zoom', ZOOM_FACTS, zoomProvider),
+  entry('meta', META_FACTS, (options) =>
+    metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
+  ),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -106,6 +112,7 @@ export {
   jiraProvider,
   linearProvider,
   mailgunProvider,
+  metaProvider,
   paddleProvider,
   postmarkProvider,
   resendProvider,
@@ -126,6 +133,7 @@ export {
   signJira,
   signLinear,
   signMailgun,
+  signMeta,
   signPaddle,
   signPostmark,
   signResend,

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { signDiscord, signSlack, signTwilio, signZoom } from '../catalogue/index.ts';
+import { createHash } from 'node:crypto';
+import { signDiscord, signMeta, signSlack, signTwilio, signZoom } from '../catalogue/index.ts';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.
@@ -115,6 +116,34 @@ export const MESSAGING_DELIVERIES: Record<string, DeliveryBuilder> = {
         },
         key: `${input.type}:${eventTs}:${uuid}`,
         sign: (payload) => signZoom({ payload, secret: input.secret, timestamp: seconds(input.now) }),
+      });
+    },
+  },
+  meta: {
+    type: 'whatsapp_business_account.messages',
+    build(input) {
+      const change = {
+        field: 'messages',
+        value: {
+          messaging_product: 'whatsapp',
+          metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+          contacts: [{ profile: { name: 'Sheena Nelson' }, wa_id: '16505551234' }],
+          messages: [
+            {
+              from: '16505551234',
+              id: `wamid.${randomBytes(24).toString('base64')}`,
+              timestamp: String(seconds(input.now)),
+              text: { body: 'Does it come in another color?' },
+              type: 'text',
+            },
+          ],
+        },
+      };
+      const entryId = '102290129340398';
+      return jsonDelivery(input, {
+        sample: { object: 'whatsapp_business_account', entry: [{ id: entryId, changes: [change] }] },
+        key: `${entryId}:${createHash('sha256').update(JSON.stringify(change)).digest('hex')}`,
+        sign: (payload) => ({ 'x-hub-signature-256': signMeta({ payload, secret: input.secret }) }),
       });
     },
   },

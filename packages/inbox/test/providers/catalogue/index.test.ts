@@ -28,11 +28,15 @@ describe('the catalogue table', () => {
       const url = entry.facts.requiredOptions.includes('url')
         ? 'https://hooks.example.com/webhooks/x'
         : undefined;
-      expect(entry.create({ secrets: [secret], url }).name).toBe(entry.type);
-      expect(entry.create({ name: `${entry.type}-eu`, secrets: [secret], url }).name).toBe(
+      const verifyToken = entry.facts.requiredOptions.includes('verifyToken') ? 'verify-me' : undefined;
+      expect(entry.create({ secrets: [secret], url, verifyToken }).name).toBe(entry.type);
+      expect(entry.create({ name: `${entry.type}-eu`, secrets: [secret], url, verifyToken }).name).toBe(
         `${entry.type}-eu`,
       );
-      if (url !== undefined) expect(() => entry.create({ secrets: [secret] })).toThrow(TypeError);
+      if (url !== undefined)
+        expect(() => entry.create({ secrets: [secret], verifyToken })).toThrow(TypeError);
+      if (verifyToken !== undefined)
+        expect(() => entry.create({ secrets: [secret], url })).toThrow(TypeError);
       expect(() => entry.create({ secrets: [] })).toThrow(TypeError);
     }
     expect(catalogueEntry('github')?.type).toBe('github');

@@ -1,4 +1,5 @@
 import type { Provider } from '../types.ts';
+import { ADYEN_FACTS, adyenProvider, signAdyen } from './adyen.ts';
 import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
 import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
 import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
@@ -84,6 +85,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('slack', SLACK_FACTS, slackProvider),
   entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
   entry('zoom', ZOOM_FACTS, zoomProvider),
+  entry('adyen', ADYEN_FACTS, adyenProvider),
   entry('meta', META_FACTS, (options) =>
     metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
   ),
@@ -101,6 +103,8 @@ export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
 export {
   DISCORD_FACTS,
+  adyenProvider,
+  signAdyen,
   bitbucketProvider,
   calendlyProvider,
   clerkProvider,

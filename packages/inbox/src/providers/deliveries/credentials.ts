@@ -34,5 +34,8 @@ export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
     const raw = ed25519.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32);
     return { secret: raw.toString('hex'), privateKey: ed25519.privateKey };
   }
+  // Adyen's HMAC key is hex, as the Customer Area shows it.
+  if (entry.type === 'adyen')
+    return { secret: Buffer.from('adyen-hmac-key-of-32-bytes-long!').toString('hex') };
   return { secret: `${entry.type}-signing-secret` };
 }

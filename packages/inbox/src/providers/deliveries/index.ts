@@ -2,6 +2,7 @@ import { CATALOGUE } from '../catalogue/index.ts';
 import { BUSINESS_DELIVERIES } from './business.ts';
 import { DEVELOPER_DELIVERIES } from './developer.ts';
 import { MESSAGING_DELIVERIES } from './messaging.ts';
+import { PAYMENT_DELIVERIES } from './payments.ts';
 import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
 
 // A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
@@ -11,6 +12,7 @@ const BUILDERS: Record<string, DeliveryBuilder> = {
   ...DEVELOPER_DELIVERIES,
   ...BUSINESS_DELIVERIES,
   ...MESSAGING_DELIVERIES,
+  ...PAYMENT_DELIVERIES,
 };
 
 /** The sample event type of a catalogue type, or `undefined` when no sample is written for it. */

@@ -39,7 +39,17 @@ function catalogueCases(): Case[] {
     const url = entry.facts.requiredOptions.includes('url')
       ? `https://hooks.example.com/webhooks/${entry.type}`
       : undefined;
-    const source = { name: entry.type, type: entry.type, secrets: [secret], secretFiles: [], url };
+    const verifyToken = entry.facts.requiredOptions.includes('verifyToken')
+      ? 'bench-verify-token'
+      : undefined;
+    const source = {
+      name: entry.type,
+      type: entry.type,
+      secrets: [secret],
+      secretFiles: [],
+      url,
+      verifyToken,
+    };
     const provider = createProviders({ sources: [source], toleranceSeconds: 300 }).get(entry.type)!;
     return [
       {

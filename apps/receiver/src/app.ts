@@ -16,7 +16,7 @@ import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
-import { errorResponse, mapError } from './http-errors.ts';
+import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 
@@ -64,7 +64,6 @@ type Env = {
 };
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
-const SIGNATURE_REFUSALS = new Set(['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance']);
 const LOG_EVERYTHING: LogSampler = { allow: () => true, close: () => {} };
 
 /**
@@ -224,11 +223,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   // Every error of the webhook route ends here (the admin API has its own handler, on the same mapError) and
   // becomes a status code in http-errors.ts.
   app.onError((error, c) => {
-    const mapped = mapError(error);
     const provider = c.get('provider') as string | undefined;
+    const mapped = mapError(error, provider === undefined ? undefined : providers.get(provider));
     const startedAt = c.get('startedAt') as number | undefined;
     const ms = startedAt === undefined ? undefined : round(performance.now() - startedAt);
-    if (provider !== undefined && SIGNATURE_REFUSALS.has(mapped.body.error.code)) {
+    if (provider !== undefined && SIGNATURE_CODES.has(mapped.body.error.code)) {
       deps.onSignatureRefused?.(provider);
     }
     if (provider !== undefined) {

@@ -1,6 +1,7 @@
 import { WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
+import type { Provider } from '@webhook-inbox/inbox/providers';
 import { ReplayError } from '@webhook-inbox/inbox/replay';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -53,6 +54,13 @@ export type ErrorCode =
   | ThrottledError['code']
   | HostNotAllowedError['code']
   | 'internal_error';
+
+/** The refusals of a request's signature (its header, its match, its timestamp). */
+export const SIGNATURE_CODES: ReadonlySet<string> = new Set([
+  'missing_signature',
+  'invalid_signature',
+  'timestamp_out_of_tolerance',
+]);
 
 /** Every error code and its status: the only place a status is decided. */
 const STATUS = {
@@ -125,12 +133,15 @@ function mapped(code: ErrorCode, message: string, headers: Record<string, string
  * admin filter a 400 `invalid_filter`); anything else reaching here is a bug and answers a generic 500 that
  * reveals nothing about the internals.
  */
-export function mapError(error: unknown): MappedError {
+export function mapError(error: unknown, source?: Pick<Provider, 'signatureRefusalStatus'>): MappedError {
   if (error instanceof WebhookError) {
     const headers: Record<string, string> = error.retryable
       ? { 'retry-after': String(RETRY_AFTER_SECONDS) }
       : {};
-    return mapped(error.code, error.message, headers);
+    const refusal = mapped(error.code, error.message, headers);
+    // A sender may require another status for a bad signature (Discord: 401); the code stays the same.
+    const status = SIGNATURE_CODES.has(error.code) ? source?.signatureRefusalStatus : undefined;
+    return status === undefined ? refusal : { ...refusal, status };
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
   if (error instanceof TokenError) {

@@ -23,24 +23,33 @@ export const secretList = z.preprocess(
     .default([]),
 );
 
+const optionalText = z.preprocess(blankToUndefined, z.string().trim().optional());
+
+/** The options a catalogue provider may require, each from `<TYPE>_WEBHOOK_<SUFFIX>`. */
+const OPTION_VARIABLES = [
+  ['url', 'URL'],
+  ['verifyToken', 'VERIFY_TOKEN'],
+] as const;
+
 /**
  * One variable per catalogue provider, `<TYPE>_WEBHOOK_SECRET` (a comma-separated list during a rotation), declaring
- * a source named after its type; and `<TYPE>_WEBHOOK_URL` for the providers that sign their public URL.
+ * a source named after its type; `<TYPE>_WEBHOOK_URL` for the providers that sign their public URL, and
+ * `<TYPE>_WEBHOOK_VERIFY_TOKEN` for those that prove the endpoint with a dashboard verify token (Meta).
  */
 export const catalogueSchema = z.object(
   Object.fromEntries(
     CATALOGUE.flatMap((entry) => [
       [entry.envVar, secretList],
-      ...(entry.facts.requiredOptions.includes('url')
-        ? [[urlVariable(entry.envVar), z.preprocess(blankToUndefined, z.string().trim().optional())]]
-        : []),
+      ...OPTION_VARIABLES.filter(([option]) => entry.facts.requiredOptions.includes(option)).map(
+        ([, suffix]) => [optionVariable(entry.envVar, suffix), optionalText],
+      ),
     ]),
   ) as Record<string, z.ZodType<string[] | string | undefined>>,
 );
 
-/** `SQUARE_WEBHOOK_SECRET` → `SQUARE_WEBHOOK_URL`. */
-function urlVariable(secretVariable: string): string {
-  return secretVariable.replace(/_SECRET$/, '_URL');
+/** `SQUARE_WEBHOOK_SECRET` → `SQUARE_WEBHOOK_URL`; `META_WEBHOOK_SECRET` → `META_WEBHOOK_VERIFY_TOKEN`. */
+function optionVariable(secretVariable: string, suffix: string): string {
+  return secretVariable.replace(/_SECRET$/, `_${suffix}`);
 }
 
 /** The variables a secret may come from a file for (`<NAME>_FILE`: Kubernetes and Docker secrets). */
@@ -58,14 +67,18 @@ export function catalogueSources(values: Record<string, string[] | string | unde
   return CATALOGUE.flatMap((entry) => {
     const secrets = values[entry.envVar];
     if (!Array.isArray(secrets) || secrets.length === 0) return [];
-    const url = values[urlVariable(entry.envVar)];
+    const text = (suffix: string) => {
+      const value = values[optionVariable(entry.envVar, suffix)];
+      return typeof value === 'string' ? value : undefined;
+    };
     return [
       {
         name: entry.type,
         type: entry.type,
         secrets,
         secretFiles: [],
-        url: typeof url === 'string' ? url : undefined,
+        url: text('URL'),
+        verifyToken: text('VERIFY_TOKEN'),
       },
     ];
   });

@@ -32,9 +32,15 @@ describe('catalogue variables', () => {
               ] as [string, string],
             ]
           : []),
+        ...(entry.facts.requiredOptions.includes('verifyToken')
+          ? [[entry.envVar.replace(/_SECRET$/, '_VERIFY_TOKEN'), 'dashboard-token'] as [string, string]]
+          : []),
       ]),
     );
     const { sources } = parseConfig({ DATABASE_URL: DB, ...env });
+    expect(sources.find((source) => source.name === 'meta')).toMatchObject({
+      verifyToken: 'dashboard-token',
+    });
     expect(sources.map(({ name, type }) => [name, type])).toEqual(CATALOGUE.map(({ type }) => [type, type]));
     expect(sources.find((source) => source.name === 'github')?.secrets).toEqual(['github-a', 'github-b']);
   });

@@ -49,6 +49,7 @@ function withEventLimits(provider: Provider): Provider {
       acceptsGet: provider.acceptsGet,
       response: provider.response,
     }),
+    ...(provider.signatureRefusalStatus && { signatureRefusalStatus: provider.signatureRefusalStatus }),
   };
 }
 

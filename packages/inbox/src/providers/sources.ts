@@ -70,9 +70,20 @@ function catalogueSource(entry: CatalogueEntry) {
       url: z
         .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL the provider sends to' })
         .optional(),
+      verifyToken: z.string().min(1).optional(),
     })
     .strict()
     .superRefine((source, ctx) => {
+      const needsToken = entry.facts.requiredOptions.includes('verifyToken');
+      if (needsToken !== (source.verifyToken !== undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['verifyToken'],
+          message: needsToken
+            ? `is required: ${entry.type} proves the endpoint with the verify token typed into its dashboard`
+            : `is not an option of ${entry.type}`,
+        });
+      }
       if (needsUrl && source.url === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -119,6 +130,7 @@ export interface CatalogueSource {
   secretFiles: string[];
   toleranceSeconds?: number | undefined;
   url?: string | undefined;
+  verifyToken?: string | undefined;
 }
 
 export const sourceSpec: z.ZodType<BuiltinSource | CatalogueSource> = z.discriminatedUnion(
@@ -208,6 +220,6 @@ export function createSourceProvider(source: SourceDefinition, defaultToleranceS
 function createCatalogueProvider(source: CatalogueSource & { name: string }): Provider {
   const entry = catalogueEntry(source.type);
   if (entry === undefined) throw new TypeError(`unknown source type ${JSON.stringify(source.type)}`);
-  const { name, secrets, toleranceSeconds, url } = source;
-  return entry.create({ name, secrets, toleranceSeconds, url });
+  const { name, secrets, toleranceSeconds, url, verifyToken } = source;
+  return entry.create({ name, secrets, toleranceSeconds, url, verifyToken });
 }

@@ -43,6 +43,12 @@ export interface Provider {
   readonly acceptsGet?: boolean;
   /** The answer once the request's events are recorded; unset: 200 with the receiver's JSON. */
   readonly response?: HttpAnswer;
+  /**
+   * The status of a signature refusal (`missing_signature`, `invalid_signature`, `timestamp_out_of_tolerance`)
+   * when the sender requires one other than 400: Discord saves an interactions URL only if its deliberately bad
+   * signatures get a 401.
+   */
+  readonly signatureRefusalStatus?: 401;
 }
 
 /** A fixed HTTP answer: a handshake's, or a source's acknowledgement of recorded events. */

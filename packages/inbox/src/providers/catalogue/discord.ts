@@ -1,17 +1,16 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError, InvalidSignatureError } from '../../errors.ts';
-import { assertSecrets, checkTimestamp, decodeJsonBody, toBytes } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import { InvalidPayloadError } from '../../errors.ts';
+import { assertSecrets, decodeJsonBody, toBytes } from '../shared.ts';
+import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   bodyString,
-  signatureHeader,
   sourceName,
   timestampThenBody,
   type KeyPairSignOptions,
   tolerance,
-  signedTimestampHeader,
   type CatalogueProviderOptions,
+  checkKeyPairSignature,
 } from './signing.ts';
 
 export const DISCORD_FACTS: ProviderFacts = {
@@ -23,8 +22,10 @@ export const DISCORD_FACTS: ProviderFacts = {
   toleranceSeconds: 300,
   retries: 'none: an interaction must be answered within 3 seconds, and is not redelivered',
   quirks:
-    'PING must be answered {"type":1} (a handshake, not an event); Discord also sends deliberately bad ' +
-    'signatures when the URL is saved, and the endpoint must refuse them with 401',
+    'PING must be answered {"type":1} (a handshake, verified, never recorded); Discord also sends deliberately ' +
+    'bad signatures when the URL is saved, and the endpoint must refuse them with 401 (every signature refusal ' +
+    'of this source is a 401); a recorded interaction is answered {"type":5} (deferred), and the effect ' +
+    'finishes it through the interaction token within 15 minutes; autocomplete cannot be deferred',
   requiredOptions: [],
   docs: 'https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers',
 };
@@ -37,6 +38,14 @@ const INTERACTION_TYPES: Readonly<Record<number, string>> = {
   4: 'APPLICATION_COMMAND_AUTOCOMPLETE',
   5: 'MODAL_SUBMIT',
 };
+
+/** The answer to Discord's PING (interaction response type 1, PONG). */
+const PONG = { status: 200, contentType: 'application/json', body: '{"type":1}' } as const;
+/**
+ * The answer once an interaction is recorded: type 5, DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE, valid for commands,
+ * components and modal submits. Discord needs an answer within 3 seconds; the effect edits the deferred reply.
+ */
+const DEFERRED = { status: 200, contentType: 'application/json', body: '{"type":5}' } as const;
 
 // An Ed25519 public key as SPKI DER is this fixed prefix followed by the 32 raw key bytes.
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -69,9 +78,11 @@ export function verifyDiscordSignature(
 /**
  * Discord interactions: `X-Signature-Ed25519` is the hex Ed25519 signature of `X-Signature-Timestamp` followed by
  * the raw body, made with the application's private key; `secrets` are the application's public keys (hex).
- * Discord documents no tolerance; 5 minutes by default. The PING that Discord sends to validate the URL is
- * returned as an event of type `PING`: answering it `{"type":1}` without recording it is the sources layer's
- * handshake, which is why this provider is not in the CATALOGUE table.
+ * Discord documents no tolerance; 5 minutes by default. `verify` returns the PING that Discord sends to validate
+ * the URL as an event of type `PING`; `receive` (what the receiver calls) answers it `{"type":1}` and records
+ * nothing. Discord also sends deliberately bad signatures when the URL is saved and requires a 401 for them:
+ * `signatureRefusalStatus`. A recorded interaction is answered `{"type":5}` (deferred), the one answer that needs
+ * no application logic; the effect finishes the reply with the interaction token.
  *
  * Event key: the interaction `id`. Type: the interaction type's name, e.g. `APPLICATION_COMMAND`.
  */
@@ -81,35 +92,41 @@ export function discordProvider(options: CatalogueProviderOptions): Provider {
   const keys = options.secrets.map((secret) => discordPublicKey(secret));
   const toleranceSeconds = tolerance(name, options.toleranceSeconds, DISCORD_FACTS.toleranceSeconds ?? 300);
 
+  const verifyInteraction = (request: SignedRequest, now: Date): VerifiedEvent => {
+    checkKeyPairSignature(name, request, now, toleranceSeconds, {
+      signatureHeader: 'x-signature-ed25519',
+      timestampHeader: 'x-signature-timestamp',
+      sender: 'Discord',
+      verify: (timestamp, rawBody, signature) => verifyDiscordSignature(keys, timestamp, rawBody, signature),
+      mismatch:
+        'X-Signature-Ed25519 is not a signature by any configured public key; is the key the ' +
+        "application's PUBLIC KEY from the developer portal, and the body the raw request body?",
+    });
+
+    const { text, object } = decodeJsonBody(name, request.rawBody);
+    const type = typeof object.type === 'number' ? INTERACTION_TYPES[object.type] : undefined;
+    if (type === undefined)
+      throw new InvalidPayloadError(`${name}: the interaction type is missing or unknown`);
+    return {
+      provider: name,
+      eventId: bodyString(name, object, 'id'),
+      type,
+      payloadText: text,
+      headers: {},
+    };
+  };
+
   return {
     name,
-    verify(request: SignedRequest, now: Date): VerifiedEvent {
-      const signature = signatureHeader(name, request, 'x-signature-ed25519', 'Discord');
-      const { text: timestampText, value: timestamp } = signedTimestampHeader(
-        name,
-        request,
-        'x-signature-timestamp',
-      );
-      if (!verifyDiscordSignature(keys, timestampText, request.rawBody, signature)) {
-        throw new InvalidSignatureError(
-          `${name}: X-Signature-Ed25519 is not a signature by any configured public key; is the key the ` +
-            "application's PUBLIC KEY from the developer portal, and the body the raw request body?",
-        );
-      }
-      checkTimestamp(name, timestamp, now, toleranceSeconds);
-
-      const { text, object } = decodeJsonBody(name, request.rawBody);
-      const type = typeof object.type === 'number' ? INTERACTION_TYPES[object.type] : undefined;
-      if (type === undefined)
-        throw new InvalidPayloadError(`${name}: the interaction type is missing or unknown`);
-      return {
-        provider: name,
-        eventId: bodyString(name, object, 'id'),
-        type,
-        payloadText: text,
-        headers: {},
-      };
+    verify: verifyInteraction,
+    receive(request: SignedRequest, now: Date): Reception {
+      const event = verifyInteraction(request, now);
+      return event.type === 'PING'
+        ? { kind: 'handshake', handshake: 'discord', answer: PONG }
+        : { kind: 'events', events: [event] };
     },
+    response: DEFERRED,
+    signatureRefusalStatus: 401,
   };
 }
 

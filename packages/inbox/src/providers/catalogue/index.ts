@@ -1,7 +1,9 @@
 import type { Provider } from '../types.ts';
+import { ADYEN_FACTS, adyenProvider, signAdyen } from './adyen.ts';
 import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
 import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
 import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
+import { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
 import type { ProviderFacts } from './facts.ts';
 import { GITHUB_FACTS, githubProvider, signGithub } from './github.ts';
 import { GITLAB_FACTS, gitlabProvider, signGitlab } from './gitlab.ts';
@@ -10,6 +12,7 @@ import { INTERCOM_FACTS, intercomProvider, signIntercom } from './intercom.ts';
 import { JIRA_FACTS, jiraProvider, signJira } from './jira.ts';
 import { LINEAR_FACTS, linearProvider, signLinear } from './linear.ts';
 import { MAILGUN_FACTS, mailgunProvider, signMailgun } from './mailgun.ts';
+import { META_FACTS, metaProvider, signMeta } from './meta.ts';
 import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
 import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
 import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
@@ -17,16 +20,21 @@ import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
 import { SENDGRID_FACTS, sendgridProvider, signSendgrid } from './sendgrid.ts';
 import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import { SLACK_FACTS, signSlack, slackProvider } from './slack.ts';
 import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
+import { TWILIO_FACTS, signTwilio, twilioProvider } from './twilio.ts';
 import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
 import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
 import { WOOCOMMERCE_FACTS, signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
+import { ZOOM_FACTS, signZoom, zoomProvider } from './zoom.ts';
 import { ZENDESK_FACTS, signZendesk, zendeskProvider } from './zendesk.ts';
 
 /** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
 export interface CatalogueSourceOptions extends CatalogueProviderOptions {
   /** The public URL the provider sends to, for providers that sign it (`facts.requiredOptions` lists `url`). */
   url?: string;
+  /** The verify token typed into the provider's dashboard, for a GET subscription handshake (Meta). */
+  verifyToken?: string;
 }
 
 /** One catalogue provider, as the sources framework registers it. */
@@ -49,8 +57,7 @@ const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options
 
 /**
  * Every catalogue provider, by type. Stripe, Shopify and Standard Webhooks are registered by ../registry.ts and
- * are not repeated here. Discord (./discord.ts) is not listed: its PING must be answered `{"type":1}` by the
- * sources layer's handshake before it can serve as a source.
+ * are not repeated here.
  */
 export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('github', GITHUB_FACTS, githubProvider),
@@ -74,6 +81,14 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('woocommerce', WOOCOMMERCE_FACTS, wooCommerceProvider),
   entry('segment', SEGMENT_FACTS, segmentProvider),
   entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
+  entry('discord', DISCORD_FACTS, discordProvider),
+  entry('slack', SLACK_FACTS, slackProvider),
+  entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
+  entry('zoom', ZOOM_FACTS, zoomProvider),
+  entry('adyen', ADYEN_FACTS, adyenProvider),
+  entry('meta', META_FACTS, (options) =>
+    metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
+  ),
 ];
 
 /** The catalogue entry of a source type, or `undefined`. */
@@ -82,20 +97,18 @@ export function catalogueEntry(type: string): CatalogueEntry | undefined {
 }
 
 export type { BatchProvider } from './batch.ts';
-export {
-  DISCORD_FACTS,
-  discordProvider,
-  discordPublicKey,
-  signDiscord,
-  verifyDiscordSignature,
-} from './discord.ts';
+export { discordPublicKey, verifyDiscordSignature } from './discord.ts';
 export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
 export {
+  DISCORD_FACTS,
+  adyenProvider,
+  signAdyen,
   bitbucketProvider,
   calendlyProvider,
   clerkProvider,
+  discordProvider,
   githubProvider,
   gitlabProvider,
   hubspotProvider,
@@ -103,15 +116,20 @@ export {
   jiraProvider,
   linearProvider,
   mailgunProvider,
+  metaProvider,
   paddleProvider,
   postmarkProvider,
   resendProvider,
   segmentProvider,
   sendgridProvider,
   sentryProvider,
+  slackProvider,
+  twilioProvider,
+  zoomProvider,
   signBitbucket,
   signCalendly,
   signClerk,
+  signDiscord,
   signGithub,
   signGitlab,
   signHubspot,
@@ -119,12 +137,16 @@ export {
   signJira,
   signLinear,
   signMailgun,
+  signMeta,
   signPaddle,
   signPostmark,
   signResend,
   signSegment,
   signSendgrid,
   signSentry,
+  signSlack,
+  signTwilio,
+  signZoom,
   signSquare,
   signTypeform,
   signVercel,

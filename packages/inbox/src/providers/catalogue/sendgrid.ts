@@ -1,18 +1,16 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidSignatureError } from '../../errors.ts';
-import { assertSecrets, checkTimestamp, toBytes } from '../shared.ts';
+import { assertSecrets, toBytes } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   bodyString,
-  signatureHeader,
   sourceName,
   timestampThenBody,
   type KeyPairSignOptions,
   tolerance,
-  signedTimestampHeader,
   type CatalogueProviderOptions,
+  checkKeyPairSignature,
 } from './signing.ts';
 
 export const SENDGRID_FACTS: ProviderFacts = {
@@ -81,19 +79,15 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
   const toleranceSeconds = tolerance(name, options.toleranceSeconds, SENDGRID_FACTS.toleranceSeconds ?? 300);
 
   function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
-    const signature = signatureHeader(name, request, 'x-twilio-email-event-webhook-signature', 'SendGrid');
-    const { text: timestampText, value: timestamp } = signedTimestampHeader(
-      name,
-      request,
-      'x-twilio-email-event-webhook-timestamp',
-    );
-    if (!verifySendgridSignature(keys, timestampText, request.rawBody, signature)) {
-      throw new InvalidSignatureError(
-        `${name}: the signature is not one by any configured verification key; is the key the one under ` +
-          'Mail Settings > Signed Event Webhook, and the body the raw request body?',
-      );
-    }
-    checkTimestamp(name, timestamp, now, toleranceSeconds);
+    checkKeyPairSignature(name, request, now, toleranceSeconds, {
+      signatureHeader: 'x-twilio-email-event-webhook-signature',
+      timestampHeader: 'x-twilio-email-event-webhook-timestamp',
+      sender: 'SendGrid',
+      verify: (timestamp, rawBody, signature) => verifySendgridSignature(keys, timestamp, rawBody, signature),
+      mismatch:
+        'the signature is not one by any configured verification key; is the key the one under ' +
+        'Mail Settings > Signed Event Webhook, and the body the raw request body?',
+    });
     return jsonArrayItems(name, request.rawBody).items.map(({ object, text }) => ({
       provider: name,
       eventId: bodyString(name, object, 'sg_event_id'),

@@ -4,6 +4,7 @@ import {
   assertSecrets,
   assertTolerance,
   bytesEqual,
+  checkTimestamp,
   headerValue,
   hmacKey,
   parseUnixSeconds,
@@ -343,4 +344,34 @@ export function signedTimestampHeader(
     throw new InvalidSignatureError(`${name}: the ${header} header is absent or not a unix time`);
   }
   return { text, value };
+}
+
+/** Where a sender that signs `timestamp + body` with a private key puts its signature, and how it is checked. */
+export interface KeyPairScheme {
+  signatureHeader: string;
+  timestampHeader: string;
+  sender: string;
+  /** Whether the signature is one of the timestamp's text followed by the raw body under any configured key. */
+  verify(timestamp: string, rawBody: Uint8Array, signature: string): boolean;
+  /** The refusal's message when it is not: which key the operator should have configured. */
+  mismatch: string;
+}
+
+/**
+ * Checks a Discord/SendGrid-style request: the signature header (else `missing_signature`), the timestamp header,
+ * the signature (else `invalid_signature`), then the timestamp against the tolerance.
+ */
+export function checkKeyPairSignature(
+  name: string,
+  request: SignedRequest,
+  now: Date,
+  toleranceSeconds: number,
+  scheme: KeyPairScheme,
+): void {
+  const signature = signatureHeader(name, request, scheme.signatureHeader, scheme.sender);
+  const { text, value } = signedTimestampHeader(name, request, scheme.timestampHeader);
+  if (!scheme.verify(text, request.rawBody, signature)) {
+    throw new InvalidSignatureError(`${name}: ${scheme.mismatch}`);
+  }
+  checkTimestamp(name, value, now, toleranceSeconds);
 }

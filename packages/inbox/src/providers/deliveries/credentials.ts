@@ -9,7 +9,9 @@ export interface SampleCredentials {
   privateKey?: KeyObject;
 }
 
-let ecdsa: { publicKey: KeyObject; privateKey: KeyObject } | undefined;
+type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
+let ecdsa: KeyPair | undefined;
+let ed25519: KeyPair | undefined;
 
 /** Sample credentials of a catalogue provider, the same for every call in a process. */
 export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
@@ -26,5 +28,14 @@ export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
       privateKey: ecdsa.privateKey,
     };
   }
+  if (entry.type === 'discord') {
+    ed25519 ??= generateKeyPairSync('ed25519');
+    // The developer portal shows the raw 32-byte key: the last 32 bytes of its SPKI form, in hex.
+    const raw = ed25519.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32);
+    return { secret: raw.toString('hex'), privateKey: ed25519.privateKey };
+  }
+  // Adyen's HMAC key is hex, as the Customer Area shows it.
+  if (entry.type === 'adyen')
+    return { secret: Buffer.from('adyen-hmac-key-of-32-bytes-long!').toString('hex') };
   return { secret: `${entry.type}-signing-secret` };
 }

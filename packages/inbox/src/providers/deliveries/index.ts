@@ -1,12 +1,19 @@
 import { CATALOGUE } from '../catalogue/index.ts';
 import { BUSINESS_DELIVERIES } from './business.ts';
 import { DEVELOPER_DELIVERIES } from './developer.ts';
+import { MESSAGING_DELIVERIES } from './messaging.ts';
+import { PAYMENT_DELIVERIES } from './payments.ts';
 import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
 
 // A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
 // sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post.
 
-const BUILDERS: Record<string, DeliveryBuilder> = { ...DEVELOPER_DELIVERIES, ...BUSINESS_DELIVERIES };
+const BUILDERS: Record<string, DeliveryBuilder> = {
+  ...DEVELOPER_DELIVERIES,
+  ...BUSINESS_DELIVERIES,
+  ...MESSAGING_DELIVERIES,
+  ...PAYMENT_DELIVERIES,
+};
 
 /** The sample event type of a catalogue type, or `undefined` when no sample is written for it. */
 export function catalogueSampleType(type: string): string | undefined {

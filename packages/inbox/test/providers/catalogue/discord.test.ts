@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
 import { discordProvider, signDiscord } from '../../../src/providers/catalogue/discord.ts';
-import { refusal, request, tamper, without } from './support.ts';
+import { codeOf, refusal, request, tamper, without } from './support.ts';
 
 // Discord publishes discord-interactions, which verifies (verifyKey) but does not sign: the tests sign with an
 // Ed25519 key of their own, as Discord does with the application's, and both verifiers must agree.
@@ -77,5 +77,36 @@ describe('discord', () => {
 
   it('refuses at start-up a key that is not 32 bytes of hex', () => {
     expect(() => discordProvider({ secrets: ['s3cret'] })).toThrow(TypeError);
+  });
+});
+
+describe('discord as a source (receive)', () => {
+  const signed = (body: string) =>
+    request(body, headers(signDiscord({ payload: body, privateKey, timestamp: T })));
+
+  it('answers a signed PING {"type":1} without recording it, and requires 401 for signature refusals', () => {
+    const ping = '{"id":"1316523482392510515","application_id":"1","type":1,"version":1}';
+    expect(discord.receive?.(signed(ping), NOW)).toEqual({
+      kind: 'handshake',
+      handshake: 'discord',
+      answer: { status: 200, contentType: 'application/json', body: '{"type":1}' },
+    });
+    expect(discord.signatureRefusalStatus).toBe(401);
+  });
+
+  it('records any other interaction as one event', () => {
+    const reception = discord.receive?.(signed(BODY), NOW);
+    expect(reception?.kind === 'events' && reception.events.map((event) => event.eventId)).toEqual([
+      '1316523482392510514',
+    ]);
+  });
+
+  it('refuses a PING signed by another key (the check Discord makes when the URL is saved)', () => {
+    const ping = '{"id":"2","type":1}';
+    const forged = request(
+      ping,
+      headers(signDiscord({ payload: ping, privateKey: other.privateKey, timestamp: T })),
+    );
+    expect(codeOf(() => discord.receive?.(forged, NOW))).toBe('invalid_signature');
   });
 });

@@ -1,11 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { generateKeyPairSync } from 'node:crypto';
 import { CATALOGUE, catalogueEntry } from '../../../src/providers/catalogue/index.ts';
-
-const SENDGRID_KEY = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
-  .publicKey.export({ format: 'der', type: 'spki' })
-  .toString('base64');
+import { sampleCredentials } from '../../../src/providers/deliveries/index.ts';
 
 describe('the catalogue table', () => {
   it('names each type once, with its <TYPE>_WEBHOOK_SECRET variable and complete facts', () => {
@@ -28,22 +24,19 @@ describe('the catalogue table', () => {
 
   it('creates each provider under its type, or another source name, and refuses a missing URL at start-up', () => {
     for (const entry of CATALOGUE) {
-      const secret =
-        entry.type === 'sendgrid'
-          ? SENDGRID_KEY
-          : entry.type === 'postmark'
-            ? 'user:pass'
-            : entry.type === 'resend' || entry.type === 'clerk'
-              ? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
-              : 's3cret';
+      const { secret } = sampleCredentials(entry);
       const url = entry.facts.requiredOptions.includes('url')
         ? 'https://hooks.example.com/webhooks/x'
         : undefined;
-      expect(entry.create({ secrets: [secret], url }).name).toBe(entry.type);
-      expect(entry.create({ name: `${entry.type}-eu`, secrets: [secret], url }).name).toBe(
+      const verifyToken = entry.facts.requiredOptions.includes('verifyToken') ? 'verify-me' : undefined;
+      expect(entry.create({ secrets: [secret], url, verifyToken }).name).toBe(entry.type);
+      expect(entry.create({ name: `${entry.type}-eu`, secrets: [secret], url, verifyToken }).name).toBe(
         `${entry.type}-eu`,
       );
-      if (url !== undefined) expect(() => entry.create({ secrets: [secret] })).toThrow(TypeError);
+      if (url !== undefined)
+        expect(() => entry.create({ secrets: [secret], verifyToken })).toThrow(TypeError);
+      if (verifyToken !== undefined)
+        expect(() => entry.create({ secrets: [secret], url })).toThrow(TypeError);
       expect(() => entry.create({ secrets: [] })).toThrow(TypeError);
     }
     expect(catalogueEntry('github')?.type).toBe('github');

@@ -68,7 +68,7 @@ export async function show(
     printJson(event);
     return;
   }
-  const { effects, groups, payload, headers, ...summary } = event;
+  const { effects, attemptHistory: attempts, groups, payload, headers, ...summary } = event;
   for (const [key, value] of Object.entries(summary)) {
     process.stdout.write(
       `${key.padEnd(12)} ${value instanceof Date ? value.toISOString() : String(value ?? '')}\n`,
@@ -83,6 +83,19 @@ export async function show(
     'completedAt',
     'forcedAt',
   ]);
+  if (attempts.length > 0) {
+    process.stdout.write(`\nattempts:\n`);
+    printRows(attempts as unknown as Record<string, unknown>[], false, [
+      'effect',
+      'attempt',
+      'startedAt',
+      'durationMs',
+      'outcome',
+      'error',
+      'worker',
+      'jobId',
+    ]);
+  }
   if (groups.length > 0) {
     // `status` above is the default group's; these are the other groups that have the event.
     process.stdout.write(`\nconsumer groups:\n`);

@@ -8,6 +8,8 @@
  *   the bulk replay's sets.
  * - `event-payloads.ts`, `webhook_event_payloads` and its daily partitions: the one lookup of an event's payload
  *   (`payloadOf`), their upkeep and retention (the receiver's inserts write it, in `webhook-events.ts`).
+ * - `effect-attempts.ts`, `effect_attempts`: every attempt of every effect (the runner writes, the event page,
+ *   the admin API and the CLI read), bounded per effect.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
@@ -36,6 +38,7 @@ export * as authFailures from './auth-failures.ts';
 export * as consoleRevokedSessions from './console-revoked-sessions.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as deliveryCounts from './delivery-counts.ts';
+export * as effectAttempts from './effect-attempts.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';
 export * as eventPayloads from './event-payloads.ts';

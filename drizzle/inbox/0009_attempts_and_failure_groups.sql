@@ -25,4 +25,13 @@ CREATE TABLE "failure_groups" (
 	CONSTRAINT "failure_groups_consumer_group_effect_fingerprint_pk" PRIMARY KEY("consumer_group","effect","fingerprint")
 );
 --> statement-breakpoint
-ALTER TABLE "effect_attempts" ADD CONSTRAINT "effect_attempts_provider_event_id_webhook_events_provider_event_id_fk" FOREIGN KEY ("provider","event_id") REFERENCES "public"."webhook_events"("provider","event_id") ON DELETE cascade ON UPDATE no action;
+CREATE TABLE "replay_operation_events" (
+	"operation_id" bigint NOT NULL,
+	"provider" text NOT NULL,
+	"event_id" text NOT NULL,
+	CONSTRAINT "replay_operation_events_operation_id_provider_event_id_pk" PRIMARY KEY("operation_id","provider","event_id")
+);
+--> statement-breakpoint
+ALTER TABLE "effect_attempts" ADD CONSTRAINT "effect_attempts_provider_event_id_webhook_events_provider_event_id_fk" FOREIGN KEY ("provider","event_id") REFERENCES "public"."webhook_events"("provider","event_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "replay_operation_events" ADD CONSTRAINT "replay_operation_events_operation_id_replay_operations_id_fk" FOREIGN KEY ("operation_id") REFERENCES "public"."replay_operations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "effect_runs_failed_idx" ON "effect_runs" USING btree ("effect","provider","event_id") WHERE "effect_runs"."status" = 'failed';

@@ -22,6 +22,7 @@ import { auditPage } from './pages/audit.ts';
 import { deadPage } from './pages/dead.ts';
 import { eventPage } from './pages/event.ts';
 import { eventsPage } from './pages/events.ts';
+import { failuresPages } from './pages/failures.ts';
 import { operationsPages } from './pages/operations.ts';
 import { overviewPage } from './pages/overview.ts';
 import { layout } from './views/layout.ts';
@@ -127,6 +128,7 @@ export function createConsole(options: ConsoleOptions): Console {
   eventPage(pages, services);
   operationsPages(pages, services);
   deadPage(pages, services);
+  failuresPages(pages, services);
   alertsPage(pages, services);
   auditPage(pages, services);
   app.route('/', pages);

@@ -105,6 +105,10 @@ export const effectRuns = pgTable(
       foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
     }).onDelete('cascade'),
     check('effect_runs_status_check', sql`${t.status} in (${inList(EFFECT_STATUSES)})`),
+    // The failing rows alone, however long the ledger's history: the failure groups (`sql/failure-groups.ts`).
+    index('effect_runs_failed_idx')
+      .on(t.effect, t.provider, t.eventId)
+      .where(sql`${t.status} = 'failed'`),
   ],
 );
 
@@ -413,4 +417,21 @@ export const failureGroups = pgTable(
     resolvedBy: text('resolved_by'),
   },
   (t) => [primaryKey({ columns: [t.consumerGroup, t.effect, t.fingerprint] })],
+);
+
+/**
+ * The events a bulk replay replayed, one row each, written with the chunk's progress: what its outcome counts
+ * read (processed, still failing, dead since). No key to `webhook_events`: an event purged since reads as gone.
+ */
+export const replayOperationEvents = pgTable(
+  'replay_operation_events',
+  {
+    operationId: bigint('operation_id', { mode: 'number' }).notNull(),
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.operationId, t.provider, t.eventId] }),
+    foreignKey({ columns: [t.operationId], foreignColumns: [replayOperations.id] }).onDelete('cascade'),
+  ],
 );

@@ -10,6 +10,8 @@
  *   (`payloadOf`), their upkeep and retention (the receiver's inserts write it, in `webhook-events.ts`).
  * - `effect-attempts.ts`, `effect_attempts`: every attempt of every effect (the runner writes, the event page,
  *   the admin API and the CLI read), bounded per effect.
+ * - `failure-groups.ts`, `failure_groups` and the failing `effect_runs` grouped by normalized error: the
+ *   console's failures page and overview, the CLI's `failures`, a group's bulk replay.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
@@ -42,6 +44,7 @@ export * as effectAttempts from './effect-attempts.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';
 export * as eventPayloads from './event-payloads.ts';
+export * as failureGroups from './failure-groups.ts';
 export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';

@@ -101,6 +101,13 @@ describe('failures page', () => {
     const { rows } = await stack.pool.query<{ event_id: string; status: string }>(
       `select event_id, status from webhook_events where event_id like 'evt_%' order by event_id`,
     );
+    const operation = (await (await client.get(`/operations/${id}`)).text()).replace(/\s+/g, ' ');
+    expect(operation).toMatch(
+      />0 processed, <a href="[^"]+\/events\?outcome=failing" >3 still failing or waiting<\/a >, 0 dead/,
+    );
+    const failingNow = await (await client.get(`/operations/${id}/events?outcome=failing`)).text();
+    for (const event of ['evt_r1', 'evt_r2', 'evt_r3']) expect(failingNow).toContain(event);
+    expect(failingNow).not.toContain('evt_m1');
     expect(Object.fromEntries(rows.map((r) => [r.event_id, r.status]))).toEqual({
       evt_m1: 'failed',
       evt_r1: 'received',

@@ -11,7 +11,7 @@ export type { AttemptRow, EventCursor, EventFilter, EventGroupRow };
 /** Read side of the event log, shared by the CLI and the admin API. */
 
 /** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
-export interface EventFilters extends Pick<EventFilter, 'provider' | 'status' | 'type' | 'since'> {
+export interface EventFilters extends Pick<EventFilter, 'provider' | 'status' | 'type' | 'since' | 'group'> {
   /** At most this many (1..500). */
   limit?: number;
   /** Opaque cursor from a previous page's `nextCursor`. */

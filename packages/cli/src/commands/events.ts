@@ -6,6 +6,7 @@ import {
   type EventFilters,
   type EventPage,
 } from '@webhook-inbox/inbox';
+import { webhookEventGroups } from '@webhook-inbox/inbox/sql';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';
@@ -13,6 +14,8 @@ import { sinceDate } from '../duration.ts';
 
 export interface EventsOptions {
   provider?: string;
+  /** A consumer group: its events (the types it has effects for) and `status` in it. */
+  group?: string;
   status?: string;
   type?: string;
   since?: string;
@@ -31,6 +34,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
       provider: options.provider,
       status: options.status as EventFilters['status'],
       type: options.type,
+      group: options.group,
       since: options.since ? sinceDate(options.since) : undefined,
       limit: options.limit,
       cursor: options.cursor,
@@ -40,20 +44,44 @@ export async function events(context: CliContext, options: EventsOptions): Promi
     if (error instanceof InvalidFilterError) throw new UsageError(`--${error.field}: ${error.message}`);
     throw error;
   }
+  const pool = await context.pool();
+  // Each event's status in the other consumer groups that have it: `billing:dead`.
+  const { rows: groupRows } = await pool.query<{
+    provider: string;
+    eventId: string;
+    group: string;
+    status: string;
+  }>(webhookEventGroups.selectGroupsOf(page.events));
+  const groupsOf = new Map<string, string[]>();
+  for (const row of groupRows) {
+    const key = `${row.provider}\u0000${row.eventId}`;
+    groupsOf.set(key, [...(groupsOf.get(key) ?? []), `${row.group}:${row.status}`]);
+  }
+  const listed = page.events.map((event) => ({
+    ...event,
+    groups: groupsOf.get(`${event.provider}\u0000${event.eventId}`) ?? [],
+  }));
   if (options.json) {
-    printJson(page);
+    printJson({ ...page, events: listed });
     return;
   }
-  printRows(page.events as unknown as Record<string, unknown>[], false, [
-    'receivedAt',
-    'provider',
-    'eventId',
-    'type',
-    'status',
-    'attempts',
-    'lastError',
-  ]);
+  printRows(
+    listed.map((event) => ({ ...event, groups: event.groups.join(' ') })),
+    false,
+    ['receivedAt', 'provider', 'eventId', 'type', 'status', 'groups', 'attempts', 'lastError'],
+  );
   if (page.nextCursor) process.stdout.write(`more: --cursor ${page.nextCursor}\n`);
+  if (options.status && !options.group) {
+    // `status` is the default group's: say where else events are in that status.
+    const { rows } = await pool.query<{ group: string; status: string; n: number }>(
+      webhookEventGroups.countUnfinishedByGroup(),
+    );
+    for (const row of rows.filter((r) => r.status === options.status)) {
+      process.stdout.write(
+        `consumer group ${row.group}: ${row.n} ${row.status} (webhook-inbox events --group ${row.group} --status ${row.status})\n`,
+      );
+    }
+  }
 }
 
 export async function show(

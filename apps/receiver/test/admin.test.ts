@@ -133,6 +133,31 @@ describe('admin API', () => {
     expect((await get('/admin/events/stripe/evt_missing')).status).toBe(404);
   });
 
+  it("shows an event's attempt history, oldest first", async () => {
+    await t.pool.query(
+      `insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
+                                    outcome, error, worker, job_id)
+       values ('stripe', 'evt_admin_0', 'sendWelcomeEmail', 1, now() - interval '1 minute', now() - interval '1 minute',
+               12, 'failed', 'connect ECONNREFUSED 127.0.0.1:1025 (ECONNREFUSED)', 'worker-a/41', 'job-1'),
+              ('stripe', 'evt_admin_0', 'sendWelcomeEmail', 2, now(), now(), 30, 'completed', null, 'worker-b/42', 'job-1')`,
+    );
+    const shown = (await (await get('/admin/events/stripe/evt_admin_0')).json()) as {
+      attemptHistory: Record<string, unknown>[];
+    };
+    expect(shown.attemptHistory).toMatchObject([
+      {
+        effect: 'sendWelcomeEmail',
+        attempt: 1,
+        outcome: 'failed',
+        durationMs: 12,
+        worker: 'worker-a/41',
+        jobId: 'job-1',
+      },
+      { effect: 'sendWelcomeEmail', attempt: 2, outcome: 'completed', error: null, worker: 'worker-b/42' },
+    ]);
+    expect(shown.attemptHistory[0]?.error).toBe('connect ECONNREFUSED 127.0.0.1:1025 (ECONNREFUSED)');
+  });
+
   it('replays through the queue: a new job in pg-boss, status back to received', async () => {
     const jobs = async () =>
       (await sql(db.url, `select count(*)::int as n from pgboss.job where data->>'eventId' = 'evt_admin_2'`))

@@ -7,6 +7,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import type { EventsOptions } from './commands/events.ts';
+import type { FailuresOptions } from './commands/operator.ts';
 import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
 import type { ReplayCliOptions } from './commands/replay.ts';
 import type { CreateTokenOptions } from './commands/tokens.ts';
@@ -28,6 +29,7 @@ const events = () => import('./commands/events.ts');
 const ops = () => import('./commands/ops.ts');
 const send = () => import('./commands/send.ts');
 const tokens = () => import('./commands/tokens.ts');
+const operator = () => import('./commands/operator.ts');
 
 const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
@@ -48,6 +50,7 @@ program
     ]),
   )
   .option('--type <type>', 'event type or topic, e.g. checkout.session.completed')
+  .option('--group <name>', "a consumer group: its events, and --status is the event's status in it")
   .option('--since <duration>', 'only events received within this window (90m, 24h, 3d) or since an ISO date')
   .option(
     '--search <text>',
@@ -70,6 +73,38 @@ program
   .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
   .action(async (provider: string, id: string, options: { json: boolean; url?: string; token?: string }) =>
     (await events()).show(context, provider, id, options),
+  );
+
+program
+  .command('stats')
+  .description('The backlog: events per unfinished status, per consumer group, and live queue jobs')
+  .option('--json', 'machine-readable output', false)
+  .action(async (options: { json: boolean }) => (await operator()).stats(context, options));
+
+program
+  .command('failures')
+  .description(
+    'Failing effects grouped by cause (consumer group, effect, normalized error), the most events first',
+  )
+  .option('--group <name>', 'only this consumer group')
+  .option('--effect <name>', 'only this effect')
+  .option(
+    '--state <state>',
+    'unresolved (open and acknowledged), open, acknowledged, resolved, all',
+    'unresolved',
+  )
+  .option('--json', 'machine-readable output', false)
+  .action(async (options: FailuresOptions) => (await operator()).failures(context, options));
+
+program
+  .command('operations')
+  .description(
+    "The console's bulk replays, and where their replayed events are now (processed, failing, dead)",
+  )
+  .argument('[id]', 'one operation')
+  .option('--json', 'machine-readable output', false)
+  .action(async (id: string | undefined, options: { json: boolean }) =>
+    (await operator()).operations(context, id, options),
   );
 
 program
@@ -198,6 +233,7 @@ sendCommand
   .option('--email <email>', 'customer email for checkout sessions')
   .option('--subscription <id>', 'subscription id')
   .option('--created <unix>', 'event created time, unix seconds', positiveInt)
+  .option('--payload <file.json>', 'any event type: send this Stripe event (signed) instead of a sample')
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
   .option('--url <url>', 'receiver base URL (default: the running pnpm start, or PORT)')
   .option('--json', 'machine-readable output', false)
@@ -210,6 +246,7 @@ sendCommand
         email?: string;
         subscription?: string;
         created?: number;
+        payload?: string;
         times: number;
         url?: string;
         json: boolean;
@@ -227,13 +264,14 @@ sendCommand
   )
   .option('--event-id <id>', 'reuse an event id (a redelivery)')
   .option('--shop <domain>', 'shop domain', 'dev-shop.myshopify.com')
+  .option('--payload <file.json>', 'any topic: send this body (signed) instead of a sample')
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
   .option('--url <url>', 'receiver base URL')
   .option('--json', 'machine-readable output', false)
   .action(
     async (
       topic: string,
-      o: { eventId?: string; shop: string; times: number; url?: string; json: boolean },
+      o: { eventId?: string; shop: string; payload?: string; times: number; url?: string; json: boolean },
     ) => {
       const ok = await (await send()).sendShopify(context, topic, o, o);
       if (!ok) process.exitCode = EXIT.failure;

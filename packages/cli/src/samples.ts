@@ -31,7 +31,9 @@ type Json = Record<string, unknown>;
 
 export function stripeSample(type: string, options: StripeSampleOptions = {}): string {
   if (!(STRIPE_SAMPLE_TYPES as readonly string[]).includes(type)) {
-    throw new UsageError(`no Stripe sample for "${type}"; one of: ${STRIPE_SAMPLE_TYPES.join(', ')}`);
+    throw new UsageError(
+      `no Stripe sample for "${type}" (samples: ${STRIPE_SAMPLE_TYPES.join(', ')}); send your own with --payload <file.json>`,
+    );
   }
   const event = JSON.parse(sample(`stripe.${type}`)) as Json & { data: { object: Json } };
   const customer = options.customer ?? `cus_${token()}`;
@@ -112,7 +114,9 @@ export function shopifySample(topic: string, options: ShopifySampleOptions = {})
       body = JSON.stringify({ shop_id: 954889, shop_domain: shop });
       break;
     default:
-      throw new UsageError(`no Shopify sample for "${topic}"; one of: ${SHOPIFY_SAMPLE_TOPICS.join(', ')}`);
+      throw new UsageError(
+        `no Shopify sample for "${topic}" (samples: ${SHOPIFY_SAMPLE_TOPICS.join(', ')}); send your own with --payload <file.json>`,
+      );
   }
   return { body, topic, shop, eventId };
 }

@@ -576,3 +576,93 @@ describe('inbox replay', () => {
     expect(jobs.rows).toEqual([{ n: 1053 }]);
   });
 });
+
+describe('inbox: parity with the console', () => {
+  it('sends any Stripe event type from --payload, signed as it is', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const file = `${await mkdtemp(`${tmpdir()}/inbox-`)}/refund.json`;
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: 'evt_refund_cli',
+        object: 'event',
+        type: 'charge.refunded',
+        data: { object: {} },
+      }),
+    );
+    const sent = await inbox(['send', 'stripe', 'charge.refunded', '--payload', file, '--json']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({
+      eventId: 'evt_refund_cli',
+      deliveries: [{ status: 200 }],
+    });
+    const wrongType = await inbox(['send', 'stripe', 'charge.captured', '--payload', file]);
+    expect(wrongType.code).toBe(2);
+    expect(wrongType.stderr).toContain('is a "charge.refunded" event, not "charge.captured"');
+  });
+
+  it("lists a consumer group's events and statuses, its failure groups, the stats, and an event's attempts", async () => {
+    await pool.query(
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', 'invoice.paid', 'billingSync', 'database', 0, 'billing') on conflict do nothing`,
+    );
+    await pool.query(
+      `insert into webhook_events (provider, event_id, type, status) values ('stripe', 'evt_billing_dead', 'invoice.paid', 'processed')`,
+    );
+    await pool.query(
+      `insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error)
+       values ('stripe', 'evt_billing_dead', 'billing', 'dead', 3, 'billingSync: ledger locked')`,
+    );
+    await pool.query(
+      `insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error)
+       values ('stripe', 'evt_billing_dead', 'billingSync', 'failed', 3, 'k-billing', now(), 'ledger locked')`,
+    );
+    await pool.query(
+      `insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms, outcome, error, worker, job_id)
+       values ('stripe', 'evt_billing_dead', 'billingSync', 1, now(), now(), 4, 'dead', 'ledger locked', 'host/1', 'job-1')`,
+    );
+
+    const dead = await inbox(['events', '--status', 'dead']);
+    expect(dead.code, dead.stderr).toBe(0);
+    expect(dead.stdout).toContain(
+      'consumer group billing: 1 dead (webhook-inbox events --group billing --status dead)',
+    );
+
+    const billing = await inbox(['events', '--group', 'billing', '--status', 'dead', '--json']);
+    expect(billing.code, billing.stderr).toBe(0);
+    expect((JSON.parse(billing.stdout) as { events: unknown[] }).events).toEqual([
+      expect.objectContaining({ eventId: 'evt_billing_dead', groups: ['billing:dead'] }),
+    ]);
+
+    const failures = await inbox(['failures', '--group', 'billing', '--json']);
+    expect(failures.code, failures.stderr).toBe(0);
+    expect(JSON.parse(failures.stdout)).toEqual([
+      expect.objectContaining({
+        group: 'billing',
+        effect: 'billingSync',
+        fingerprint: 'ledger locked',
+        events: 1,
+        dead: 1,
+      }),
+    ]);
+
+    const stats = await inbox(['stats', '--json']);
+    expect(stats.code, stats.stderr).toBe(0);
+    expect((JSON.parse(stats.stdout) as { groups: unknown[] }).groups).toContainEqual({
+      group: 'billing',
+      status: 'dead',
+      count: 1,
+    });
+
+    const shown = await inbox(['show', 'stripe', 'evt_billing_dead']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      /attempts:\n.*\nbillingSync\s+1\s+\S+\s+4\s+dead\s+ledger locked\s+host\/1\s+job-1/,
+    );
+
+    const operations = await inbox(['operations', '--json']);
+    expect(operations.code, operations.stderr).toBe(0);
+    expect(JSON.parse(operations.stdout)).toEqual([]);
+  });
+});

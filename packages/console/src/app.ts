@@ -25,6 +25,7 @@ import { auditPage } from './pages/audit.ts';
 import { deadPage } from './pages/dead.ts';
 import { eventPage } from './pages/event.ts';
 import { eventsPage } from './pages/events.ts';
+import { failuresPages } from './pages/failures.ts';
 import { operationsPages } from './pages/operations.ts';
 import { overviewPage } from './pages/overview.ts';
 import { databaseUnavailable, errorPage } from './views/error-page.ts';
@@ -169,6 +170,7 @@ export function createConsole(options: ConsoleOptions): Console {
   eventPage(pages, services);
   operationsPages(pages, services);
   deadPage(pages, services);
+  failuresPages(pages, services);
   alertsPage(pages, services);
   auditPage(pages, services);
   tokensPage(pages, services);

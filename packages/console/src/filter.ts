@@ -24,6 +24,9 @@ export interface FilterForm {
   value: string;
   /** A consumer group other than the default: its events (the types it has effects for), its status. */
   group: string;
+  /** With `fingerprint`: the events of a failure group (this effect failing with this normalized error). */
+  effect: string;
+  fingerprint: string;
 }
 
 const FIELDS = [
@@ -37,6 +40,8 @@ const FIELDS = [
   'path',
   'value',
   'group',
+  'effect',
+  'fingerprint',
 ] as const;
 const PATH_SEGMENT = /^[A-Za-z0-9_$-]+$/;
 
@@ -61,6 +66,11 @@ export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter;
       throw invalid('status', `status must be one of ${EVENT_STATUSES.join(', ')}`);
     }
     filter.status = form.status as EventStatus;
+  }
+  if (form.effect || form.fingerprint) {
+    if (!form.effect || !form.fingerprint)
+      throw new ConsoleError('invalid_input', 'effect and fingerprint go together (a failure group)');
+    filter.failure = { effect: form.effect, fingerprint: form.fingerprint };
   }
   if (form.group) {
     if (!isGroupName(form.group)) throw invalid('group', `group: ${GROUP_NAME_RULE}`);

@@ -14,6 +14,7 @@ import {
 
 import {
   ALERT_OUTCOMES,
+  ATTEMPT_OUTCOMES,
   DEFAULT_GROUP,
   EFFECT_KINDS,
   EFFECT_STATUSES,
@@ -112,6 +113,10 @@ export const effectRuns = pgTable(
       foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
     }).onDelete('cascade'),
     check('effect_runs_status_check', sql`${t.status} in (${inList(EFFECT_STATUSES)})`),
+    // The failing rows alone, however long the ledger's history: the failure groups (`sql/failure-groups.ts`).
+    index('effect_runs_failed_idx')
+      .on(t.effect, t.provider, t.eventId)
+      .where(sql`${t.status} = 'failed'`),
   ],
 );
 
@@ -410,3 +415,74 @@ export const inboxSamples = pgTable('inbox_samples', {
   /** Events not processed with a failed ledger row, per effect name: `{"sendWelcomeEmail": 3}`. */
   failingEffects: jsonb('failing_effects').$type<Record<string, number>>().notNull().default({}),
 });
+
+/**
+ * Every attempt of every effect, one row each: when it ran, how it ended and why, which worker and job ran it.
+ * `effect_runs` keeps the ledger's current state; this keeps its history, so an error survives the replay that
+ * fixed it. Written by the runner once per batch, after the attempts' ledger writes; bounded per effect (the
+ * first attempt and the last ones, `sql/effect-attempts.ts`), and purged with its event (the foreign key).
+ */
+export const effectAttempts = pgTable(
+  'effect_attempts',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    effect: text('effect').notNull(),
+    /** 1 for the effect's first attempt, then one more per attempt, never reused when older ones are dropped. */
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }).notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    outcome: text('outcome', { enum: ATTEMPT_OUTCOMES }).notNull(),
+    /** `errorLine`'s text, as `effect_runs.last_error`: the database's cause, never parameter values. */
+    error: text('error'),
+    /** `host/pid` of the worker process. */
+    worker: text('worker').notNull(),
+    /** The pg-boss job the attempt ran in. */
+    jobId: text('job_id'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventId, t.effect, t.attempt] }),
+    foreignKey({
+      columns: [t.provider, t.eventId],
+      foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
+    }).onDelete('cascade'),
+    check('effect_attempts_outcome_check', sql`${t.outcome} in (${inList(ATTEMPT_OUTCOMES)})`),
+  ],
+);
+
+/**
+ * What operators decided about a failure group (`sql/failure-groups.ts`: failing effects grouped by consumer
+ * group, effect and normalized error). The groups themselves are computed from the ledger; a row here only
+ * when someone acknowledged or resolved one. A resolved group is open again once it fails after `resolved_at`.
+ */
+export const failureGroups = pgTable(
+  'failure_groups',
+  {
+    consumerGroup: text('consumer_group').notNull(),
+    effect: text('effect').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    acknowledgedAt: timestamp('acknowledged_at', { withTimezone: true }),
+    acknowledgedBy: text('acknowledged_by'),
+    resolvedAt: timestamp('resolved_at', { withTimezone: true }),
+    resolvedBy: text('resolved_by'),
+  },
+  (t) => [primaryKey({ columns: [t.consumerGroup, t.effect, t.fingerprint] })],
+);
+
+/**
+ * The events a bulk replay replayed, one row each, written with the chunk's progress: what its outcome counts
+ * read (processed, still failing, dead since). No key to `webhook_events`: an event purged since reads as gone.
+ */
+export const replayOperationEvents = pgTable(
+  'replay_operation_events',
+  {
+    operationId: bigint('operation_id', { mode: 'number' }).notNull(),
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.operationId, t.provider, t.eventId] }),
+    foreignKey({ columns: [t.operationId], foreignColumns: [replayOperations.id] }).onDelete('cascade'),
+  ],
+);

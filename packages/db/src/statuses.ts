@@ -28,6 +28,10 @@ export type EventSource = (typeof EVENT_SOURCES)[number];
 export const EFFECT_STATUSES = ['running', 'completed', 'failed'] as const;
 export type EffectStatus = (typeof EFFECT_STATUSES)[number];
 
+/** How one attempt of an effect ended: `dead` is a failure after which its event is dead. */
+export const ATTEMPT_OUTCOMES = ['completed', 'failed', 'dead'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
 /** `claimed`: the effect may be happening right now, or happened and was never marked (a crash). */
 export const IDEMPOTENCY_KEY_STATUSES = ['claimed', 'completed', 'failed'] as const;
 export type IdempotencyKeyStatus = (typeof IDEMPOTENCY_KEY_STATUSES)[number];

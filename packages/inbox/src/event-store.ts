@@ -2,17 +2,18 @@ import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
 import type { EventCursor, EventFilter } from './sql/event-filter.ts';
-import { effectRuns, eventFilter, webhookEventGroups, webhookEvents } from './sql/index.ts';
+import type { AttemptRow } from './sql/effect-attempts.ts';
+import { effectAttempts, effectRuns, eventFilter, webhookEventGroups, webhookEvents } from './sql/index.ts';
 import type { EventGroupRow } from './sql/webhook-event-groups.ts';
 
-export type { EventCursor, EventFilter, EventGroupRow };
+export type { AttemptRow, EventCursor, EventFilter, EventGroupRow };
 
 /** Read side of the event log, shared by the CLI and the admin API. */
 
 /** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
 export interface EventFilters extends Pick<
   EventFilter,
-  'provider' | 'status' | 'type' | 'since' | 'search' | 'visibleTo'
+  'provider' | 'status' | 'type' | 'since' | 'search' | 'visibleTo' | 'group'
 > {
   /** At most this many (1..500). */
   limit?: number;
@@ -56,6 +57,8 @@ export interface EventDetail extends EventSummary {
   /** Null once retention purged it. */
   payload: unknown;
   effects: EffectRunRow[];
+  /** Every kept attempt of its effects (the first and the last 20 of each), by effect, oldest first. */
+  attemptHistory: AttemptRow[];
   /**
    * Its status in each consumer group other than the default that has it (the default group's is the event's
    * own `status`); empty when only the default group has effects for its type.
@@ -108,17 +111,19 @@ export async function getEvent(
   eventId: string,
 ): Promise<EventDetail | undefined> {
   const { rows } = await pool.query<
-    Omit<EventDetail, 'effects' | 'groups' | 'payload'> & { payload: string | null }
+    Omit<EventDetail, 'effects' | 'attemptHistory' | 'groups' | 'payload'> & { payload: string | null }
   >(webhookEvents.selectEvent(provider, eventId));
   const event = rows[0];
   if (!event) return undefined;
   const effects = await pool.query<EffectRunRow>(effectRuns.selectEffectRuns(provider, eventId));
   const groups = await pool.query<EventGroupRow>(webhookEventGroups.selectEventGroups(provider, eventId));
+  const attempts = await pool.query<AttemptRow>(effectAttempts.selectAttempts(provider, eventId));
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
     payload: event.payload === null ? null : parseJsonLossless(event.payload),
     effects: effects.rows,
+    attemptHistory: attempts.rows,
     groups: groups.rows,
   };
 }

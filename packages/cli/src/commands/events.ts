@@ -7,6 +7,7 @@ import {
   type EventDetail,
   type EventPage,
 } from '@webhook-inbox/inbox';
+import { webhookEventGroups } from '@webhook-inbox/inbox/sql';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';
@@ -15,6 +16,8 @@ import { adminRequest, eventPath, type AdminApi } from '../remote.ts';
 
 export interface EventsOptions {
   provider?: string;
+  /** A consumer group: its events (the types it has effects for) and `status` in it. */
+  group?: string;
   status?: string;
   type?: string;
   since?: string;
@@ -32,22 +35,35 @@ export async function events(context: CliContext, options: EventsOptions): Promi
     throw new UsageError(`--status must be one of received, processing, processed, failed, dead`);
   }
   const api = context.adminApi(options);
+  if (api && options.group) throw new UsageError('--group reads the database: run it without --url');
   const page = api ? await remoteEvents(api, options) : await localEvents(context, options);
+  // Each event's status in the other consumer groups that have it (`billing:dead`), from the database.
+  const groupsOf = api ? new Map<string, string[]>() : await otherGroups(context, page);
+  const listed = page.events.map((event) => ({
+    ...event,
+    groups: groupsOf.get(`${event.provider}\u0000${event.eventId}`) ?? [],
+  }));
   if (options.json) {
-    printJson(page);
+    printJson({ ...page, events: listed });
     return;
   }
-  printRows(page.events as unknown as Record<string, unknown>[], false, [
-    'receivedAt',
-    'provider',
-    'eventId',
-    'type',
-    'subject',
-    'status',
-    'attempts',
-    'lastError',
-  ]);
+  printRows(
+    listed.map((event) => ({ ...event, groups: event.groups.join(' ') })),
+    false,
+    ['receivedAt', 'provider', 'eventId', 'type', 'subject', 'status', 'groups', 'attempts', 'lastError'],
+  );
   if (page.nextCursor) process.stdout.write(`more: --cursor ${page.nextCursor}\n`);
+  if (options.status && !options.group && !api) {
+    // `status` is the default group's: say where else events are in that status.
+    const { rows } = await (
+      await context.pool()
+    ).query<{ group: string; status: string; n: number }>(webhookEventGroups.countUnfinishedByGroup());
+    for (const row of rows.filter((r) => r.status === options.status)) {
+      process.stdout.write(
+        `consumer group ${row.group}: ${row.n} ${row.status} (webhook-inbox events --group ${row.group} --status ${row.status})\n`,
+      );
+    }
+  }
 }
 
 /** The admin API's page for the same filters (the receiver parses `--since` as the CLI does). */
@@ -67,6 +83,7 @@ async function localEvents(context: CliContext, options: EventsOptions): Promise
       provider: options.provider,
       status: options.status as EventFilters['status'],
       type: options.type,
+      group: options.group,
       search: options.search,
       since: options.since ? sinceDate(options.since) : undefined,
       limit: options.limit,
@@ -77,6 +94,23 @@ async function localEvents(context: CliContext, options: EventsOptions): Promise
     if (error instanceof InvalidFilterError) throw new UsageError(`--${error.field}: ${error.message}`);
     throw error;
   }
+}
+
+async function otherGroups(context: CliContext, page: EventPage): Promise<Map<string, string[]>> {
+  const { rows } = await (
+    await context.pool()
+  ).query<{
+    provider: string;
+    eventId: string;
+    group: string;
+    status: string;
+  }>(webhookEventGroups.selectGroupsOf(page.events));
+  const groupsOf = new Map<string, string[]>();
+  for (const row of rows) {
+    const key = `${row.provider}\u0000${row.eventId}`;
+    groupsOf.set(key, [...(groupsOf.get(key) ?? []), `${row.group}:${row.status}`]);
+  }
+  return groupsOf;
 }
 
 export async function show(
@@ -95,7 +129,7 @@ export async function show(
     printJson(event);
     return;
   }
-  const { effects, groups, payload, headers, ...summary } = event;
+  const { effects, attemptHistory: attempts, groups, payload, headers, ...summary } = event;
   for (const [key, value] of Object.entries(summary)) {
     process.stdout.write(
       `${key.padEnd(12)} ${value instanceof Date ? value.toISOString() : String(value ?? '')}\n`,
@@ -110,6 +144,19 @@ export async function show(
     'completedAt',
     'forcedAt',
   ]);
+  if (attempts.length > 0) {
+    process.stdout.write(`\nattempts:\n`);
+    printRows(attempts as unknown as Record<string, unknown>[], false, [
+      'effect',
+      'attempt',
+      'startedAt',
+      'durationMs',
+      'outcome',
+      'error',
+      'worker',
+      'jobId',
+    ]);
+  }
   if (groups.length > 0) {
     // `status` above is the default group's; these are the other groups that have the event.
     process.stdout.write(`\nconsumer groups:\n`);

@@ -77,7 +77,9 @@ export function sendStripe(
   options: SendOptions,
 ): Promise<boolean> {
   const secret = firstSecret(context.stripeSecrets(), 'STRIPE_WEBHOOK_SECRET');
-  return deliver(context, 'stripe', options, () => signedStripeSample(stripeSample(type, sample), secret));
+  const body =
+    options.payload === undefined ? stripeSample(type, sample) : stripePayload(options.payload, type);
+  return deliver(context, 'stripe', options, () => signedStripeSample(body, secret));
 }
 
 export function sendShopify(
@@ -88,7 +90,16 @@ export function sendShopify(
 ): Promise<boolean> {
   const secret = firstSecret(context.shopifySecrets(), 'SHOPIFY_WEBHOOK_SECRET');
   return deliver(context, 'shopify', options, () => {
-    const delivery = signedShopifySample(shopifySample(topic, sample), secret);
+    const event =
+      options.payload === undefined
+        ? shopifySample(topic, sample)
+        : {
+            body: readPayload(options.payload),
+            topic,
+            shop: sample.shop ?? 'dev-shop.myshopify.com',
+            eventId: sample.eventId ?? crypto.randomUUID(),
+          };
+    const delivery = signedShopifySample(event, secret);
     return {
       ...delivery,
       headers: {
@@ -121,6 +132,26 @@ export function sendSource(
   }
   const payload = options.payload === undefined ? undefined : readPayload(options.payload);
   return deliver(context, name, options, () => sourceSample(source, type, payload));
+}
+
+/**
+ * `--payload <file>` for Stripe: any event type a team registered, its bytes signed as they are. The file is a
+ * Stripe event (an `id`, and the `type` given), so the receiver keys it as Stripe would.
+ */
+function stripePayload(file: string, type: string): string {
+  const body = readPayload(file);
+  let event: { id?: unknown; type?: unknown };
+  try {
+    event = JSON.parse(body) as typeof event;
+  } catch {
+    throw new UsageError(`--payload: ${file} is not JSON`);
+  }
+  if (typeof event.id !== 'string')
+    throw new UsageError(`--payload: ${file} has no "id" (a Stripe event id)`);
+  if (event.type !== type) {
+    throw new UsageError(`--payload: ${file} is a "${String(event.type)}" event, not "${type}"`);
+  }
+  return body;
 }
 
 /** The bytes of `--payload <file>`, exactly as they are in the file (they are what gets signed). */

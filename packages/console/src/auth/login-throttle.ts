@@ -44,9 +44,13 @@ export function createLoginThrottle(pool: pg.Pool, options: LoginThrottleOptions
     try {
       return await check();
     } catch (error) {
-      throw new ConsoleError('database_unavailable', 'sign-in is unavailable: the database cannot be reached', {
-        cause: error,
-      });
+      throw new ConsoleError(
+        'database_unavailable',
+        'sign-in is unavailable: the database cannot be reached',
+        {
+          cause: error,
+        },
+      );
     }
   };
   return {

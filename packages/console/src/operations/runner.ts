@@ -97,6 +97,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
           failed: chunk.refused.length,
           cursor,
           lastError: lastRefused ? errorLine(lastRefused) : null,
+          replayed: chunk.results,
         }),
       );
       if (!state) {

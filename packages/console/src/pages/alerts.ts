@@ -5,6 +5,7 @@ import { read } from '../db.ts';
 import { utc } from '../views/format.ts';
 import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
+import { alertGroupKey, groupHref } from '../views/failure-groups.ts';
 import { eventHref } from './events.ts';
 
 /** The windows the page offers, as `?window=`. */
@@ -78,7 +79,7 @@ export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
                               </td>
                               <td class="nowrap">${utc(g.firstAt)}</td>
                               <td class="nowrap">${utc(g.lastAt)}</td>
-                              <td>${headline(base, g)}</td>
+                              <td>${headline(base, g)}${groupLink(base, g.fingerprint)}</td>
                             </tr>`,
                         )}
                       </tbody>
@@ -125,6 +126,12 @@ export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
       }),
     );
   });
+}
+
+/** A link to the failure group an effect's alert is about. */
+function groupLink(base: string, fingerprint: string): Html | '' {
+  const key = alertGroupKey(fingerprint);
+  return key ? html`<br /><a href="${groupHref(base, key)}">failure group →</a>` : '';
 }
 
 /** A message's first line, and a link to its event when it is about one. */

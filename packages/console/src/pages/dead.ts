@@ -28,6 +28,11 @@ export function deadPage(app: ConsoleApp, services: ConsoleServices): void {
             one by one from their page, or
             <a class="button" href="${services.base}/bulk?status=dead">bulk replay every dead event…</a>
           </p>
+          <p>
+            <a href="${services.base}/failures"
+              >The failing effects grouped by cause, each replayable on its own →</a
+            >
+          </p>
           ${eventsTable(services.base, page)}
           ${
             rows.length > SHOWN

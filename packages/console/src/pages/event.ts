@@ -1,12 +1,19 @@
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
-import type { EffectRunRow, EventGroupRow } from '@webhook-inbox/inbox/event-store';
+import type { AttemptRow, EffectRunRow, EventGroupRow } from '@webhook-inbox/inbox/event-store';
 import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
-import { effectRuns, pgbossJobs, webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import {
+  effectAttempts,
+  effectRuns,
+  pgbossJobs,
+  webhookEventGroups,
+  webhookEvents,
+} from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
 import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
+import { attemptsSection } from '../views/event-attempts.ts';
 import { effectsTimeline } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
 import { groupsTable } from '../views/event-groups.ts';
@@ -38,9 +45,10 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       t,
     );
     if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, groups] = await Promise.all([
+    const [runs, groups, attempts] = await Promise.all([
       read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
       read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
+      read<AttemptRow>(services.pool, effectAttempts.selectAttempts(provider, eventId), t),
     ]);
     const jobs = await eventJobs(services, provider, eventId, groups);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
@@ -58,6 +66,13 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
             ${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}
+          </section>
+          <section aria-labelledby="h-attempts">
+            <h2 id="h-attempts">Attempts</h2>
+            ${attemptsSection(services.base, { provider, eventId }, attempts, {
+              a: c.req.query('a'),
+              b: c.req.query('b'),
+            })}
           </section>
           ${groups.length ? groupsTable(provider, eventId, groups) : ''}
           <section aria-labelledby="h-jobs">

@@ -8,9 +8,11 @@ import { cliCommand, utc } from '../views/format.ts';
 import { allowed } from '../auth/permissions.ts';
 import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
-import { eventsTable, filterForm, type EventRow } from './events.ts';
+import { table } from '../views/table.ts';
+import { eventHref, eventsTable, filterForm, type EventRow } from './events.ts';
 
 const SAMPLE_SIZE = 20;
+const OUTCOME_EVENTS = 200;
 
 interface OperationRow {
   id: number;
@@ -127,6 +129,10 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
       replayOperations.listOperations(50),
       services.queryTimeoutMs,
     );
+    const outcomes = await loadOutcomes(
+      services,
+      operations.map((o) => o.id),
+    );
     return c.html(
       layout({
         base: services.base,
@@ -148,6 +154,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
                         <th scope="col">Filter</th>
                         <th scope="col">Status</th>
                         <th scope="col">Progress</th>
+                        <th scope="col">Outcome now</th>
                         <th scope="col">By</th>
                         <th scope="col">Started (UTC)</th>
                       </tr>
@@ -160,6 +167,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
                             <td>${describeFilter(o.filter)}</td>
                             <td>${statusBadge(o.status)}</td>
                             <td class="num">${o.done} / ${o.total}</td>
+                            <td>${outcomeLine(services.base, o.id, outcomes.get(String(o.id)))}</td>
                             <td>${o.createdBy}</td>
                             <td class="nowrap">${utc(o.createdAt)}</td>
                           </tr>`,
@@ -174,6 +182,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 
   app.get('/operations/:id', async (c) => {
     const operation = await loadOperation(services, idParam(c));
+    const outcome = (await loadOutcomes(services, [operation.id])).get(String(operation.id));
     return c.html(
       layout({
         base: services.base,
@@ -189,7 +198,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             <dt>Started by</dt>
             <dd>${operation.createdBy}, ${utc(operation.createdAt)}</dd>
           </dl>
-          ${progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined)}`,
+          ${progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined, outcome)}`,
       }),
     );
   });
@@ -197,7 +206,49 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   // The progress block alone: the page's htmx polls it every second until the operation is finished.
   app.get('/operations/:id/progress', async (c) => {
     const operation = await loadOperation(services, idParam(c));
-    return c.html(progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined));
+    const outcome = (await loadOutcomes(services, [operation.id])).get(String(operation.id));
+    return c.html(
+      progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined, outcome),
+    );
+  });
+
+  // The replayed events of one outcome (`?outcome=processed|failing|dead`), linked from the outcome line.
+  app.get('/operations/:id/events', async (c) => {
+    const operation = await loadOperation(services, idParam(c));
+    const requested = c.req.query('outcome') ?? 'dead';
+    if (!(requested in replayOperations.OUTCOME_STATUSES))
+      throw new ConsoleError('invalid_input', 'outcome must be processed, failing or dead');
+    const outcome = requested as keyof typeof replayOperations.OUTCOME_STATUSES;
+    const events = await read<{ provider: string; eventId: string; status: string }>(
+      services.pool,
+      replayOperations.selectOutcomeEvents(operation.id, outcome, OUTCOME_EVENTS),
+      services.queryTimeoutMs,
+    );
+    return c.html(
+      layout({
+        base: services.base,
+        title: `Bulk replay ${operation.id}: ${outcome}`,
+        section: 'operations',
+        session: session(c),
+        body: html`<h1>Bulk replay ${operation.id}: ${outcome} now</h1>
+          <p><a href="${services.base}/operations/${operation.id}">← the operation</a></p>
+          ${table(
+            ['Event', 'Status now'],
+            events.map(
+              (e) =>
+                html`<tr>
+                  <td class="id">
+                    <a href="${eventHref(services.base, e.provider, e.eventId)}"
+                      >${e.provider} ${e.eventId}</a
+                    >
+                  </td>
+                  <td>${statusBadge(e.status)}</td>
+                </tr>`,
+            ),
+          )}
+          ${events.length === OUTCOME_EVENTS ? html`<p class="hint">The first ${OUTCOME_EVENTS}, by key.</p>` : ''}`,
+      }),
+    );
   });
 
   app.post('/operations/:id/cancel', async (c) => {
@@ -228,12 +279,48 @@ async function loadOperation(services: ConsoleServices, id: number): Promise<Ope
   return operation;
 }
 
+async function loadOutcomes(
+  services: ConsoleServices,
+  ids: number[],
+): Promise<Map<string, replayOperations.OutcomeRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await read<replayOperations.OutcomeRow>(
+    services.pool,
+    replayOperations.selectOutcomes(ids),
+    services.queryTimeoutMs,
+  );
+  // Keyed by the id's text: an operation's id (bigint) reads as text or a number depending on the pool's parsers.
+  return new Map(rows.map((row) => [String(row.id), row]));
+}
+
+/** Where the replayed events are now: processed, still failing, dead, each linked to its events. */
+function outcomeLine(base: string, id: number, outcome: replayOperations.OutcomeRow | undefined): Html {
+  if (!outcome) return html`<span class="outcome">none replayed yet</span>`;
+  const link = (key: 'processed' | 'failing' | 'dead', label: string) =>
+    outcome[key] > 0
+      ? html`<a href="${base}/operations/${id}/events?outcome=${key}"
+          >${outcome[key].toLocaleString('en')} ${label}</a
+        >`
+      : html`0 ${label}`;
+  return html`<span class="outcome"
+    >${link('processed', 'processed')}, ${link('failing', 'still failing or waiting')},
+    ${link('dead', 'dead')}${outcome.gone ? `, ${outcome.gone.toLocaleString('en')} purged` : ''}</span
+  >`;
+}
+
 /** `csrf` is given when the viewer may cancel: the cancel button is shown only then. */
-function progress(base: string, o: OperationRow, csrf: string | undefined): Html {
+function progress(
+  base: string,
+  o: OperationRow,
+  csrf: string | undefined,
+  outcome?: replayOperations.OutcomeRow,
+): Html {
   const unfinished = o.status === 'pending' || o.status === 'running';
-  const polling = unfinished
-    ? html`hx-get="${base}/operations/${o.id}/progress" hx-trigger="every 1s" hx-swap="outerHTML"`
-    : '';
+  // After the operation, while replayed events are still on their way, the outcome keeps moving.
+  const polling =
+    unfinished || (outcome?.failing ?? 0) > 0
+      ? html`hx-get="${base}/operations/${o.id}/progress" hx-trigger="every 1s" hx-swap="outerHTML"`
+      : '';
   const remaining = Math.max(o.total - o.done, 0);
   return html`<section id="progress" class="progress" ${polling} aria-live="polite">
     <p>
@@ -241,6 +328,7 @@ function progress(base: string, o: OperationRow, csrf: string | undefined): Html
       <span class="total">${o.total.toLocaleString('en')}</span> replayed (${o.enqueued.toLocaleString('en')}
       queued, ${o.failed} skipped)
     </p>
+    <p>Outcome now: ${outcomeLine(base, o.id, outcome)}</p>
     <progress
       max="${Math.max(o.total, 1)}"
       value="${Math.min(o.done, Math.max(o.total, 1))}"

@@ -1,9 +1,10 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
-import { effectRuns, pgbossJobs, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { failureGroups, pgbossJobs, webhookEvents } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { chart, historyCharts } from './overview-history.ts';
+import { failureGroupsTable } from '../views/failure-groups.ts';
 import { age, searchParams, utc } from '../views/format.ts';
 import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
@@ -18,6 +19,7 @@ const WINDOWS = {
 type Window = keyof typeof WINDOWS;
 const STATUSES = ['processed', 'failed', 'dead', 'waiting'] as const;
 const ROWS_SHOWN = 15;
+const GROUPS_SHOWN = 10;
 
 /**
  * The overview: what came in, what waits, what fails, now and over the last hour or day; its figures and charts
@@ -53,7 +55,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
   const { ms, bucketSeconds, label } = WINDOWS[window];
   const t = services.queryTimeoutMs;
   const starts = bucketStarts(now, ms, bucketSeconds);
-  const [byStatus, [open], [queue], effects, buckets, history] = await Promise.all([
+  const [byStatus, [open], [queue], groups, buckets, history] = await Promise.all([
     read<{ status: string; n: number }>(
       services.pool,
       webhookEvents.countByStatusSince(new Date(now.getTime() - DAY_MS)),
@@ -65,11 +67,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
       pgbossJobs.selectBacklog(EVENTS_QUEUE),
       t,
     ),
-    read<{ effect: string; n: number; sampleError: string | null }>(
-      services.pool,
-      effectRuns.selectFailingEffects(),
-      t,
-    ),
+    read<failureGroups.FailureGroupRow>(services.pool, failureGroups.selectFailureGroups(), t),
     read<{ bucket: Date; status: string; n: number }>(
       services.pool,
       webhookEvents.countPerBucket(new Date(starts[0] ?? 0), bucketSeconds),
@@ -77,6 +75,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
     ),
     historyCharts(services, { starts, bucketSeconds, label }),
   ]);
+  const unresolved = groups.filter((g) => g.state !== 'resolved');
   const grid = bucketGrid(starts, buckets);
   const series = {
     x: grid.map((b) => b.at / 1000),
@@ -124,32 +123,15 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
         </ul>
       </section>
     </div>
-    <section aria-labelledby="h-effects">
-      <h2 id="h-effects">Effects failing</h2>
+    <section aria-labelledby="h-failures">
+      <h2 id="h-failures">Failing, by cause</h2>
+      ${failureGroupsTable(services.base, unresolved.slice(0, GROUPS_SHOWN))}
       ${
-        effects.length === 0
-          ? html`<p class="empty">No effect is failing.</p>`
-          : html`<div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Effect</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">An error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${effects.map(
-                    (e) =>
-                      html`<tr>
-                        <td>${e.effect}</td>
-                        <td class="num">${e.n}</td>
-                        <td class="error-text">${e.sampleError ?? ''}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
+        unresolved.length > GROUPS_SHOWN
+          ? html`<p>
+              <a href="${services.base}/failures">All ${unresolved.length} open failure groups →</a>
+            </p>`
+          : ''
       }
     </section>
     ${history}

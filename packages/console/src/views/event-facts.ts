@@ -5,7 +5,10 @@ import { utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
 
 /** An event's row as the event page reads it: its summary, headers and payload (PostgreSQL's indented text). */
-export interface EventDetailRow extends Omit<EventDetail, 'payload' | 'effects' | 'groups'> {
+export interface EventDetailRow extends Omit<
+  EventDetail,
+  'payload' | 'effects' | 'attemptHistory' | 'groups'
+> {
   payload: string | null;
 }
 

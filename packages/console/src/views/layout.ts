@@ -7,7 +7,7 @@ export interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */
-  section?: 'overview' | 'events' | 'operations' | 'dead' | 'alerts' | 'audit' | 'tokens';
+  section?: 'overview' | 'events' | 'failures' | 'operations' | 'dead' | 'alerts' | 'audit' | 'tokens';
   /** Signed in: the operator's name and the CSRF token every htmx request sends. */
   session?: { who: string; csrf: string };
   body: Html;
@@ -20,6 +20,7 @@ export interface LayoutOptions {
 const NAV = [
   ['overview', '', 'Overview'],
   ['events', '/events', 'Events'],
+  ['failures', '/failures', 'Failures'],
   ['dead', '/dead', 'Dead letters'],
   ['operations', '/operations', 'Bulk replays'],
   ['alerts', '/alerts', 'Alerts'],

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { JobResult } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorLine } from '../error-text.ts';
+import { attemptsOf, recordAttempts, type AttemptTiming } from './attempts.ts';
 import { runDatabaseEffects } from './database-effects.ts';
 import { decodeEvent } from './decode.ts';
 import { runExternalEffects, type ExternalEffectsContext } from './external-effects.ts';
@@ -58,6 +59,8 @@ export class EffectRunner {
   readonly #onDead: RunnerOptions['onDead'];
   /** What the effect modules run tasks with; external effects need their waits too. */
   readonly #tasks: ExternalEffectsContext;
+  /** When each task of the batches in flight ended: their attempt history. */
+  readonly #timings = new WeakMap<object, AttemptTiming>();
 
   constructor(options: RunnerOptions) {
     this.#pool = options.pool;
@@ -110,6 +113,7 @@ export class EffectRunner {
       );
 
       for (const run of runs) if (!run.settlement && !run.shadowOf) this.#conclude(run);
+      await recordAttempts(this.#pool, attemptsOf(runs, this.#timings), this.#log);
       const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
       if (settlements.length > 0) {
         const { rows: settled } = await this.#pool.query<ledger.SettledRow>(
@@ -244,6 +248,7 @@ export class EffectRunner {
   /** Records a task's outcome: metrics, and a log line per completed or failed effect. */
   #finish(task: Task, outcome: Outcome, durationMs: number): void {
     task.outcome = outcome;
+    this.#timings.set(task, { finishedAt: new Date(), durationMs });
     // Run effects have their span already; one found done when claimed gets one saying so.
     if (outcome === 'skipped') traceSkippedEffect(task.run.span, spanAttributes(task));
     const failed = outcome instanceof Error;

@@ -1,5 +1,6 @@
 import { DEFAULT_GROUP, type EventStatus } from '@webhook-inbox/db/statuses';
 import { payloadOf } from './event-payloads.ts';
+import { failingWith } from './failure-groups.ts';
 import { Params, type Statement } from './statement.ts';
 import { SUMMARY_COLUMNS } from './webhook-events.ts';
 
@@ -52,6 +53,8 @@ export interface EventFilter {
    * these groups may see. Undefined: no such limit.
    */
   visibleTo?: readonly string[] | undefined;
+  /** Events whose `effect` is failing with this normalized error: a failure group (`failure-groups.ts`). */
+  failure?: { effect: string; fingerprint: string } | undefined;
 }
 
 /**
@@ -129,6 +132,9 @@ function where(filter: EventFilter, params: Params): string[] {
   }
   if (filter.since) clauses.push(`received_at >= ${params.add(filter.since)}`);
   if (filter.before) clauses.push(`received_at < ${params.add(filter.before)}`);
+  if (filter.failure) {
+    clauses.push(failingWith('webhook_events', filter.failure.effect, filter.failure.fingerprint, params));
+  }
   if (filter.payload) {
     const json = params.add(containment(filter.payload.path, filter.payload.json));
     clauses.push(payloadOf('webhook_events', `p.payload @> ${json}::jsonb`));

@@ -8,6 +8,10 @@
  *   the bulk replay's sets.
  * - `event-payloads.ts`, `webhook_event_payloads` and its daily partitions: the one lookup of an event's payload
  *   (`payloadOf`), their upkeep and retention (the receiver's inserts write it, in `webhook-events.ts`).
+ * - `effect-attempts.ts`, `effect_attempts`: every attempt of every effect (the runner writes, the event page,
+ *   the admin API and the CLI read), bounded per effect.
+ * - `failure-groups.ts`, `failure_groups` and the failing `effect_runs` grouped by normalized error: the
+ *   console's failures page and overview, the CLI's `failures`, a group's bulk replay.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay.
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
@@ -38,9 +42,11 @@ export * as authFailures from './auth-failures.ts';
 export * as consoleRevokedSessions from './console-revoked-sessions.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as deliveryCounts from './delivery-counts.ts';
+export * as effectAttempts from './effect-attempts.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';
 export * as eventPayloads from './event-payloads.ts';
+export * as failureGroups from './failure-groups.ts';
 export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';

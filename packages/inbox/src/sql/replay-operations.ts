@@ -2,7 +2,10 @@ import { OPEN_REPLAY_OPERATION_STATUSES, sqlList } from '@webhook-inbox/db/statu
 import type { EventCursor } from './event-filter.ts';
 import type { Statement } from './statement.ts';
 
-/** Statements on `replay_operations`: bulk replays created by the console, advanced by its operations runner. */
+/**
+ * Statements on `replay_operations` (bulk replays created by the console, advanced by its operations runner) and
+ * `replay_operation_events` (the events each replayed, written with its progress; its outcome).
+ */
 
 const COLUMNS = `
   id, filter, received_up_to as "receivedUpTo", status, total, done, enqueued, failed, cursor,
@@ -53,6 +56,8 @@ export interface Progress {
   failed: number;
   cursor: EventCursor;
   lastError: string | null;
+  /** The events the chunk replayed (an event refused is not one): what the outcome counts. */
+  replayed: ReadonlyArray<{ provider: string; eventId: string }>;
 }
 
 /**
@@ -61,12 +66,21 @@ export interface Progress {
  */
 export function recordProgress(id: number, runner: string, leaseMs: number, progress: Progress): Statement {
   return {
-    text: `update replay_operations
-              set done = done + $3, enqueued = enqueued + $4, failed = failed + $5, cursor = $6::jsonb,
-                  last_error = coalesce($7, last_error), updated_at = now(),
-                  locked_until = now() + $8 * interval '1 millisecond'
-            where id = $1 and locked_by = $2
-        returning status`,
+    text: `
+      with operation as (
+        update replay_operations
+           set done = done + $3, enqueued = enqueued + $4, failed = failed + $5, cursor = $6::jsonb,
+               last_error = coalesce($7, last_error), updated_at = now(),
+               locked_until = now() + $8 * interval '1 millisecond'
+         where id = $1 and locked_by = $2
+        returning id, status
+      ),
+      replayed as (
+        insert into replay_operation_events (operation_id, provider, event_id)
+        select o.id, k.provider, k.event_id from operation o, unnest($9::text[], $10::text[]) as k(provider, event_id)
+        on conflict do nothing
+      )
+      select status from operation`,
     values: [
       id,
       runner,
@@ -76,7 +90,64 @@ export function recordProgress(id: number, runner: string, leaseMs: number, prog
       JSON.stringify(progress.cursor),
       progress.lastError,
       leaseMs,
+      progress.replayed.map((k) => k.provider),
+      progress.replayed.map((k) => k.eventId),
     ],
+  };
+}
+
+export interface OutcomeRow {
+  id: number;
+  /** Where the replayed events are now, in the operation's consumer group. */
+  processed: number;
+  /** Received, processing or failed: still to succeed (or waiting for their job). */
+  failing: number;
+  dead: number;
+  /** Purged by retention since. */
+  gone: number;
+}
+
+// The replayed events' status now, in the operation's consumer group (its filter's `group`, else the default).
+const REPLAYED_STATUS = `
+  select x.operation_id, x.provider, x.event_id,
+         case when coalesce(o.filter->>'group', '') in ('', 'default') then e.status else g.status end as status
+    from replay_operation_events x
+    join replay_operations o on o.id = x.operation_id
+    left join webhook_events e on e.provider = x.provider and e.event_id = x.event_id
+    left join webhook_event_groups g
+      on g.provider = x.provider and g.event_id = x.event_id and g.consumer_group = o.filter->>'group'
+   where x.operation_id = any($1::bigint[])`;
+
+/** What became of the operations' replayed events: processed, still failing, dead, gone; one row each. */
+export function selectOutcomes(ids: readonly number[]): Statement {
+  return {
+    text: `
+      select operation_id::int as id, count(*) filter (where status = 'processed')::int as processed,
+             count(*) filter (where status in ('received', 'processing', 'failed'))::int as failing,
+             count(*) filter (where status = 'dead')::int as dead,
+             count(*) filter (where status is null)::int as gone
+        from (${REPLAYED_STATUS}) s group by operation_id`,
+    values: [ids],
+  };
+}
+
+/** Outcome classes as `selectOutcome` names them, with the statuses each holds. */
+export const OUTCOME_STATUSES = {
+  processed: ['processed'],
+  failing: ['received', 'processing', 'failed'],
+  dead: ['dead'],
+} as const;
+
+/** An operation's replayed events of one outcome, `limit` of them, by key. */
+export function selectOutcomeEvents(
+  id: number,
+  outcome: keyof typeof OUTCOME_STATUSES,
+  limit: number,
+): Statement {
+  return {
+    text: `select provider, event_id as "eventId", status from (${REPLAYED_STATUS}) s
+            where status = any($2::text[]) order by provider, event_id limit $3`,
+    values: [[id], OUTCOME_STATUSES[outcome], limit],
   };
 }
 

@@ -76,3 +76,15 @@ export function countUnfinishedByGroup(): Statement {
     values: [],
   };
 }
+
+/** The group rows of a page of events (the CLI's per-group status column), by key then group. */
+export function selectGroupsOf(keys: ReadonlyArray<{ provider: string; eventId: string }>): Statement {
+  return {
+    text: `
+      select g.provider, g.event_id as "eventId", g.consumer_group as "group", g.status
+        from webhook_event_groups g join unnest($1::text[], $2::text[]) as k(provider, event_id)
+          on g.provider = k.provider and g.event_id = k.event_id
+       order by g.provider, g.event_id, g.consumer_group`,
+    values: [keys.map((k) => k.provider), keys.map((k) => k.eventId)],
+  };
+}

@@ -51,22 +51,25 @@ export interface SignatureFailuresAlert {
 export type Alert = EventDeadAlert | EffectFailedAlert | SignatureFailuresAlert;
 export type AlertKind = Alert['kind'];
 
-const MAX_ERROR_LENGTH = 500;
+export const MAX_ERROR_LENGTH = 500;
 
 /**
- * The error message with what varies between occurrences of one failure replaced by placeholders: emails,
- * UUIDs, provider ids (`evt_1Ab2...`), long hex strings, numbers. Reads the first 500 characters only.
+ * What varies between occurrences of one failure, in the order it is replaced: emails, UUIDs, provider ids
+ * (`evt_1Ab2...`), long hex strings, numbers. `sql/failure-groups.ts` applies the same patterns in SQL.
  */
+export const ERROR_PLACEHOLDERS: ReadonlyArray<readonly [RegExp, string]> = [
+  [EMAIL, '<email>'],
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
+  [/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>'],
+  [/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>'],
+  [/\d+/g, '<n>'],
+];
+
+/** The error message with what varies between occurrences replaced by placeholders; its first 500 characters. */
 export function normalizeErrorMessage(message: string): string {
-  return message
-    .slice(0, MAX_ERROR_LENGTH)
-    .replace(EMAIL, '<email>')
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>')
-    .replace(/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>')
-    .replace(/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>')
-    .replace(/\d+/g, '<n>')
-    .replace(/\s+/g, ' ')
-    .trim();
+  let text = message.slice(0, MAX_ERROR_LENGTH);
+  for (const [pattern, placeholder] of ERROR_PLACEHOLDERS) text = text.replace(pattern, placeholder);
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** What makes two alerts "the same problem": kind, provider, type, effect and the normalized error. */

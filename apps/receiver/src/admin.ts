@@ -172,7 +172,9 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
     const query = LIST_QUERY.safeParse(c.req.query());
     if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
     const { q, ...filters } = query.data;
-    return c.json(await listEvents(pool, { ...filters, search: q, visibleTo: principal.groups ?? undefined }));
+    return c.json(
+      await listEvents(pool, { ...filters, search: q, visibleTo: principal.groups ?? undefined }),
+    );
   });
 
   admin.get('/events/:provider/*', async (c) => {

@@ -293,7 +293,7 @@ describe.runIf(
 
   it('shows the actions in the audit log', async () => {
     await page.getByRole('link', { name: 'Audit log' }).click();
-    const actions = await page.locator('table.audit tbody tr td:nth-child(3)').allInnerTexts();
+    const actions = await page.locator('table.audit tbody tr td:nth-child(4)').allInnerTexts();
     expect(actions.slice(0, 4)).toEqual(['bulk_replay_started', 'replay', 'login', 'login_refused']);
     await page.getByRole('cell', { name: BREAK_GLASS_ACTOR }).first().waitFor();
     await shot('audit');

@@ -65,7 +65,7 @@ export interface WorkerConfig {
   /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
   alertWebhookUrl: string | undefined;
   /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
-  retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number };
+  retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number; auditDays: number };
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
@@ -133,6 +133,7 @@ const schema = z.object({
   RETENTION_KEY_DAYS: number(7, 36_500, 90),
   // The console overview's per-minute history; it charts the last day.
   RETENTION_HISTORY_DAYS: number(1, 36_500, 30),
+  RETENTION_AUDIT_DAYS: number(90, 36_500, 365),
   RETENTION_CRON: textOr('17 3 * * *'),
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
   RECONCILE_CRON: textOr('*/30 * * * *'),
@@ -189,6 +190,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       payloadDays: e.RETENTION_PAYLOAD_DAYS,
       keyDays: e.RETENTION_KEY_DAYS,
       historyDays: e.RETENTION_HISTORY_DAYS,
+      auditDays: e.RETENTION_AUDIT_DAYS,
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },

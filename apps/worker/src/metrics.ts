@@ -82,6 +82,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Worke
       retentionRows.inc({ kind: 'keys' }, result.keysDeleted);
       retentionRows.inc({ kind: 'effect_runs' }, result.effectRunsDeleted);
       retentionRows.inc({ kind: 'history' }, result.historyRowsDeleted);
+      retentionRows.inc({ kind: 'audit' }, result.auditRowsDeleted);
       if (result.complete) retentionLastSuccess.setToCurrentTime();
     },
     observer: {

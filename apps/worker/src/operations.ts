@@ -74,6 +74,7 @@ export async function startOperations(
       payloadDays: config.retention.payloadDays,
       keyDays: config.retention.keyDays,
       historyDays: config.retention.historyDays,
+      auditDays: config.retention.auditDays,
     });
     await boss.work(PURGE_QUEUE, createPurgeHandler(pool, { logger, onRun: hooks.onRetentionRun }));
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);

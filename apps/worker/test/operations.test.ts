@@ -41,7 +41,7 @@ describe('scheduled operations', () => {
         {
           name: 'webhook-inbox-purge',
           cron: '5 4 * * *',
-          data: { payloadDays: 30, keyDays: 90, historyDays: 30 },
+          data: { payloadDays: 30, keyDays: 90, historyDays: 30, auditDays: 365 },
         },
         { name: 'webhook-inbox-reconcile-stripe', cron: '*/15 * * * *', data: {} },
       ]);

@@ -15,6 +15,7 @@ export interface PurgeJobData {
   payloadDays?: number;
   keyDays?: number;
   historyDays?: number;
+  auditDays?: number;
   batchSize?: number;
 }
 
@@ -22,6 +23,7 @@ const purgeJobData = z.object({
   payloadDays: z.number().optional(),
   keyDays: z.number().optional(),
   historyDays: z.number().optional(),
+  auditDays: z.number().optional(),
   batchSize: z.number().optional(),
 });
 

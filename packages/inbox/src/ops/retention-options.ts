@@ -6,6 +6,9 @@
  */
 export const MIN_KEY_DAYS = 7;
 
+/** The audit log keeps at least this many days (`audit_log_purge` refuses less). */
+export const MIN_AUDIT_DAYS = 90;
+
 /**
  * The shortest `payloadDays` allowed without `force`: the providers' retry window (Stripe retries for 3 days).
  * Within it an event that went `dead` is the one an operator replays once the cause is fixed, and a replay of an
@@ -48,6 +51,11 @@ export interface PurgeOptions {
    */
   historyDays?: number;
   /**
+   * Delete audit-log rows older than this, through `audit_log_purge` (the only way past the table's append-only
+   * trigger). Default 365, minimum 90 (`MIN_AUDIT_DAYS`, which the function enforces as well).
+   */
+  auditDays?: number;
+  /**
    * Rows per statement at most (each statement is its own short transaction). Default 1000, at most 10 000. The
    * size actually used adapts to keep each batch well under `maxBatchMs`.
    */
@@ -74,6 +82,7 @@ interface ResolvedPurgeOptions {
   payloadDays: number;
   keyDays: number;
   historyDays: number;
+  auditDays: number;
   batchSize: number;
   maxBatchMs: number;
 }
@@ -83,7 +92,8 @@ interface ResolvedPurgeOptions {
  * `purgeExpired` and by `schedulePurge` (so a bad schedule is refused when it is set, not at 3 a.m.).
  */
 export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOptions {
-  const { payloadDays = 30, keyDays = 90, historyDays = 30, batchSize = 1000, maxBatchMs = 50 } = options;
+  const { payloadDays = 30, keyDays = 90, historyDays = 30, auditDays = 365 } = options;
+  const { batchSize = 1000, maxBatchMs = 50 } = options;
   const invalid = (message: string) => new RetentionOptionError('invalid_option', `retention: ${message}`);
   if (!Number.isFinite(payloadDays) || payloadDays <= 0) {
     throw invalid(`payloadDays must be a positive number of days, got ${payloadDays}`);
@@ -106,11 +116,16 @@ export function resolvePurgeOptions(options: PurgeOptions = {}): ResolvedPurgeOp
   if (!Number.isFinite(historyDays) || historyDays < 1) {
     throw invalid(`historyDays must be at least 1 (the console charts the last day), got ${historyDays}`);
   }
+  if (!Number.isFinite(auditDays) || auditDays < MIN_AUDIT_DAYS) {
+    throw invalid(
+      `auditDays must be at least ${MIN_AUDIT_DAYS} (the audit trail's minimum), got ${auditDays}`,
+    );
+  }
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw invalid(`batchSize must be an integer from 1 to 10000, got ${batchSize}`);
   }
   if (!Number.isInteger(maxBatchMs) || maxBatchMs < 10) {
     throw invalid(`maxBatchMs must be an integer of at least 10, got ${maxBatchMs}`);
   }
-  return { payloadDays, keyDays, historyDays, batchSize, maxBatchMs };
+  return { payloadDays, keyDays, historyDays, auditDays, batchSize, maxBatchMs };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { deliveryCounts, eventPayloads, inboxSamples, webhookEvents } from '../sql/index.ts';
+import { auditLog, deliveryCounts, eventPayloads, inboxSamples, webhookEvents } from '../sql/index.ts';
 import {
   ensurePayloadPartitions,
   listPayloadPartitions,
@@ -28,6 +28,8 @@ export interface PurgeResult {
   effectRunsDeleted: number;
   /** Rows of the overview's history deleted (`webhook_delivery_counts` and `inbox_samples`). */
   historyRowsDeleted: number;
+  /** Audit-log rows older than `auditDays` deleted (through `audit_log_purge`). */
+  auditRowsDeleted: number;
   /**
    * True: nothing was changed, and the counts above are what a purge would change now (at most: rows a
    * transaction holds during a real run are left for the next run).
@@ -61,7 +63,7 @@ export interface PurgeResult {
   phaseMs: PurgePhases;
 }
 
-export type PurgePhases = Record<'partitions' | 'keys' | 'payloads' | 'history', number>;
+export type PurgePhases = Record<'partitions' | 'keys' | 'payloads' | 'history' | 'audit', number>;
 
 const DAY_MS = 86_400_000;
 
@@ -95,12 +97,13 @@ type Counts = Pick<
   | 'keysDeleted'
   | 'effectRunsDeleted'
   | 'historyRowsDeleted'
+  | 'auditRowsDeleted'
 >;
 
 /** Times the phases of a run, each from the end of the one before (or the start). */
 class PhaseClock {
   readonly started = performance.now();
-  readonly phaseMs: PurgePhases = { partitions: 0, keys: 0, payloads: 0, history: 0 };
+  readonly phaseMs: PurgePhases = { partitions: 0, keys: 0, payloads: 0, history: 0, audit: 0 };
   private phaseStarted = this.started;
 
   done(phase: keyof PurgePhases): void {
@@ -120,6 +123,8 @@ class PhaseClock {
  *    is kept for the next run;
  * 3. deletes the console overview's per-minute history (`webhook_delivery_counts`, `inbox_samples`) older than
  *    `historyDays`, in batches;
+ * 4. deletes audit-log rows older than `auditDays` through `audit_log_purge`, the one way past the table's
+ *    append-only trigger;
  * and first creates the partitions of the days ahead (`ensurePayloadPartitions`). Events still in flight
  * (`received`, `processing`, `failed`) are never touched, whatever their age; neither are rows another transaction
  * has locked (left for the next run). With `dryRun`, it counts those rows and changes nothing. Options that would
@@ -149,6 +154,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     keysDeleted: 0,
     effectRunsDeleted: 0,
     historyRowsDeleted: 0,
+    auditRowsDeleted: 0,
   };
   const expired = (await listPayloadPartitions(pool)).filter(
     (partition) => partitionEnd(partition) <= cutoffs.payloadCutoff,
@@ -162,7 +168,7 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
   });
 
   if (options.dryRun === true) {
-    await countPurgeable(pool, cutoffs, expired, counts, clock);
+    await countPurgeable(pool, cutoffs, expired, counts, clock, resolved.auditDays);
     return finish({
       dryRun: true,
       batches: 0,
@@ -187,6 +193,9 @@ export async function purgeExpired(pool: pg.Pool, options: PurgeOptions = {}): P
     clock.done('payloads');
     await deleteExpiredHistory(batches, cutoffs.historyCutoff, counts);
     clock.done('history');
+    const audit = await client.query<{ removed: number }>(auditLog.purgeAudit(resolved.auditDays));
+    counts.auditRowsDeleted = Number(audit.rows[0]?.removed ?? 0);
+    clock.done('audit');
     return finish({
       dryRun: false,
       batches: batches.batches,
@@ -222,6 +231,7 @@ async function countPurgeable(
   expired: PayloadPartition[],
   counts: Counts,
   clock: PhaseClock,
+  auditDays: number,
 ): Promise<void> {
   clock.done('partitions');
   const { rows } = await pool.query<{ events: number; effectRuns: number }>(
@@ -240,6 +250,9 @@ async function countPurgeable(
     counts.historyRowsDeleted += history.rows[0]?.n ?? 0;
   }
   clock.done('history');
+  const audit = await pool.query<{ n: number }>(auditLog.countAuditOlderThan(auditDays));
+  counts.auditRowsDeleted = audit.rows[0]?.n ?? 0;
+  clock.done('audit');
 }
 
 /** Step 1: finished events received before `keyCutoff`, their ledger rows with them. */

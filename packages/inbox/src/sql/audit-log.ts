@@ -80,6 +80,14 @@ export function listAudit(limit: number, filter: AuditFilter = {}, beforeId?: nu
  * Removes the audit rows older than `olderThanDays` (at least 90) through `audit_log_purge`, the only DELETE the
  * append-only trigger lets through; answers `removed`.
  */
+/** How many rows `purgeAudit(olderThanDays)` would remove now (a dry run). */
+export function countAuditOlderThan(olderThanDays: number): Statement {
+  return {
+    text: `select count(*)::int as n from audit_log where at < now() - make_interval(days => $1)`,
+    values: [olderThanDays],
+  };
+}
+
 export function purgeAudit(olderThanDays: number): Statement {
   return {
     text: `select audit_log_purge(make_interval(days => $1)) as removed`,

@@ -92,6 +92,31 @@ describe('purgeExpired', () => {
     expect(await ages()).toEqual([3, 3, 3]);
   });
 
+  it('deletes audit rows older than auditDays through audit_log_purge, and refuses fewer than 90 days', async () => {
+    await ops.deps.pool.query(
+      `insert into audit_log (at, actor, action, target, details)
+       select now() - d * interval '1 day', 'test', 'retention_test', d::text, '{}'
+         from unnest(array[100, 400]) as d`,
+    );
+    const kept = async () =>
+      (
+        await ops.deps.pool.query<{ target: string }>(
+          `select target from audit_log where action = 'retention_test' order by target`,
+        )
+      ).rows.map((r) => r.target);
+
+    const dry = await purgeExpired(ops.deps.pool, { auditDays: 365, dryRun: true });
+    expect(dry.auditRowsDeleted).toBe(1);
+    expect(await kept()).toEqual(['100', '400']);
+
+    const result = await purgeExpired(ops.deps.pool, { auditDays: 365 });
+    expect(result.auditRowsDeleted).toBe(1);
+    expect(await kept()).toEqual(['100']);
+    await expect(purgeExpired(ops.deps.pool, { auditDays: 30 })).rejects.toMatchObject({
+      code: 'invalid_option',
+    });
+  });
+
   it('purges payloads and deletes keys of finished events past the cutoffs; never in-flight or newer ones', async () => {
     await seed([
       { id: 'processed-40d', status: 'processed', ageDays: 40 },
@@ -138,7 +163,13 @@ describe('purgeExpired', () => {
     expect(names).toEqual(expect.arrayContaining([day(100), day(40), day(29)]));
     // The phases account for the whole run (each rounded to a millisecond).
     const phases = Object.values(result.phaseMs);
-    expect(Object.keys(result.phaseMs).sort()).toEqual(['history', 'keys', 'partitions', 'payloads']);
+    expect(Object.keys(result.phaseMs).sort()).toEqual([
+      'audit',
+      'history',
+      'keys',
+      'partitions',
+      'payloads',
+    ]);
     expect(phases.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
     expect(Math.abs(phases.reduce((a, b) => a + b, 0) - result.durationMs)).toBeLessThanOrEqual(3);
 

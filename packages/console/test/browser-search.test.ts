@@ -50,7 +50,7 @@ describe.runIf(
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     await page.goto(`${stack.url}/login`);
-    await page.getByLabel('Your name').fill('Grace Hopper');
+    await page.getByLabel('Why').fill('Grace Hopper: searching');
     await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview' }).waitFor();

@@ -94,6 +94,9 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
       cursor = decodePageCursor(c.req.query('cursor'));
     } catch (error) {
       if (!(error instanceof ConsoleError) || error.code !== 'invalid_input') throw error;
+      // A browser gets the form with the field's error; htmx and scripts the JSON refusal, as from every page.
+      if (c.req.header('hx-request') === 'true' || !c.req.header('accept')?.includes('text/html'))
+        throw error;
       return render(filterForm(services.base, '/events', form, names, error), 400);
     }
     const at = Math.max(0, Number.parseInt(c.req.query('at') ?? '0', 10) || 0);

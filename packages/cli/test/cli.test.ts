@@ -249,7 +249,7 @@ describe('inbox purge', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^payloads purged: 0 \(days ended before .*: 0 dropped whole, 1 kept/m);
     expect(again.stdout).toMatch(
-      /^took \d+ ms: partitions \d+ ms, keys \d+ ms, payloads \d+ ms, history \d+ ms$/m,
+      /^took \d+ ms: partitions \d+ ms, keys \d+ ms, payloads \d+ ms, history \d+ ms, audit \d+ ms$/m,
     );
 
     const refused = await inbox(['purge', '--older-than', '30d', '--keys-older-than', '3d']);

@@ -110,10 +110,9 @@ describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (typ
   });
 
   // GitLab (a token), Postmark (Basic Auth) and Mailgun (a signed token in the body) authenticate the sender, not
-  // the body's bytes: a changed body is still theirs.
-  it.skipIf(BODY_UNSIGNED.has(type))(
-    'refuses a tampered body with invalid_signature (400, or the status the provider requires), recording nothing',
-    async () => {
+  // the body's bytes: a changed body is still theirs, so they have no tampered-body case.
+  if (!BODY_UNSIGNED.has(type))
+    it('refuses a tampered body with invalid_signature (400, or the status the provider requires), recording nothing', async () => {
       const delivery = sign()!;
       const index = delivery.body.lastIndexOf('"') - 1;
       const tampered = `${delivery.body.slice(0, index)}${delivery.body[index] === 'x' ? 'y' : 'x'}${delivery.body.slice(index + 1)}`;
@@ -123,6 +122,5 @@ describe.each(CATALOGUE.map((entry) => [entry.type, entry] as const))('%s', (typ
         code: 'invalid_signature',
       });
       expect((await stored(sources.db.url, type, delivery.key!)).events).toEqual([]);
-    },
-  );
+    });
 });

@@ -187,6 +187,35 @@ describe('API tokens on the admin API', () => {
     );
   });
 
+  it("shows a billing-scoped token only its groups' part of an event whose type another group also handles", async () => {
+    // The default group handles invoices too: its ledger row is the default team's, not billing's.
+    await sql(
+      db.url,
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', 'invoice.paid', 'recordInvoice', 'database', 0, 'default')`,
+    );
+    await sql(
+      db.url,
+      `insert into effect_runs (provider, event_id, effect, status, idempotency_key, completed_at)
+       values ('stripe', $1, 'recordInvoice', 'completed', 'invoice:in_1', now())`,
+      [BILLING_EVENT],
+    );
+    try {
+      const effectsSeenBy = async (token: string) => {
+        const shown = await call(token, 'GET', `/events/stripe/${BILLING_EVENT}`);
+        expect(shown.status).toBe(200);
+        return (shown.body.effects as { effect: string }[]).map((run) => run.effect);
+      };
+      expect(await effectsSeenBy(tokens['billing-operator']!)).toEqual([]);
+      expect(await effectsSeenBy(tokens['support-viewer']!)).toEqual(['recordInvoice']);
+    } finally {
+      await sql(db.url, `delete from effect_runs where event_id = $1 and effect = 'recordInvoice'`, [
+        BILLING_EVENT,
+      ]);
+      await sql(db.url, `delete from effect_routes where effect = 'recordInvoice'`);
+    }
+  });
+
   it("lets the billing operator replay its group's effects, audited with the token as actor", async () => {
     const replayed = await call(
       tokens['billing-operator']!,

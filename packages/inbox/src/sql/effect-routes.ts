@@ -91,6 +91,18 @@ export function selectEffectRoutes(group?: string): Statement {
  * Whether event (`provider`, `eventId`) exists and is of a type one of `groups` has an effect for: what a principal
  * limited to those groups may see and replay. Answers `visible`.
  */
+/**
+ * The effects consumer groups `groups` run for `provider` events of type `type`: what a principal limited to those
+ * groups may see of such an event's ledger.
+ */
+export function selectGroupsEffects(provider: string, type: string, groups: readonly string[]): Statement {
+  return {
+    text: `select distinct effect from effect_routes
+            where provider = $1 and event_type = $2 and consumer_group = any($3::text[])`,
+    values: [provider, type, groups],
+  };
+}
+
 export function selectEventVisible(provider: string, eventId: string, groups: readonly string[]): Statement {
   return {
     text: `select exists (

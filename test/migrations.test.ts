@@ -504,7 +504,9 @@ describe('db:check', () => {
     const out = path.join(dir, 'drizzle');
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
     // The schema's own imports come along.
-    await cp(path.join(packageDir, 'src/statuses.ts'), path.join(dir, 'statuses.ts'));
+    for (const name of ['statuses.ts', 'schema-access.ts']) {
+      await cp(path.join(packageDir, 'src', name), path.join(dir, name));
+    }
     await cp(INBOX_MIGRATIONS.folder, out, { recursive: true });
     return { dir, schema, out };
   }

@@ -145,7 +145,7 @@ export function mapError(error: unknown, source?: Pick<Provider, 'signatureRefus
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
   if (error instanceof TokenError) {
-    // A token that no longer works is refused as a wrong one is, with the same challenge.
+    // An expired or revoked token is refused as a wrong one is, with the same challenge.
     const challenge: Record<string, string> =
       error.code === 'token_expired' || error.code === 'token_revoked'
         ? { 'www-authenticate': 'Bearer error="invalid_token"' }

@@ -53,7 +53,7 @@ export async function recordBatch(
   { pool, boss }: IngestDeps,
   entries: readonly BatchEntry[],
 ): Promise<Set<string>> {
-  // The subject is read before a connection is checked out: the transaction holds it no longer for that.
+  // Subjects are read before a connection is checked out, so no connection is held while bodies are parsed.
   const rows = entries.map((entry) => ({ ...entry, subject: subjectOf(entry.event) }));
   return onRecordingConnection(pool, async (transaction) => {
     const inserted = await beginWith<CreatedEventRow>(transaction, webhookEvents.insertEvents(rows));

@@ -26,7 +26,7 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 export type TokenErrorCode =
   'invalid_request' | 'forbidden' | 'token_exists' | 'not_found' | 'token_expired' | 'token_revoked';
 
-/** A refused token operation or a token that no longer works, with a stable code. */
+/** A refused token operation, or an expired or revoked token, with a stable code. */
 export class TokenError extends Error {
   readonly code: TokenErrorCode;
   constructor(code: TokenErrorCode, message: string) {
@@ -177,7 +177,7 @@ export async function listApiTokens(pool: pg.Pool, by: Principal): Promise<ApiTo
 /**
  * The token `presented` is: its row when it is one and works (its last use recorded at most once a minute),
  * `undefined` when no token has that hash (a wrong guess), and `TokenError` `token_expired` / `token_revoked` for
- * one that no longer works (the caller still counts it as a refusal).
+ * an expired or revoked one (the caller counts it as a refusal).
  */
 export async function findApiToken(pool: pg.Pool, presented: string): Promise<ApiTokenRow | undefined> {
   if (!presented.startsWith(TOKEN_PREFIX)) return undefined;

@@ -289,7 +289,7 @@ describe('effects', () => {
         );
         return rows[0]?.n === ids.length && jobs[0]?.n === 0;
       },
-      { timeout: 30_000 },
+      { timeout: 90_000 },
     );
 
     const { rows } = await pool.query<{ effect: string; n: number; events: number }>(

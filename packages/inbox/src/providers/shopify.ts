@@ -118,6 +118,7 @@ export function shopifyProvider(options: ShopifyProviderOptions): Provider {
         type: topic,
         payloadText: text,
         headers,
+        body: object,
       };
     },
   };

@@ -144,6 +144,7 @@ export function standardWebhooksProvider(options: StandardWebhooksProviderOption
         type,
         payloadText: text,
         headers: { 'webhook-id': id, 'webhook-timestamp': timestampText },
+        body: object,
       };
     },
   };

@@ -92,7 +92,7 @@ export function stripeProvider(options: StripeProviderOptions): Provider {
           'stripe: the event has no string "type"; is this a Stripe event object?',
         );
       }
-      return { provider: name, eventId: id, type, payloadText: text, headers: {} };
+      return { provider: name, eventId: id, type, payloadText: text, headers: {}, body: object };
     },
   };
 }

@@ -6,8 +6,8 @@ import type { VerifiedEvent } from './types.ts';
  * `webhook_events.subject` (GIN-indexed), so "which events are about cus_123" is an index lookup instead of a
  * payload scan. Keyed by the provider's name as configured (a catalogue source renamed from its type has none).
  *
- * Pure: no I/O, no clock. A provider without an entry costs nothing; one with an entry costs one parse of its
- * body, in the receiver's process, before the recording transaction.
+ * Pure: no I/O, no clock. A provider without an entry costs nothing; one with an entry reads the body its
+ * verification parsed (`VerifiedEvent.body`), or parses the text once, before the recording transaction.
  */
 
 /** Dotted paths into the body; `[]` after a key reads every element of an array. */
@@ -72,11 +72,13 @@ export function subjectOf(event: VerifiedEvent): string[] {
       values.add(value.toLowerCase());
   };
   if (event.provider === 'shopify') for (const name of SHOPIFY_HEADERS) add(event.headers[name]);
-  let body: unknown;
-  try {
-    body = JSON.parse(event.payloadText);
-  } catch {
-    return [...values];
+  let body: unknown = event.body;
+  if (body === undefined) {
+    try {
+      body = JSON.parse(event.payloadText);
+    } catch {
+      return [...values];
+    }
   }
   let found = paths.flatMap((path) => valuesAt(body, path.split('.')));
   // A number JS cannot hold exactly (a Shopify id above 2^53): parse again keeping each number's digits. Rarely:

@@ -24,6 +24,11 @@ export interface VerifiedEvent {
   payloadText: string;
   /** Delivery metadata worth keeping (topic, shop domain, webhook id, triggered-at); never signatures. */
   headers: Record<string, string>;
+  /**
+   * The body as the provider parsed it while verifying, where it did: the subject is read from it at ingest, so
+   * the receiver parses a body once. Never stored (`payloadText` is) and never relied on: absent, the text is parsed.
+   */
+  body?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -75,6 +75,7 @@ describe('third-party vectors', () => {
       type: 'unknown',
       payloadText: v.payload,
       headers: { 'webhook-id': v.id, 'webhook-timestamp': v.timestamp },
+      body: JSON.parse(v.payload),
     });
     // The JS suite accepts the secret without its prefix too.
     const bare = standardWebhooksProvider({

@@ -164,6 +164,7 @@ export function bodyKeyedEvent(
     type: bodyString(name, body.object, typeField),
     payloadText: body.text,
     headers: {},
+    body: body.object,
   };
 }
 

@@ -42,6 +42,7 @@ describe('square', () => {
       type: 'payment.updated',
       payloadText: BODY,
       headers: {},
+      body: JSON.parse(BODY),
     });
   });
 

@@ -164,7 +164,7 @@ describe('shopifyProvider.verify', () => {
         'x-shopify-triggered-at': '2026-01-01T00:00:00.000Z',
         'x-shopify-api-version': '2025-10',
       },
-      body: JSON.parse(body),
+      body: JSON.parse(body) as unknown,
     });
     expect(JSON.stringify(event.headers)).not.toContain(signShopify({ payload: body, secret: SECRET }));
   });

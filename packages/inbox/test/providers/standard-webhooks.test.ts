@@ -75,7 +75,7 @@ describe('third-party vectors', () => {
       type: 'unknown',
       payloadText: v.payload,
       headers: { 'webhook-id': v.id, 'webhook-timestamp': v.timestamp },
-      body: JSON.parse(v.payload),
+      body: JSON.parse(v.payload) as unknown,
     });
     // The JS suite accepts the secret without its prefix too.
     const bare = standardWebhooksProvider({

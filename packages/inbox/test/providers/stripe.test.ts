@@ -62,7 +62,7 @@ describe('stripeProvider.verify', () => {
       type: 'checkout.session.completed',
       payloadText: BODY,
       headers: {},
-      body: JSON.parse(BODY),
+      body: JSON.parse(BODY) as unknown,
     });
   });
 

@@ -42,7 +42,7 @@ describe('square', () => {
       type: 'payment.updated',
       payloadText: BODY,
       headers: {},
-      body: JSON.parse(BODY),
+      body: JSON.parse(BODY) as unknown,
     });
   });
 

@@ -6,7 +6,7 @@ import {
   type EventFilters,
   type EventDetail,
   type EventPage,
-} from '@webhook-inbox/inbox';
+} from '@webhook-inbox/inbox/event-store';
 import { webhookEventGroups } from '@webhook-inbox/inbox/sql';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';

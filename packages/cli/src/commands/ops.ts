@@ -1,14 +1,10 @@
-import {
-  auditPurge,
-  auditReconcile,
-  createSenderBoss,
-  ensureQueues,
-  MIN_PAYLOAD_DAYS,
-  purgeExpired,
-  reconcileStripe,
-  RetentionOptionError,
-  sinceDuration,
-} from '@webhook-inbox/inbox';
+import { createSenderBoss } from '@webhook-inbox/inbox/boss';
+import { auditPurge, auditReconcile } from '@webhook-inbox/inbox/ops/audit';
+import { sinceDuration } from '@webhook-inbox/inbox/ops/duration';
+import { reconcileStripe } from '@webhook-inbox/inbox/ops/reconcile';
+import { purgeExpired } from '@webhook-inbox/inbox/ops/retention';
+import { MIN_PAYLOAD_DAYS, RetentionOptionError } from '@webhook-inbox/inbox/ops/retention-options';
+import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import type Stripe from 'stripe';
 import type { CliContext } from '../context.ts';
 import { UsageError } from '../errors.ts';

@@ -1,16 +1,9 @@
-import {
-  createSenderBoss,
-  DEFAULT_GROUP,
-  ensureQueues,
-  isEventStatus,
-  loadEffectLookup,
-  ReplayError,
-  replayEvent,
-  replayEvents,
-  validateGroup,
-  type BulkReplayResult,
-  type ReplayResult,
-} from '@webhook-inbox/inbox';
+import { createSenderBoss } from '@webhook-inbox/inbox/boss';
+import { replayEvents, type BulkReplayResult } from '@webhook-inbox/inbox/bulk-replay';
+import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { isEventStatus } from '@webhook-inbox/inbox/event-store';
+import { DEFAULT_GROUP, ensureQueues, validateGroup } from '@webhook-inbox/inbox/queue';
+import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import { auditLog } from '@webhook-inbox/inbox/sql';
 import type pg from 'pg';

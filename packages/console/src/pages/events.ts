@@ -13,7 +13,7 @@ import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { count, searchParams, utc } from '../views/format.ts';
+import { count, eventHref, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 
 const PAGE_SIZE = 50;
@@ -49,10 +49,6 @@ interface ScannedRow extends Omit<EventRow, 'eventId'> {
 
 export function eventsHref(base: string, extra: Record<string, string>): string {
   return `${base}/events?${searchParams(extra)}`;
-}
-
-export function eventHref(base: string, provider: string, eventId: string): string {
-  return `${base}/event?${searchParams({ provider, id: eventId })}`;
 }
 
 /** What the list holds: its rows, where the next page starts, and how the rows relate to the whole. */

@@ -13,10 +13,15 @@ import { eventsTable, filterForm, type EventRow } from './events.ts';
 
 const SAMPLE_SIZE = 20;
 const OUTCOME_EVENTS = 200;
+/** A selection's events named on the operation's page; the rest counted. */
+const CHOSEN_NAMED = 5;
+
+/** An operation's stored filter: the form's given fields (`/bulk`), or a selection's keys and group. */
+type StoredFilter = Partial<FilterForm> & { keys?: Array<[string, string]> };
 
 interface OperationRow {
   id: number;
-  filter: Partial<FilterForm>;
+  filter: StoredFilter;
   receivedUpTo: Date;
   status: string;
   total: number;
@@ -360,8 +365,16 @@ function progress(
   </section>`;
 }
 
-function describeFilter(filter: Partial<FilterForm>): string {
-  const parts = Object.entries(filter)
+/** What the operation replays: its filter's fields, or the events an operator chose (and their group). */
+function describeFilter(filter: StoredFilter): string {
+  const { keys, ...fields } = filter;
+  if (keys) {
+    const named = keys.slice(0, CHOSEN_NAMED).map(([provider, eventId]) => `${provider} ${eventId}`);
+    const more = keys.length > CHOSEN_NAMED ? `, and ${count(keys.length - CHOSEN_NAMED)} more` : '';
+    const group = fields.group ? ` in group ${fields.group}` : '';
+    return `${count(keys.length)} chosen event${keys.length === 1 ? '' : 's'}${group}: ${named.join(', ')}${more}`;
+  }
+  const parts = Object.entries(fields)
     .filter(([, v]) => v)
     .map(([k, v]) => `${k}=${v}`);
   return parts.length ? parts.join(', ') : 'every event';

@@ -75,7 +75,7 @@ async function startSelected(c: ConsoleContext, services: ConsoleServices): Prom
   return c.redirect(`${services.base}/operations/${operation.id}`, 303);
 }
 
-/** The ticked boxes' events, each `["provider","event id"]` as the list wrote it, without repeats. */
+/** The ticked boxes' events, each `["provider","event id"]` as the list wrote it, without repeats, by key. */
 function chosenKeys(values: unknown): EventKeyPair[] {
   const given = (Array.isArray(values) ? values : values === undefined ? [] : [values]).filter(
     (value): value is string => typeof value === 'string',
@@ -96,7 +96,12 @@ function chosenKeys(values: unknown): EventKeyPair[] {
     throw new ConsoleError('invalid_input', 'a chosen event is not one this list gave', { cause: error });
   }
   const seen = new Map(keys.map((key) => [JSON.stringify(key), key]));
-  return [...seen.values()];
+  // In key order, whatever the list's: the operation's page names them so.
+  return [...seen.values()].sort(([p1, e1], [p2, e2]) => (p1 === p2 ? compare(e1, e2) : compare(p1, p2)));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The refusal naming the chosen events that are not there (purged, or not of the group's types). */

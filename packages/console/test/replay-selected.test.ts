@@ -1,7 +1,9 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { queuesOf } from '@webhook-inbox/inbox/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BREAK_GLASS_ACTOR,
+  EVENT_TYPE,
   insertFailedEvents,
   login,
   startStack,
@@ -141,6 +143,57 @@ describe('replay selected', () => {
     expect(forged.status).toBe(400);
     expect(await forged.text()).toContain('a chosen event is not one this list gave');
     expect(await operationCount()).toBe(before);
+  });
+
+  it("replays a selection in the list's consumer group: its queue, its rows; an event not of its types refused", async () => {
+    await stack.pool.query(
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', $1, 'track', 'database', 0, 'analytics')`,
+      [EVENT_TYPE],
+    );
+    await insertFailedEvents(stack.pool, 'evt_grp', 3);
+    await stack.pool.query(
+      `update webhook_events set type = 'invoice.paid' where event_id = 'evt_grp_00003'`,
+    );
+    const list = await (await client.get('/events?group=analytics&q=evt_grp')).text();
+    expect(list).toContain('<input type="hidden" name="group" value="analytics" />');
+
+    const outside = await postSelection(
+      '/events?group=analytics&q=evt_grp',
+      [
+        ['stripe', 'evt_grp_00001'],
+        ['stripe', 'evt_grp_00003'],
+      ],
+      { group: 'analytics' },
+    );
+    expect(outside.status).toBe(400);
+    expect(await outside.text()).toContain(
+      '1 of the 2 chosen events is not an event of consumer group &quot;analytics&quot; (purged, or never received): stripe evt_grp_00003.',
+    );
+
+    const response = await postSelection('/events?group=analytics&q=evt_grp', [['stripe', 'evt_grp_00002']], {
+      group: 'analytics',
+    });
+    expect(response.status).toBe(303);
+    await waitFor(
+      async () =>
+        (
+          await stack.pool.query(
+            `select 1 from pgboss.job where name = $1 and data->>'eventId' = 'evt_grp_00002'`,
+            [queuesOf('analytics').events],
+          )
+        ).rowCount === 1,
+      { timeout: 30_000 },
+    );
+    const { rows } = await stack.pool.query<{ event_id: string; status: string }>(
+      `select event_id, status from webhook_event_groups where consumer_group = 'analytics' and event_id like 'evt_grp_%'`,
+    );
+    expect(rows).toEqual([{ event_id: 'evt_grp_00002', status: 'received' }]);
+    // Nothing of it on the default group's queue.
+    const { rowCount } = await stack.pool.query(
+      `select 1 from pgboss.job where name = 'webhook-events' and data->>'eventId' like 'evt_grp_%'`,
+    );
+    expect(rowCount).toBe(0);
   });
 
   it('refuses a selection without the CSRF token', async () => {

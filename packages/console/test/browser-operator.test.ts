@@ -196,8 +196,19 @@ describe.runIf(
     await page.getByRole('alert').filter({ hasText: 'no event chosen' }).waitFor();
     expect(await rows.count()).toBe(9);
 
+    await shot('events-selection-refused');
+    await page.goto(`${stack.url}/events?q=evt_pick_0000`);
+    // The heading's box ticks every row of the page, and clears them.
+    const all = page.getByRole('checkbox', { name: 'Select every event of this page' });
+    const selected = page.locator('[data-selected-count]');
+    await all.check();
+    expect(await page.locator('input[name=event]:checked').count()).toBe(9);
+    expect(await selected.innerText()).toBe('9 selected');
+    await all.uncheck();
+    expect(await page.locator('input[name=event]:checked').count()).toBe(0);
     await page.getByRole('checkbox', { name: 'Select stripe evt_pick_00002' }).check();
     await page.getByRole('checkbox', { name: 'Select stripe evt_pick_00007' }).check();
+    expect(await selected.innerText()).toBe('2 selected');
     await shot('events-selected');
     stack.downstream.up = true;
     try {

@@ -207,7 +207,19 @@ export function eventsTable(base: string, rows: EventRow[], selectable = false):
       </caption>
       <thead>
         <tr>
-          ${selectable ? html`<th scope="col"><span class="visually-hidden">Select</span></th>` : ''}
+          ${
+            selectable
+              ? html`<th scope="col">
+                  <span class="visually-hidden">Select</span>
+                  <input
+                    type="checkbox"
+                    data-select-all
+                    hidden
+                    aria-label="Select every event of this page"
+                  />
+                </th>`
+              : ''
+          }
           <th scope="col">Received (UTC)</th>
           <th scope="col">Provider</th>
           <th scope="col">Event</th>

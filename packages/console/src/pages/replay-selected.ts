@@ -132,6 +132,7 @@ export function selectionForm(action: string, csrf: string, group: string): Html
   return html`<form id="${SELECTION_FORM}" method="post" action="${action}" class="inline selection">
     ${csrfField(csrf)} ${group ? html`<input type="hidden" name="group" value="${group}" />` : ''}
     <button type="submit">Replay selected</button>
+    <strong data-selected-count aria-live="polite"></strong>
     <span class="hint">Tick events below (at most ${MAX_SELECTED}): one bulk replay of exactly those.</span>
   </form>`;
 }

@@ -152,11 +152,15 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.post('/event/replay', requirePermission(replayPermission));
   pages.get('/event/force', requirePermission('force'));
   pages.post('/bulk', requirePermission('replay'));
+  // "Replay selected" posts to the list it is on.
+  pages.post('/events', requirePermission('replay'));
+  pages.post('/dead', requirePermission('replay'));
   pages.post('/operations/*', requirePermission('replay'));
   pages.use('/tokens', requirePermission('manage_tokens'));
   pages.use('/tokens/*', requirePermission('manage_tokens'));
   // A filter on payload values would let a role that sees no payloads read them one guess at a time.
   for (const path of ['/events', '/bulk']) pages.get(path, requirePermission(payloadFilterPermission));
+  pages.post('/events', requirePermission(payloadFilterPermission));
   pages.post('/logout', async (c) => {
     // The cookie is signed, not stored: a copy of it stays valid until this row says it was signed out.
     const session = c.get('session');

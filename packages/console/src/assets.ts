@@ -27,6 +27,10 @@ const ASSETS: Record<string, { body: string; type: string }> = {
     body: readFileSync(new URL('./assets/json-viewer.js', import.meta.url), 'utf8'),
     type: 'text/javascript; charset=utf-8',
   },
+  'selection.js': {
+    body: readFileSync(new URL('./assets/selection.js', import.meta.url), 'utf8'),
+    type: 'text/javascript; charset=utf-8',
+  },
   'favicon.svg': {
     body: readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
     type: 'image/svg+xml',

@@ -97,6 +97,31 @@ export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter;
   return { filter, resolved };
 }
 
+/** An event's key as a selection holds it: `[provider, eventId]`. */
+export type EventKeyPair = NonNullable<EventFilter['keys']>[number];
+
+/** A selection's keys, each `[provider, eventId]` (two non-empty strings without NUL); throws on anything else. */
+export function parseKeys(values: unknown): EventKeyPair[] {
+  const pair = (value: unknown): value is [string, string] =>
+    Array.isArray(value) &&
+    value.length === 2 &&
+    value.every((part) => typeof part === 'string' && part !== '' && !part.includes('\u0000'));
+  if (!Array.isArray(values) || !values.every(pair)) {
+    throw new ConsoleError('invalid_input', 'events are given as [provider, event id] pairs');
+  }
+  return values.map(([provider, eventId]) => [provider, eventId] as const);
+}
+
+/**
+ * A bulk replay operation's stored filter as its runner replays it: the form's fields (`/bulk`), or a selection's
+ * `keys` with its `group` (the lists' "Replay selected").
+ */
+export function storedFilter(stored: Record<string, unknown>, now: Date): EventFilter {
+  const { filter } = parseFilter(readForm(stored), now);
+  if (stored.keys !== undefined) filter.keys = parseKeys(stored.keys);
+  return filter;
+}
+
 /** The form as a query string, without empty fields. */
 export function formQuery(form: FilterForm, extra: Record<string, string> = {}): string {
   const params = new URLSearchParams();

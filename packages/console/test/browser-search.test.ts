@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { requireTool, TcpProxy, useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, insertFailedEvents, startStack, type Stack } from './support.ts';
+import { insertFailedEvents, startStack, type Stack } from './support.ts';
+import { launchChromium, SCREENSHOTS, signIn } from './chromium.ts';
 
 /**
  * Search, the pages of a bad day and the details, in Debian's Chromium driven by playwright-core, against the
@@ -11,7 +11,6 @@ import { ADMIN_TOKEN, insertFailedEvents, startStack, type Stack } from './suppo
  * docs/console/.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../../../docs/console/', import.meta.url));
 const FAILED = 1500;
 const PAYLOAD = {
   id: 'evt_search_1',
@@ -27,6 +26,8 @@ let context: BrowserContext;
 let page: Page;
 
 const rows = () => page.locator('table.events tbody tr');
+// By its role: a row's checkbox is labelled with its event id, which may hold the word.
+const searchBox = () => page.getByRole('searchbox', { name: /^Search/ });
 const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: false });
 
 describe.runIf(
@@ -39,21 +40,14 @@ describe.runIf(
     stack.pool.on('error', () => {});
     await stack.send('evt_search_1', JSON.stringify(PAYLOAD));
     await insertFailedEvents(stack.pool, 'evt_many', FAILED, 'cus_bulk');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    browser = await launchChromium(CHROMIUM);
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: new URL(stack.url).origin,
     });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
-    await page.goto(`${stack.url}/login`);
-    await page.getByLabel('Why').fill('Grace Hopper: searching');
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signIn(page, stack.url, 'Grace Hopper: searching');
   }, 120_000);
 
   afterAll(async () => {
@@ -65,13 +59,13 @@ describe.runIf(
 
   it('finds an event by its customer in one box, any case, with its subject shown', async () => {
     await page.goto(`${stack.url}/events`);
-    await page.getByLabel('Search').fill('CUS_ADA');
+    await searchBox().fill('CUS_ADA');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/q=CUS_ADA/);
     expect(await rows().count()).toBe(1);
     expect(await rows().first().locator('td.subject').innerText()).toBe('cus_ada ada@example.com');
     expect(await page.locator('[data-total]').innerText()).toBe('1–1 of 1 event');
-    await page.getByLabel('Search').fill('ada@example.com');
+    await searchBox().fill('ada@example.com');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/q=ada%40example.com/);
     expect(await rows().first().locator('td.id').innerText()).toBe('evt_search_1');
@@ -79,7 +73,7 @@ describe.runIf(
   });
 
   it('finds events by the start of their id, and counts them', async () => {
-    await page.getByLabel('Search').fill('evt_many_0001');
+    await searchBox().fill('evt_many_0001');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/q=evt_many_0001/);
     expect(await rows().count()).toBe(10);

@@ -87,6 +87,16 @@ describe(`the events list on ${ROWS.toLocaleString('en')} events`, () => {
       { search: 'evt_0000123' },
       /Index Scan using webhook_events_provider_event_id_pk/,
     ],
+    [
+      'keys (a selection)',
+      {
+        keys: [
+          ['stripe', 'evt_00001234'],
+          ['shopify', 'evt_00000010'],
+        ],
+      },
+      /Index Scan using webhook_events_provider_event_id_pk/,
+    ],
     // A type no group routes: its branch is behind a one-time filter and never runs.
     ['search: text nothing matches', { search: 'nothing-at-all' }, /One-Time Filter/],
   ];

@@ -103,7 +103,7 @@ describe('failures page', () => {
     );
     const operation = (await (await client.get(`/operations/${id}`)).text()).replace(/\s+/g, ' ');
     expect(operation).toMatch(
-      />0 processed, <a href="[^"]+\/events\?outcome=failing" >3 still failing or waiting<\/a >, 0 dead/,
+      />0 processed, <a href="[^"]+\/events\?outcome=failing" ?>3 still failing or waiting<\/a ?>, 0 dead/,
     );
     const failingNow = await (await client.get(`/operations/${id}/events?outcome=failing`)).text();
     for (const event of ['evt_r1', 'evt_r2', 'evt_r3']) expect(failingNow).toContain(event);

@@ -138,6 +138,17 @@ describe.runIf(
       upTo: new Date().toISOString(),
     });
     expect(bulk.status).toBe(403);
+    // Replay selected: no checkboxes in the lists, and their POST is refused.
+    for (const list of ['/events', '/dead']) {
+      await page.goto(`${stack.url}${list}`);
+      expect(await page.getByRole('button', { name: 'Replay selected' }).count()).toBe(0);
+      expect(await page.getByRole('checkbox').count()).toBe(0);
+      const selected = await client.post(list, {
+        _csrf: client.csrf,
+        event: JSON.stringify(['stripe', EVENT]),
+      });
+      expect(selected.status).toBe(403);
+    }
     expect(await jobCount()).toBe(jobs);
     expect(await auditRows('replay')).toEqual([]);
     expect(await auditRows('bulk_replay_started')).toEqual([]);

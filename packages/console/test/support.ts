@@ -9,6 +9,7 @@ import {
   configureQueues,
   createInbox,
   DEFAULT_QUEUE_SETTINGS,
+  external,
   ingest,
   type InboxWorker,
   type QueueSettings,
@@ -55,6 +56,8 @@ export interface Stack {
 
 export const EVENT_TYPE = 'checkout.session.completed';
 export const EFFECTS = ['recordOrder', 'notifyCrm'] as const;
+/** A type whose one effect, `sendWelcomeEmail`, runs once per customer (a scoped key), whichever event asks. */
+export const SCOPED_TYPE = 'customer.subscription.created';
 
 export async function startStack(
   databaseUrl: string,
@@ -69,13 +72,23 @@ export async function startStack(
   await configureQueues(boss, SLOW_RETRIES);
 
   const downstream: Downstream = { up: false, calls: 0 };
-  const inbox = createInbox().on('stripe', EVENT_TYPE, {
-    recordOrder: () => {},
-    notifyCrm: () => {
-      downstream.calls++;
-      if (!downstream.up) throw new Error('CRM unavailable (503)');
-    },
-  });
+  const inbox = createInbox()
+    .on('stripe', EVENT_TYPE, {
+      recordOrder: () => {},
+      notifyCrm: () => {
+        downstream.calls++;
+        if (!downstream.up) throw new Error('CRM unavailable (503)');
+      },
+    })
+    .on('stripe', SCOPED_TYPE, {
+      sendWelcomeEmail: external({
+        scope: (event) => {
+          const { customer } = event.payload.data.object;
+          return `account:${typeof customer === 'string' ? customer : (customer?.id ?? '')}`;
+        },
+        run: () => {},
+      }),
+    });
   const logger = pino({ level: 'silent' });
   const console = createConsole({
     pool,

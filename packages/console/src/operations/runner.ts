@@ -6,7 +6,7 @@ import type { EffectLookup, ReplayDeps } from '@webhook-inbox/inbox/replay';
 import type { EventCursor } from '@webhook-inbox/inbox/event-store';
 import { replayOperations } from '@webhook-inbox/inbox/sql';
 import type { Logger } from 'pino';
-import { parseFilter, readForm } from '../filter.ts';
+import { storedFilter } from '../filter.ts';
 import { run } from '../db.ts';
 
 export interface RunnerOptions extends Omit<ReplayDeps, 'effectsFor'> {
@@ -35,8 +35,8 @@ export interface OperationsRunner {
 
 interface OperationRow {
   id: number;
-  /** The filter's given fields (see FilterForm). */
-  filter: Record<string, string>;
+  /** The filter's given fields (see FilterForm), or a selection's keys and group (`storedFilter`). */
+  filter: Record<string, unknown>;
   receivedUpTo: Date;
   cursor: EventCursor | null;
 }
@@ -68,7 +68,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
     });
 
   async function runOperation(operation: OperationRow): Promise<void> {
-    const { filter } = parseFilter(readForm(operation.filter), new Date());
+    const filter = storedFilter(operation.filter, new Date());
     const group = filter.group ?? DEFAULT_GROUP;
     // Its worker created them before recording its routes; a replay does not depend on that.
     if (group !== DEFAULT_GROUP) await ensureQueues(options.boss, undefined, group);

@@ -2,11 +2,10 @@ import { alertsSent } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { utc } from '../views/format.ts';
+import { eventHref, utc } from '../views/format.ts';
 import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 import { alertGroupKey, groupHref } from '../views/failure-groups.ts';
-import { eventHref } from './events.ts';
 
 /** The windows the page offers, as `?window=`. */
 const WINDOWS = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 } as const;

@@ -1,21 +1,26 @@
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleServices } from '../context.ts';
+import { allowed } from '../auth/permissions.ts';
+import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
+import type { ConsoleError } from '../errors.ts';
 import { layout } from '../views/layout.ts';
 import { eventsTable, type EventRow } from './events.ts';
+import { listAddress, refusalAlert, replaySelected, selectionForm } from './replay-selected.ts';
 
 const SHOWN = 100;
 
 /** Dead events (every retry used, or a permanent failure), newest first, with the way to replay them. */
 export function deadPage(app: ConsoleApp, services: ConsoleServices): void {
-  app.get('/dead', async (c) => {
+  /** The list; `refusal` is a "Replay selected" refused, shown above the rows (400). */
+  const show = async (c: ConsoleContext, refusal?: ConsoleError) => {
     const rows = await read<EventRow>(
       services.pool,
       eventFilter.listEvents({ status: 'dead' }, SHOWN),
       services.queryTimeoutMs,
     );
     const page = rows.slice(0, SHOWN);
+    const selectable = allowed(c, 'replay');
     return c.html(
       layout({
         base: services.base,
@@ -33,13 +38,18 @@ export function deadPage(app: ConsoleApp, services: ConsoleServices): void {
               >The failing effects grouped by cause, each replayable on its own →</a
             >
           </p>
-          ${eventsTable(services.base, page)}
+          ${refusalAlert(refusal)}
+          ${selectable && page.length ? selectionForm(listAddress(c), c.get('csrf'), '') : ''}
+          ${eventsTable(services.base, page, selectable)}
           ${
             rows.length > SHOWN
               ? html`<p><a href="${services.base}/events?status=dead">All dead events, page by page →</a></p>`
               : ''
           }`,
       }),
+      refusal ? 400 : 200,
     );
-  });
+  };
+  app.get('/dead', (c) => show(c));
+  app.post('/dead', (c) => replaySelected(c, services, show));
 }

@@ -1,8 +1,7 @@
 import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import { type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { ConsoleError } from '../errors.ts';
-import { searchParams } from '../views/format.ts';
-import { eventHref } from './events.ts';
+import { eventHref, searchParams } from '../views/format.ts';
 
 /** The replay dependencies of the console's replays: its pool and pg-boss, the default group's effects. */
 export async function replayDeps(services: ConsoleServices): Promise<ReplayDeps> {

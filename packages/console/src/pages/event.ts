@@ -4,6 +4,7 @@ import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import {
   effectAttempts,
   effectRuns,
+  idempotencyKeys,
   pgbossJobs,
   webhookEventGroups,
   webhookEvents,
@@ -14,15 +15,14 @@ import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts'
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { attemptsSection } from '../views/event-attempts.ts';
-import { effectsTimeline } from '../views/event-effects.ts';
+import { effectsTimeline, type CompletedBy } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
 import { groupsTable } from '../views/event-groups.ts';
 import { jobsTable } from '../views/event-jobs.ts';
 import { jsonViewer } from '../views/json-viewer.ts';
-import { cliCommand, utc } from '../views/format.ts';
+import { cliCommand, eventHref, utc } from '../views/format.ts';
 import { csrfField, layout, type Html } from '../views/layout.ts';
 import { eventReplayAction, replayDeps, replayOrRefuse } from './event-replay.ts';
-import { eventHref } from './events.ts';
 
 function eventKey(c: ConsoleContext): { provider: string; eventId: string } {
   const provider = c.req.query('provider') ?? '';
@@ -50,7 +50,10 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
       read<AttemptRow>(services.pool, effectAttempts.selectAttempts(provider, eventId), t),
     ]);
-    const jobs = await eventJobs(services, provider, eventId, groups);
+    const [jobs, completedBy] = await Promise.all([
+      eventJobs(services, provider, eventId, groups),
+      completers(services, provider, eventId, runs),
+    ]);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
@@ -65,7 +68,10 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
           ${allowed(c, 'replay') ? replaySection(services.base, c.get('csrf'), event.status, groups, provider, eventId) : ''}
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
-            ${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}
+            ${effectsTimeline(services.base, event, runs, notStarted, {
+              canForce: allowed(c, 'force'),
+              completedBy,
+            })}
           </section>
           <section aria-labelledby="h-attempts">
             <h2 id="h-attempts">Attempts</h2>
@@ -124,12 +130,18 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
       read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
       read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
     ]);
-    const jobs = await eventJobs(services, provider, eventId, groups);
+    const [jobs, completedBy] = await Promise.all([
+      eventJobs(services, provider, eventId, groups),
+      completers(services, provider, eventId, runs),
+    ]);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     // The facts and the jobs come along (swapped out of band): the page always shows one read.
     return c.html(
-      html`${effectsTimeline(services.base, event, runs, notStarted, allowed(c, 'force'))}${eventFacts(event, true)}${jobsTable(jobs, true)}`,
+      html`${effectsTimeline(services.base, event, runs, notStarted, {
+        canForce: allowed(c, 'force'),
+        completedBy,
+      })}${eventFacts(event, true)}${jobsTable(jobs, true)}`,
     );
   });
 
@@ -193,6 +205,23 @@ function eventJobs(
     pgbossJobs.selectEventJobs(queues, provider, eventId),
     services.queryTimeoutMs,
   );
+}
+
+/** The events that completed these completed effects' keys, when not this one (a scope's key), by key. */
+async function completers(
+  services: ConsoleServices,
+  provider: string,
+  eventId: string,
+  runs: readonly EffectRunRow[],
+): Promise<Map<string, CompletedBy>> {
+  const keys = runs.filter((r) => r.status === 'completed').map((r) => r.idempotencyKey);
+  if (keys.length === 0) return new Map();
+  const rows = await read<CompletedBy>(
+    services.pool,
+    idempotencyKeys.selectCompletedByOthers(keys, provider, eventId),
+    services.queryTimeoutMs,
+  );
+  return new Map(rows.map((row) => [row.key, row]));
 }
 
 /**

@@ -9,12 +9,14 @@ import {
 } from '@webhook-inbox/inbox/event-store';
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleServices } from '../context.ts';
+import { allowed } from '../auth/permissions.ts';
+import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { count, searchParams, utc } from '../views/format.ts';
+import { count, eventHref, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
+import { listAddress, refusalAlert, replaySelected, selectionBox, selectionForm } from './replay-selected.ts';
 
 const PAGE_SIZE = 50;
 /** Totals are counted exactly up to here (a bounded count); beyond, the page says "more than". */
@@ -51,10 +53,6 @@ export function eventsHref(base: string, extra: Record<string, string>): string 
   return `${base}/events?${searchParams(extra)}`;
 }
 
-export function eventHref(base: string, provider: string, eventId: string): string {
-  return `${base}/event?${searchParams({ provider, id: eventId })}`;
-}
-
 /** What the list holds: its rows, where the next page starts, and how the rows relate to the whole. */
 interface Listing {
   page: EventRow[];
@@ -67,13 +65,15 @@ interface Listing {
  * page cannot use answers 400 with the form and the field's error, never an error page.
  */
 export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
-  app.get('/events', async (c) => {
+  /** The list; `refusal` is a "Replay selected" refused, shown above the rows (400). */
+  const show = async (c: ConsoleContext, refusal?: ConsoleError) => {
     const form = readForm(c.req.query());
     const providers = await read<{ provider: string }>(
       services.pool,
       eventFilter.listProviders(),
       services.queryTimeoutMs,
     );
+    const selectable = allowed(c, 'replay');
     const render = (content: Html, status: 200 | 400) =>
       c.html(
         layout({
@@ -110,7 +110,9 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
           <span class="total" data-total>${listing.total}</span>
           <a class="button" href="${services.base}/bulk?${formQuery(form)}">Bulk replay these events…</a>
         </p>
-        ${eventsTable(services.base, page)}
+        ${refusalAlert(refusal)}
+        ${selectable && page.length ? selectionForm(listAddress(c), c.get('csrf'), form.group) : ''}
+        ${eventsTable(services.base, page, selectable)}
         <nav class="pager" aria-label="Pages">
           ${cursor ? html`<a href="${services.base}/events?${formQuery(form)}">Newest</a>` : ''}
           ${
@@ -121,9 +123,11 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
               : html`<span>End of the list</span>`
           }
         </nav>`,
-      200,
+      refusal ? 400 : 200,
     );
-  });
+  };
+  app.get('/events', (c) => show(c));
+  app.post('/events', (c) => replaySelected(c, services, show));
 }
 
 function olderHref(base: string, form: FilterForm, cursor: string, at: number): string {
@@ -193,7 +197,8 @@ async function scanPage(
   return { page, next: undefined, total: html`${count(page.length)} event${page.length === 1 ? '' : 's'}` };
 }
 
-export function eventsTable(base: string, rows: EventRow[]): Html {
+/** `selectable`: each row has a checkbox of the "Replay selected" form (`replay-selected.ts`). */
+export function eventsTable(base: string, rows: EventRow[], selectable = false): Html {
   if (rows.length === 0) return html`<p class="empty">No events match.</p>`;
   return html`<div class="table-wrap">
     <table class="events">
@@ -202,6 +207,19 @@ export function eventsTable(base: string, rows: EventRow[]): Html {
       </caption>
       <thead>
         <tr>
+          ${
+            selectable
+              ? html`<th scope="col">
+                  <span class="visually-hidden">Select</span>
+                  <input
+                    type="checkbox"
+                    data-select-all
+                    hidden
+                    aria-label="Select every event of this page"
+                  />
+                </th>`
+              : ''
+          }
           <th scope="col">Received (UTC)</th>
           <th scope="col">Provider</th>
           <th scope="col">Event</th>
@@ -216,6 +234,7 @@ export function eventsTable(base: string, rows: EventRow[]): Html {
         ${rows.map(
           (e) =>
             html`<tr>
+              ${selectable ? html`<td>${selectionBox(e.provider, e.eventId)}</td>` : ''}
               <td class="nowrap">${utc(e.receivedAt)}</td>
               <td>${e.provider}</td>
               <td class="id"><a href="${eventHref(base, e.provider, e.eventId)}">${e.eventId}</a></td>

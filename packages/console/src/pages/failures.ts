@@ -5,10 +5,9 @@ import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } fro
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { failureGroupsTable, groupHref, trendSvg } from '../views/failure-groups.ts';
-import { cliCommand, searchParams, utc } from '../views/format.ts';
+import { cliCommand, count, eventHref, searchParams, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge } from '../views/layout.ts';
 import { table } from '../views/table.ts';
-import { eventHref } from './events.ts';
 
 const EXAMPLES = 20;
 const STATES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
@@ -122,7 +121,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
             <dt>Consumer group</dt>
             <dd>${group.group}</dd>
             <dt>Events</dt>
-            <dd>${group.events.toLocaleString('en')} (${group.dead.toLocaleString('en')} dead)</dd>
+            <dd>${count(group.events)} (${count(group.dead)} dead)</dd>
             <dt>First seen</dt>
             <dd>${utc(group.firstSeen)}</dd>
             <dt>Last seen</dt>

@@ -4,19 +4,24 @@ import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } fro
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { cliCommand, utc } from '../views/format.ts';
+import { cliCommand, count, eventHref, utc } from '../views/format.ts';
 import { allowed } from '../auth/permissions.ts';
 import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { table } from '../views/table.ts';
-import { eventHref, eventsTable, filterForm, type EventRow } from './events.ts';
+import { eventsTable, filterForm, type EventRow } from './events.ts';
 
 const SAMPLE_SIZE = 20;
 const OUTCOME_EVENTS = 200;
+/** A selection's events named on the operation's page; the rest counted. */
+const CHOSEN_NAMED = 5;
+
+/** An operation's stored filter: the form's given fields (`/bulk`), or a selection's keys and group. */
+type StoredFilter = Partial<FilterForm> & { keys?: Array<[string, string]> };
 
 interface OperationRow {
   id: number;
-  filter: Partial<FilterForm>;
+  filter: StoredFilter;
   receivedUpTo: Date;
   status: string;
   total: number;
@@ -47,12 +52,12 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     const upTo = services.now();
     const { filter, resolved } = parseFilter(form, upTo);
     const t = services.queryTimeoutMs;
-    const [[count], sample, providers] = await Promise.all([
+    const [[counted], sample, providers] = await Promise.all([
       read<{ n: number }>(services.pool, eventFilter.countEvents(filter, upTo), t),
       read<EventRow>(services.pool, eventFilter.nextEvents(filter, upTo, SAMPLE_SIZE, null), t),
       read<{ provider: string }>(services.pool, eventFilter.listProviders(), t),
     ]);
-    const total = count?.n ?? 0;
+    const total = counted?.n ?? 0;
     return c.html(
       layout({
         base: services.base,
@@ -67,9 +72,8 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             providers.map((p) => p.provider),
           )}
           <p class="count" role="status">
-            <strong>${total.toLocaleString('en')}</strong> event${total === 1 ? '' : 's'} received up to
-            ${utc(upTo)} match. Each is replayed as the event page's button does: only effects that have not
-            completed run.
+            <strong>${count(total)}</strong> event${total === 1 ? '' : 's'} received up to ${utc(upTo)} match.
+            Each is replayed as the event page's button does: only effects that have not completed run.
           </p>
           ${
             total > 0 && allowed(c, 'replay')
@@ -77,7 +81,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
                   ${csrfField(c.get('csrf'))}
                   ${Object.entries(resolved).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
                   <input type="hidden" name="upTo" value="${upTo.toISOString()}" />
-                  <button type="submit">Replay all ${total.toLocaleString('en')} events</button>
+                  <button type="submit">Replay all ${count(total)} events</button>
                 </form>`
               : ''
           }
@@ -101,12 +105,12 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         `no worker of consumer group "${filter.group}" has recorded its effects yet: start it first`,
       );
     }
-    const [count] = await read<{ n: number }>(
+    const [counted] = await read<{ n: number }>(
       services.pool,
       eventFilter.countEvents(filter, upTo),
       services.queryTimeoutMs,
     );
-    const total = count?.n ?? 0;
+    const total = counted?.n ?? 0;
     // Only the fields given: the stored filter reads as what the operator asked for.
     const given = Object.fromEntries(Object.entries(resolved).filter(([, v]) => v !== ''));
     const [operation] = await run<OperationRow>(
@@ -166,7 +170,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
                             <td><a href="${services.base}/operations/${o.id}">${o.id}</a></td>
                             <td>${describeFilter(o.filter)}</td>
                             <td>${statusBadge(o.status)}</td>
-                            <td class="num">${o.done} / ${o.total}</td>
+                            <td class="num">${count(o.done)} / ${count(o.total)}</td>
                             <td>${outcomeLine(services.base, o.id, outcomes.get(String(o.id)))}</td>
                             <td>${o.createdBy}</td>
                             <td class="nowrap">${utc(o.createdAt)}</td>
@@ -298,13 +302,11 @@ function outcomeLine(base: string, id: number, outcome: replayOperations.Outcome
   if (!outcome) return html`<span class="outcome">none replayed yet</span>`;
   const link = (key: 'processed' | 'failing' | 'dead', label: string) =>
     outcome[key] > 0
-      ? html`<a href="${base}/operations/${id}/events?outcome=${key}"
-          >${outcome[key].toLocaleString('en')} ${label}</a
-        >`
+      ? html`<a href="${base}/operations/${id}/events?outcome=${key}">${count(outcome[key])} ${label}</a>`
       : html`0 ${label}`;
   return html`<span class="outcome"
     >${link('processed', 'processed')}, ${link('failing', 'still failing or waiting')},
-    ${link('dead', 'dead')}${outcome.gone ? `, ${outcome.gone.toLocaleString('en')} purged` : ''}</span
+    ${link('dead', 'dead')}${outcome.gone ? `, ${count(outcome.gone)} purged` : ''}</span
   >`;
 }
 
@@ -324,9 +326,9 @@ function progress(
   const remaining = Math.max(o.total - o.done, 0);
   return html`<section id="progress" class="progress" ${polling} aria-live="polite">
     <p>
-      ${statusBadge(o.status)} <strong class="done">${o.done.toLocaleString('en')}</strong> of
-      <span class="total">${o.total.toLocaleString('en')}</span> replayed (${o.enqueued.toLocaleString('en')}
-      queued, ${o.failed} skipped)
+      ${statusBadge(o.status)} <strong class="done">${count(o.done)}</strong> of
+      <span class="total">${count(o.total)}</span> replayed (${count(o.enqueued)} queued, ${count(o.failed)}
+      skipped)
     </p>
     <p>Outcome now: ${outcomeLine(base, o.id, outcome)}</p>
     <progress
@@ -337,16 +339,16 @@ function progress(
     ${
       o.status === 'completed' && o.done < o.total
         ? html`<p class="notice">
-            ${remaining.toLocaleString('en')} of the events counted at the start no longer matched the filter
-            when their turn came (a worker had processed them meanwhile).
+            ${count(remaining)} of the events counted at the start no longer matched the filter when their
+            turn came (a worker had processed them meanwhile).
           </p>`
         : ''
     }
     ${
       o.status === 'cancelled'
         ? html`<p class="warning">
-            Cancelled by ${o.cancelledBy ?? '?'} at ${utc(o.finishedAt)}; ${remaining.toLocaleString('en')}
-            events were not replayed.
+            Cancelled by ${o.cancelledBy ?? '?'} at ${utc(o.finishedAt)}; ${count(remaining)} events were not
+            replayed.
           </p>`
         : ''
     }
@@ -363,8 +365,16 @@ function progress(
   </section>`;
 }
 
-function describeFilter(filter: Partial<FilterForm>): string {
-  const parts = Object.entries(filter)
+/** What the operation replays: its filter's fields, or the events an operator chose (and their group). */
+function describeFilter(filter: StoredFilter): string {
+  const { keys, ...fields } = filter;
+  if (keys) {
+    const named = keys.slice(0, CHOSEN_NAMED).map(([provider, eventId]) => `${provider} ${eventId}`);
+    const more = keys.length > CHOSEN_NAMED ? `, and ${count(keys.length - CHOSEN_NAMED)} more` : '';
+    const group = fields.group ? ` in group ${fields.group}` : '';
+    return `${count(keys.length)} chosen event${keys.length === 1 ? '' : 's'}${group}: ${named.join(', ')}${more}`;
+  }
+  const parts = Object.entries(fields)
     .filter(([, v]) => v)
     .map(([k, v]) => `${k}=${v}`);
   return parts.length ? parts.join(', ') : 'every event';

@@ -2,7 +2,7 @@ import { deliveryCounts, inboxSamples } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import type { ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
-import { age, utc } from '../views/format.ts';
+import { age, count, optionalCount, utc } from '../views/format.ts';
 import type { Html } from '../views/layout.ts';
 
 /** A window of the overview's charts: its buckets' starts (epoch ms, oldest first) and their width. */
@@ -133,11 +133,11 @@ export async function historyCharts(services: ConsoleServices, window: ChartWind
               ({ at, i }) =>
                 html`<tr>
                   <td class="nowrap">${utc(new Date(at)).slice(11, 16)}</td>
-                  ${REQUEST_KINDS.map((kind) => html`<td class="num">${byKind[kind]?.[i] ?? 0}</td>`)}
-                  <td class="num">${last[i]?.jobsWaiting ?? '-'}</td>
+                  ${REQUEST_KINDS.map((kind) => html`<td class="num">${count(byKind[kind]?.[i] ?? 0)}</td>`)}
+                  <td class="num">${optionalCount(last[i]?.jobsWaiting)}</td>
                   <td class="num">${last[i] ? age(last[i].oldestSeconds) : '-'}</td>
-                  <td class="num">${last[i]?.failed ?? '-'}</td>
-                  <td class="num">${last[i]?.dead ?? '-'}</td>
+                  <td class="num">${optionalCount(last[i]?.failed)}</td>
+                  <td class="num">${optionalCount(last[i]?.dead)}</td>
                 </tr>`,
             )}
         </tbody>

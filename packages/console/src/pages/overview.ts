@@ -5,7 +5,7 @@ import type { ConsoleApp, ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';
 import { chart, historyCharts } from './overview-history.ts';
 import { failureGroupsTable } from '../views/failure-groups.ts';
-import { age, searchParams, utc } from '../views/format.ts';
+import { age, count, searchParams, utc } from '../views/format.ts';
 import { choice } from '../params.ts';
 import { layout, statusBadge, windowTabs, type Html } from '../views/layout.ts';
 
@@ -94,21 +94,21 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
         <h2 id="h-open">Needs attention</h2>
         <p>
           <a href="${services.base}/events?status=failed"
-            ><strong class="big">${open?.failed ?? 0}</strong> failed</a
+            ><strong class="big">${count(open?.failed ?? 0)}</strong> failed</a
           >
           (retrying)
         </p>
         <p>
-          <a href="${services.base}/dead"><strong class="big">${open?.dead ?? 0}</strong> dead</a>
+          <a href="${services.base}/dead"><strong class="big">${count(open?.dead ?? 0)}</strong> dead</a>
         </p>
       </section>
       <section class="card" aria-labelledby="h-backlog">
         <h2 id="h-backlog">Queue backlog</h2>
         <p>
-          <strong class="big">${queue?.ready ?? 0}</strong> jobs ready, oldest waiting
+          <strong class="big">${count(queue?.ready ?? 0)}</strong> jobs ready, oldest waiting
           ${age(queue?.oldestReadySeconds)}
         </p>
-        <p>${queue?.active ?? 0} running, ${queue?.deferred ?? 0} waiting for a retry</p>
+        <p>${count(queue?.active ?? 0)} running, ${count(queue?.deferred ?? 0)} waiting for a retry</p>
       </section>
       <section class="card" aria-labelledby="h-day">
         <h2 id="h-day">Last 24 hours</h2>
@@ -117,7 +117,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
             (s) =>
               html`<li>
                 ${statusBadge(s.status)}
-                <a href="${services.base}/events?status=${s.status}&from=24h">${s.n.toLocaleString('en')}</a>
+                <a href="${services.base}/events?status=${s.status}&from=24h">${count(s.n)}</a>
               </li>`,
           )}
         </ul>
@@ -129,7 +129,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
       ${
         unresolved.length > GROUPS_SHOWN
           ? html`<p>
-              <a href="${services.base}/failures">All ${unresolved.length} open failure groups →</a>
+              <a href="${services.base}/failures">All ${count(unresolved.length)} open failure groups →</a>
             </p>`
           : ''
       }
@@ -160,11 +160,11 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
                 (b) =>
                   html`<tr>
                     <td class="nowrap">${utc(new Date(b.at)).slice(11, 16)}</td>
-                    <td class="num">${b.total}</td>
-                    <td class="num">${b.processed}</td>
-                    <td class="num">${b.failed}</td>
-                    <td class="num">${b.dead}</td>
-                    <td class="num">${b.waiting}</td>
+                    <td class="num">${count(b.total)}</td>
+                    <td class="num">${count(b.processed)}</td>
+                    <td class="num">${count(b.failed)}</td>
+                    <td class="num">${count(b.dead)}</td>
+                    <td class="num">${count(b.waiting)}</td>
                   </tr>`,
               )}
           </tbody>

@@ -1,7 +1,7 @@
 import { SETTLED_STATUSES } from '@webhook-inbox/db/statuses';
 import type { EffectRunRow, EventSummary } from '@webhook-inbox/inbox/event-store';
 import { html } from 'hono/html';
-import { searchParams, utc } from './format.ts';
+import { eventHref, searchParams, utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
 
 /**
@@ -13,8 +13,12 @@ export function effectsTimeline(
   event: EventSummary,
   runs: EffectRunRow[],
   notStarted: string[],
-  /** The viewer may force a completed effect: its button is shown. */
-  canForce = true,
+  options: {
+    /** The viewer may force a completed effect: its button is shown. */
+    canForce: boolean;
+    /** The events that completed some of these effects' keys for this one (their scope's), by key. */
+    completedBy?: ReadonlyMap<string, CompletedBy>;
+  },
 ): Html {
   const { provider, eventId } = event;
   const settled = (SETTLED_STATUSES as readonly string[]).includes(event.status);
@@ -35,7 +39,7 @@ export function effectsTimeline(
           html`<li class="effect status-${r.status}">
             <div class="effect-head">
               <strong>${r.effect}</strong> ${statusBadge(r.status)}
-              <span>${r.attempts} attempt${r.attempts === 1 ? '' : 's'}</span>
+              ${attemptsOrCompleter(base, r, options.completedBy?.get(r.idempotencyKey))}
               ${r.forcedAt ? html`<span class="badge forced">forced ${utc(r.forcedAt)}</span>` : ''}
             </div>
             <ul class="steps">
@@ -45,7 +49,7 @@ export function effectsTimeline(
             </ul>
             <p class="key">once-only key <code>${r.idempotencyKey}</code></p>
             ${
-              r.status === 'completed' && canForce
+              r.status === 'completed' && options.canForce
                 ? html`<a class="button secondary" href="${forceHref(r.effect)}"
                     >Force ${r.effect} to run again…</a
                   >`
@@ -61,6 +65,26 @@ export function effectsTimeline(
       )}
     </ol>
   </div>`;
+}
+
+/** The event whose run completed an effect's key: its scope's once-only key, used for this event too. */
+export interface CompletedBy {
+  key: string;
+  provider: string;
+  eventId: string;
+  completedAt: Date | null;
+}
+
+/** How many attempts the effect took, or, when another event of its scope completed it, which one. */
+function attemptsOrCompleter(base: string, run: EffectRunRow, by: CompletedBy | undefined): Html {
+  if (run.status === 'completed' && by) {
+    return html`<span class="completed-by"
+      >completed by
+      <a href="${eventHref(base, by.provider, by.eventId)}">${by.provider} ${by.eventId}</a
+      >${by.completedAt ? html` at ${utc(by.completedAt)}` : ''}</span
+    >`;
+  }
+  return html`<span>${run.attempts} attempt${run.attempts === 1 ? '' : 's'}</span>`;
 }
 
 /** The order effects started in; those not started yet last, by name. */

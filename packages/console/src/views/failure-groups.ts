@@ -1,6 +1,6 @@
 import type { failureGroups } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import { searchParams, utc } from './format.ts';
+import { count, searchParams, utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
 import { table } from './table.ts';
 
@@ -24,7 +24,7 @@ export function trendSvg(trend: Record<string, number>, width = 120, height = 24
     viewBox="0 0 ${width} ${height}"
     width="${width}"
     height="${height}"
-    aria-label="${total.toLocaleString('en')} failures in the last 24 hours, per hour"
+    aria-label="${count(total)} failures in the last 24 hours, per hour"
   >
     ${counts.map((n, i) => {
       const h = n === 0 ? 0 : Math.max(1, Math.round((n / max) * height));
@@ -34,7 +34,7 @@ export function trendSvg(trend: Record<string, number>, width = 120, height = 24
         width="${(bar - 1).toFixed(1)}"
         height="${h}"
       >
-        <title>${23 - i} h ago: ${n}</title>
+        <title>${23 - i} h ago: ${count(n)}</title>
       </rect>`;
     })}
   </svg>`;
@@ -52,8 +52,8 @@ export function failureGroupsTable(base: string, groups: readonly FailureGroupRo
             <td>${g.group}</td>
             <td>${g.effect}</td>
             <td class="error-text"><a href="${groupHref(base, g)}">${g.fingerprint || '(no message)'}</a></td>
-            <td class="num">${g.events.toLocaleString('en')}</td>
-            <td class="num">${g.dead.toLocaleString('en')}</td>
+            <td class="num">${count(g.events)}</td>
+            <td class="num">${count(g.dead)}</td>
             <td>${trendSvg(g.trend)}</td>
             <td class="nowrap">${utc(g.firstSeen)}</td>
             <td class="nowrap">${utc(g.lastSeen)}</td>

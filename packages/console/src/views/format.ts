@@ -14,6 +14,11 @@ export function count(n: number | bigint): string {
   return n.toLocaleString('en-US');
 }
 
+/** A count that may be missing (no sample at that point): `-` then. */
+export function optionalCount(n: number | null | undefined): string {
+  return n === null || n === undefined ? '-' : count(n);
+}
+
 export function age(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '-';
   if (seconds < 60) return `${Math.round(seconds)} s`;
@@ -35,4 +40,9 @@ export function cliCommand(...words: string[]): string {
 /** A query string (without the `?`). */
 export function searchParams(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
+}
+
+/** An event's page. */
+export function eventHref(base: string, provider: string, eventId: string): string {
+  return `${base}/event?${searchParams({ provider, id: eventId })}`;
 }

@@ -48,6 +48,7 @@ export function layout({ base, title, section, session, body, charts, navigation
         <link rel="stylesheet" href="${base}/assets/console.css" />
         <script src="${base}/assets/htmx.min.js" defer></script>
         <script src="${base}/assets/json-viewer.js" defer></script>
+        <script src="${base}/assets/selection.js" defer></script>
         ${
           charts
             ? html`<link rel="stylesheet" href="${base}/assets/uplot.min.css" />

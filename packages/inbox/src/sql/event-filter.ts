@@ -13,6 +13,7 @@ import { SUMMARY_COLUMNS } from './webhook-events.ts';
  * - none, provider, type, time range: `webhook_events_received_at_idx`, walked backwards, filtered, stopped
  *   at the page's end;
  * - status: `webhook_events_status_received_at_idx`;
+ * - keys (a selection): the primary key, one probe per key;
  * - event id: the primary key `(provider, event_id)`; without a provider, each provider (found by a loose index
  *   scan of the same key) is probed;
  * - search (free text): the union of three ways in, each walked newest first and stopped at the page's end: the
@@ -41,6 +42,8 @@ export interface EventFilter {
   /** Received before. */
   before?: Date | undefined;
   eventId?: string | undefined;
+  /** Exactly these events (an operator's selection), each `[provider, eventId]`. */
+  keys?: readonly EventKeyPair[] | undefined;
   /**
    * Free text: events whose id starts with it (a Shopify bare event id is in its subject), whose subject holds it
    * as one value (case-insensitive), or whose type it is (a type some group has effects for).
@@ -56,6 +59,8 @@ export interface EventFilter {
   /** Events whose `effect` is failing with this normalized error: a failure group (`failure-groups.ts`). */
   failure?: { effect: string; fingerprint: string } | undefined;
 }
+
+export type EventKeyPair = readonly [provider: string, eventId: string];
 
 /**
  * A row's place in the sort order, `[received_at, provider, event_id]`: the time as microsecond UTC text (a JS
@@ -109,6 +114,11 @@ function where(filter: EventFilter, params: Params): string[] {
   if (filter.provider) clauses.push(`provider = ${params.add(filter.provider)}`);
   else if (filter.eventId) clauses.push(`provider = any(array(${PROVIDERS}))`);
   if (filter.eventId) clauses.push(`event_id = ${params.add(filter.eventId)}`);
+  if (filter.keys) {
+    const providers = params.add(filter.keys.map(([provider]) => provider));
+    const ids = params.add(filter.keys.map(([, eventId]) => eventId));
+    clauses.push(`(provider, event_id) in (select * from unnest(${providers}::text[], ${ids}::text[]))`);
+  }
   if (filter.type) clauses.push(`type = ${params.add(filter.type)}`);
   const group = filter.group ?? DEFAULT_GROUP;
   if (group === DEFAULT_GROUP) {

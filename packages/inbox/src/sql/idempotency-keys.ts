@@ -18,3 +18,22 @@ export function forgetEffectKey(provider: string, eventId: string, effect: strin
     values: [provider, eventId, effect],
   };
 }
+
+/**
+ * The event page: which of these keys another event completed (a scoped effect, once per account say, that an
+ * earlier event of the scope ran), with that event's key, so the page links to it rather than show an effect
+ * completed in no attempt.
+ */
+export function selectCompletedByOthers(
+  keys: readonly string[],
+  provider: string,
+  eventId: string,
+): Statement {
+  return {
+    text: `
+      select key, provider, event_id as "eventId", completed_at as "completedAt"
+        from idempotency_keys
+       where key = any($1::text[]) and status = 'completed' and (provider, event_id) <> ($2, $3)`,
+    values: [keys, provider, eventId],
+  };
+}

@@ -13,7 +13,7 @@
  * - `failure-groups.ts`, `failure_groups` and the failing `effect_runs` grouped by normalized error: the
  *   console's failures page and overview, the CLI's `failures`, a group's bulk replay.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
- * - `idempotency-keys.ts`, `idempotency_keys`: replay.
+ * - `idempotency-keys.ts`, `idempotency_keys`: replay, the event that completed a scoped effect (the console).
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
  * - `audit-log.ts`, `audit_log`: every surface's audit trail (append-only), the console's sign-in throttle.
  * - `api-tokens.ts`, `api_tokens`: the scoped API tokens (`access/tokens.ts`).

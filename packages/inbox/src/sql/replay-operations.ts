@@ -14,7 +14,8 @@ const COLUMNS = `
 
 export function insertOperation(
   filter: unknown,
-  receivedUpTo: Date,
+  /** A time, or the database's text of one (what `countEvents` answers). */
+  receivedUpTo: Date | string,
   total: number,
   createdBy: string,
 ): Statement {

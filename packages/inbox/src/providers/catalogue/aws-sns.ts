@@ -10,7 +10,7 @@ import {
 } from './certificate-signed.ts';
 import { CertificateError, createCertificateStore, SNS_CERTIFICATE_HOSTS } from './certificates.ts';
 import type { ProviderFacts } from './facts.ts';
-import { keptHeaders, sourceName, tolerance, type CatalogueProviderOptions } from './signing.ts';
+import { bodyString, keptHeaders, sourceName, tolerance, type CatalogueProviderOptions } from './signing.ts';
 
 export const AWS_SNS_FACTS: ProviderFacts = {
   scheme:
@@ -140,7 +140,8 @@ export function awsSnsProvider(options: CatalogueProviderOptions & CertificateSo
         `${name}: the Signature is not the certificate's over the message; was the body changed in transit?`,
       );
     }
-    const eventId = signatureField(name, object, 'MessageId');
+    // Present (it is signed); an empty one is an authentic message without a key.
+    const eventId = bodyString(name, object, 'MessageId');
     return {
       kind: 'events',
       events: [{ provider: name, eventId, type, payloadText: text, headers: keptHeaders(request, KEPT) }],

@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
-import type { Provider, SignedRequest, VerifiedEvent } from '@webhook-inbox/inbox/providers';
+import type { Provider, Reception, VerifiedEvent } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { BlankEnv } from 'hono/types';
@@ -138,9 +138,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
     logger.info({ provider: name, ...fields, outcome, ms: round(finishedAt - startedAt) }, 'webhook');
   };
 
-  /** A source with `receive`: a handshake answered, or its events (one, many, none) recorded together. */
-  const receive = async (c: Context<Env>, name: string, provider: Provider, request: SignedRequest) => {
-    const reception = (provider.receive as NonNullable<Provider['receive']>)(request, now());
+  /**
+   * A source with `receive` (or `receiveAsync`): a handshake answered, or its events (one, many, none) recorded
+   * together.
+   */
+  const answer = async (c: Context<Env>, name: string, provider: Provider, reception: Reception) => {
     if (reception.kind === 'handshake') {
       const { status, body, contentType } = reception.answer;
       finish(c, name, 'handshake', { handshake: reception.handshake }, undefined, status);
@@ -190,8 +192,15 @@ export function createApp(deps: AppDeps): Hono<Env> {
           return Array.isArray(value) ? value.join(', ') : value;
         }
       : (field: string) => c.req.raw.headers.get(field);
-    if (provider.receive)
-      return receive(c, name, provider, { rawBody, header, method: 'POST', url: pathOf(c) });
+    // Only the certificate-based sources are awaited: the others verify synchronously, without a promise.
+    if (provider.receiveAsync) {
+      const request = { rawBody, header, method: 'POST', url: pathOf(c) };
+      return answer(c, name, provider, await provider.receiveAsync(request, now()));
+    }
+    if (provider.receive) {
+      const request = { rawBody, header, method: 'POST', url: pathOf(c) };
+      return answer(c, name, provider, provider.receive(request, now()));
+    }
     const event = provider.verify({ rawBody, header }, now());
 
     const ingestStartedAt = performance.now();
@@ -207,7 +216,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (!provider?.acceptsGet || !provider.receive) return next();
     const [name] = route(c);
     const header = (field: string) => c.req.raw.headers.get(field);
-    return receive(c, name, provider, { rawBody: new Uint8Array(0), header, method: 'GET', url: pathOf(c) });
+    const request = { rawBody: new Uint8Array(0), header, method: 'GET', url: pathOf(c) };
+    return answer(c, name, provider, provider.receive(request, now()));
   });
 
   // For load balancers that can only probe the port they send to; no database call, so a flood of it costs

@@ -1,7 +1,7 @@
 import { WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
-import type { Provider } from '@webhook-inbox/inbox/providers';
+import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/inbox/providers';
 import { ReplayError } from '@webhook-inbox/inbox/replay';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -49,17 +49,23 @@ export class HostNotAllowedError extends Error {
 
 export type ErrorCode =
   | WebhookErrorCode
+  | CertificateErrorCode
   | AdminErrorCode
   | TokenErrorCode
   | ThrottledError['code']
   | HostNotAllowedError['code']
   | 'internal_error';
 
-/** The refusals of a request's signature (its header, its match, its timestamp). */
+/**
+ * The refusals of a request's signature (its header, its match, its timestamp, the certificate it names): what a
+ * rotated secret not deployed, or a forger, causes.
+ */
 export const SIGNATURE_CODES: ReadonlySet<string> = new Set([
   'missing_signature',
   'invalid_signature',
   'timestamp_out_of_tolerance',
+  'certificate_url_refused',
+  'certificate_invalid',
 ]);
 
 /** Every error code and its status: the only place a status is decided. */
@@ -72,6 +78,11 @@ const STATUS = {
   body_timeout: 408,
   unknown_provider: 404,
   unavailable: 503,
+  // A certificate URL off the provider's hosts, or no usable certificate there, never succeeds; a host that did
+  // not answer may later, so the sender is asked to retry.
+  certificate_url_refused: 400,
+  certificate_invalid: 400,
+  certificate_unavailable: 503,
   unauthorized: 401,
   token_expired: 401,
   token_revoked: 401,
@@ -98,7 +109,7 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, { code: ErrorCode; message: s
 };
 
 /**
- * How long a sender should wait before retrying a retryable error (503 `unavailable`): long enough for a
+ * How long a sender should wait before retrying a retryable error (503 `unavailable`, `certificate_unavailable`): long enough for a
  * restarting database or a drained body budget, short enough that a provider with its own backoff loses
  * nothing.
  */
@@ -142,6 +153,13 @@ export function mapError(error: unknown, source?: Pick<Provider, 'signatureRefus
     // A sender may require another status for a bad signature (Discord: 401); the code stays the same.
     const status = SIGNATURE_CODES.has(error.code) ? source?.signatureRefusalStatus : undefined;
     return status === undefined ? refusal : { ...refusal, status };
+  }
+  if (error instanceof CertificateError) {
+    return mapped(
+      error.code,
+      error.message,
+      error.retryable ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {},
+    );
   }
   if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
   if (error instanceof TokenError) {

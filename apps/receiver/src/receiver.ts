@@ -2,7 +2,7 @@ import type { Server, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { clientClassFor } from '@webhook-inbox/db';
-import { createProviders } from '@webhook-inbox/inbox/providers';
+import { createProviders, type CertificateFetch } from '@webhook-inbox/inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
 import pg from 'pg';
@@ -43,6 +43,11 @@ export interface Receiver {
 
 export interface StartOptions {
   logger?: Logger;
+  /**
+   * How AWS SNS and PayPal sources fetch the signing certificate a message names (after its host passed their
+   * allow-list); unset: the global fetch. Tests serve certificates from a loopback server through it.
+   */
+  certificateFetch?: CertificateFetch;
 }
 
 /**
@@ -63,6 +68,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     standardWebhooks: config.standardWebhooks,
     sources: config.sources,
     toleranceSeconds: config.toleranceSeconds,
+    certificateFetch: options.certificateFetch,
   });
   if (providers.size === 0)
     logger.warn('no provider has a secret configured: every webhook will be refused (404)');

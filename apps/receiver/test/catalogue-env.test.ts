@@ -62,6 +62,12 @@ describe('catalogue variables', () => {
     const [postmark] = issuesOf({ POSTMARK_WEBHOOK_SECRET: 'no-colon-here' });
     expect(postmark).toMatch(/^POSTMARK_WEBHOOK_SECRET /);
     expect(postmark).not.toContain('no-colon-here');
+    // The certificate-based providers' secrets are what they accept: a topic ARN, a PayPal webhook id.
+    const [sns] = issuesOf({ AWS_SNS_WEBHOOK_SECRET: 'whsec-not-a-topic' });
+    expect(sns).toMatch(/^AWS_SNS_WEBHOOK_SECRET .*topic ARN/);
+    expect(sns).not.toContain('whsec-not-a-topic');
+    const [paypal] = issuesOf({ PAYPAL_WEBHOOK_SECRET: 'not-a-webhook-id!' });
+    expect(paypal).toMatch(/^PAYPAL_WEBHOOK_SECRET .*webhook id/);
     expect(issuesOf({ GITHUB_WEBHOOK_SECRET: 'a,,b' })).toEqual([
       'GITHUB_WEBHOOK_SECRET has an empty entry in its comma-separated list',
     ]);

@@ -35,12 +35,28 @@ export {
 } from './sources.ts';
 export { loadSourcesFile, parseSourcesFile, SourcesFileError } from './sources-file.ts';
 export type { TemplateSpec } from './template-spec.ts';
-export { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
+export {
+  CATALOGUE,
+  CERTIFICATE_SOURCE_TYPES,
+  catalogueEntry,
+  type CatalogueEntry,
+} from './catalogue/index.ts';
+export {
+  CertificateError,
+  createCertificateStore,
+  PAYPAL_CERTIFICATE_HOSTS,
+  SNS_CERTIFICATE_HOSTS,
+  type CertificateErrorCode,
+  type CertificateFetch,
+  type CertificateStore,
+} from './catalogue/certificates.ts';
 export {
   catalogueDelivery,
   catalogueSampleType,
   CATALOGUE_TYPES_WITHOUT_SAMPLES,
+  SAMPLE_CERTIFICATE_URLS,
   sampleCredentials,
+  selfSignedCertificate,
   type CatalogueDelivery,
   type DeliveryInput,
   type SampleCredentials,

@@ -1,3 +1,4 @@
+import type { CertificateFetch } from './catalogue/certificates.ts';
 import { checkEventLimits } from './shared.ts';
 import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
@@ -19,6 +20,11 @@ export interface ProvidersConfig {
   sources?: SourceDefinition[];
   /** Applies to every provider with a signed timestamp (Stripe, Standard Webhooks); must be > 0. */
   toleranceSeconds: number;
+  /**
+   * How the certificate-based sources (AWS SNS, PayPal) fetch the certificate a message names, after its URL passed
+   * their host allow-list; unset: the global fetch. Tests serve certificates from a loopback server through it.
+   */
+  certificateFetch?: CertificateFetch;
 }
 
 const RESERVED_NAMES: ReadonlySet<string> = new Set(['stripe', 'shopify']);
@@ -34,21 +40,28 @@ function assertSenderName(name: string): void {
   }
 }
 
+/** The reception, its events within the length limits every provider shares. */
+function receptionWithinLimits(reception: Reception): Reception {
+  if (reception.kind === 'events') reception.events.forEach(checkEventLimits);
+  return reception;
+}
+
 /** The provider, with the length limits every provider shares applied to what it verified. */
 function withEventLimits(provider: Provider): Provider {
   const receive = provider.receive?.bind(provider);
+  const receiveAsync = provider.receiveAsync?.bind(provider);
   return {
     name: provider.name,
     verify: (request: SignedRequest, now: Date) => checkEventLimits(provider.verify(request, now)),
     ...(receive && {
-      receive: (request: SignedRequest, now: Date): Reception => {
-        const reception = receive(request, now);
-        if (reception.kind === 'events') reception.events.forEach(checkEventLimits);
-        return reception;
-      },
+      receive: (request: SignedRequest, now: Date) => receptionWithinLimits(receive(request, now)),
       acceptsGet: provider.acceptsGet,
-      response: provider.response,
     }),
+    ...(receiveAsync && {
+      receiveAsync: async (request: SignedRequest, now: Date) =>
+        receptionWithinLimits(await receiveAsync(request, now)),
+    }),
+    ...((receive ?? receiveAsync) && { response: provider.response }),
     ...(provider.signatureRefusalStatus && { signatureRefusalStatus: provider.signatureRefusalStatus }),
   };
 }
@@ -89,7 +102,7 @@ export function createProviders(config: ProvidersConfig): Map<string, Provider> 
       );
     }
     try {
-      providers.set(source.name, createSourceProvider(source, toleranceSeconds));
+      providers.set(source.name, createSourceProvider(source, toleranceSeconds, config.certificateFetch));
     } catch (error) {
       const message = (error as Error).message;
       throw new Error(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiKeyProvider, apiKeySpec } from './api-key.ts';
 import { basicAuthProvider } from './basic-auth.ts';
+import type { CertificateFetch } from './catalogue/certificates.ts';
 import { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
 import { ed25519Provider, ed25519Spec } from './ed25519.ts';
 import { checkHmac, hmacProvider, hmacSpec } from './hmac.ts';
@@ -175,8 +176,12 @@ function templateOf(source: TemplateSpec): TemplateSpec {
  * The provider of one declared source. Throws (a `TypeError` naming the source and the secret by position) when a
  * secret is malformed for its type, so a wrong file fails at start-up.
  */
-export function createSourceProvider(source: SourceDefinition, defaultToleranceSeconds: number): Provider {
-  if (!isBuiltinSource(source)) return createCatalogueProvider(source);
+export function createSourceProvider(
+  source: SourceDefinition,
+  defaultToleranceSeconds: number,
+  certificateFetch?: CertificateFetch,
+): Provider {
+  if (!isBuiltinSource(source)) return createCatalogueProvider(source, certificateFetch);
   const { name, secrets } = source;
   switch (source.type) {
     case 'stripe':
@@ -217,9 +222,12 @@ export function createSourceProvider(source: SourceDefinition, defaultToleranceS
 }
 
 /** A catalogue type's provider; its tolerance, unless the source sets one, is the provider's documented one. */
-function createCatalogueProvider(source: CatalogueSource & { name: string }): Provider {
+function createCatalogueProvider(
+  source: CatalogueSource & { name: string },
+  certificateFetch: CertificateFetch | undefined,
+): Provider {
   const entry = catalogueEntry(source.type);
   if (entry === undefined) throw new TypeError(`unknown source type ${JSON.stringify(source.type)}`);
   const { name, secrets, toleranceSeconds, url, verifyToken } = source;
-  return entry.create({ name, secrets, toleranceSeconds, url, verifyToken });
+  return entry.create({ name, secrets, toleranceSeconds, url, verifyToken, certificateFetch });
 }

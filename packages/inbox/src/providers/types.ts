@@ -44,6 +44,12 @@ export interface Provider {
    * it instead of `verify` when present; it throws as `verify` does.
    */
   receive?(request: SignedRequest, now: Date): Reception;
+  /**
+   * Present on sources whose verification needs I/O: the signing certificate named inside the message (AWS SNS,
+   * PayPal). The receiver awaits it instead of calling `receive` or `verify`, which such a source cannot answer
+   * and refuses; the synchronous sources leave it unset, so their path has no promise in it.
+   */
+  receiveAsync?(request: SignedRequest, now: Date): Promise<Reception>;
   /** Whether `receive` answers `GET` requests (a provider's subscription handshake); unset: POST only. */
   readonly acceptsGet?: boolean;
   /** The answer once the request's events are recorded; unset: 200 with the receiver's JSON. */

@@ -107,7 +107,7 @@ export const CATALOGUE_EXCERPTS: Readonly<Record<string, Fields>> = {
   zoom: { event: true, event_ts: true, payload: { account_id: true, object: { id: true, uuid: true } } },
   meta: { object: true, entry: { id: true, time: true, changes: { field: true } } },
   discord: { type: true, id: true, application_id: true, guild_id: true },
-  sns: { Type: true, MessageId: true, TopicArn: true, Timestamp: true },
+  'aws-sns': { Type: true, MessageId: true, TopicArn: true, Timestamp: true },
   hubspot: {
     eventId: true,
     subscriptionType: true,

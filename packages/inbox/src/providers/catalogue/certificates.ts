@@ -56,7 +56,9 @@ export const PAYPAL_CERTIFICATE_HOSTS: readonly string[] = ['api.paypal.com', 'a
 
 /** A store of certificates from the given hosts only. */
 export function createCertificateStore(options: CertificateStoreOptions): CertificateStore {
-  const fetchCertificate: CertificateFetch = options.fetch ?? ((url, init) => fetch(url, init));
+  // A redirect would leave the checked host for one nobody checked: refused, as an unavailable certificate.
+  const fetchCertificate: CertificateFetch =
+    options.fetch ?? ((url, init) => fetch(url, { ...init, redirect: 'error' }));
   const timeoutMs = options.timeoutMs ?? 2_000;
   const maxBytes = options.maxBytes ?? 16 * 1024;
   const maxEntries = options.maxEntries ?? 64;

@@ -144,7 +144,7 @@ export const EVENT_FACTS: Readonly<Record<string, readonly EventFact[]>> = {
     { label: 'Application', paths: [['application_id']] },
     { label: 'Guild', paths: [['guild_id']] },
   ],
-  sns: [{ label: 'Topic', paths: [['TopicArn']] }],
+  'aws-sns': [{ label: 'Topic', paths: [['TopicArn']] }],
   vercel: [
     { label: 'Team', paths: [['payload', 'team', 'id']] },
     { label: 'Project', paths: [['payload', 'project', 'id']] },

@@ -1,5 +1,7 @@
 import type { Provider } from '../types.ts';
 import { ADYEN_FACTS, adyenProvider, signAdyen } from './adyen.ts';
+import { AWS_SNS_FACTS, awsSnsProvider, signSns } from './aws-sns.ts';
+import type { CertificateFetch } from './certificates.ts';
 import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
 import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
 import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
@@ -14,6 +16,7 @@ import { LINEAR_FACTS, linearProvider, signLinear } from './linear.ts';
 import { MAILGUN_FACTS, mailgunProvider, signMailgun } from './mailgun.ts';
 import { META_FACTS, metaProvider, signMeta } from './meta.ts';
 import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
+import { PAYPAL_FACTS, paypalProvider, signPaypal } from './paypal.ts';
 import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
 import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
 import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
@@ -35,13 +38,18 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
   url?: string;
   /** The verify token typed into the provider's dashboard, for a GET subscription handshake (Meta). */
   verifyToken?: string;
+  /** How AWS SNS and PayPal fetch their signing certificates; unset: the global fetch. */
+  certificateFetch?: CertificateFetch;
 }
 
 /** One catalogue provider, as the sources framework registers it. */
 export interface CatalogueEntry {
   /** The source type (`github`), also the default source name and URL segment. */
   type: string;
-  /** The environment variable that declares a source of this type named after it: `<TYPE>_WEBHOOK_SECRET`. */
+  /**
+   * The environment variable that declares a source of this type named after it: `<TYPE>_WEBHOOK_SECRET`, a `-` in
+   * the type as `_` (`AWS_SNS_WEBHOOK_SECRET`).
+   */
   envVar: string;
   /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
   create(options: CatalogueSourceOptions): Provider;
@@ -49,7 +57,7 @@ export interface CatalogueEntry {
 }
 
 function entry(type: string, facts: ProviderFacts, create: CatalogueEntry['create']): CatalogueEntry {
-  return { type, envVar: `${type.toUpperCase()}_WEBHOOK_SECRET`, create, facts };
+  return { type, envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`, create, facts };
 }
 
 /** The options of a provider that signs its public URL; the factory checks that the URL is one. */
@@ -89,7 +97,12 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
   entry('meta', META_FACTS, (options) =>
     metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
   ),
+  entry('aws-sns', AWS_SNS_FACTS, awsSnsProvider),
+  entry('paypal', PAYPAL_FACTS, paypalProvider),
 ];
+
+/** The catalogue types whose signing certificate is fetched from a URL in the message (certificates.ts). */
+export const CERTIFICATE_SOURCE_TYPES: readonly string[] = ['aws-sns', 'paypal'];
 
 /** The catalogue entry of a source type, or `undefined`. */
 export function catalogueEntry(type: string): CatalogueEntry | undefined {
@@ -101,9 +114,15 @@ export { discordPublicKey, verifyDiscordSignature } from './discord.ts';
 export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
+export { snsStringToSign } from './aws-sns.ts';
+export { paypalSignedText } from './paypal.ts';
 export {
   DISCORD_FACTS,
   adyenProvider,
+  awsSnsProvider,
+  paypalProvider,
+  signSns,
+  signPaypal,
   signAdyen,
   bitbucketProvider,
   calendlyProvider,

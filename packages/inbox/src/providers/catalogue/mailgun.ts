@@ -23,8 +23,8 @@ export const MAILGUN_FACTS: ProviderFacts = {
   eventType: "the body's event-data.event (delivered, failed, opened, clicked, complained, unsubscribed)",
   toleranceSeconds: 300,
   retries:
-    'for 8 hours: after 10 minutes, 10 minutes, 15 minutes, 30 minutes, 1 hour, 2 hours and 4 hours; a 406 ' +
-    'stops the retries, any other non-2xx continues them',
+    'for 8 hours, at 5 minutes, 10 minutes, 15 minutes, 1 hour, 2 hours and 4 hours; a 406 stops the retries, ' +
+    'any other non-2xx continues them',
   quirks:
     'the signature is inside the body and covers only timestamp + token, not the event data; the body is parsed before the check',
   requiredOptions: [],

@@ -9,7 +9,8 @@ export const SENTRY_FACTS: ProviderFacts = {
   eventKey: 'Request-ID (one per request); refused as invalid_payload when absent',
   eventType: 'Sentry-Hook-Resource plus "." and the body\'s action (issue.created, event_alert.triggered)',
   toleranceSeconds: undefined,
-  retries: 'no retries are documented: a request that fails or takes over 1 second is not redelivered',
+  retries:
+    'none: an answer slower than 1 second is a timeout, and 1,000 timeouts within 24 hours unsubscribe the webhook (not for published partner integrations)',
   quirks:
     'Sentry-Hook-Timestamp is not signed, so no tolerance; the installation webhook uses the same scheme',
   requiredOptions: [],

@@ -19,7 +19,8 @@ export const SQUARE_FACTS: ProviderFacts = {
   eventKey: "the body's event_id; refused as invalid_payload when absent",
   eventType: "the body's type (payment.updated)",
   toleranceSeconds: undefined,
-  retries: 'retried with backoff for up to 72 hours (older documentation: 24 hours), then discarded',
+  retries:
+    'for up to 72 hours after the event: after 1, 2, 4, 8, 16 and 32 minutes, then hourly (retries 7 to 78), then discarded',
   quirks:
     'the notification URL is signed: set url exactly as in the subscription (behind a proxy the receiver cannot know it)',
   requiredOptions: ['url'],

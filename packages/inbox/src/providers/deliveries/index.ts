@@ -34,4 +34,5 @@ export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map(
 );
 
 export type { CatalogueDelivery, DeliveryInput } from './shared.ts';
-export { sampleCredentials, type SampleCredentials } from './credentials.ts';
+export { sampleCredentials, selfSignedCertificate, type SampleCredentials } from './credentials.ts';
+export { SAMPLE_CERTIFICATE_URLS } from './payments.ts';

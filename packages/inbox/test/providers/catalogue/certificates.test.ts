@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,26 +9,11 @@ import {
   SNS_CERTIFICATE_HOSTS,
   type CertificateFetch,
 } from '../../../src/providers/catalogue/certificates.ts';
+import { selfSignedCertificate } from '../../../src/providers/deliveries/index.ts';
 
 // The certificate store against a real loopback HTTP server holding a self-signed certificate made by openssl for
 // this test: the injectable fetch maps the documented https URL onto the server, which counts the requests it gets.
-const PEM = execFileSync('openssl', [
-  'req',
-  '-x509',
-  '-newkey',
-  'ec',
-  '-pkeyopt',
-  'ec_paramgen_curve:prime256v1',
-  '-nodes',
-  '-subj',
-  '/CN=sns.amazonaws.com',
-  '-days',
-  '2',
-  '-keyout',
-  '/dev/null',
-  '-out',
-  '-',
-]).toString();
+const PEM = selfSignedCertificate('sns.amazonaws.com').certificate;
 const NOW = new Date();
 let server: Server;
 let origin = '';

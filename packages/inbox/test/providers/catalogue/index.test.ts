@@ -9,7 +9,7 @@ describe('the catalogue table', () => {
     expect(new Set(types).size).toBe(types.length);
     for (const entry of CATALOGUE) {
       expect(entry.type).toMatch(/^[a-z0-9-]+$/);
-      expect(entry.envVar).toBe(`${entry.type.toUpperCase()}_WEBHOOK_SECRET`);
+      expect(entry.envVar).toBe(`${entry.type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`);
       expect(entry.facts.docs).toMatch(/^https:\/\//);
       for (const fact of [
         entry.facts.scheme,

@@ -1,0 +1,157 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
+import {
+  catalogueDelivery,
+  catalogueEntry,
+  CERTIFICATE_SOURCE_TYPES,
+  sampleCredentials,
+  type CertificateFetch,
+} from '@webhook-inbox/inbox/providers';
+import { useTestDatabase } from '@webhook-inbox/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
+import { post, receiverEnv, sql } from './helpers.ts';
+import { codeOf, request } from './sources-fixture.ts';
+
+// AWS SNS and PayPal end to end: a receiver on a real PostgreSQL, declared by AWS_SNS_WEBHOOK_SECRET and
+// PAYPAL_WEBHOOK_SECRET, reached over real HTTP. Their certificates come from a loopback HTTP server through the
+// receiver's injectable certificate fetch (the documented https URL is mapped onto it), which counts its requests.
+
+const db = useTestDatabase();
+let receiver: Receiver;
+let certificateServer: Server;
+let origin = '';
+const certificateRequests: string[] = [];
+let hostDown = false;
+/** The sample certificate of every certificate-based type (one key pair serves them all). */
+const PEM = sampleCredentials(catalogueEntry('aws-sns')!).certificate!;
+
+beforeAll(async () => {
+  certificateServer = createServer((incoming, response) => {
+    certificateRequests.push(incoming.url ?? '');
+    if (hostDown) return response.writeHead(503).end();
+    response.end(PEM);
+  });
+  await new Promise<void>((resolve) => certificateServer.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(certificateServer.address() as AddressInfo).port}`;
+  const certificateFetch: CertificateFetch = (url, init) => fetch(`${origin}${new URL(url).pathname}`, init);
+  const secretOf = (type: string) => sampleCredentials(catalogueEntry(type)!).secret;
+  const env = receiverEnv(db.url, {
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    AWS_SNS_WEBHOOK_SECRET: secretOf('aws-sns'),
+    PAYPAL_WEBHOOK_SECRET: secretOf('paypal'),
+  });
+  receiver = await startReceiver(parseConfig(env), { certificateFetch });
+});
+afterAll(async () => {
+  await receiver?.close();
+  certificateServer.closeAllConnections();
+  await new Promise((resolve) => certificateServer.close(resolve));
+});
+
+/** The events recorded under `key`, and how many pg-boss jobs point at it. */
+async function stored(name: string, key: string) {
+  const events = await sql(
+    db.url,
+    'select event_id, type from webhook_events where provider = $1 and event_id = $2',
+    [name, key],
+  );
+  const jobs = await sql(
+    db.url,
+    `select count(*)::int as n from pgboss.job where name = $1 and data->>'provider' = $2 and data->>'eventId' = $3`,
+    [EVENTS_QUEUE, name, key],
+  );
+  return { events: events.rows, jobs: (jobs.rows[0] as { n: number }).n };
+}
+
+describe.each(CERTIFICATE_SOURCE_TYPES.map((type) => [type]))('%s', (type) => {
+  const path = `/webhooks/${type}`;
+  const entry = catalogueEntry(type)!;
+  const sign = () =>
+    catalogueDelivery(type, {
+      ...sampleCredentials(entry),
+      type: entry.type === 'aws-sns' ? 'Notification' : 'PAYMENT.CAPTURE.COMPLETED',
+    })!;
+  /** A delivery whose certificate URL is `url` instead of the documented one (same signature: the URL is not signed). */
+  const withCertificateUrl = (delivery: ReturnType<typeof sign>, url: string) =>
+    type === 'aws-sns'
+      ? {
+          ...delivery,
+          body: JSON.stringify({ ...(JSON.parse(delivery.body) as object), SigningCertURL: url }),
+        }
+      : { ...delivery, headers: { ...delivery.headers, 'paypal-cert-url': url } };
+
+  it('records a signed delivery once (a row, a job), answers its redelivery duplicate, fetching the certificate once', async () => {
+    const before = certificateRequests.length;
+    const delivery = sign();
+    const first = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
+    expect({ status: first.status, body: JSON.parse(first.body) as unknown }).toEqual({
+      status: 200,
+      body: { status: 'accepted', id: delivery.key },
+    });
+    const again = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
+    expect({ status: again.status, body: JSON.parse(again.body) as unknown }).toEqual({
+      status: 200,
+      body: { status: 'duplicate', id: delivery.key },
+    });
+    expect(await stored(type, delivery.key!)).toEqual({
+      events: [{ event_id: delivery.key, type: delivery.type }],
+      jobs: 1,
+    });
+    const next = sign();
+    expect((await request(receiver.url, path, { body: next.body, headers: next.headers })).status).toBe(200);
+    // At most one request for the certificate across three deliveries (none if an earlier test fetched it).
+    expect(certificateRequests.length - before).toBeLessThanOrEqual(1);
+  });
+
+  it('refuses a tampered body with invalid_signature (400), recording nothing', async () => {
+    const delivery = sign();
+    // Inside what is signed: SNS's Subject (its certificate URL, last in the body, is not signed), PayPal's body.
+    const tampered = delivery.body.replace(
+      type === 'aws-sns' ? 'Order placed' : 'Payment completed',
+      'Changed',
+    );
+    expect(tampered).not.toBe(delivery.body);
+    const answer = await request(receiver.url, path, { body: tampered, headers: delivery.headers });
+    expect({ status: answer.status, code: codeOf(answer) }).toEqual({
+      status: 400,
+      code: 'invalid_signature',
+    });
+    expect((await stored(type, delivery.key!)).events).toEqual([]);
+  });
+
+  it('refuses a certificate URL off the documented hosts with 400 certificate_url_refused, making no request', async () => {
+    const before = certificateRequests.length;
+    const delivery = withCertificateUrl(sign(), `${origin}/attacker.pem`);
+    const answer = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
+    expect({ status: answer.status, code: codeOf(answer) }).toEqual({
+      status: 400,
+      code: 'certificate_url_refused',
+    });
+    expect(certificateRequests.length).toBe(before);
+    expect((await stored(type, delivery.key!)).events).toEqual([]);
+  });
+
+  it('answers 503 certificate_unavailable with Retry-After while the certificate host is down, then records the retry', async () => {
+    // A certificate URL not fetched before, so the cache does not answer for it.
+    const url =
+      type === 'aws-sns'
+        ? 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-down.pem'
+        : 'https://api.paypal.com/v1/notifications/certs/CERT-down';
+    const delivery = withCertificateUrl(sign(), url);
+    hostDown = true;
+    const refused = await post(receiver.url, { ...delivery, provider: type, key: delivery.key!, path });
+    hostDown = false;
+    expect({
+      status: refused.status,
+      code: (JSON.parse(refused.body) as { error: { code: string } }).error.code,
+      retryAfter: refused.headers['retry-after'],
+    }).toEqual({ status: 503, code: 'certificate_unavailable', retryAfter: '5' });
+    expect((await stored(type, delivery.key!)).events).toEqual([]);
+    const retried = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
+    expect(retried.status).toBe(200);
+    expect((await stored(type, delivery.key!)).jobs).toBe(1);
+  });
+});

@@ -1,0 +1,156 @@
+import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { catalogueEntry } from '../../../src/providers/catalogue/index.ts';
+import { paypalProvider, paypalSignedText, signPaypal } from '../../../src/providers/catalogue/paypal.ts';
+import { sampleCredentials } from '../../../src/providers/deliveries/index.ts';
+import type { Reception } from '../../../src/providers/types.ts';
+import { asyncCodeOf, useCertificateServer } from './certificate-server.ts';
+import { request, tamper, without } from './support.ts';
+
+// PayPal publishes no verifier on npm (its SDKs post the headers back to PayPal's verify-webhook-signature API), so
+// the vector is the documented procedure: SHA256withRSA over "transmissionId|transmissionTime|webhookId|crc32(body)",
+// signed here by the openssl command over a string this test writes out, with a certificate served from loopback.
+const { privateKey, certificate } = sampleCredentials(catalogueEntry('paypal')!);
+const WEBHOOK_ID = '8PT597110X687430LKGECATA';
+const CERT_URL = 'https://api.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77';
+const NOW = new Date();
+const certificates = useCertificateServer(() => certificate!);
+
+let counter = 0;
+const body = () =>
+  JSON.stringify({
+    id: `WH-9UG43882HX7271132-6E0871324L79496${String(++counter).padStart(2, '0')}`,
+    event_version: '1.0',
+    create_time: NOW.toISOString(),
+    resource_type: 'capture',
+    event_type: 'PAYMENT.CAPTURE.COMPLETED',
+    summary: 'Payment completed for $ 21.0 USD',
+    resource: { id: '80F85758S3080410K', status: 'COMPLETED' },
+  });
+const signed = (payload: string, options: { time?: Date; url?: string; webhookId?: string } = {}) =>
+  signPaypal({
+    payload,
+    privateKey: privateKey!,
+    certificateUrl: options.url ?? CERT_URL,
+    webhookId: options.webhookId ?? WEBHOOK_ID,
+    time: options.time ?? NOW,
+  });
+const provider = (secrets = [WEBHOOK_ID]) =>
+  paypalProvider({ secrets, certificateFetch: certificates.fetch });
+const paypal = provider();
+const receive = (payload: string, headers: Record<string, string>, source = paypal) =>
+  source.receiveAsync!(request(payload, headers), NOW);
+const eventOf = (reception: Reception) =>
+  reception.kind === 'events' ? reception.events.map((e) => [e.eventId, e.type]) : reception;
+
+describe('paypal', () => {
+  it('signs the CRC32 of the body in decimal (the CRC-32 check value of "123456789" is 3421780262)', () => {
+    expect(paypalSignedText('id', 'time', 'hook', Buffer.from('123456789'))).toBe('id|time|hook|3421780262');
+  });
+
+  it('accepts a delivery signed by openssl over the string PayPal documents, keyed by id, typed by event_type', async () => {
+    const payload = body();
+    const { id } = JSON.parse(payload) as { id: string };
+    const transmissionId = '69cd13f0-d67a-11e5-baa3-778b53f4ae55';
+    const transmissionTime = NOW.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'paypal-')), 'key.pem');
+    writeFileSync(keyFile, privateKey!.export({ type: 'pkcs8', format: 'pem' }));
+    // node:zlib's CRC-32, the standard one (its check value is asserted above).
+    const crc = crc32(payload);
+    const signature = execFileSync('openssl', ['dgst', '-sha256', '-sign', keyFile], {
+      input: `${transmissionId}|${transmissionTime}|${WEBHOOK_ID}|${crc}`,
+    }).toString('base64');
+    const headers = {
+      'PAYPAL-TRANSMISSION-ID': transmissionId,
+      'PAYPAL-TRANSMISSION-TIME': transmissionTime,
+      'PAYPAL-TRANSMISSION-SIG': signature,
+      'PAYPAL-CERT-URL': CERT_URL,
+      'PAYPAL-AUTH-ALGO': 'SHA256withRSA',
+    };
+    expect(eventOf(await receive(payload, headers))).toEqual([[id, 'PAYMENT.CAPTURE.COMPLETED']]);
+    // signPaypal makes the same headers for the same transmission.
+    expect(
+      signPaypal({
+        payload,
+        privateKey: privateKey!,
+        certificateUrl: CERT_URL,
+        webhookId: WEBHOOK_ID,
+        time: NOW,
+        transmissionId,
+      }),
+    ).toEqual(
+      Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])),
+    );
+  });
+
+  it('accepts any configured webhook id (sandbox and live, or a move)', async () => {
+    const payload = body();
+    const both = provider(['OTHERWEBHOOKID1', WEBHOOK_ID]);
+    expect(await asyncCodeOf(receive(payload, signed(payload), both))).toBe('no error');
+  });
+
+  it('refuses a tampered body, another webhook id, another key, another algorithm, a stale or missing signature', async () => {
+    const payload = body();
+    const headers = signed(payload);
+    expect(await asyncCodeOf(receive(tamper(payload), headers))).toBe('invalid_signature');
+    expect(await asyncCodeOf(receive(payload, signed(payload, { webhookId: 'SOMEONEELSES1' })))).toBe(
+      'invalid_signature',
+    );
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const forged = signPaypal({
+      payload,
+      privateKey: other,
+      certificateUrl: CERT_URL,
+      webhookId: WEBHOOK_ID,
+      time: NOW,
+    });
+    expect(await asyncCodeOf(receive(payload, forged))).toBe('invalid_signature');
+    expect(await asyncCodeOf(receive(payload, { ...headers, 'paypal-auth-algo': 'SHA1withRSA' }))).toBe(
+      'invalid_signature',
+    );
+    expect(await asyncCodeOf(receive(payload, without(headers, 'paypal-transmission-sig')))).toBe(
+      'missing_signature',
+    );
+    const before = certificates.requests.length;
+    const stale = signed(payload, { time: new Date(NOW.getTime() - 600_000) });
+    expect(await asyncCodeOf(receive(payload, stale, provider()))).toBe('timestamp_out_of_tolerance');
+    expect(certificates.requests.length).toBe(before);
+  });
+
+  it('refuses a certificate URL off api.paypal.com and api.sandbox.paypal.com without any request', async () => {
+    const payload = body();
+    const before = certificates.requests.length;
+    for (const url of [
+      'https://api.paypal.com.evil.example/v1/notifications/certs/CERT-1',
+      'http://api.paypal.com/v1/notifications/certs/CERT-1',
+      'https://www.paypal.com/v1/notifications/certs/CERT-1',
+      'https://169.254.169.254/latest/meta-data/',
+      'file:///etc/passwd',
+    ]) {
+      expect(await asyncCodeOf(receive(payload, signed(payload, { url }), provider()))).toBe(
+        'certificate_url_refused',
+      );
+    }
+    expect(certificates.requests.length).toBe(before);
+  });
+
+  it('fetches a certificate once (a second delivery makes no request), and retries one whose host was down', async () => {
+    const fresh = provider();
+    const before = certificates.requests.length;
+    certificates.down = true;
+    const first = body();
+    expect(await asyncCodeOf(receive(first, signed(first), fresh))).toBe('certificate_unavailable');
+    certificates.down = false;
+    for (const payload of [body(), body()]) await receive(payload, signed(payload), fresh);
+    expect(certificates.requests.length).toBe(before + 2);
+  });
+
+  it('takes webhook ids as its secrets', () => {
+    expect(() => paypalProvider({ secrets: ['not a webhook id!'] })).toThrow(TypeError);
+  });
+});

@@ -1,4 +1,4 @@
-import { OPEN_REPLAY_OPERATION_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
+import { OPEN_REPLAY_OPERATION_STATUSES, PENDING_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
 import type { EventCursor } from './event-filter.ts';
 import type { Statement } from './statement.ts';
 
@@ -124,7 +124,7 @@ export function selectOutcomes(ids: readonly number[]): Statement {
   return {
     text: `
       select operation_id::int as id, count(*) filter (where status = 'processed')::int as processed,
-             count(*) filter (where status in ('received', 'processing', 'failed'))::int as failing,
+             count(*) filter (where status in ${sqlList(PENDING_STATUSES)})::int as failing,
              count(*) filter (where status = 'dead')::int as dead,
              count(*) filter (where status is null)::int as gone
         from (${REPLAYED_STATUS}) s group by operation_id`,
@@ -135,7 +135,7 @@ export function selectOutcomes(ids: readonly number[]): Statement {
 /** Outcome classes as `selectOutcome` names them, with the statuses each holds. */
 export const OUTCOME_STATUSES = {
   processed: ['processed'],
-  failing: ['received', 'processing', 'failed'],
+  failing: PENDING_STATUSES,
   dead: ['dead'],
 } as const;
 

@@ -1,8 +1,10 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import type { KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook } from 'svix';
 import { expect, it } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
+import type { KeyPairSignOptions } from '../../../src/providers/catalogue/signing.ts';
 import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
 
 /** A request with these exact body bytes and headers (looked up case-insensitively, as the receiver does). */
@@ -74,6 +76,43 @@ export function expectForgeriesRefused(c: SignedCase): void {
   ).toBe('invalid_signature');
   expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
   expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
+}
+
+/** A provider that signs the timestamp header's text followed by the raw body with a private key (Discord, SendGrid). */
+export interface KeyPairCase {
+  provider: Provider;
+  sign(options: KeyPairSignOptions): string;
+  /** The private half of the configured public key. */
+  privateKey: KeyObject;
+  /** A private key whose public half is not configured. */
+  otherPrivateKey: KeyObject;
+  body: string;
+  /** Lower-case header names. */
+  signatureHeader: string;
+  timestampHeader: string;
+  /** A value of the signature's encoding that no key made. */
+  unsigned: string;
+  now: Date;
+}
+
+/** The refusals a key-pair provider owes: tampered body, other key, moved timestamp, missing, unsigned, stale. */
+export function expectKeyPairForgeriesRefused(c: KeyPairCase): void {
+  const t = Math.floor(c.now.getTime() / 1000);
+  const headers = (signature: string, timestamp = t) => ({
+    [c.signatureHeader]: signature,
+    [c.timestampHeader]: String(timestamp),
+  });
+  const good = headers(c.sign({ payload: c.body, privateKey: c.privateKey, timestamp: t }));
+  const otherKey = headers(c.sign({ payload: c.body, privateKey: c.otherPrivateKey, timestamp: t }));
+  const moved = { ...good, [c.timestampHeader]: String(t + 1) };
+  expect(refusal(c.provider, tamper(c.body), good, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, otherKey, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, moved, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
+  expect(refusal(c.provider, c.body, headers(c.unsigned), c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, good, new Date(c.now.getTime() + 301_000))).toBe(
+    'timestamp_out_of_tolerance',
+  );
 }
 
 /** A Svix-signed provider's signer (Clerk, Resend): the three `svix-*` headers of a delivery. */

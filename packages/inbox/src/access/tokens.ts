@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { CodedError } from '../errors.ts';
 import { isGroupName } from '../queue.ts';
 import { apiTokens, auditLog } from '../sql/index.ts';
 import type { ApiTokenRow } from '../sql/api-tokens.ts';
@@ -27,13 +28,8 @@ export type TokenErrorCode =
   'invalid_request' | 'forbidden' | 'token_exists' | 'not_found' | 'token_expired' | 'token_revoked';
 
 /** A refused token operation, or an expired or revoked token, with a stable code. */
-export class TokenError extends Error {
-  readonly code: TokenErrorCode;
-  constructor(code: TokenErrorCode, message: string) {
-    super(message);
-    this.name = 'TokenError';
-    this.code = code;
-  }
+export class TokenError extends CodedError<TokenErrorCode> {
+  override name = 'TokenError';
 }
 
 /** What an admin asks for: checked by `parseTokenRequest`. */

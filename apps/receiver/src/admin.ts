@@ -1,7 +1,7 @@
 import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
-import { getEvent, listEvents, type EventDetail } from '@webhook-inbox/inbox/event-store';
+import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
 import { parseSince } from '@webhook-inbox/inbox/ops/duration';
 import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
@@ -166,22 +166,6 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
     if (!rows[0]?.visible) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
   };
 
-  // A principal limited to some groups sees only their part of an event: their effects, attempts and group rows.
-  const scopedTo = async (principal: Principal, event: EventDetail): Promise<EventDetail> => {
-    if (principal.groups === null) return event;
-    const groups = principal.groups;
-    const { rows } = await pool.query<{ effect: string }>(
-      effectRoutes.selectGroupsEffects(event.provider, event.type, groups),
-    );
-    const theirs = new Set(rows.map((row) => row.effect));
-    return {
-      ...event,
-      effects: event.effects.filter((run) => theirs.has(run.effect)),
-      attemptHistory: event.attemptHistory.filter((attempt) => theirs.has(attempt.effect)),
-      groups: event.groups.filter((row) => groups.includes(row.group)),
-    };
-  };
-
   admin.get('/events', async (c) => {
     const principal = c.get('principal');
     requirePermission(principal, 'read');
@@ -197,10 +181,10 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
     const principal = c.get('principal');
     requirePermission(principal, 'read');
     const { provider, eventId } = eventKeyFrom(c.req.url);
-    await requireVisible(principal, provider, eventId);
-    const stored = await getEvent(pool, provider, eventId);
-    if (!stored) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
-    const found = await scopedTo(principal, stored);
+    // A principal limited to some groups sees only their part of an event (their effects, attempts and group
+    // rows), and no event of a type none of them has an effect for.
+    const found = await getEvent(pool, provider, eventId, { visibleTo: principal.groups ?? undefined });
+    if (!found) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
     // A viewer reads an event's facts, not its customer's data.
     const event = can(principal.role, 'read_payload')
       ? found

@@ -1,4 +1,4 @@
-import { WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
+import { CodedError, WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/inbox/providers';
@@ -12,13 +12,8 @@ export type AdminErrorCode =
   'unauthorized' | 'forbidden' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
 
 /** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
-export class AdminError extends Error {
-  readonly code: AdminErrorCode;
-  constructor(code: AdminErrorCode, message: string) {
-    super(message);
-    this.name = 'AdminError';
-    this.code = code;
-  }
+export class AdminError extends CodedError<AdminErrorCode> {
+  override name = 'AdminError';
 }
 
 /**

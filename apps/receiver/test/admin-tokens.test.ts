@@ -188,7 +188,8 @@ describe('API tokens on the admin API', () => {
   });
 
   it("shows a billing-scoped token only its groups' part of an event whose type another group also handles", async () => {
-    // The default group handles invoices too: its ledger row is the default team's, not billing's.
+    // The default group handles invoices too, and a shipping group has the event: their ledger row, attempt and
+    // group row are theirs, not billing's.
     await sql(
       db.url,
       `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
@@ -196,22 +197,45 @@ describe('API tokens on the admin API', () => {
     );
     await sql(
       db.url,
-      `insert into effect_runs (provider, event_id, effect, status, idempotency_key, completed_at)
-       values ('stripe', $1, 'recordInvoice', 'completed', 'invoice:in_1', now())`,
+      `with run as (
+         insert into effect_runs (provider, event_id, effect, status, idempotency_key, completed_at)
+         values ('stripe', $1, 'recordInvoice', 'completed', 'invoice:in_1', now())),
+       attempt as (
+         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
+                                      outcome, worker)
+         values ('stripe', $1, 'recordInvoice', 1, now(), now(), 3, 'completed', 'test/1'))
+       insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', $1, 'shipping')`,
       [BILLING_EVENT],
     );
     try {
-      const effectsSeenBy = async (token: string) => {
+      const seenBy = async (token: string) => {
         const shown = await call(token, 'GET', `/events/stripe/${BILLING_EVENT}`);
         expect(shown.status).toBe(200);
-        return (shown.body.effects as { effect: string }[]).map((run) => run.effect);
+        const body = shown.body as {
+          effects: { effect: string }[];
+          attemptHistory: { effect: string }[];
+          groups: { group: string }[];
+        };
+        return {
+          effects: body.effects.map((run) => run.effect),
+          attempts: body.attemptHistory.map((attempt) => attempt.effect),
+          groups: body.groups.map((row) => row.group),
+        };
       };
-      expect(await effectsSeenBy(tokens['billing-operator']!)).toEqual([]);
-      expect(await effectsSeenBy(tokens['support-viewer']!)).toEqual(['recordInvoice']);
+      expect(await seenBy(tokens['billing-operator']!)).toEqual({ effects: [], attempts: [], groups: [] });
+      expect(await seenBy(tokens['support-viewer']!)).toEqual({
+        effects: ['recordInvoice'],
+        attempts: ['recordInvoice'],
+        groups: ['shipping'],
+      });
     } finally {
-      await sql(db.url, `delete from effect_runs where event_id = $1 and effect = 'recordInvoice'`, [
-        BILLING_EVENT,
-      ]);
+      await sql(
+        db.url,
+        `with attempts as (delete from effect_attempts where event_id = $1),
+              groups as (delete from webhook_event_groups where event_id = $1 and consumer_group = 'shipping')
+         delete from effect_runs where event_id = $1 and effect = 'recordInvoice'`,
+        [BILLING_EVENT],
+      );
       await sql(db.url, `delete from effect_routes where effect = 'recordInvoice'`);
     }
   });

@@ -1,7 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CATALOGUE, sampleCredentials } from '@webhook-inbox/inbox/providers';
+import { useTempFiles } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { configIssues } from './helpers.ts';
@@ -13,11 +11,8 @@ const DB = 'postgres://inbox:inbox@127.0.0.1:5432/inbox';
 
 const issuesOf = (env: Record<string, string>): string[] => configIssues(DB, env);
 
-function tempFile(name: string, text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'catalogue-env-')), name);
-  writeFileSync(path, text);
-  return path;
-}
+const files = useTempFiles('catalogue-env-');
+const tempFile = (name: string, text: string): string => files.write(name, text);
 
 describe('catalogue variables', () => {
   it('has one <TYPE>_WEBHOOK_SECRET per catalogue entry, each declaring /webhooks/<type>', () => {

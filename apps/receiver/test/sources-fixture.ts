@@ -1,8 +1,5 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from './helpers.ts';
@@ -162,11 +159,12 @@ sources:
 `;
 }
 
+// Registered on each test file that imports this module, and removed after its tests.
+const sourcesFiles = useTempFiles('webhook-sources-');
+
 /** Writes the sources file into a fresh directory and returns its path. */
 export function writeSourcesFile(text = sourcesYaml(), name = 'sources.yaml'): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'webhook-sources-')), name);
-  writeFileSync(path, text);
-  return path;
+  return sourcesFiles.write(name, text);
 }
 
 /** A receiver on the sources file, listening on a free port. */

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { createTestDatabase, insertEvents, useTestDatabase } from '@webhook-inbox/testing';
+import { createTestDatabase, insertEvents, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
 import type { Receiver } from '@webhook-inbox/receiver';
 import pg from 'pg';
@@ -15,6 +15,7 @@ vi.setConfig({ testTimeout: 180_000 });
 const STRIPE_SECRET = 'whsec_cli_test_secret';
 const SHOPIFY_SECRET = 'shopify_cli_test_secret';
 const database = useTestDatabase();
+const payloads = useTempFiles('cli-payload-');
 let receiver: Receiver;
 let pool: pg.Pool;
 
@@ -579,11 +580,8 @@ describe('inbox replay', () => {
 
 describe('inbox: parity with the console', () => {
   it('sends any Stripe event type from --payload, signed as it is', async () => {
-    const { mkdtemp, writeFile } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const file = `${await mkdtemp(`${tmpdir()}/inbox-`)}/refund.json`;
-    await writeFile(
-      file,
+    const file = payloads.write(
+      'refund.json',
       JSON.stringify({
         id: 'evt_refund_cli',
         object: 'event',

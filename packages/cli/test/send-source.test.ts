@@ -1,10 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,6 +12,7 @@ vi.setConfig({ testTimeout: 180_000 });
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const database = useTestDatabase();
+const files = useTempFiles('cli-sources-');
 const SOURCES = `
 sources:
   github:
@@ -61,8 +59,7 @@ let pool: pg.Pool;
 let file: string;
 
 beforeAll(async () => {
-  file = join(mkdtempSync(join(tmpdir(), 'cli-sources-')), 'sources.yaml');
-  writeFileSync(file, SOURCES);
+  file = files.write('sources.yaml', SOURCES);
   receiver = await startReceiver(
     parseConfig({
       DATABASE_URL: database.url,
@@ -112,8 +109,7 @@ describe('inbox send <source> <type>', () => {
   });
 
   it("a catalogue source with --payload: that file, signed with the entry's sign function, is the body", async () => {
-    const payload = join(mkdtempSync(join(tmpdir(), 'cli-payload-')), 'pr.json');
-    writeFileSync(payload, '{"action":"closed","number":7,"pull_request":{"id":1}}');
+    const payload = files.write('pr.json', '{"action":"closed","number":7,"pull_request":{"id":1}}');
     const run = await inbox(['send', 'gh-app', 'pull_request', '--payload', payload, '--json']);
     expect(run.stderr).toBe('');
     expect((JSON.parse(run.stdout) as { deliveries: Array<{ status: number }> }).deliveries).toMatchObject([

@@ -1,3 +1,5 @@
+import { CodedError } from '@webhook-inbox/inbox/errors';
+
 /**
  * Every refusal the console answers, with its stable code. The app maps them to statuses in one place
  * (`app.ts`, `onError`); pages and statement modules only throw.
@@ -35,14 +37,12 @@ export const CONSOLE_ERRORS = {
 
 export type ConsoleErrorCode = keyof typeof CONSOLE_ERRORS;
 
-export class ConsoleError extends Error {
-  readonly code: ConsoleErrorCode;
+export class ConsoleError extends CodedError<ConsoleErrorCode> {
+  override name = 'ConsoleError';
   /** The form field the refusal is about (a filter's `from`), for a page that shows it next to the field. */
   readonly field: string | undefined;
   constructor(code: ConsoleErrorCode, message: string, options?: { cause?: unknown; field?: string }) {
-    super(message, options);
-    this.name = 'ConsoleError';
-    this.code = code;
+    super(code, message, options);
     this.field = options?.field;
   }
   get status(): (typeof CONSOLE_ERRORS)[ConsoleErrorCode] {

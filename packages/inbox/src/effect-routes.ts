@@ -3,6 +3,7 @@ import { keyOf } from './event-key.ts';
 import { DEFAULT_GROUP, validateGroup } from './queue.ts';
 import type { EffectLookup } from './replay.ts';
 import { effectRoutes } from './sql/index.ts';
+import { inTransaction } from './transaction.ts';
 import type { EffectRouteRow, RecordedRouteRow } from './sql/effect-routes.ts';
 
 /**
@@ -46,27 +47,21 @@ export async function recordEffectRoutes(
   group: string = DEFAULT_GROUP,
 ): Promise<void> {
   validateGroup(group);
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('begin');
-    await client.query(effectRoutes.lockEffectRoutes());
-    if (routes.length > 0) {
-      const conflicts = await client.query<RecordedRouteRow>(
-        effectRoutes.selectConflictingRoutes(routes, group),
-      );
-      if (conflicts.rows.length > 0) throw new EffectRouteConflictError(group, conflicts.rows);
-    }
-    await client.query(effectRoutes.deleteEffectRoutes(group));
-    if (routes.length > 0) await client.query(effectRoutes.insertEffectRoutes(routes, group));
-    await client.query('commit');
-  } catch (error) {
-    broken = !(error instanceof EffectRouteConflictError);
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  await inTransaction(
+    pool,
+    async (client) => {
+      await client.query(effectRoutes.lockEffectRoutes());
+      if (routes.length > 0) {
+        const conflicts = await client.query<RecordedRouteRow>(
+          effectRoutes.selectConflictingRoutes(routes, group),
+        );
+        if (conflicts.rows.length > 0) throw new EffectRouteConflictError(group, conflicts.rows);
+      }
+      await client.query(effectRoutes.deleteEffectRoutes(group));
+      if (routes.length > 0) await client.query(effectRoutes.insertEffectRoutes(routes, group));
+    },
+    (error) => error instanceof EffectRouteConflictError,
+  );
 }
 
 /**

@@ -14,14 +14,24 @@ export type WebhookErrorCode =
   | 'unknown_provider'
   | 'unavailable';
 
-export class WebhookError extends Error {
-  readonly code: WebhookErrorCode;
+/**
+ * An error with a stable `code` that callers branch on and the edges map to statuses. Each subclass names its
+ * codes, and itself as a field (`override name = '...'`), so a bundler that renames classes leaves the name alone.
+ */
+export class CodedError<Code extends string> extends Error {
+  readonly code: Code;
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export class WebhookError extends CodedError<WebhookErrorCode> {
+  override name = 'WebhookError';
   readonly retryable: boolean;
 
   constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'WebhookError';
-    this.code = code;
+    super(code, message, options);
     this.retryable = code === 'unavailable';
   }
 }

@@ -3,7 +3,14 @@ import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
 import type { EventCursor, EventFilter } from './sql/event-filter.ts';
 import type { AttemptRow } from './sql/effect-attempts.ts';
-import { effectAttempts, effectRuns, eventFilter, webhookEventGroups, webhookEvents } from './sql/index.ts';
+import {
+  effectAttempts,
+  effectRoutes,
+  effectRuns,
+  eventFilter,
+  webhookEventGroups,
+  webhookEvents,
+} from './sql/index.ts';
 import type { EventGroupRow } from './sql/webhook-event-groups.ts';
 
 export type { AttemptRow, EventCursor, EventFilter, EventGroupRow };
@@ -105,27 +112,55 @@ export function cursorOf(row: { cursorAt: string; provider: string; eventId: str
   return [row.cursorAt, row.provider, row.eventId];
 }
 
+export interface GetEventOptions {
+  /**
+   * The consumer groups the reader is limited to (an API token's): the event is there only when one of them has
+   * an effect for its type, and it comes with only their effects, attempts and group rows. Undefined: all of it.
+   */
+  visibleTo?: readonly string[] | undefined;
+}
+
+/**
+ * One event with its effects, attempts and consumer-group rows, as every surface shows it (the admin API, the CLI,
+ * the worker's operations); undefined when there is none, or none the reader may see (`visibleTo`).
+ */
 export async function getEvent(
   pool: pg.Pool,
   provider: string,
   eventId: string,
+  options: GetEventOptions = {},
 ): Promise<EventDetail | undefined> {
   const { rows } = await pool.query<
     Omit<EventDetail, 'effects' | 'attemptHistory' | 'groups' | 'payload'> & { payload: string | null }
   >(webhookEvents.selectEvent(provider, eventId));
   const event = rows[0];
   if (!event) return undefined;
+  const visible = options.visibleTo && (await visibleEffects(pool, event, options.visibleTo));
+  if (visible?.size === 0) return undefined;
   const effects = await pool.query<EffectRunRow>(effectRuns.selectEffectRuns(provider, eventId));
   const groups = await pool.query<EventGroupRow>(webhookEventGroups.selectEventGroups(provider, eventId));
   const attempts = await pool.query<AttemptRow>(effectAttempts.selectAttempts(provider, eventId));
+  const shown = <T extends { effect: string }>(row: T) => !visible || visible.has(row.effect);
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
     payload: event.payload === null ? null : parseJsonLossless(event.payload),
-    effects: effects.rows,
-    attemptHistory: attempts.rows,
-    groups: groups.rows,
+    effects: effects.rows.filter(shown),
+    attemptHistory: attempts.rows.filter(shown),
+    groups: groups.rows.filter((row) => !options.visibleTo || options.visibleTo.includes(row.group)),
   };
+}
+
+/** The effects the groups' workers run for the event's type: empty when it is none of theirs. */
+async function visibleEffects(
+  pool: pg.Pool,
+  event: { provider: string; type: string },
+  groups: readonly string[],
+): Promise<Set<string>> {
+  const { rows } = await pool.query<{ effect: string }>(
+    effectRoutes.selectGroupsEffects(event.provider, event.type, groups),
+  );
+  return new Set(rows.map((row) => row.effect));
 }
 
 /** A cursor as the event log's pages hand it out: opaque, URL-safe. */

@@ -56,6 +56,7 @@ export {
   type EventFilters,
   type EventPage,
   type EventSummary,
+  type GetEventOptions,
 } from './event-store.ts';
 export { configureQueues, validateQueueSettings } from './queue.ts';
 export {

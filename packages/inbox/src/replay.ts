@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Principal } from './access/roles.ts';
+import { CodedError } from './errors.ts';
 import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf, validateGroup, type EventJob } from './queue.ts';
 import {
   auditLog,
@@ -60,13 +61,8 @@ export interface ReplayResult {
   dryRun: boolean;
 }
 
-export class ReplayError extends Error {
-  readonly code: 'not_found' | 'unknown_effect';
-  constructor(code: ReplayError['code'], message: string) {
-    super(message);
-    this.name = 'ReplayError';
-    this.code = code;
-  }
+export class ReplayError extends CodedError<'not_found' | 'unknown_effect'> {
+  override name = 'ReplayError';
 }
 
 export interface ReplayDeps {

@@ -126,6 +126,17 @@ describe('consumer groups', () => {
     // The event log shows the group's row; the default status is the event's own.
     const detail = await getEvent(pool, 'test', 'late-2');
     expect(detail?.groups).toMatchObject([{ group: 'reporting', status: 'processed', attempts: 1 }]);
+    // A reader limited to some groups sees their part of it, and no event of a type none of them handles.
+    const partOf = async (groups: string[]) => {
+      const seen = await getEvent(pool, 'test', 'late-2', { visibleTo: groups });
+      return (
+        seen && { effects: seen.effects.map((run) => run.effect), groups: seen.groups.map((g) => g.group) }
+      );
+    };
+    expect(await partOf(['reporting'])).toEqual({ effects: ['analyse'], groups: ['reporting'] });
+    expect(await partOf(['default'])).toEqual({ effects: ['provision'], groups: [] });
+    expect(await partOf(['billing'])).toBeUndefined();
+    expect(await getEvent(pool, 'test', 'late-other', { visibleTo: ['reporting'] })).toBeUndefined();
   });
 
   it("retries and dead-letters per group: a failing group's event goes dead there alone, onDead names the group", async () => {

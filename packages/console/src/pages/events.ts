@@ -14,6 +14,7 @@ import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts'
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
+import { wantsJson } from '../views/error-page.ts';
 import { count, eventHref, searchParams, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 import { listAddress, refusalAlert, replaySelected, selectionBox, selectionForm } from './replay-selected.ts';
@@ -95,8 +96,7 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
     } catch (error) {
       if (!(error instanceof ConsoleError) || error.code !== 'invalid_input') throw error;
       // A browser gets the form with the field's error; htmx and scripts the JSON refusal, as from every page.
-      if (c.req.header('hx-request') === 'true' || !c.req.header('accept')?.includes('text/html'))
-        throw error;
+      if (wantsJson(c)) throw error;
       return render(filterForm(services.base, '/events', form, names, error), 400);
     }
     const at = Math.max(0, Number.parseInt(c.req.query('at') ?? '0', 10) || 0);

@@ -22,6 +22,11 @@ export function databaseUnavailable(error: unknown): ConsoleError | undefined {
   );
 }
 
+/** Whether the client takes JSON rather than a page: htmx requests, and anything that does not accept HTML. */
+export function wantsJson(c: Context): boolean {
+  return c.req.header('hx-request') === 'true' || !c.req.header('accept')?.includes('text/html');
+}
+
 export function errorPage(
   c: Context<ConsoleEnv>,
   error: ConsoleError,
@@ -31,7 +36,7 @@ export function errorPage(
   const code = status ? 'internal' : error.code;
   const httpStatus = status ?? error.status;
   if (error.code === 'database_unavailable') c.header('Retry-After', '5');
-  if (c.req.header('hx-request') === 'true' || !c.req.header('accept')?.includes('text/html')) {
+  if (wantsJson(c)) {
     return c.json({ error: { code, message: error.message } }, httpStatus);
   }
   const session = c.get('session') as ConsoleEnv['Variables']['session'] | undefined;

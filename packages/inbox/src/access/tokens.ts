@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { CodedError } from '../errors.ts';
+import { inTransaction } from '../transaction.ts';
 import { isGroupName } from '../queue.ts';
 import { apiTokens, auditLog } from '../sql/index.ts';
 import type { ApiTokenRow } from '../sql/api-tokens.ts';
@@ -27,13 +29,8 @@ export type TokenErrorCode =
   'invalid_request' | 'forbidden' | 'token_exists' | 'not_found' | 'token_expired' | 'token_revoked';
 
 /** A refused token operation, or an expired or revoked token, with a stable code. */
-export class TokenError extends Error {
-  readonly code: TokenErrorCode;
-  constructor(code: TokenErrorCode, message: string) {
-    super(message);
-    this.name = 'TokenError';
-    this.code = code;
-  }
+export class TokenError extends CodedError<TokenErrorCode> {
+  override name = 'TokenError';
 }
 
 /** What an admin asks for: checked by `parseTokenRequest`. */
@@ -88,27 +85,11 @@ export function tokenPrincipal(
   return { actor: `token:${row.name}`, role: row.role, method: 'api_token', groups: row.groups, address };
 }
 
+const isTokenError = (error: unknown): boolean => error instanceof TokenError;
+
 function requireManager(by: Principal): void {
   if (!can(by.role, 'manage_tokens')) {
     throw new TokenError('forbidden', `role ${by.role} lacks permission manage_tokens`);
-  }
-}
-
-/** Runs `work` in a transaction on one connection; rolls back on any error. */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    broken = !(error instanceof TokenError);
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    client.release(broken);
   }
 }
 
@@ -134,39 +115,47 @@ export async function createApiToken(
   }
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   const expiresAt = new Date(now.getTime() + request.expiresInDays * 86_400_000);
-  return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<ApiTokenRow>(
-      apiTokens.insertToken({ ...request, hash: hashToken(token), createdBy: by.actor, expiresAt }),
-    );
-    const row = rows[0];
-    if (!row)
-      throw new TokenError(
-        'token_exists',
-        `a token named ${request.name} exists (revoked ones keep their name)`,
+  return inTransaction(
+    pool,
+    async (client) => {
+      const { rows } = await client.query<ApiTokenRow>(
+        apiTokens.insertToken({ ...request, hash: hashToken(token), createdBy: by.actor, expiresAt }),
       );
-    await client.query(
-      auditLog.insertAudit(by, {
-        action: 'token_created',
-        target: `token ${row.name}`,
-        details: { role: row.role, groups: row.groups, expiresAt: row.expiresAt.toISOString() },
-      }),
-    );
-    return { token, row };
-  });
+      const row = rows[0];
+      if (!row)
+        throw new TokenError(
+          'token_exists',
+          `a token named ${request.name} exists (revoked ones keep their name)`,
+        );
+      await client.query(
+        auditLog.insertAudit(by, {
+          action: 'token_created',
+          target: `token ${row.name}`,
+          details: { role: row.role, groups: row.groups, expiresAt: row.expiresAt.toISOString() },
+        }),
+      );
+      return { token, row };
+    },
+    isTokenError,
+  );
 }
 
 /** Revokes the token named `name` as `by` (an admin): refused from its next request on. */
 export async function revokeApiToken(pool: pg.Pool, by: Principal, name: string): Promise<ApiTokenRow> {
   requireManager(by);
-  return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<ApiTokenRow>(apiTokens.revokeToken(name, by.actor));
-    const row = rows[0];
-    if (!row) throw new TokenError('not_found', `no unrevoked token named ${name}`);
-    await client.query(
-      auditLog.insertAudit(by, { action: 'token_revoked', target: `token ${row.name}`, details: {} }),
-    );
-    return row;
-  });
+  return inTransaction(
+    pool,
+    async (client) => {
+      const { rows } = await client.query<ApiTokenRow>(apiTokens.revokeToken(name, by.actor));
+      const row = rows[0];
+      if (!row) throw new TokenError('not_found', `no unrevoked token named ${name}`);
+      await client.query(
+        auditLog.insertAudit(by, { action: 'token_revoked', target: `token ${row.name}`, details: {} }),
+      );
+      return row;
+    },
+    isTokenError,
+  );
 }
 
 export async function listApiTokens(pool: pg.Pool, by: Principal): Promise<ApiTokenRow[]> {

@@ -5,41 +5,38 @@
  * email is not sent again; but only for connection failures, never past the job's expiry, and not through a
  * shutdown.
  */
-import { createPool } from '@webhook-inbox/db';
-import { TcpProxy, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor, type TcpProxy } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox, type InboxWorker } from '../../src/inbox.ts';
 import { configureQueues, type QueueSettings } from '../../src/queue.ts';
-import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from '../support/harness.ts';
+import {
+  effectRuns,
+  eventRow,
+  FAST_RETRIES,
+  useProxiedWorkerHarness,
+  type Producer,
+} from '../support/harness.ts';
 import { external } from '../../src/effects/types.ts';
 
 const db = useTestDatabase();
+const harness = useProxiedWorkerHarness(() => db.url);
 let pool: pg.Pool;
 let producer: Producer;
 let proxy: TcpProxy;
-const workers: InboxWorker[] = [];
 const timers: NodeJS.Timeout[] = [];
 
 /** Appears in every payload: it must never be in a log line. */
 const SECRET = 'payload-secret-do-not-log@example.test';
 
-beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 3 });
-  producer = await startProducer(pool, db.url);
-  proxy = await TcpProxy.start(db.url);
+beforeAll(() => {
+  ({ pool, producer, proxy } = harness);
 });
+// Runs before the harness's hooks: no cut is left pending when the proxy is restored and the workers stop.
 afterEach(async () => {
   for (const timer of timers.splice(0)) clearTimeout(timer);
-  await proxy.restore();
-  await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
   await configureQueues(producer.boss, FAST_RETRIES);
-});
-afterAll(async () => {
-  await proxy.close();
-  await producer.stop();
-  await pool.end();
 });
 
 interface LogLine {
@@ -76,14 +73,12 @@ async function startWorker(options: {
     }),
   });
   const queue = options.queue ?? FAST_RETRIES;
-  const worker = await inbox.start({
-    connectionString: options.direct ? db.url : proxy.url(db.url),
+  const worker = await harness.start(inbox, {
+    ...(options.direct ? { connectionString: db.url } : {}),
     queue,
-    pollingIntervalSeconds: 0.5,
     superviseIntervalSeconds: 1,
     poolSize: 4,
   });
-  workers.push(worker);
   // The jobs sent from now on get this queue's expiry.
   await configureQueues(producer.boss, queue);
   return { worker, sends, lines };

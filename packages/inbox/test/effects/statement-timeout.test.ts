@@ -4,33 +4,21 @@
  * partition) is given up 2 s later. Either way the effect fails and its event is retried, instead of a batch
  * that never ends.
  */
-import { createPool } from '@webhook-inbox/db';
-import { TcpProxy, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor, type TcpProxy } from '@webhook-inbox/testing';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createInbox, type InboxWorker } from '../../src/inbox.ts';
-import { effectRuns, eventRow, FAST_RETRIES, startProducer, type Producer } from '../support/harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createInbox } from '../../src/inbox.ts';
+import { effectRuns, eventRow, useProxiedWorkerHarness, type Producer } from '../support/harness.ts';
 import type { Tx } from '../../src/effects/types.ts';
 
 const db = useTestDatabase();
+const harness = useProxiedWorkerHarness(() => db.url);
 let pool: pg.Pool;
 let producer: Producer;
 let proxy: TcpProxy;
-const workers: InboxWorker[] = [];
-
-beforeAll(async () => {
-  pool = createPool({ connectionString: db.url, max: 3 });
-  producer = await startProducer(pool, db.url);
-  proxy = await TcpProxy.start(db.url);
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
-});
-afterAll(async () => {
-  await proxy.close();
-  await producer.stop();
-  await pool.end();
+beforeAll(() => {
+  ({ pool, producer, proxy } = harness);
 });
 
 interface Failure {
@@ -59,15 +47,7 @@ async function startWorker(type: string, firstAttempt: (tx: Tx) => Promise<unkno
       }
     },
   });
-  workers.push(
-    await inbox.start({
-      connectionString: proxy.url(db.url),
-      queue: FAST_RETRIES,
-      pollingIntervalSeconds: 0.5,
-      poolSize: 4,
-      statementTimeoutMs: 1_000,
-    }),
-  );
+  await harness.start(inbox, { poolSize: 4, statementTimeoutMs: 1_000 });
   return failures;
 }
 

@@ -3,6 +3,7 @@
  * assert on. Not a test file itself.
  */
 import { createPool } from '@webhook-inbox/db';
+import { TcpProxy } from '@webhook-inbox/testing';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -116,5 +117,46 @@ export function useWorkerHarness(url: () => string): WorkerHarness {
       workers.push(worker);
       return worker;
     },
+  };
+}
+
+export interface ProxiedWorkerHarness extends WorkerHarness {
+  /** The TCP proxy between the workers and PostgreSQL, for the test to cut; restored after each test. */
+  readonly proxy: TcpProxy;
+}
+
+/**
+ * {@link useWorkerHarness} with a TCP proxy in front of the database: `start` connects workers through it unless
+ * the options name another `connectionString`; the producer and `pool` connect directly.
+ */
+export function useProxiedWorkerHarness(url: () => string): ProxiedWorkerHarness {
+  const harness = useWorkerHarness(url);
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    proxy = await TcpProxy.start(url());
+  });
+  // Registered after the harness's hooks, so it runs before them: the workers stop with the database reachable.
+  afterEach(async () => {
+    await proxy?.restore();
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+  const ready = (): TcpProxy => {
+    if (proxy === undefined) throw new Error('the proxied harness is used before its beforeAll ran');
+    return proxy;
+  };
+  return {
+    get pool() {
+      return harness.pool;
+    },
+    get producer() {
+      return harness.producer;
+    },
+    get proxy() {
+      return ready();
+    },
+    start: (inbox, options = {}) =>
+      harness.start(inbox, { connectionString: ready().url(url()), ...options }),
   };
 }

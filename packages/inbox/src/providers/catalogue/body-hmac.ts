@@ -6,6 +6,7 @@ import {
   secretKeys,
   signBody,
   sourceName,
+  bodyString,
   type BodySignature,
   type CatalogueProviderOptions,
 } from './signing.ts';
@@ -23,6 +24,14 @@ export interface BodyHmacScheme {
     request: SignedRequest,
     body: Record<string, unknown>,
   ): { eventId: string; type: string };
+}
+
+/** An `identify` for a body keyed and typed by two of its string fields (`invalid_payload` when either is absent). */
+export function byBodyFields(idField: string, typeField: string): BodyHmacScheme['identify'] {
+  return (name, _request, body) => ({
+    eventId: bodyString(name, body, idField),
+    type: bodyString(name, body, typeField),
+  });
 }
 
 /** The provider for a body-HMAC scheme: signature first, then the body is decoded and the event identified. */

@@ -3,14 +3,12 @@ import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
-  checkHmac,
   bodyString,
+  checkHmac,
   hmac,
+  hmacSource,
   publicUrl,
-  secretKeys,
   signatureHeader,
-  sourceName,
-  tolerance,
   signedTimestampHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
@@ -73,10 +71,12 @@ export function hubspotSignedUri(url: string): string {
  * const hubspot = hubspotProvider({ secrets: [clientSecret], url: 'https://hooks.example.com/webhooks/hubspot' });
  */
 export function hubspotProvider(options: HubspotProviderOptions): BatchProvider {
-  const name = sourceName('hubspot', options.name);
-  const keys = secretKeys(name, options.secrets);
+  const { name, keys, toleranceSeconds } = hmacSource(
+    'hubspot',
+    options,
+    HUBSPOT_FACTS.toleranceSeconds ?? 300,
+  );
   const uri = hubspotSignedUri(publicUrl(name, options.url));
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, HUBSPOT_FACTS.toleranceSeconds ?? 300);
 
   function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
     const header = signatureHeader(name, request, 'x-hubspot-signature-v3', 'HubSpot');

@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
-import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 export const INTERCOM_FACTS: ProviderFacts = {
   scheme: "X-Hub-Signature: sha1=<hex HMAC-SHA1 of the raw body>, keyed with the app's client secret",
   eventKey:
@@ -26,10 +26,7 @@ const INTERCOM: BodyHmacScheme = {
     sender: 'Intercom',
   },
   kept: [],
-  identify: (name, _request, body) => ({
-    eventId: bodyString(name, body, 'id'),
-    type: bodyString(name, body, 'topic'),
-  }),
+  identify: byBodyFields('id', 'topic'),
 };
 
 /**

@@ -5,12 +5,10 @@ import type { ProviderFacts } from './facts.ts';
 import {
   bodyString,
   checkBodySignature,
+  hmacSource,
   keptHeaders,
   requiredHeader,
-  secretKeys,
   signBody,
-  sourceName,
-  tolerance,
   withAction,
   type BodySignature,
   type CatalogueProviderOptions,
@@ -52,9 +50,7 @@ const SIGNATURE: BodySignature = {
  * const linear = linearProvider({ secrets: [process.env.LINEAR_WEBHOOK_SECRET] });
  */
 export function linearProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('linear', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, LINEAR_FACTS.toleranceSeconds ?? 60);
+  const { name, keys, toleranceSeconds } = hmacSource('linear', options, LINEAR_FACTS.toleranceSeconds ?? 60);
 
   return {
     name,

@@ -8,10 +8,8 @@ import {
   bodyString,
   decodeSignature,
   hmac,
+  hmacSource,
   noMatch,
-  secretKeys,
-  sourceName,
-  tolerance,
   type CatalogueProviderOptions,
 } from './signing.ts';
 
@@ -49,9 +47,11 @@ export const MAILGUN_FACTS: ProviderFacts = {
  * const mailgun = mailgunProvider({ secrets: [process.env.MAILGUN_WEBHOOK_SECRET] });
  */
 export function mailgunProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('mailgun', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, MAILGUN_FACTS.toleranceSeconds ?? 300);
+  const { name, keys, toleranceSeconds } = hmacSource(
+    'mailgun',
+    options,
+    MAILGUN_FACTS.toleranceSeconds ?? 300,
+  );
 
   return {
     name,

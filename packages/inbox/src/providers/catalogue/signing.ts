@@ -50,6 +50,17 @@ export function secretKeys(name: string, secrets: readonly string[]): readonly K
   return secrets.map((secret) => hmacKey(secret));
 }
 
+/** What an HMAC source checks at construction: its name, one key per secret, its tolerance (the documented one unless asked). */
+export function hmacSource(
+  type: string,
+  options: CatalogueProviderOptions,
+  documentedTolerance: number,
+): { name: string; keys: readonly KeyObject[]; toleranceSeconds: number } {
+  const name = sourceName(type, options.name);
+  const keys = secretKeys(name, options.secrets);
+  return { name, keys, toleranceSeconds: tolerance(name, options.toleranceSeconds, documentedTolerance) };
+}
+
 /** The tolerance asked for, else the provider's documented one; never 0 or NaN. */
 export function tolerance(name: string, asked: number | undefined, providerDefault: number): number {
   const seconds = asked ?? providerDefault;

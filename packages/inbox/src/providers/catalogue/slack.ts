@@ -5,15 +5,7 @@ import { decodeForm } from '../template-body.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import { handshakingProvider } from './handshaking.ts';
-import {
-  bodyObject,
-  bodyString,
-  keptHeaders,
-  secretKeys,
-  sourceName,
-  tolerance,
-  type CatalogueProviderOptions,
-} from './signing.ts';
+import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from './signing.ts';
 import { checkV0Signature, signV0 } from './v0-hmac.ts';
 
 export const SLACK_FACTS: ProviderFacts = {
@@ -54,9 +46,7 @@ const HEADERS = { signature: 'x-slack-signature', timestamp: 'x-slack-request-ti
  * interaction (typed by its `type`), one with `command=` a slash command; both are keyed by `trigger_id`.
  */
 export function slackProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('slack', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, SLACK_FACTS.toleranceSeconds ?? 300);
+  const { name, keys, toleranceSeconds } = hmacSource('slack', options, SLACK_FACTS.toleranceSeconds ?? 300);
 
   const authenticate = (request: SignedRequest, now: Date) =>
     checkV0Signature(name, request, now, keys, toleranceSeconds, HEADERS);

@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
-import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 export const TYPEFORM_FACTS: ProviderFacts = {
   scheme: "Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
   eventKey: "the body's event_id, the same across retries; refused as invalid_payload when absent",
@@ -23,10 +23,7 @@ const TYPEFORM: BodyHmacScheme = {
     sender: 'Typeform',
   },
   kept: [],
-  identify: (name, _request, body) => ({
-    eventId: bodyString(name, body, 'event_id'),
-    type: bodyString(name, body, 'event_type'),
-  }),
+  identify: byBodyFields('event_id', 'event_type'),
 };
 
 /**

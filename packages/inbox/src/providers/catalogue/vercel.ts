@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
-import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 export const VERCEL_FACTS: ProviderFacts = {
   scheme:
     "x-vercel-signature: <hex HMAC-SHA1 of the raw body>, keyed with the webhook secret (an integration's " +
@@ -19,10 +19,7 @@ const VERCEL: BodyHmacScheme = {
   type: 'vercel',
   signature: { header: 'x-vercel-signature', prefix: '', digest: 'sha1', encoding: 'hex', sender: 'Vercel' },
   kept: [],
-  identify: (name, _request, body) => ({
-    eventId: bodyString(name, body, 'id'),
-    type: bodyString(name, body, 'type'),
-  }),
+  identify: byBodyFields('id', 'type'),
 };
 
 /**

@@ -5,12 +5,10 @@ import type { ProviderFacts } from './facts.ts';
 import {
   checkHmac,
   hmac,
+  hmacSource,
   keptHeaders,
   requiredHeader,
-  secretKeys,
   signatureHeader,
-  sourceName,
-  tolerance,
   type CatalogueProviderOptions,
 } from './signing.ts';
 
@@ -50,9 +48,11 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
  * const zendesk = zendeskProvider({ secrets: [process.env.ZENDESK_WEBHOOK_SECRET] });
  */
 export function zendeskProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('zendesk', options.name);
-  const keys = secretKeys(name, options.secrets);
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, ZENDESK_FACTS.toleranceSeconds ?? 300);
+  const { name, keys, toleranceSeconds } = hmacSource(
+    'zendesk',
+    options,
+    ZENDESK_FACTS.toleranceSeconds ?? 300,
+  );
 
   return {
     name,

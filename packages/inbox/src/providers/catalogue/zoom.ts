@@ -4,15 +4,7 @@ import { decodeJsonBody, unixSeconds } from '../shared.ts';
 import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import { handshakingProvider } from './handshaking.ts';
-import {
-  bodyObject,
-  bodyString,
-  keptHeaders,
-  secretKeys,
-  sourceName,
-  tolerance,
-  type CatalogueProviderOptions,
-} from './signing.ts';
+import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from './signing.ts';
 import { checkV0Signature, signV0 } from './v0-hmac.ts';
 
 export const ZOOM_FACTS: ProviderFacts = {
@@ -45,10 +37,8 @@ const MAX_TOKEN = 1024;
  * id: the key joins the event, its `event_ts` and the object's uuid or id, which a retry repeats.
  */
 export function zoomProvider(options: CatalogueProviderOptions): Provider {
-  const name = sourceName('zoom', options.name);
-  const keys = secretKeys(name, options.secrets);
+  const { name, keys, toleranceSeconds } = hmacSource('zoom', options, ZOOM_FACTS.toleranceSeconds ?? 300);
   const current = options.secrets[0] ?? '';
-  const toleranceSeconds = tolerance(name, options.toleranceSeconds, ZOOM_FACTS.toleranceSeconds ?? 300);
 
   const receive = (request: SignedRequest, now: Date): Reception => {
     checkV0Signature(name, request, now, keys, toleranceSeconds, HEADERS);

@@ -1,8 +1,10 @@
 /** Shared by the catalogue's provider tests: requests as the receiver hands them over, and refusal codes. */
+import type { KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook } from 'svix';
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
+import type { KeyPairSignOptions } from '../../../src/providers/catalogue/signing.ts';
 import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
 
 /** A request with these exact body bytes and headers (looked up case-insensitively, as the receiver does). */
@@ -76,6 +78,43 @@ export function expectForgeriesRefused(c: SignedCase): void {
   expect(refusal(c.provider, c.body, c.headers('not-a-signature'), c.now)).toBe('invalid_signature');
 }
 
+/** A provider that signs the timestamp header's text followed by the raw body with a private key (Discord, SendGrid). */
+export interface KeyPairCase {
+  provider: Provider;
+  sign(options: KeyPairSignOptions): string;
+  /** The private half of the configured public key. */
+  privateKey: KeyObject;
+  /** A private key whose public half is not configured. */
+  otherPrivateKey: KeyObject;
+  body: string;
+  /** Lower-case header names. */
+  signatureHeader: string;
+  timestampHeader: string;
+  /** A value of the signature's encoding that no key made. */
+  unsigned: string;
+  now: Date;
+}
+
+/** The refusals a key-pair provider owes: tampered body, other key, moved timestamp, missing, unsigned, stale. */
+export function expectKeyPairForgeriesRefused(c: KeyPairCase): void {
+  const t = Math.floor(c.now.getTime() / 1000);
+  const headers = (signature: string, timestamp = t) => ({
+    [c.signatureHeader]: signature,
+    [c.timestampHeader]: String(timestamp),
+  });
+  const good = headers(c.sign({ payload: c.body, privateKey: c.privateKey, timestamp: t }));
+  const otherKey = headers(c.sign({ payload: c.body, privateKey: c.otherPrivateKey, timestamp: t }));
+  const moved = { ...good, [c.timestampHeader]: String(t + 1) };
+  expect(refusal(c.provider, tamper(c.body), good, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, otherKey, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, moved, c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, without(good, c.signatureHeader), c.now)).toBe('missing_signature');
+  expect(refusal(c.provider, c.body, headers(c.unsigned), c.now)).toBe('invalid_signature');
+  expect(refusal(c.provider, c.body, good, new Date(c.now.getTime() + 301_000))).toBe(
+    'timestamp_out_of_tolerance',
+  );
+}
+
 /** A Svix-signed provider's signer (Clerk, Resend): the three `svix-*` headers of a delivery. */
 export type SvixSigner = (options: {
   id: string;
@@ -84,53 +123,70 @@ export type SvixSigner = (options: {
   timestamp: number;
 }) => Record<'svix-id' | 'svix-timestamp' | 'svix-signature', string>;
 
-/** The refusals a Svix-signed provider owes: {@link expectForgeriesRefused}, and a timestamp 301 s stale. */
-export function expectSvixForgeriesRefused(
-  provider: Provider,
-  sign: SvixSigner,
-  delivery: { id: string; body: string; secret: string },
-): void {
-  const { id, body, secret } = delivery;
-  const now = new Date('2026-12-05T00:00:00Z');
-  const timestamp = Math.floor(now.getTime() / 1000);
-  expectForgeriesRefused({
-    provider,
-    secret,
-    body,
-    signatureHeader: 'svix-signature',
-    wrongSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
-    sign: (payload, key) => sign({ id, payload, secret: key, timestamp })['svix-signature'],
-    headers: (signature) => ({
-      'svix-id': id,
-      'svix-timestamp': String(timestamp),
-      'svix-signature': signature,
-    }),
-    now,
-  });
-  const headers = sign({ id, payload: body, secret, timestamp });
-  expect(refusal(provider, body, headers, new Date(now.getTime() + 301_000))).toBe(
-    'timestamp_out_of_tolerance',
-  );
+/** A Svix-signed provider (Clerk, Resend), one delivery, and its sender's SDK. */
+export interface SvixCase {
+  provider: Provider;
+  sign: SvixSigner;
+  delivery: { id: string; body: string; secret: string };
+  /** The event type the delivery verifies to. */
+  type: string;
+  /** The sender's SDK check, named in the test's title. */
+  sdk: string;
+  /** What the sender's SDK reads from the delivery with these headers; it throws when it refuses them. */
+  sdkVerify(
+    headers: ReturnType<SvixSigner>,
+    body: string,
+    secret: string,
+  ): { type: string } | Promise<{ type: string }>;
 }
 
-/** Checks that the provider accepts, at `now`, a delivery signed by Svix's own library, identified as `type`. */
-export function expectAcceptsSvixSigned(
-  provider: Provider,
-  delivery: { id: string; body: string; secret: string },
-  type: string,
-  now: Date,
-): void {
-  const { id, body, secret } = delivery;
-  const headers = {
-    'svix-id': id,
-    'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'svix-signature': new Webhook(secret).sign(id, now, body),
-  };
-  expect(provider.verify(request(body, headers), now)).toMatchObject({
-    provider: provider.name,
-    eventId: id,
-    type,
-    payloadText: body,
+/**
+ * Registers a Svix-signed provider's tests: it accepts what Svix's own library signs, the sender's SDK accepts what
+ * its signer signs, and it refuses {@link expectForgeriesRefused}'s forgeries and a timestamp 301 s stale.
+ */
+export function itVerifiesSvixSigned(c: SvixCase): void {
+  const { id, body, secret } = c.delivery;
+
+  it(`accepts what Svix's library signs, and ${c.sdk} accepts what ${c.sign.name} signs`, async () => {
+    // The SDKs check the timestamp against the real clock, so this message is signed now.
+    const now = new Date();
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const svixSigned = {
+      'svix-id': id,
+      'svix-timestamp': String(timestamp),
+      'svix-signature': new Webhook(secret).sign(id, now, body),
+    };
+    expect(c.provider.verify(request(body, svixSigned), now)).toMatchObject({
+      provider: c.provider.name,
+      eventId: id,
+      type: c.type,
+      payloadText: body,
+    });
+    const ours = c.sign({ id, payload: body, secret, timestamp });
+    expect((await c.sdkVerify(ours, body, secret)).type).toBe(c.type);
+  });
+
+  it('refuses a tampered body, a wrong secret, a missing signature, a stale timestamp', () => {
+    const now = new Date('2026-12-05T00:00:00Z');
+    const timestamp = Math.floor(now.getTime() / 1000);
+    expectForgeriesRefused({
+      provider: c.provider,
+      secret,
+      body,
+      signatureHeader: 'svix-signature',
+      wrongSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+      sign: (payload, key) => c.sign({ id, payload, secret: key, timestamp })['svix-signature'],
+      headers: (signature) => ({
+        'svix-id': id,
+        'svix-timestamp': String(timestamp),
+        'svix-signature': signature,
+      }),
+      now,
+    });
+    const headers = c.sign({ id, payload: body, secret, timestamp });
+    expect(refusal(c.provider, body, headers, new Date(now.getTime() + 301_000))).toBe(
+      'timestamp_out_of_tolerance',
+    );
   });
 }
 

@@ -133,7 +133,7 @@ export function selectFailureGroups(options: { key?: FailureGroupKey; limit?: nu
   };
 }
 
-/** A group's events, the latest failures first, with their status now. */
+/** A group's events, the latest failures first, with their status now (the latest picked before any is read). */
 export function selectGroupEvents(key: FailureGroupKey, limit: number): Statement {
   return {
     text: `
@@ -143,11 +143,12 @@ export function selectGroupEvents(key: FailureGroupKey, limit: number): Statemen
                          where g.provider = f.provider and g.event_id = f.event_id
                            and g.consumer_group = f.consumer_group) end as status,
              r.last_error as "lastError", f.started_at as "lastAttemptAt"
-        from (${FAILING} and r.effect = $1 and r.fingerprint = $3) f
+        from (select * from (${FAILING} and r.effect = $1 and r.fingerprint = $3) f
+               where consumer_group = $2 and state is distinct from 'processed'
+               order by started_at desc limit $4) f
         join webhook_events e on e.provider = f.provider and e.event_id = f.event_id
         join effect_runs r on r.provider = f.provider and r.event_id = f.event_id and r.effect = f.effect
-       where f.consumer_group = $2 and f.state is distinct from 'processed'
-       order by f.started_at desc limit $4`,
+       order by f.started_at desc`,
     values: [key.effect, key.group, key.fingerprint, limit],
   };
 }

@@ -103,7 +103,7 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
       notes: [
         `${fill.failed.toLocaleString('en')} failed and ${fill.dead.toLocaleString('en')} dead events (effects failing with 5 causes), ` +
           `20 bulk replays (the largest of ${fill.largestOperation.toLocaleString('en')} events); ` +
-          `filled in ${fixed(fill.seconds, 0)} s (insert ... select, then analyze)`,
+          `filled in ${fixed(fill.seconds, 0)} s (insert ... select, then vacuum analyze)`,
         'one client, one request at a time, 5 uncounted first',
         'the console in this process (as in the receiver), its pool of 8; `--events=N` for a smaller table',
       ],

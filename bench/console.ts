@@ -3,8 +3,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import pino from 'pino';
 import { createConsole } from '@webhook-inbox/console';
 import { createPool } from '../packages/db/src/index.ts';
-import { ensurePayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
 import { createSenderBoss } from '../packages/inbox/src/boss.ts';
+import { fillConsoleTables } from './lib/console-fill.ts';
 import type { BenchContext } from './lib/context.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 
@@ -19,9 +19,9 @@ interface Timing {
 }
 
 /**
- * The console's pages over HTTP on a large `webhook_events` table (`--events`, default 1,000,000, inserted with
- * one `insert ... select generate_series`: 90% processed, 5% failed, 5% dead, over 30 days, three providers),
- * each page requested one at a time by a signed-in client. Baseline: the sign-in page of the same server, which
+ * The console's pages over HTTP on a large inbox (`--events`, default 1,000,000, filled by `fillConsoleTables`:
+ * 85% processed, 5% failed, 10% dead, over 30 days, three providers, a ledger row each, the failing effects'
+ * attempts, 20 bulk replays), each page requested one at a time by a signed-in client. Baseline: the sign-in page of the same server, which
  * reads no table, so the ratio is what the database work adds to a page.
  */
 export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
@@ -32,9 +32,7 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
   let server: ServerType | undefined;
   try {
     ctx.log(`console: inserting ${events.toLocaleString('en')} events`);
-    const started = performance.now();
-    await fill(pool, events);
-    const fillSeconds = (performance.now() - started) / 1000;
+    const fill = await fillConsoleTables(pool, events);
     await boss.start();
     const operatorConsole = createConsole({
       pool,
@@ -74,6 +72,17 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
       ['search, an event id prefix', (i) => `/events?q=evt_bench_${pick(i, events)}`.slice(0, -1)],
       ['search, no match', () => '/events?q=nobody%40example.com'],
       ['event detail (a random event)', (i) => `/event?provider=stripe&id=evt_bench_${pick(i, events)}`],
+      [
+        'event detail (a dead event, its attempts)',
+        (i) => `/event?provider=stripe&id=evt_bench_${deadPick(i, events)}`,
+      ],
+      ['overview', () => '/'],
+      ['overview, its 5-second refresh (24 h)', () => '/overview/figures?window=24h'],
+      ['dead letters', () => '/dead'],
+      ['failures by cause', () => '/failures'],
+      ['a failure group (its events)', () => `/failures/group?${GROUP}`],
+      ['bulk replays (their outcomes)', () => '/operations'],
+      ['the largest bulk replay', () => '/operations/1'],
     ];
     const results: Array<[string, Timing]> = [];
     for (const [name, path] of pages) {
@@ -92,7 +101,10 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
         'p95 vs sign-in': `${fixed(t.p95 / baseline.p95, 1)}x`,
       })),
       notes: [
-        `table filled in ${fixed(fillSeconds, 0)} s (insert ... select, then analyze); one client, one request at a time, 5 uncounted first`,
+        `${fill.failed.toLocaleString('en')} failed and ${fill.dead.toLocaleString('en')} dead events (effects failing with 5 causes), ` +
+          `20 bulk replays (the largest of ${fill.largestOperation.toLocaleString('en')} events); ` +
+          `filled in ${fixed(fill.seconds, 0)} s (insert ... select, then vacuum analyze)`,
+        'one client, one request at a time, 5 uncounted first',
         'the console in this process (as in the receiver), its pool of 8; `--events=N` for a smaller table',
       ],
     };
@@ -103,37 +115,21 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
   }
 }
 
+/** One of the failure groups the fill makes: `syncCrm` refused a connection, its address normalized. */
+const GROUP = new URLSearchParams({
+  group: 'default',
+  effect: 'syncCrm',
+  fingerprint: 'connect ECONNREFUSED <n>.<n>.<n>.<n>:<n>',
+}).toString();
+
+/** A dead stripe event's number (i % 20 = 1 and a multiple of 3), spread over the table. */
+function deadPick(i: number, events: number): number {
+  return 60 * ((i * 7919) % Math.floor(events / 60)) + 21;
+}
+
 /** A stripe event's number among those inserted (stripe's are the multiples of 3), spread over the table. */
 function pick(i: number, events: number): number {
   return 3 * (1 + ((i * 7919) % Math.floor(events / 3)));
-}
-
-async function fill(pool: ReturnType<typeof createPool>, events: number): Promise<void> {
-  await ensurePayloadPartitions(pool, { from: new Date(Date.now() - 31 * 86_400_000) });
-  await pool.query(
-    `with event as (
-       insert into webhook_events (provider, event_id, type, status, attempts, last_error, received_at, processed_at,
-                                   subject)
-       select (array['stripe', 'shopify', 'acme'])[1 + i % 3],
-              'evt_bench_' || i,
-              (array['checkout.session.completed', 'invoice.paid', 'customer.subscription.updated'])[1 + (i / 3) % 3],
-              case when i % 20 = 0 then 'failed' when i % 20 = 1 then 'dead' else 'processed' end,
-              1 + i % 3,
-              case when i % 20 in (0, 1) then 'CRM unavailable (503)' end,
-              now() - interval '30 days' * (1 - i::float8 / $1),
-              case when i % 20 > 1 then now() - interval '30 days' * (1 - i::float8 / $1) end,
-              -- What recording reads from a Stripe body (providers/subject.ts): its customer and email.
-              case when i % 3 = 0 then array['cus_' || i % 1000, (i % 1000) || '@example.com'] end
-         from generate_series(1, $1::int) as i
-       returning provider, event_id, received_at)
-     insert into webhook_event_payloads (provider, event_id, received_at, payload)
-     select provider, event_id, received_at,
-            jsonb_build_object('id', event_id, 'data', jsonb_build_object('object', jsonb_build_object(
-              'customer', 'cus_' || (substr(event_id, 11)::int % 1000), 'amount', substr(event_id, 11)::int)))
-       from event`,
-    [events],
-  );
-  await pool.query('analyze webhook_events, webhook_event_payloads');
 }
 
 async function signIn(base: string): Promise<string> {

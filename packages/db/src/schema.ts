@@ -105,6 +105,15 @@ export const effectRuns = pgTable(
     completedAt: timestamp('completed_at', { withTimezone: true }),
     /** Set when an operator re-ran a completed effect on purpose (`replay --force-effect`). */
     forcedAt: timestamp('forced_at', { withTimezone: true }),
+    /**
+     * Kept by triggers while the row is `failed` (migration 0012), so the failure groups (`sql/failure-groups.ts`)
+     * read the failing rows alone, never the events: `last_error` normalized as the alerts do
+     * (`effect_error_fingerprint`), the event's type (which route, so which consumer group) and its state in the
+     * default group, `unfinished`, `dead` or `processed`, followed as the event's status changes.
+     */
+    fingerprint: text('fingerprint'),
+    eventType: text('event_type'),
+    eventState: text('event_state'),
   },
   (t) => [
     primaryKey({ columns: [t.provider, t.eventId, t.effect] }),
@@ -114,9 +123,14 @@ export const effectRuns = pgTable(
       foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
     }).onDelete('cascade'),
     check('effect_runs_status_check', sql`${t.status} in (${inList(EFFECT_STATUSES)})`),
-    // The failing rows alone, however long the ledger's history: the failure groups (`sql/failure-groups.ts`).
-    index('effect_runs_failed_idx')
-      .on(t.effect, t.provider, t.eventId)
+    // The failing rows alone, however long the ledger's history, by group and time, with every column the failure
+    // groups read (an index-only scan): `sql/failure-groups.ts`.
+    index('effect_runs_failing_idx')
+      .on(t.effect, t.fingerprint, t.startedAt, t.eventState, t.eventType, t.provider, t.eventId)
+      .where(sql`${t.status} = 'failed'`),
+    // The last hours' failures alone: the failure groups' trend.
+    index('effect_runs_failed_at_idx')
+      .on(t.startedAt)
       .where(sql`${t.status} = 'failed'`),
   ],
 );

@@ -41,7 +41,7 @@ async function seed(
 const groups = async (): Promise<failureGroups.FailureGroupRow[]> =>
   (await pool.query<failureGroups.FailureGroupRow>(failureGroups.selectFailureGroups())).rows;
 
-describe('fingerprintSql', () => {
+describe('effect_error_fingerprint', () => {
   it('normalizes as the alerts do', async () => {
     const messages = [
       'connect ECONNREFUSED 127.0.0.1:1025 (ECONNREFUSED)',
@@ -53,7 +53,7 @@ describe('fingerprintSql', () => {
       "it's quoted 'x' and \\ back-slashed",
     ];
     const { rows } = await pool.query<{ fp: string }>(
-      `select ${failureGroups.fingerprintSql('m')} as fp from unnest($1::text[]) with ordinality t(m, i) order by i`,
+      `select effect_error_fingerprint(m) as fp from unnest($1::text[]) with ordinality t(m, i) order by i`,
       [messages],
     );
     expect(rows.map((r) => r.fp)).toEqual(messages.map(normalizeErrorMessage));
@@ -103,6 +103,22 @@ describe('failure groups', () => {
       `insert into webhook_event_groups (provider, event_id, consumer_group, status) values ('stripe', 'evt_c1', 'billing', 'dead')`,
     );
     expect((await groups()).map((g) => [g.group, g.effect, g.dead])).toEqual([['billing', 'syncCrm', 1]]);
+  });
+
+  it('follows the events: a replayed dead event counts as failing, a processed one leaves its group', async () => {
+    await seed(['evt_f1', 'evt_f2'], 'syncCrm', () => 'crm down');
+    expect((await groups()).map((g) => [g.events, g.dead])).toEqual([[2, 2]]);
+    await pool.query(`update webhook_events set status = 'received' where event_id = 'evt_f1'`);
+    expect((await groups()).map((g) => [g.events, g.dead])).toEqual([[2, 1]]);
+    await pool.query(`update webhook_events set status = 'processed' where event_id = 'evt_f1'`);
+    expect((await groups()).map((g) => [g.events, g.dead])).toEqual([[1, 1]]);
+    // The same effect failing again with another error moves the event to that error's group.
+    await pool.query(
+      `update effect_runs set last_error = 'crm timeout after 30 s' where event_id = 'evt_f2'`,
+    );
+    expect((await groups()).map((g) => [g.fingerprint, g.events, g.dead])).toEqual([
+      ['crm timeout after <n> s', 1, 1],
+    ]);
   });
 
   it('acknowledges, resolves, and reopens a resolved group when it fails again', async () => {

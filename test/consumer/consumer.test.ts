@@ -360,7 +360,12 @@ describe('the published packages in a product team’s project', () => {
     const inbox = JSON.parse(
       await readFile(path.join(project, 'node_modules/@webhook-inbox/inbox/package.json'), 'utf8'),
     ) as { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
-    for (const name of ['@octokit/openapi-webhooks-types', '@slack/types', '@paddle/paddle-node-sdk']) {
+    for (const name of [
+      '@octokit/openapi-webhooks-types',
+      '@slack/types',
+      '@paddle/paddle-node-sdk',
+      'square',
+    ]) {
       expect(inbox.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
     }
     expect(withoutTypePackages.installed).toEqual([]);

@@ -50,8 +50,8 @@ export type GenericInboxEvent = InboxEventBase;
 /**
  * Payload types by provider and event type: `{ github: { 'pull_request.opened': PullRequestOpened, ... } }`.
  * Empty here, so that this module names no optional type package; each typed provider's module
- * (`@webhook-inbox/inbox/providers/github`, `.../slack`, `.../paddle`) adds its provider by declaration merging,
- * from the type package a team installs with it. A team that imports none of them gets `unknown` payloads.
+ * (`@webhook-inbox/inbox/providers/github`, `.../slack`, `.../paddle`, `.../square`) adds its provider by
+ * declaration merging, from the type package a team installs with it. A team that imports none of them gets `unknown` payloads.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
 export interface ProviderPayloads {}

@@ -6,6 +6,7 @@ import { createInbox } from '../../src/inbox.ts';
 import type { GitHubEventType, GitHubInboxEvent } from '../../src/providers/types/github.ts';
 import type { PaddleInboxEvent } from '../../src/providers/types/paddle.ts';
 import type { SlackInboxEvent } from '../../src/providers/types/slack.ts';
+import type { SquareEventType, SquareInboxEvent } from '../../src/providers/types/square.ts';
 
 // As in api.test.ts, the `expectTypeOf` calls and `@ts-expect-error` lines are the compiler's assertions
 // (`pnpm typecheck` checks this file); the `expect` calls check what ran.
@@ -69,6 +70,30 @@ describe('typed provider payloads', () => {
       },
     });
     expectTypeOf<PaddleInboxEvent<'subscription.created'>['payload']['data']['status']>().not.toBeAny();
+  });
+
+  it('types Square notifications (the snake_case wire shape) and checks the type names', () => {
+    createInbox()
+      .on('square', 'payment.updated', {
+        settle: ({ event }) => {
+          expectTypeOf(event.payload.type).toEqualTypeOf<'payment.updated'>();
+          expectTypeOf(event.payload.event_id).toBeString();
+          expectTypeOf(event.payload.data?.object?.payment?.id).toEqualTypeOf<string | null | undefined>();
+          // @ts-expect-error the SDK's camelCase shape is not what Square sends
+          expectTypeOf(event.payload.merchantId).toBeUnknown();
+        },
+      })
+      .on('square', ['invoice.payment_made', 'dispute.created'], {
+        route: ({ event }) => {
+          if (event.type === 'invoice.payment_made')
+            expectTypeOf(event.payload.data?.object?.invoice?.id).toEqualTypeOf<string | null | undefined>();
+          else expectTypeOf(event.payload.type).toEqualTypeOf<'dispute.created'>();
+        },
+      });
+    // @ts-expect-error a misspelt type
+    createInbox().on('square', 'payment.update', { typo: () => undefined });
+    expectTypeOf<'booking.custom_attribute.owned.deleted' | 'vendor.updated'>().toExtend<SquareEventType>();
+    expectTypeOf<SquareInboxEvent<'refund.created'>['payload']['data']>().not.toBeAny();
   });
 
   it('keeps other providers unknown, for any type name', () => {

@@ -285,13 +285,28 @@ sendCommand
   )
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
   .option('--payload <file.json>', 'a catalogue source: send this body (signed) instead of the sample')
+  .option(
+    '--private-key <file.pem>',
+    'discord, sendgrid, aws-sns, paypal: sign with this private key (the source holds the public half)',
+  )
+  .option(
+    '--certificate-url <url>',
+    "aws-sns, paypal: the URL of --private-key's certificate the message names",
+  )
   .option('--url <url>', 'receiver base URL')
   .option('--json', 'machine-readable output', false)
   .action(
     async (
       name: string,
       type: string,
-      o: { times: number; payload?: string; url?: string; json: boolean },
+      o: {
+        times: number;
+        payload?: string;
+        privateKey?: string;
+        certificateUrl?: string;
+        url?: string;
+        json: boolean;
+      },
     ) => {
       const ok = await (await send()).sendSource(context, name, type, o);
       if (!ok) process.exitCode = EXIT.failure;

@@ -12,6 +12,7 @@ import {
 } from '@webhook-inbox/inbox/providers';
 import { UsageError } from './errors.ts';
 import { shopifySample, stripeSample, type ShopifySample } from './samples.ts';
+import { signingFor, type SigningOptions } from './signing-key.ts';
 
 /** One signed request for a configured source: what `send` posts. */
 export interface SourceDelivery {
@@ -126,19 +127,26 @@ function templateSample(source: Template, type: string, secret: string): SourceD
 
 /**
  * A signed sample event of `type` for `source`, with its first (current) secret. A catalogue source (`type:
- * github`) sends `payload` instead of its sample when one is given.
+ * github`) sends `payload` instead of its sample when one is given; one verified with a public key (Discord,
+ * SendGrid, AWS SNS, PayPal) is signed with the private key of `signing` instead of a secret.
  */
-export function sourceSample(source: SourceDefinition, type: string, payload?: string): SourceDelivery {
+export function sourceSample(
+  source: SourceDefinition,
+  type: string,
+  payload?: string,
+  signing: SigningOptions = {},
+): SourceDelivery {
   const secret = source.secrets[0] ?? '';
   if (!isBuiltinSource(source)) {
-    let delivery: ReturnType<typeof catalogueDelivery>;
-    try {
-      delivery = catalogueDelivery(source.type, { secret, type, url: source.url, payload });
-    } catch (error) {
-      // A provider that signs with a private key (SendGrid): the source holds only the public key.
-      if (error instanceof TypeError) throw new UsageError(`source "${source.name}": ${error.message}`);
-      throw error;
-    }
+    const { privateKey, certificateUrl } = signingFor(source.name, source.type, signing);
+    const delivery = catalogueDelivery(source.type, {
+      secret,
+      type,
+      url: source.url,
+      payload,
+      privateKey,
+      certificateUrl,
+    });
     if (delivery === undefined) {
       throw new UsageError(
         `source "${source.name}" (${source.type}) has no sample: pass --payload <file.json>`,
@@ -154,6 +162,7 @@ export function sourceSample(source: SourceDefinition, type: string, payload?: s
   if (payload !== undefined) {
     throw new UsageError(`--payload is for catalogue sources; "${source.name}" is of type ${source.type}`);
   }
+  signingFor(source.name, source.type, signing);
   switch (source.type) {
     case 'stripe':
       return signedStripeSample(stripeSample(type, {}), secret);

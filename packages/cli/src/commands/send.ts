@@ -16,6 +16,10 @@ export interface SendOptions {
   payload?: string;
   json: boolean;
   url?: string;
+  /** A PEM private key, for a source verified with the public half (`--private-key`). */
+  privateKey?: string;
+  /** The certificate URL an AWS SNS or PayPal message names (`--certificate-url`). */
+  certificateUrl?: string;
 }
 
 interface Delivery {
@@ -131,7 +135,7 @@ export function sendSource(
     );
   }
   const payload = options.payload === undefined ? undefined : readPayload(options.payload);
-  return deliver(context, name, options, () => sourceSample(source, type, payload));
+  return deliver(context, name, options, () => sourceSample(source, type, payload, options));
 }
 
 /**

@@ -58,7 +58,8 @@ export const PAYMENT_DELIVERIES: Record<string, DeliveryBuilder> = {
         message.Token = randomBytes(32).toString('hex');
         message.SubscribeURL = `https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${input.secret}&Token=${message.Token}`;
       }
-      const certificateUrl = SAMPLE_CERTIFICATE_URLS['aws-sns'] as string;
+      const sampleUrl = SAMPLE_CERTIFICATE_URLS['aws-sns'] as string;
+      const certificateUrl = input.certificateUrl ?? sampleUrl;
       return {
         body: signSns({ message, privateKey, certificateUrl }),
         key: id,
@@ -92,7 +93,7 @@ export const PAYMENT_DELIVERIES: Record<string, DeliveryBuilder> = {
           signPaypal({
             payload,
             privateKey,
-            certificateUrl: SAMPLE_CERTIFICATE_URLS.paypal as string,
+            certificateUrl: input.certificateUrl ?? (SAMPLE_CERTIFICATE_URLS.paypal as string),
             webhookId: input.secret,
             time: input.now,
           }),

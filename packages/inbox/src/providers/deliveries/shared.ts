@@ -16,6 +16,11 @@ export interface DeliveryInput {
    * so the secret alone cannot sign.
    */
   privateKey?: KeyObject | undefined;
+  /**
+   * Where the message says the certificate of `privateKey` is (AWS SNS, PayPal); default a sample URL on the
+   * provider's documented host, which tests and the bench serve.
+   */
+  certificateUrl?: string | undefined;
   /** When it is signed; default now. */
   now?: Date;
   /** A body to send instead of the sample (`inbox send --payload`); the key is then the provider's to read. */
@@ -35,7 +40,7 @@ export interface DeliveryBuilder {
   /** A sample event type, the one `inbox send` and the tests use by default. */
   type: string;
   build(
-    input: Required<Omit<DeliveryInput, 'payload' | 'url' | 'privateKey'>> & DeliveryInput,
+    input: Required<Omit<DeliveryInput, 'payload' | 'url' | 'privateKey' | 'certificateUrl'>> & DeliveryInput,
   ): CatalogueDelivery;
 }
 

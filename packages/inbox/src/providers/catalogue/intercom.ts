@@ -9,8 +9,9 @@ export const INTERCOM_FACTS: ProviderFacts = {
   eventType: "the body's topic (conversation.user.created)",
   toleranceSeconds: undefined,
   retries:
-    'a failed notification is retried; a 429 throttles further notifications from 1 minute up to 2 hours, ' +
-    'then drops them; a private app failing for 7 days is suspended',
+    'the retry schedule of a failed notification is not documented; more than 1000 consecutive errors in 15 ' +
+    'minutes pause notifications for 15 minutes; a 429 throttles further notifications from 1 minute up to 2 ' +
+    'hours, then drops them; a private app failing for 7 days is suspended',
   quirks: 'HMAC-SHA1; the notification id stays the same across its delivery attempts',
   requiredOptions: [],
   docs: 'https://developers.intercom.com/docs/webhooks/webhook-notifications',

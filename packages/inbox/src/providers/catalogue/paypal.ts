@@ -28,7 +28,8 @@ export const PAYPAL_FACTS: ProviderFacts = {
     "webhook ids of the app's webhooks (Developer Dashboard > Apps > Webhooks)",
   eventKey: "the body's id (WH-...), the same in every retry; refused as invalid_payload when absent",
   eventType: "the body's event_type (PAYMENT.CAPTURE.COMPLETED, BILLING.SUBSCRIPTION.ACTIVATED, ...)",
-  // PayPal documents no tolerance; each retry is a transmission of its own (new id, time and signature).
+  // PayPal documents no tolerance, nor whether a retry is signed afresh; 300 s keeps short the window in which a
+  // captured transmission's body can be swapped for another of the same CRC32 (docs/providers.md, paypal).
   toleranceSeconds: 300,
   retries: 'up to 25 times over 3 days while the endpoint does not answer 2xx',
   quirks:

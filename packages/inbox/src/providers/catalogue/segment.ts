@@ -9,7 +9,8 @@ export const SEGMENT_FACTS: ProviderFacts = {
   eventType:
     'the body\'s type, plus "." and the event name for track calls (track.Order Completed, identify)',
   toleranceSeconds: undefined,
-  retries: 'failed deliveries to a cloud-mode destination are retried with backoff for up to about 4 hours',
+  retries:
+    'failed calls to a cloud-mode destination are retried for four hours with randomized exponential backoff',
   quirks: 'HMAC-SHA1; track calls typed with their event name',
   requiredOptions: [],
   docs: 'https://segment.com/docs/connections/destinations/catalog/webhooks/',

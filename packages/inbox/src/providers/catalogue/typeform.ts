@@ -7,7 +7,8 @@ export const TYPEFORM_FACTS: ProviderFacts = {
   eventKey: "the body's event_id, the same across retries; refused as invalid_payload when absent",
   eventType: "the body's event_type (form_response, form_response_partial)",
   toleranceSeconds: undefined,
-  retries: 'retried with backoff on 429, 408 and 5xx and on timeouts; a 410 Gone or 404 disables the webhook',
+  retries:
+    'on 429, 408, 503 or 423 every 2-3 minutes for 10 hours; other failures (and a 30 s timeout) with backoff; a 410 Gone or 404 disables the webhook at once',
   quirks: 'base64 where most senders use hex, behind sha256=',
   requiredOptions: [],
   docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',

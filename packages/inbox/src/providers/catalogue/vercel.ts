@@ -9,7 +9,7 @@ export const VERCEL_FACTS: ProviderFacts = {
   eventKey: "the body's id (the event id); refused as invalid_payload when absent",
   eventType: "the body's type (deployment.created, deployment.succeeded)",
   toleranceSeconds: undefined,
-  retries: 'retried with backoff when the endpoint fails; see the docs for the current window',
+  retries: 'not documented: the Vercel webhook pages give no retry schedule or window',
   quirks: "HMAC-SHA1; an integration's webhooks are keyed with the integration's client secret",
   requiredOptions: [],
   docs: 'https://vercel.com/docs/webhooks/webhooks-api',

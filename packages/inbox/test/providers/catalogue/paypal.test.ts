@@ -122,6 +122,21 @@ describe('paypal', () => {
     expect(certificates.requests.length).toBe(before);
   });
 
+  it('accepts a transmission as old as the 3-day retry window once toleranceSeconds is raised to it', async () => {
+    // PayPal does not document whether a retry keeps the first PAYPAL-TRANSMISSION-TIME (docs/providers.md): a
+    // receiver that must accept such late retries raises the tolerance; the 300 s default refuses them.
+    const payload = body();
+    const late = signed(payload, { time: new Date(NOW.getTime() - 2 * 86_400_000) });
+    expect(await asyncCodeOf(receive(payload, late, provider()))).toBe('timestamp_out_of_tolerance');
+    const patient = paypalProvider({
+      secrets: [WEBHOOK_ID],
+      certificateFetch: certificates.fetch,
+      toleranceSeconds: 3 * 86_400,
+    });
+    const { id } = JSON.parse(payload) as { id: string };
+    expect(eventOf(await receive(payload, late, patient))).toEqual([[id, 'PAYMENT.CAPTURE.COMPLETED']]);
+  });
+
   it('refuses a certificate URL off api.paypal.com and api.sandbox.paypal.com without any request', async () => {
     const payload = body();
     const before = certificates.requests.length;

@@ -171,9 +171,16 @@ beforeAll(async () => {
       own,
     ),
   };
-  // Paddle's too, which no code block needs: every typed provider's module is then checked (no `any`, a Paddle
-  // effect in project/typed-payloads.ts).
-  await inProject('npm', ['install', '--no-audit', '--no-fund', ...installTyped, '@paddle/paddle-node-sdk']);
+  // Paddle's and Square's too, which no code block needs: every typed provider's module is then checked (no `any`,
+  // a Paddle and a Square effect in project/typed-payloads.ts).
+  await inProject('npm', [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    ...installTyped,
+    '@paddle/paddle-node-sdk',
+    'square@^46',
+  ]);
 }, 600_000);
 
 afterAll(async () => {

@@ -1,11 +1,12 @@
-// A team's Slack, GitHub and Paddle effects under the README's strict tsconfig, with `@slack/types`,
-// `@octokit/openapi-webhooks-types` and `@paddle/paddle-node-sdk` installed as the README's typed payloads section
-// says. The `@ts-expect-error`
+// A team's Slack, GitHub, Paddle and Square effects under the README's strict tsconfig, with `@slack/types`,
+// `@octokit/openapi-webhooks-types`, `@paddle/paddle-node-sdk` and `square` installed as the README's typed payloads
+// section says. The `@ts-expect-error`
 // lines fail the type-check when what they expect (a refused type name, a field the payload lacks) compiles.
 import { createInbox, external, type DatabaseEffectFn } from '@webhook-inbox/inbox';
 import type { GitHubInboxEvent } from '@webhook-inbox/inbox/providers/github';
 import type { PaddleInboxEvent } from '@webhook-inbox/inbox/providers/paddle';
 import type { SlackInboxEvent } from '@webhook-inbox/inbox/providers/slack';
+import type { SquareInboxEvent } from '@webhook-inbox/inbox/providers/square';
 
 const acknowledge = external<SlackInboxEvent<'app_mention'>>({
   scope: (event) => `${event.payload.team_id}:${event.payload.event.ts}`,
@@ -35,13 +36,21 @@ const fulfil: DatabaseEffectFn<PaddleInboxEvent<'transaction.completed'>> = ({ e
   void customer;
 };
 
+const settle: DatabaseEffectFn<SquareInboxEvent<'payment.updated'>> = ({ event }) => {
+  const payment: string | null | undefined = event.payload.data?.object?.payment?.id;
+  void payment;
+};
+
 export const teamInbox = createInbox()
   .on('slack', 'app_mention', { acknowledge })
   .on('slack', ['reaction_added', 'reaction_removed'], { countReactions })
   .on('github', 'pull_request.closed', { closed })
-  .on('paddle', 'transaction.completed', { fulfil });
+  .on('paddle', 'transaction.completed', { fulfil })
+  .on('square', 'payment.updated', { settle });
 
 // @ts-expect-error a misspelt GitHub event type
 createInbox().on('github', 'pull_request.opend', { typo: () => undefined });
 // @ts-expect-error a misspelt Slack event type
 createInbox().on('slack', 'app_mentioned', { typo: () => undefined });
+// @ts-expect-error a misspelt Square event type
+createInbox().on('square', 'payment.update', { typo: () => undefined });

@@ -504,7 +504,7 @@ describe('db:check', () => {
     const out = path.join(dir, 'drizzle');
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
     // The schema's own imports come along.
-    for (const name of ['statuses.ts', 'schema-access.ts']) {
+    for (const name of ['statuses.ts', 'check-list.ts', 'schema-access.ts', 'schema-operations.ts']) {
       await cp(path.join(packageDir, 'src', name), path.join(dir, name));
     }
     await cp(INBOX_MIGRATIONS.folder, out, { recursive: true });

@@ -10,13 +10,12 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
+import { inList } from './check-list.ts';
 
 /**
  * The tables of access and its record: who did what (`audit_log`), the API tokens, refused authentications for
  * throttling, and console sessions ended early. Part of the inbox's schema (`schema.ts` exports them).
  */
-
-const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 
 /**
  * Every state change, from every surface, one row per action: who (`actor`: a verified subject, a token's name,

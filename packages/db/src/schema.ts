@@ -12,8 +12,8 @@ import {
   timestamp,
 } from 'drizzle-orm/pg-core';
 
+import { inList } from './check-list.ts';
 import {
-  ALERT_OUTCOMES,
   ATTEMPT_OUTCOMES,
   DEFAULT_GROUP,
   EFFECT_KINDS,
@@ -21,14 +21,11 @@ import {
   EVENT_SOURCES,
   EVENT_STATUSES,
   IDEMPOTENCY_KEY_STATUSES,
-  OPEN_REPLAY_OPERATION_STATUSES,
-  REPLAY_OPERATION_STATUSES,
 } from './statuses.ts';
 
 export * from './statuses.ts';
 export * from './schema-access.ts';
-
-const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
+export * from './schema-operations.ts';
 
 /**
  * One row per event key. The primary key is what makes a redelivery a no-op:
@@ -166,79 +163,6 @@ export const idempotencyKeys = pgTable(
 );
 
 /**
- * A bulk replay started from the console: the filter, how many events it matched when it started, how many it
- * has replayed, and where it is (a keyset cursor over `(received_at, provider, event_id)`, oldest first). Any
- * process running the console's operations runner claims an unfinished operation with a lease and continues
- * from its cursor, so a restart or a crash resumes it instead of losing it.
- */
-export const replayOperations = pgTable(
-  'replay_operations',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    /** The event filter, as the console's events page takes it. */
-    filter: jsonb('filter').notNull(),
-    /** Only events received up to this instant: the set is fixed when the operation starts. */
-    receivedUpTo: timestamp('received_up_to', { withTimezone: true }).notNull(),
-    status: text('status', { enum: REPLAY_OPERATION_STATUSES }).notNull().default('pending'),
-    total: integer('total').notNull(),
-    done: integer('done').notNull().default(0),
-    /** Replays that enqueued a job (the others had nothing left to run). */
-    enqueued: integer('enqueued').notNull().default(0),
-    failed: integer('failed').notNull().default(0),
-    /** The last event replayed: `[received_at as ISO text with microseconds, provider, event_id]`. */
-    cursor: jsonb('cursor').$type<[string, string, string]>(),
-    lastError: text('last_error'),
-    createdBy: text('created_by').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-    finishedAt: timestamp('finished_at', { withTimezone: true }),
-    cancelledBy: text('cancelled_by'),
-    /** Which runner holds the operation, until when; an expired lease is free for any runner to take. */
-    lockedBy: text('locked_by'),
-    lockedUntil: timestamp('locked_until', { withTimezone: true }),
-  },
-  (t) => [
-    check('replay_operations_status_check', sql`${t.status} in (${inList(REPLAY_OPERATION_STATUSES)})`),
-    index('replay_operations_unfinished_idx')
-      .on(t.createdAt)
-      .where(sql`${t.status} in (${inList(OPEN_REPLAY_OPERATION_STATUSES)})`),
-  ],
-);
-
-/**
- * Every alert message the receiver and the worker sent (or tried to): one row per message, so a group of
- * repeats is one row with its `occurrences`. What the console's alerts page shows; written after the delivery,
- * off the path of the events.
- */
-export const alertsSent = pgTable(
-  'alerts_sent',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
-    /** Which process sent it: `webhook-inbox receiver`, `webhook-inbox worker`. */
-    service: text('service').notNull(),
-    /** `event_dead`, `effect_failed`, `signature_failures`. */
-    kind: text('kind').notNull(),
-    /** What makes two alerts the same problem (kind, provider, type, effect, the normalized error). */
-    fingerprint: text('fingerprint').notNull(),
-    provider: text('provider').notNull(),
-    eventType: text('event_type'),
-    effect: text('effect'),
-    /** The event of the first alert, or of the last one a summary stands for. */
-    eventId: text('event_id'),
-    /** Alerts this message stands for: 1, or a summary's repeats. */
-    occurrences: integer('occurrences').notNull(),
-    outcome: text('outcome', { enum: ALERT_OUTCOMES }).notNull(),
-    /** The message's first line (masked, as sent). */
-    headline: text('headline').notNull(),
-  },
-  (t) => [
-    check('alerts_sent_outcome_check', sql`${t.outcome} in (${inList(ALERT_OUTCOMES)})`),
-    index('alerts_sent_at_idx').on(t.at),
-  ],
-);
-
-/**
  * The effects the worker registered, one row per (provider, event type, effect), in the order they run
  * (`position`). The worker replaces the rows when it starts; replays (CLI, admin API, console) and Stripe
  * reconciliation read them, so they know the effects of the code that runs without importing it.
@@ -369,41 +293,5 @@ export const effectAttempts = pgTable(
       foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
     }).onDelete('cascade'),
     check('effect_attempts_outcome_check', sql`${t.outcome} in (${inList(ATTEMPT_OUTCOMES)})`),
-  ],
-);
-
-/**
- * What operators decided about a failure group (`sql/failure-groups.ts`: failing effects grouped by consumer
- * group, effect and normalized error). The groups themselves are computed from the ledger; a row here only
- * when someone acknowledged or resolved one. A resolved group is open again once it fails after `resolved_at`.
- */
-export const failureGroups = pgTable(
-  'failure_groups',
-  {
-    consumerGroup: text('consumer_group').notNull(),
-    effect: text('effect').notNull(),
-    fingerprint: text('fingerprint').notNull(),
-    acknowledgedAt: timestamp('acknowledged_at', { withTimezone: true }),
-    acknowledgedBy: text('acknowledged_by'),
-    resolvedAt: timestamp('resolved_at', { withTimezone: true }),
-    resolvedBy: text('resolved_by'),
-  },
-  (t) => [primaryKey({ columns: [t.consumerGroup, t.effect, t.fingerprint] })],
-);
-
-/**
- * The events a bulk replay replayed, one row each, written with the chunk's progress: what its outcome counts
- * read (processed, still failing, dead since). No key to `webhook_events`: an event purged since reads as gone.
- */
-export const replayOperationEvents = pgTable(
-  'replay_operation_events',
-  {
-    operationId: bigint('operation_id', { mode: 'number' }).notNull(),
-    provider: text('provider').notNull(),
-    eventId: text('event_id').notNull(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.operationId, t.provider, t.eventId] }),
-    foreignKey({ columns: [t.operationId], foreignColumns: [replayOperations.id] }).onDelete('cascade'),
   ],
 );

@@ -8,6 +8,7 @@ import {
   effectRoutes,
   effectRuns,
   eventFilter,
+  idempotencyKeys,
   webhookEventGroups,
   webhookEvents,
 } from './sql/index.ts';
@@ -71,6 +72,19 @@ export interface EventDetail extends EventSummary {
    * own `status`); empty when only the default group has effects for its type.
    */
   groups: EventGroupRow[];
+  /**
+   * Its completed effects that another event of their scope ran (a welcome email once per account, sent for an
+   * earlier event): which event, and when. Such an effect completed here in no attempt.
+   */
+  completedBy: CompletedByRow[];
+}
+
+/** A scoped effect of this event that `provider`/`eventId` completed. */
+export interface CompletedByRow {
+  effect: string;
+  provider: string;
+  eventId: string;
+  completedAt: Date;
 }
 
 /** A filter the event log cannot use; `field` names it (the CLI reports it as `--<field>`, exit code 2). */
@@ -131,7 +145,9 @@ export async function getEvent(
   options: GetEventOptions = {},
 ): Promise<EventDetail | undefined> {
   const { rows } = await pool.query<
-    Omit<EventDetail, 'effects' | 'attemptHistory' | 'groups' | 'payload'> & { payload: string | null }
+    Omit<EventDetail, 'effects' | 'attemptHistory' | 'groups' | 'completedBy' | 'payload'> & {
+      payload: string | null;
+    }
   >(webhookEvents.selectEvent(provider, eventId));
   const event = rows[0];
   if (!event) return undefined;
@@ -141,14 +157,39 @@ export async function getEvent(
   const groups = await pool.query<EventGroupRow>(webhookEventGroups.selectEventGroups(provider, eventId));
   const attempts = await pool.query<AttemptRow>(effectAttempts.selectAttempts(provider, eventId));
   const shown = <T extends { effect: string }>(row: T) => !visible || visible.has(row.effect);
+  const shownEffects = effects.rows.filter(shown);
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
     payload: event.payload === null ? null : parseJsonLossless(event.payload),
-    effects: effects.rows.filter(shown),
+    effects: shownEffects,
     attemptHistory: attempts.rows.filter(shown),
     groups: groups.rows.filter((row) => !options.visibleTo || options.visibleTo.includes(row.group)),
+    completedBy: await completers(pool, provider, eventId, shownEffects),
   };
+}
+
+/** The other events that completed these effects' keys (a scope's key), one row per effect so completed. */
+async function completers(
+  pool: pg.Pool,
+  provider: string,
+  eventId: string,
+  effects: readonly EffectRunRow[],
+): Promise<CompletedByRow[]> {
+  const completed = effects.filter((run) => run.status === 'completed');
+  if (completed.length === 0) return [];
+  const { rows } = await pool.query<Omit<CompletedByRow, 'effect'> & { key: string }>(
+    idempotencyKeys.selectCompletedByOthers(
+      completed.map((run) => run.idempotencyKey),
+      provider,
+      eventId,
+    ),
+  );
+  const byKey = new Map(rows.map(({ key, ...row }) => [key, row]));
+  return completed.flatMap((run) => {
+    const by = byKey.get(run.idempotencyKey);
+    return by ? [{ effect: run.effect, ...by }] : [];
+  });
 }
 
 /** The effects the groups' workers run for the event's type: empty when it is none of theirs. */

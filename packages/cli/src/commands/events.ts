@@ -129,7 +129,7 @@ export async function show(
     printJson(event);
     return;
   }
-  const { effects, attemptHistory: attempts, groups, payload, headers, ...summary } = event;
+  const { effects, attemptHistory: attempts, groups, completedBy, payload, headers, ...summary } = event;
   for (const [key, value] of Object.entries(summary)) {
     process.stdout.write(
       `${key.padEnd(12)} ${value instanceof Date ? value.toISOString() : String(value ?? '')}\n`,
@@ -144,6 +144,16 @@ export async function show(
     'completedAt',
     'forcedAt',
   ]);
+  if (completedBy.length > 0) {
+    // Completed here in no attempt: another event of the effect's scope ran it.
+    process.stdout.write(`\ncompleted by another event:\n`);
+    printRows(completedBy as unknown as Record<string, unknown>[], false, [
+      'effect',
+      'provider',
+      'eventId',
+      'completedAt',
+    ]);
+  }
   if (attempts.length > 0) {
     process.stdout.write(`\nattempts:\n`);
     printRows(attempts as unknown as Record<string, unknown>[], false, [

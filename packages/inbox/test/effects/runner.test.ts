@@ -14,6 +14,7 @@ import {
 } from '../support/harness.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from '../../src/effects/keys.ts';
 import { database, external, PermanentEffectError, type DeadEvent } from '../../src/effects/types.ts';
+import { getEvent } from '../../src/event-store.ts';
 
 const db = useTestDatabase();
 const harness = useWorkerHarness(() => db.url);
@@ -259,6 +260,16 @@ describe('effects', () => {
       [scopedIdempotencyKey('welcome', 'account:acct_1')],
     );
     expect(keys.rows).toEqual([expect.objectContaining({ status: 'completed', attempts: 1 })]);
+    // The event whose welcome another event of its account sent names that event; the sender names none.
+    const [sender] = sent;
+    const other = sender === 'evt_signup_1' ? 'evt_signup_2' : 'evt_signup_1';
+    const shown = await getEvent(pool, 'test', other);
+    expect(shown?.completedBy.find((row) => row.effect === 'welcome')).toMatchObject({
+      provider: 'test',
+      eventId: sender,
+    });
+    expect((await getEvent(pool, 'test', sender ?? ''))?.completedBy).toEqual([]);
+    expect((await getEvent(pool, 'test', 'evt_signup_3'))?.completedBy).toEqual([]);
   });
 
   it('two workers on the same queue run each effect once', async () => {

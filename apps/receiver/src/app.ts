@@ -192,14 +192,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
           return Array.isArray(value) ? value.join(', ') : value;
         }
       : (field: string) => c.req.raw.headers.get(field);
-    // Only the certificate-based sources are awaited: the others verify synchronously, without a promise.
-    if (provider.receiveAsync) {
+    if (provider.receiveAsync || provider.receive) {
       const request = { rawBody, header, method: 'POST', url: pathOf(c) };
-      return answer(c, name, provider, await provider.receiveAsync(request, now()));
-    }
-    if (provider.receive) {
-      const request = { rawBody, header, method: 'POST', url: pathOf(c) };
-      return answer(c, name, provider, provider.receive(request, now()));
+      // Only the certificate-based sources are awaited: the others verify synchronously, without a promise.
+      const reception = provider.receiveAsync
+        ? await provider.receiveAsync(request, now())
+        : (provider.receive as NonNullable<Provider['receive']>)(request, now());
+      return answer(c, name, provider, reception);
     }
     const event = provider.verify({ rawBody, header }, now());
 

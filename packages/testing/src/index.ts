@@ -7,4 +7,4 @@ export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './ot
 export { insertEvents } from './events.ts';
 export { onPath, requireTool } from './tools.ts';
 export { startTestBoss, type TestBossOptions } from './boss.ts';
-export { useTempFiles, type TempFiles } from './temp-files.ts';
+export { removeTempFiles, useTempFiles, type TempFiles } from './temp-files.ts';

@@ -58,7 +58,11 @@ export function startInboxSampler(options: {
       await foldFailureCounts(pool);
       failing = false;
     } catch (error) {
-      if (!failing) logger.warn({ err: errorFields(error) }, 'could not sample the inbox for the overview');
+      if (!failing)
+        logger.warn(
+          { err: errorFields(error) },
+          'could not sample the inbox for the overview, or fold its failure counts',
+        );
       failing = true;
     }
   };

@@ -91,12 +91,13 @@ describe('failure counts', () => {
     expect(JSON.parse(truth[0]!)).toMatchObject({ n: EVENTS, event_state: 'unfinished' });
     expect(counts).toEqual(truth);
 
-    // Then, at once on every connection while another folds: a retry failing with another cause, a replay that
-    // completes the effect, an event dead after its last attempt, a dead event replayed.
+    // Then, at once on every connection while two others fold (one at a time: the other finds the lock taken): a
+    // retry failing with another cause, a replay that completes the effect, an event dead after its last attempt,
+    // a dead event replayed.
     let folding = true;
-    const folder = (async () => {
+    const folders = [0, 1].map(async () => {
       while (folding) await foldFailureCounts(pool, 1);
-    })();
+    });
     await inParallel(async (client, eventId, i) => {
       const key = { provider: 'stripe', eventId };
       switch (i % 4) {
@@ -117,7 +118,7 @@ describe('failure counts', () => {
       }
     });
     folding = false;
-    await folder;
+    await Promise.all(folders);
     [truth, counts] = await truthAndCounts();
     expect(
       truth.map((row) => JSON.parse(row) as { fingerprint: string; event_state: string; n: number }),

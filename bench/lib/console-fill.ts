@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { foldFailureCounts } from '../../packages/inbox/src/ops/failure-counts.ts';
 import { ensurePayloadPartitions } from '../../packages/inbox/src/ops/partitions.ts';
 
 /** The effect each event type runs (one each), as `effect_routes` registers it for all three providers. */
@@ -101,9 +102,9 @@ export async function fillConsoleTables(pool: pg.Pool, events: number): Promise<
   await pool.query(
     `with failed_op as (select id from replay_operations where filter->>'status' = 'failed'),
           dead_ops as (select array_agg(id order by id) as ids from replay_operations where filter->>'status' = 'dead')
-     insert into replay_operation_events (operation_id, provider, event_id)
+     insert into replay_operation_events (operation_id, provider, event_id, outcome)
      select case when i % 20 = 0 then (select id from failed_op) else (select ids from dead_ops)[1 + (i / 20) % 19] end,
-            ${PROVIDER}, 'evt_bench_' || i
+            ${PROVIDER}, 'evt_bench_' || i, effect_event_state(${STATUS})
        from generate_series(1, $1::int) as i
       where i % 20 = 0 or (i % 20 = 1 and i / 20 / 19 < 500)`,
     [events],
@@ -113,9 +114,11 @@ export async function fillConsoleTables(pool: pg.Pool, events: number): Promise<
        from (select operation_id, count(*)::int as n from replay_operation_events group by operation_id) x
       where x.operation_id = o.id`,
   );
+  // The failure counts' deltas the ledger's inserts appended, folded as the receivers' sampler does each minute.
+  await foldFailureCounts(pool, Number.POSITIVE_INFINITY);
   // Vacuumed as autovacuum leaves a table between bursts: the visibility map set, so index-only scans stay so.
   await pool.query(
-    'vacuum analyze webhook_events, webhook_event_payloads, effect_runs, effect_attempts, replay_operation_events',
+    'vacuum analyze webhook_events, webhook_event_payloads, effect_runs, effect_attempts, replay_operation_events, failure_counts',
   );
   const [counts] = (
     await pool.query<{ failed: number; dead: number; largest: number }>(

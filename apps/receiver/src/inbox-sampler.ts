@@ -1,4 +1,5 @@
 import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { foldFailureCounts } from '@webhook-inbox/inbox/ops/failure-counts';
 import { readInboxStats } from '@webhook-inbox/inbox/ops/inbox-stats';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import { effectRuns, inboxSamples } from '@webhook-inbox/inbox/sql';
@@ -18,8 +19,9 @@ export interface InboxSampler {
  * database's current minute has its row, and if not reads the metrics' own counts (`readInboxStats`: events by
  * unfinished status, the oldest unprocessed event's age, live jobs) and the failing effects by name, and inserts
  * the row. Every receiver runs one; the first row of a minute wins (`ON CONFLICT DO NOTHING`), so the reads run
- * about once a minute whatever the number of receivers. A failure is logged once per run of failures; the minute
- * is then missing from the charts, nothing else.
+ * about once a minute whatever the number of receivers. Then it folds the failure groups' count deltas
+ * (`foldFailureCounts`), so the failures page and the overview sum a minute of changes at most. A failure is
+ * logged once per run of failures; the minute is then missing from the charts, and the next minute folds.
  */
 export function startInboxSampler(options: {
   pool: pg.Pool;
@@ -53,9 +55,14 @@ export function startInboxSampler(options: {
           failingEffects: failingEffects.rows[0]?.byEffect ?? {},
         }),
       );
+      await foldFailureCounts(pool);
       failing = false;
     } catch (error) {
-      if (!failing) logger.warn({ err: errorFields(error) }, 'could not sample the inbox for the overview');
+      if (!failing)
+        logger.warn(
+          { err: errorFields(error) },
+          'could not sample the inbox for the overview, or fold its failure counts',
+        );
       failing = true;
     }
   };

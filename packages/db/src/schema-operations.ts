@@ -6,6 +6,7 @@ import {
   index,
   integer,
   jsonb,
+  unique,
   pgTable,
   primaryKey,
   text,
@@ -112,8 +113,9 @@ export const failureGroups = pgTable(
 );
 
 /**
- * The events a bulk replay replayed, one row each, written with the chunk's progress: what its outcome counts
- * read (processed, still failing, dead since). No key to `webhook_events`: an event purged since reads as gone.
+ * The events a bulk replay replayed, one row each, written as each is replayed, with where the event is now in the
+ * operation's consumer group: what its outcome counts read (processed, still failing, dead since, purged). No key
+ * to `webhook_events`: an event purged since is `gone`.
  */
 export const replayOperationEvents = pgTable(
   'replay_operation_events',
@@ -121,9 +123,53 @@ export const replayOperationEvents = pgTable(
     operationId: bigint('operation_id', { mode: 'number' }).notNull(),
     provider: text('provider').notNull(),
     eventId: text('event_id').notNull(),
+    /**
+     * `processed`, `dead`, `unfinished` (received, processing or failed: still failing or waiting) or `gone`: the
+     * event's state as `effect_event_state` names it, kept by triggers as its status changes (migration 0013).
+     */
+    outcome: text('outcome').notNull().default('unfinished'),
   },
   (t) => [
     primaryKey({ columns: [t.operationId, t.provider, t.eventId] }),
     foreignKey({ columns: [t.operationId], foreignColumns: [replayOperations.id] }).onDelete('cascade'),
+    // The outcome counts and an outcome's events, from the index alone.
+    index('replay_operation_events_outcome_idx').on(t.operationId, t.outcome, t.provider, t.eventId),
+    // An event's status change finds the operations that replayed it.
+    index('replay_operation_events_event_idx').on(t.provider, t.eventId),
+  ],
+);
+
+/** What the failure groups count by: the failing `effect_runs` rows' own columns. */
+function failureCountKey() {
+  return {
+    provider: text('provider').notNull(),
+    eventType: text('event_type'),
+    effect: text('effect').notNull(),
+    fingerprint: text('fingerprint'),
+    eventState: text('event_state'),
+  };
+}
+
+/**
+ * The failure groups' counts (`sql/failure-groups.ts`): failing `effect_runs` rows per provider, event type,
+ * effect, fingerprint and event state (the columns migration 0012's triggers keep). Every change of a failing row
+ * appends `+1`/`-1` here in its own transaction (migration 0013's triggers); a read sums these with
+ * `failure_counts`, and `foldFailureCounts` moves them there now and then. Append-only, so thousands of
+ * concurrent failures of one group never wait on one counter row.
+ */
+export const failureCountDeltas = pgTable('failure_count_deltas', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  ...failureCountKey(),
+  n: integer('n').notNull(),
+});
+
+/** `failure_count_deltas` folded: one row per key, written only by `foldFailureCounts`. */
+export const failureCounts = pgTable(
+  'failure_counts',
+  { ...failureCountKey(), n: integer('n').notNull() },
+  (t) => [
+    unique('failure_counts_key')
+      .on(t.provider, t.eventType, t.effect, t.fingerprint, t.eventState)
+      .nullsNotDistinct(),
   ],
 );

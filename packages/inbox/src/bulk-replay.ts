@@ -43,6 +43,8 @@ export interface ChunkOptions extends Omit<ReplayOptions, 'forceEffect' | 'group
   limit: number;
   /** Replays in flight at once (each its own short transaction, so they overlap their round trips). Default 1. */
   concurrency?: number;
+  /** Called after each event replayed (not one refused), within the same concurrency; the chunk waits for it. */
+  onReplayed?: (result: ReplayResult) => Promise<void>;
 }
 
 export interface ChunkOutcome {
@@ -64,7 +66,7 @@ export async function replayChunk(
   deps: ReplayDeps,
   set: BulkReplaySet,
   cursor: EventCursor | null,
-  { limit, concurrency = 1, ...options }: ChunkOptions,
+  { limit, concurrency = 1, onReplayed, ...options }: ChunkOptions,
 ): Promise<ChunkOutcome> {
   const group = set.filter.group ?? DEFAULT_GROUP;
   const { rows } = await deps.pool.query<{ provider: string; eventId: string; cursorAt: string }>(
@@ -75,12 +77,16 @@ export async function replayChunk(
   const replayNext = async (): Promise<void> => {
     for (let i = next++; i < rows.length; i = next++) {
       const row = rows[i]!;
+      let result: ReplayResult;
       try {
-        outcomes[i] = await replayEvent(deps, row.provider, row.eventId, { ...options, group });
+        result = await replayEvent(deps, row.provider, row.eventId, { ...options, group });
       } catch (error) {
         if (!(error instanceof ReplayError)) throw error;
         outcomes[i] = error;
+        continue;
       }
+      outcomes[i] = result;
+      await onReplayed?.(result);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, replayNext));

@@ -80,7 +80,14 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
       const deps: ReplayDeps = { pool, boss: options.boss, ...(effectsFor ? { effectsFor } : {}) };
       // An event purged since the count is refused, skipped and counted; anything else rejects the chunk (the
       // database is down, say) and the operation resumes from the last recorded cursor.
-      const chunk = await replayChunk(deps, set, cursor, { limit: chunkSize, concurrency });
+      // Each event replayed is recorded at once with its state (the outcome counts), before the chunk's progress.
+      const chunk = await replayChunk(deps, set, cursor, {
+        limit: chunkSize,
+        concurrency,
+        onReplayed: async (key) => {
+          await run(pool, replayOperations.recordReplayed(operation.id, key, group));
+        },
+      });
       if (chunk.read === 0) {
         await run(pool, replayOperations.completeOperation(operation.id, runner));
         logger.info({ operation: operation.id }, 'bulk replay operation completed');
@@ -97,7 +104,6 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
           failed: chunk.refused.length,
           cursor,
           lastError: lastRefused ? errorLine(lastRefused) : null,
-          replayed: chunk.results,
         }),
       );
       if (!state) {

@@ -220,9 +220,9 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   app.get('/operations/:id/events', async (c) => {
     const operation = await loadOperation(services, idParam(c));
     const requested = c.req.query('outcome') ?? 'dead';
-    if (!(requested in replayOperations.OUTCOME_STATUSES))
+    if (!(requested in replayOperations.OUTCOME_STATES))
       throw new ConsoleError('invalid_input', 'outcome must be processed, failing or dead');
-    const outcome = requested as keyof typeof replayOperations.OUTCOME_STATUSES;
+    const outcome = requested as keyof typeof replayOperations.OUTCOME_STATES;
     const events = await read<{ provider: string; eventId: string; status: string }>(
       services.pool,
       replayOperations.selectOutcomeEvents(operation.id, outcome, OUTCOME_EVENTS),

@@ -1,14 +1,15 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
+import { countsSql } from './failure-counts.ts';
 import { Params, type Statement } from './statement.ts';
 
 /**
  * Failure groups: the failing effects of unfinished events (failed, dead, or waiting for their retry), grouped by
  * consumer group, effect and normalized error (the alerts' fingerprint, `normalizeErrorMessage`, here in SQL), so
- * that 5,000 `ECONNREFUSED` and one missing email are two groups, not one effect's "last error". Computed from
- * the failed `effect_runs` rows on each read (each carries its fingerprint and its event's state: migration
- * 0012); `failure_groups` keeps only what operators decided (acknowledged, resolved).
+ * that 5,000 `ECONNREFUSED` and one missing email are two groups, not one effect's "last error". Each failed
+ * `effect_runs` row carries its fingerprint and its event's state (migration 0012); the default group's are
+ * counted as they change (`failure-counts.ts`, migration 0013), so a read costs its groups, not their rows.
+ * `failure_groups` keeps only what operators decided (acknowledged, resolved).
  */
-
 /** A group's identity, as its pages and actions name it. */
 export interface FailureGroupKey {
   group: string;
@@ -59,6 +60,24 @@ const FAILING = `
   ${ROUTED}
    where r.status = 'failed'`;
 
+// The failing effects routed to another consumer group, read from their routes: none read when every route is the
+// default group's.
+const OTHER_GROUPS = `
+  select rt.consumer_group, r.effect, r.fingerprint, r.started_at, r.provider, r.event_id,
+         (select effect_event_state(g.status) from webhook_event_groups g
+           where g.provider = r.provider and g.event_id = r.event_id and g.consumer_group = rt.consumer_group) as state
+    from effect_routes rt
+    join effect_runs r on r.provider = rt.provider and r.event_type = rt.event_type and r.effect = rt.effect
+   where rt.consumer_group <> '${DEFAULT_GROUP}' and r.status = 'failed'`;
+
+// The failing rows of one counted key (`k`), on `effect_runs_failing_idx` from its (effect, fingerprint) in time order.
+const OF_KEY = `
+  r.status = 'failed' and r.effect = k.effect and r.fingerprint = k.fingerprint and r.started_at is not null
+  and r.provider = k.provider and r.event_type is not distinct from k.event_type
+  and r.event_state is not distinct from k.event_state`;
+
+const HOUR = `floor(extract(epoch from now() - r.started_at) / 3600)::int`;
+
 const STATE = `
   case when s.resolved_at is not null and f."lastSeen" <= s.resolved_at then 'resolved'
        when s.resolved_at is null and s.acknowledged_at is not null then 'acknowledged'
@@ -68,51 +87,56 @@ const COUNTS = `count(*)::int as events, count(*) filter (where state = 'dead'):
   min(started_at) as "firstSeen", max(started_at) as "lastSeen", any_value(array[provider, event_id]) as example`;
 
 /**
- * The groups, the most events first; `key` narrows the read to one group. One pass over the failing rows, from
- * the index alone (`effect_runs_failing_idx`), counts them per event type and state (plain columns, hashed, in
- * parallel); the few counts are then routed to their consumer group. Another group's rows are read through the
- * routes to its effects, each with its group row. The trend reads the last 24 hours' failures alone
- * (`effect_runs_failed_at_idx`); the sample error is the example event's.
+ * The groups, the most events first; `key` narrows the read to one group. The default group's counts are read
+ * from `failure_counts` (a few rows per group: provider, event type and event state); each counted key's first and
+ * last failure are the ends of its rows in `effect_runs_failing_idx` (two probes) and its trend the last 24 hours
+ * of them (a range of the same index). Another group's rows are read through the routes to its effects, each with
+ * its group row. The sample error is the example event's.
  */
 export function selectFailureGroups(options: { key?: FailureGroupKey; limit?: number } = {}): Statement {
   const params = new Params();
   const { key } = options;
-  const narrow = key
-    ? `and r.effect = ${params.add(key.effect)} and r.fingerprint = ${params.add(key.fingerprint)}`
-    : '';
+  const [effect, fingerprint] = key ? [params.add(key.effect), params.add(key.fingerprint)] : [];
+  const keyWhere = key ? `effect = ${effect} and fingerprint = ${fingerprint}` : 'true';
+  const narrow = key ? `and r.effect = ${effect} and r.fingerprint = ${fingerprint}` : '';
   const only = key ? `where consumer_group = ${params.add(key.group)}` : '';
   return {
     text: `
       with keyed as (
-        select r.provider, r.event_type, r.effect, r.fingerprint, r.event_state, count(*)::int as n,
-               min(r.started_at) as first_seen, max(r.started_at) as last_seen, any_value(r.event_id) as example
-          from effect_runs r
-         where r.status = 'failed' ${narrow}
-         group by r.provider, r.event_type, r.effect, r.fingerprint, r.event_state
+        select k.provider, k.event_type, k.effect, k.fingerprint, k.event_state, k.n, f.first_seen, l.last_seen,
+               l.example
+          from (${countsSql(keyWhere)}) k
+          left join effect_routes rt
+            on rt.provider = k.provider and rt.event_type = k.event_type and rt.effect = k.effect
+          left join lateral (select r.started_at as first_seen from effect_runs r
+                              where ${OF_KEY} order by r.started_at limit 1) f on true
+          left join lateral (select r.started_at as last_seen, r.event_id as example from effect_runs r
+                              where ${OF_KEY} order by r.started_at desc limit 1) l on true
+         where ${IN_DEFAULT} and k.event_state is distinct from 'processed'
       ),
       counted as (
-        select coalesce(rt.consumer_group, '${DEFAULT_GROUP}') as consumer_group, r.effect, r.fingerprint,
-               sum(r.n)::int as events, coalesce(sum(r.n) filter (where r.event_state = 'dead'), 0)::int as dead,
-               min(r.first_seen) as "firstSeen", max(r.last_seen) as "lastSeen",
-               any_value(array[r.provider, r.example]) as example
-          from keyed r
-          left join effect_routes rt
-            on rt.provider = r.provider and rt.event_type = r.event_type and rt.effect = r.effect
-         where ${IN_DEFAULT} and r.event_state is distinct from 'processed'
-         group by 1, 2, 3
+        select '${DEFAULT_GROUP}' as consumer_group, effect, fingerprint, sum(n)::int as events,
+               coalesce(sum(n) filter (where event_state = 'dead'), 0)::int as dead,
+               min(first_seen) as "firstSeen", max(last_seen) as "lastSeen",
+               any_value(array[provider, example]) as example
+          from keyed group by effect, fingerprint
         union all
         select consumer_group, effect, fingerprint, ${COUNTS}
-          from (${FAILING} and not ${IN_DEFAULT} ${narrow}) f
+          from (${OTHER_GROUPS} ${narrow}) f
          where state is distinct from 'processed'
          group by 1, 2, 3
       ),
       groups as (select * from counted ${only}),
       hourly as (
-        select consumer_group, effect, fingerprint, floor(extract(epoch from now() - started_at) / 3600)::int as h,
-               count(*)::int as n
-          from (${FAILING} and r.started_at > now() - interval '24 hours' ${narrow}) f
+        select '${DEFAULT_GROUP}' as consumer_group, k.effect, k.fingerprint, ${HOUR} as h, count(*)::int as n
+          from keyed k
+          join effect_runs r on ${OF_KEY} and r.started_at > now() - interval '24 hours'
+         group by 1, 2, 3, 4
+        union all
+        select consumer_group, effect, fingerprint, ${HOUR} as h, count(*)::int as n
+          from (${OTHER_GROUPS} and r.started_at > now() - interval '24 hours' ${narrow}) r
          where state is distinct from 'processed'
-         group by consumer_group, effect, fingerprint, h
+         group by 1, 2, 3, 4
       ),
       trends as (
         select consumer_group, effect, fingerprint, json_object_agg(h, n) as trend

@@ -12,6 +12,8 @@
  *   the admin API and the CLI read), bounded per effect.
  * - `failure-groups.ts`, `failure_groups` and the failing `effect_runs` grouped by normalized error: the
  *   console's failures page and overview, the CLI's `failures`, a group's bulk replay.
+ * - `failure-counts.ts`, `failure_count_deltas` and `failure_counts`: the failing rows counted per group, what
+ *   the failure groups read, and their fold.
  * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
  * - `idempotency-keys.ts`, `idempotency_keys`: replay, the event that completed a scoped effect (the console).
  * - `alerts-sent.ts`, `alerts_sent`: the alert journal, the console's alerts page.
@@ -46,6 +48,7 @@ export * as effectAttempts from './effect-attempts.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';
 export * as eventPayloads from './event-payloads.ts';
+export * as failureCounts from './failure-counts.ts';
 export * as failureGroups from './failure-groups.ts';
 export * as inboxSamples from './inbox-samples.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';

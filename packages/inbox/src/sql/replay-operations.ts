@@ -1,10 +1,11 @@
-import { OPEN_REPLAY_OPERATION_STATUSES, PENDING_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, OPEN_REPLAY_OPERATION_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
+import type { EventKey } from '../event-key.ts';
 import type { EventCursor } from './event-filter.ts';
 import type { Statement } from './statement.ts';
 
 /**
  * Statements on `replay_operations` (bulk replays created by the console, advanced by its operations runner) and
- * `replay_operation_events` (the events each replayed, written with its progress; its outcome).
+ * `replay_operation_events` (the events each replayed, with where each is now: its outcome).
  */
 
 const COLUMNS = `
@@ -57,8 +58,6 @@ export interface Progress {
   failed: number;
   cursor: EventCursor;
   lastError: string | null;
-  /** The events the chunk replayed (an event refused is not one): what the outcome counts. */
-  replayed: ReadonlyArray<{ provider: string; eventId: string }>;
 }
 
 /**
@@ -68,20 +67,12 @@ export interface Progress {
 export function recordProgress(id: number, runner: string, leaseMs: number, progress: Progress): Statement {
   return {
     text: `
-      with operation as (
-        update replay_operations
-           set done = done + $3, enqueued = enqueued + $4, failed = failed + $5, cursor = $6::jsonb,
-               last_error = coalesce($7, last_error), updated_at = now(),
-               locked_until = now() + $8 * interval '1 millisecond'
-         where id = $1 and locked_by = $2
-        returning id, status
-      ),
-      replayed as (
-        insert into replay_operation_events (operation_id, provider, event_id)
-        select o.id, k.provider, k.event_id from operation o, unnest($9::text[], $10::text[]) as k(provider, event_id)
-        on conflict do nothing
-      )
-      select status from operation`,
+      update replay_operations
+         set done = done + $3, enqueued = enqueued + $4, failed = failed + $5, cursor = $6::jsonb,
+             last_error = coalesce($7, last_error), updated_at = now(),
+             locked_until = now() + $8 * interval '1 millisecond'
+       where id = $1 and locked_by = $2
+      returning status`,
     values: [
       id,
       runner,
@@ -91,9 +82,30 @@ export function recordProgress(id: number, runner: string, leaseMs: number, prog
       JSON.stringify(progress.cursor),
       progress.lastError,
       leaseMs,
-      progress.replayed.map((k) => k.provider),
-      progress.replayed.map((k) => k.eventId),
     ],
+  };
+}
+
+/**
+ * One event the operation replayed (an event refused is not one), with its state now in the operation's consumer
+ * `group`, read under a share lock on its status row: a status change committed first is read here, one in flight
+ * waits for this row's commit and then moves its outcome (migration 0013's triggers). One event per statement, so
+ * the statement holds one event's lock and never waits for a worker while holding another's (no deadlock).
+ */
+export function recordReplayed(id: number, key: EventKey, group: string): Statement {
+  const state =
+    group === DEFAULT_GROUP
+      ? `select effect_event_state(e.status) from webhook_events e
+          where e.provider = $2 and e.event_id = $3 for share`
+      : `select effect_event_state(g.status) from webhook_event_groups g
+          where g.provider = $2 and g.event_id = $3 and g.consumer_group = $4 for share`;
+  return {
+    name: group === DEFAULT_GROUP ? 'webhook_inbox_record_replayed' : 'webhook_inbox_record_group_replayed',
+    text: `
+      insert into replay_operation_events (operation_id, provider, event_id, outcome)
+      values ($1, $2, $3, coalesce((${state}), 'gone'))
+      on conflict do nothing`,
+    values: [id, key.provider, key.eventId, ...(group === DEFAULT_GROUP ? [] : [group])],
   };
 }
 
@@ -108,47 +120,43 @@ export interface OutcomeRow {
   gone: number;
 }
 
-// The replayed events' status now, in the operation's consumer group (its filter's `group`, else the default).
-const REPLAYED_STATUS = `
-  select x.operation_id, x.provider, x.event_id,
-         case when coalesce(o.filter->>'group', '') in ('', 'default') then e.status else g.status end as status
-    from replay_operation_events x
-    join replay_operations o on o.id = x.operation_id
-    left join webhook_events e on e.provider = x.provider and e.event_id = x.event_id
-    left join webhook_event_groups g
-      on g.provider = x.provider and g.event_id = x.event_id and g.consumer_group = o.filter->>'group'
-   where x.operation_id = any($1::bigint[])`;
-
 /** What became of the operations' replayed events: processed, still failing, dead, gone; one row each. */
 export function selectOutcomes(ids: readonly number[]): Statement {
   return {
     text: `
-      select operation_id::int as id, count(*) filter (where status = 'processed')::int as processed,
-             count(*) filter (where status in ${sqlList(PENDING_STATUSES)})::int as failing,
-             count(*) filter (where status = 'dead')::int as dead,
-             count(*) filter (where status is null)::int as gone
-        from (${REPLAYED_STATUS}) s group by operation_id`,
+      select operation_id::int as id, count(*) filter (where outcome = 'processed')::int as processed,
+             count(*) filter (where outcome = 'unfinished')::int as failing,
+             count(*) filter (where outcome = 'dead')::int as dead,
+             count(*) filter (where outcome = 'gone')::int as gone
+        from replay_operation_events
+       where operation_id = any($1::bigint[])
+       group by operation_id`,
     values: [ids],
   };
 }
 
-/** Outcome classes as `selectOutcome` names them, with the statuses each holds. */
-export const OUTCOME_STATUSES = {
-  processed: ['processed'],
-  failing: PENDING_STATUSES,
-  dead: ['dead'],
-} as const;
+/** Outcome classes as `selectOutcomes` names them, with the `outcome` each is kept as. */
+export const OUTCOME_STATES = { processed: 'processed', failing: 'unfinished', dead: 'dead' } as const;
 
-/** An operation's replayed events of one outcome, `limit` of them, by key. */
+/** An operation's replayed events of one outcome, `limit` of them, by key, with their status now. */
 export function selectOutcomeEvents(
   id: number,
-  outcome: keyof typeof OUTCOME_STATUSES,
+  outcome: keyof typeof OUTCOME_STATES,
   limit: number,
 ): Statement {
   return {
-    text: `select provider, event_id as "eventId", status from (${REPLAYED_STATUS}) s
-            where status = any($2::text[]) order by provider, event_id limit $3`,
-    values: [[id], OUTCOME_STATUSES[outcome], limit],
+    text: `
+      select x.provider, x.event_id as "eventId",
+             case when coalesce(o.filter->>'group', '') in ('', '${DEFAULT_GROUP}') then e.status
+                  else (select g.status from webhook_event_groups g
+                         where g.provider = x.provider and g.event_id = x.event_id
+                           and g.consumer_group = o.filter->>'group') end as status
+        from replay_operation_events x
+        join replay_operations o on o.id = x.operation_id
+        join webhook_events e on e.provider = x.provider and e.event_id = x.event_id
+       where x.operation_id = $1 and x.outcome = $2
+       order by x.provider, x.event_id limit $3`,
+    values: [id, OUTCOME_STATES[outcome], limit],
   };
 }
 

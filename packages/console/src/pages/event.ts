@@ -1,10 +1,14 @@
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
-import type { AttemptRow, EffectRunRow, EventGroupRow } from '@webhook-inbox/inbox/event-store';
+import {
+  completers,
+  type AttemptRow,
+  type EffectRunRow,
+  type EventGroupRow,
+} from '@webhook-inbox/inbox/event-store';
 import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import {
   effectAttempts,
   effectRuns,
-  idempotencyKeys,
   pgbossJobs,
   webhookEventGroups,
   webhookEvents,
@@ -15,7 +19,7 @@ import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts'
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { attemptsSection } from '../views/event-attempts.ts';
-import { effectsTimeline, type CompletedBy } from '../views/event-effects.ts';
+import { effectsTimeline } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
 import { groupsTable } from '../views/event-groups.ts';
 import { jobsTable } from '../views/event-jobs.ts';
@@ -52,7 +56,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     ]);
     const [jobs, completedBy] = await Promise.all([
       eventJobs(services, provider, eventId, groups),
-      completers(services, provider, eventId, runs),
+      completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
     ]);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
@@ -132,7 +136,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
     ]);
     const [jobs, completedBy] = await Promise.all([
       eventJobs(services, provider, eventId, groups),
-      completers(services, provider, eventId, runs),
+      completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
     ]);
     const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
     const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
@@ -205,23 +209,6 @@ function eventJobs(
     pgbossJobs.selectEventJobs(queues, provider, eventId),
     services.queryTimeoutMs,
   );
-}
-
-/** The events that completed these completed effects' keys, when not this one (a scope's key), by key. */
-async function completers(
-  services: ConsoleServices,
-  provider: string,
-  eventId: string,
-  runs: readonly EffectRunRow[],
-): Promise<Map<string, CompletedBy>> {
-  const keys = runs.filter((r) => r.status === 'completed').map((r) => r.idempotencyKey);
-  if (keys.length === 0) return new Map();
-  const rows = await read<CompletedBy>(
-    services.pool,
-    idempotencyKeys.selectCompletedByOthers(keys, provider, eventId),
-    services.queryTimeoutMs,
-  );
-  return new Map(rows.map((row) => [row.key, row]));
 }
 
 /**

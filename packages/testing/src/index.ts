@@ -8,3 +8,4 @@ export { insertEvents } from './events.ts';
 export { onPath, requireTool } from './tools.ts';
 export { startTestBoss, type TestBossOptions } from './boss.ts';
 export { useTempFiles, type TempFiles } from './temp-files.ts';
+export { useCertificateServer, type CertificateServer } from './certificate-server.ts';

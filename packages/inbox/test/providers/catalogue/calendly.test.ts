@@ -34,6 +34,7 @@ describe('calendly', () => {
       eventId: `invitee.created:${INVITEE}`,
       type: 'invitee.created',
       payloadText: BODY,
+      body: JSON.parse(BODY) as unknown,
       headers: {},
     });
   });

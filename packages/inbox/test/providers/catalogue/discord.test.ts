@@ -45,6 +45,7 @@ describe('discord', () => {
       eventId: '1316523482392510514',
       type: 'APPLICATION_COMMAND',
       payloadText: BODY,
+      body: JSON.parse(BODY) as unknown,
       headers: {},
     });
     const ping = '{"id":"1","type":1}';

@@ -36,6 +36,7 @@ describe('github', () => {
       eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
       type: 'pull_request.opened',
       payloadText: BODY,
+      body: JSON.parse(BODY) as unknown,
       headers: { 'x-github-event': 'pull_request', 'x-github-hook-id': '292430182' },
     });
     expect(await verify(SECRET, BODY, signGithub({ payload: BODY, secret: SECRET }))).toBe(true);

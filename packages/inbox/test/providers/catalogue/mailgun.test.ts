@@ -36,6 +36,7 @@ describe('mailgun', () => {
       eventId: 'CPgfbmQMTCKtHW6uIWtuVe',
       type: 'delivered',
       payloadText: payload,
+      body: JSON.parse(payload) as unknown,
       headers: {},
     });
   });

@@ -31,6 +31,7 @@ describe('paddle', () => {
       eventId: 'evt_01hv8x2acma2gz9aba0mt2yjx4',
       type: 'transaction.completed',
       payloadText: BODY,
+      body: JSON.parse(BODY) as unknown,
       headers: {},
     });
   });

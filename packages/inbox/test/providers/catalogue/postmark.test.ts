@@ -31,6 +31,7 @@ describe('postmark', () => {
       eventId: 'Delivery:00000000-0000-0000-0000-000000000000:john@example.com:2026-12-04T23:59:58Z',
       type: 'Delivery',
       payloadText: DELIVERY,
+      body: JSON.parse(DELIVERY) as unknown,
       headers: {},
     });
     const bounce =

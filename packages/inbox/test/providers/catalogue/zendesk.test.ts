@@ -42,6 +42,7 @@ describe('zendesk', () => {
       eventId: '8350205582',
       type: 'zen:event-type:ticket.created',
       payloadText: BODY,
+      body: JSON.parse(BODY) as unknown,
       headers: { 'x-zendesk-account-id': '123456', 'x-zendesk-webhook-id': '01F1KRFQ6BG29CNWFR60NK5FNY' },
     });
     const trigger = '{"ticket_id":"35436","status":"open"}';

@@ -42,24 +42,14 @@ function eventKey(c: ConsoleContext): { provider: string; eventId: string } {
 export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(
-      services.pool,
-      webhookEvents.selectEvent(provider, eventId, 'pretty'),
-      t,
-    );
-    if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, groups, attempts] = await Promise.all([
-      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
-      read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
-      read<AttemptRow>(services.pool, effectAttempts.selectAttempts(provider, eventId), t),
+    const [{ event, runs, groups, jobs, completedBy, notStarted }, attempts] = await Promise.all([
+      readEffects(services, provider, eventId),
+      read<AttemptRow>(
+        services.pool,
+        effectAttempts.selectAttempts(provider, eventId),
+        services.queryTimeoutMs,
+      ),
     ]);
-    const [jobs, completedBy] = await Promise.all([
-      eventJobs(services, provider, eventId, groups),
-      completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
-    ]);
-    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
-    const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
     return c.html(
       layout({
@@ -123,23 +113,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   // The effects alone: the event page polls them while the event is not settled.
   app.get('/event/effects', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(
-      services.pool,
-      webhookEvents.selectEvent(provider, eventId, 'pretty'),
-      t,
-    );
-    if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, groups] = await Promise.all([
-      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
-      read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
-    ]);
-    const [jobs, completedBy] = await Promise.all([
-      eventJobs(services, provider, eventId, groups),
-      completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
-    ]);
-    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
-    const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
+    const { event, runs, jobs, completedBy, notStarted } = await readEffects(services, provider, eventId);
     // The facts and the jobs come along (swapped out of band): the page always shows one read.
     return c.html(
       html`${effectsTimeline(services.base, event, runs, notStarted, {
@@ -193,6 +167,31 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   });
 
   eventReplayAction(app, services);
+}
+
+/**
+ * What the page and its polled effects both show: the event, its effects (run, and registered but not started),
+ * the events that completed some of them, its consumer groups and its jobs.
+ */
+async function readEffects(services: ConsoleServices, provider: string, eventId: string) {
+  const t = services.queryTimeoutMs;
+  const [event] = await read<EventDetailRow>(
+    services.pool,
+    webhookEvents.selectEvent(provider, eventId, 'pretty'),
+    t,
+  );
+  if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
+  const [runs, groups] = await Promise.all([
+    read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
+    read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
+  ]);
+  const [jobs, completedBy] = await Promise.all([
+    eventJobs(services, provider, eventId, groups),
+    completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
+  ]);
+  const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
+  const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
+  return { event, runs, groups, jobs, completedBy, notStarted };
 }
 
 /** The event's jobs in every queue it can be in: the default group's and each other group's. */

@@ -9,3 +9,4 @@ export { onPath, requireTool } from './tools.ts';
 export { startTestBoss, type TestBossOptions } from './boss.ts';
 export { useTempFiles, type TempFiles } from './temp-files.ts';
 export { useCertificateServer, type CertificateServer } from './certificate-server.ts';
+export { useStarted, type Started } from './started.ts';

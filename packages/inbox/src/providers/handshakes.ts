@@ -54,7 +54,26 @@ function challenge(name: string, value: unknown, what: string): string {
 }
 
 const field = (value: unknown, ...path: string[]) => readPointer(value, path);
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+/** A verify token as it is compared: hashed, so the comparison is constant-time whatever the lengths. */
+export const verifyTokenHash = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * Meta's subscription GET, for a source's `meta` handshake and the catalogue's `meta` type: the `hub.challenge` to
+ * echo when `hub.mode` is `subscribe` and `hub.verify_token` is the configured token (`expected`, its
+ * `verifyTokenHash`); refused otherwise.
+ */
+export function metaSubscriptionChallenge(name: string, request: SignedRequest, expected: Buffer): string {
+  const query = queryOf(request);
+  if (query.get('hub.mode') !== 'subscribe') {
+    throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
+  }
+  const token = query.get('hub.verify_token');
+  if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
+  if (!timingSafeEqual(verifyTokenHash(token), expected)) {
+    throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verify token`);
+  }
+  return challenge(name, query.get('hub.challenge'), 'hub.challenge');
+}
 
 /** The handshake of a source: `secrets[0]` keys Zoom's and X's answers (the current secret during a rotation). */
 export function createHandshake(name: string, spec: HandshakeSpec, secrets: readonly string[]): Handshake {
@@ -109,27 +128,18 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
         },
       };
     case 'meta': {
-      const expected = sha256(spec.verifyToken ?? '');
+      const expected = verifyTokenHash(spec.verifyToken ?? '');
       return {
         type: 'meta',
         acceptsGet: true,
-        beforeAuthentication: (request) => {
-          if (request.method !== 'GET') return undefined;
-          const query = queryOf(request);
-          if (query.get('hub.mode') !== 'subscribe') {
-            throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
-          }
-          const token = query.get('hub.verify_token');
-          if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
-          if (!timingSafeEqual(sha256(token), expected)) {
-            throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verifyToken`);
-          }
-          return {
-            status: 200,
-            contentType: TEXT_TYPE,
-            body: challenge(name, query.get('hub.challenge'), 'hub.challenge'),
-          };
-        },
+        beforeAuthentication: (request) =>
+          request.method === 'GET'
+            ? {
+                status: 200,
+                contentType: TEXT_TYPE,
+                body: metaSubscriptionChallenge(name, request, expected),
+              }
+            : undefined,
       };
     }
     case 'crc':

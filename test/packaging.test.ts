@@ -6,8 +6,7 @@
  * in the engines, the READMEs and CI.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dockerignoreModule from '@balena/dockerignore';
@@ -25,10 +24,12 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig } from '../apps/receiver/src/env.ts';
 import { parseConfig as parseWorkerConfig } from '../apps/worker/src/env.ts';
-import { requireTool } from '@webhook-inbox/testing';
+import { requireTool, useTempFiles } from '@webhook-inbox/testing';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+/** The compose test's empty env file, removed after the file's tests (run or skipped). */
+const tempFiles = useTempFiles('compose-env-');
 
 // ---- Dockerfile (parsed by dockerfile-ast), grouped into its build stages ------------------------------
 
@@ -684,8 +685,7 @@ describe.runIf(
         ([key]) => !referenced.has(key) && !key.startsWith('COMPOSE_') && key !== 'DATABASE_URL',
       ),
     );
-    const envFile = path.join(mkdtempSync(path.join(tmpdir(), 'compose-env-')), 'empty.env');
-    writeFileSync(envFile, '');
+    const envFile = tempFiles.write('empty.env', '');
 
     function compose(args: string[], variables: Record<string, string> = secrets) {
       return spawnSync(

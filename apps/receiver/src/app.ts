@@ -9,9 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import { createAdminApp } from './admin.ts';
-import { createAdminAccess, type AdminAccess } from './admin-access.ts';
-import { mountConsole } from './console.ts';
+import type { AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
@@ -19,6 +17,7 @@ import type { DeliveryCounter } from './delivery-counts.ts';
 import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface AppDeps {
   /** The request pool: each group-commit transaction, and the admin API, take a connection from it. */
@@ -223,9 +222,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   // nothing. Readiness (`/readyz`) and `/metrics` are on the management listener.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
-  const access = deps.adminAccess ?? createAdminAccess({ pool, logger });
-  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger, access }));
-  mountConsole(app, deps.console);
+  mountOperatorRoutes(app, deps);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

@@ -1,10 +1,9 @@
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { configOrExit } from '@webhook-inbox/env/startup';
+import { configOrExit, installShutdown } from '@webhook-inbox/env/startup';
 import type { startTracing } from '@webhook-inbox/tracing';
 import { parseConfig } from './env.ts';
 import { createLogger, flushLogs } from './logger.ts';
-import { installShutdown } from './shutdown.ts';
 
 /**
  * The receiver as this process, configured by the environment only (and a `.env` file if present): it listens
@@ -27,10 +26,14 @@ export async function runReceiver(): Promise<void> {
   const { startReceiver } = await import('./receiver.ts');
   try {
     const receiver = await startReceiver(config, { logger });
-    installShutdown(async () => {
-      await receiver.close();
-      await tracing?.shutdown();
-    }, logger);
+    installShutdown(
+      async () => {
+        await receiver.close();
+        await tracing?.shutdown();
+      },
+      logger,
+      () => flushLogs(logger),
+    );
   } catch (error) {
     logger.fatal({ err: errorFields(error) }, 'receiver failed to start');
     await flushLogs(logger);

@@ -3,15 +3,14 @@ import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import { createAdminApp } from './admin.ts';
-import { createAdminAccess, type AdminAccess } from './admin-access.ts';
+import type { AdminAccess } from './admin-access.ts';
 import { allowedHostsOnly, LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
 import { cachedFor } from './cached.ts';
-import { mountConsole } from './console.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface ManagementDeps {
   /** The request pool, which readiness checks with `select 1`. */
@@ -55,7 +54,7 @@ type Readiness = { ok: boolean };
  * serve({ fetch: management.fetch, port: 3002, hostname: '127.0.0.1' });
  */
 export function createManagementApp(deps: ManagementDeps): Hono {
-  const { pool, boss, logger, metrics } = deps;
+  const { pool, logger, metrics } = deps;
   const isShuttingDown = deps.isShuttingDown ?? (() => false);
   const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
@@ -86,9 +85,7 @@ export function createManagementApp(deps: ManagementDeps): Hono {
     c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType }),
   );
 
-  const access = deps.adminAccess ?? createAdminAccess({ pool, logger });
-  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger, access }));
-  mountConsole(app, deps.console);
+  const access = mountOperatorRoutes(app, deps);
 
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such route' } }, 404));
 

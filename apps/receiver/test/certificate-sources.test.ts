@@ -1,14 +1,12 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import {
   catalogueDelivery,
   catalogueEntry,
   CERTIFICATE_SOURCE_TYPES,
   sampleCredentials,
-  type CertificateFetch,
+  type CatalogueDelivery,
 } from '@webhook-inbox/inbox/providers';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useCertificateServer, useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv, sql } from './helpers.ts';
@@ -20,22 +18,10 @@ import { codeOf, request } from './sources-fixture.ts';
 
 const db = useTestDatabase();
 let receiver: Receiver;
-let certificateServer: Server;
-let origin = '';
-const certificateRequests: string[] = [];
-let hostDown = false;
 /** The sample certificate of every certificate-based type (one key pair serves them all). */
-const PEM = sampleCredentials(catalogueEntry('aws-sns')!).certificate!;
+const certificates = useCertificateServer(() => sampleCredentials(catalogueEntry('aws-sns')!).certificate!);
 
 beforeAll(async () => {
-  certificateServer = createServer((incoming, response) => {
-    certificateRequests.push(incoming.url ?? '');
-    if (hostDown) return response.writeHead(503).end();
-    response.end(PEM);
-  });
-  await new Promise<void>((resolve) => certificateServer.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(certificateServer.address() as AddressInfo).port}`;
-  const certificateFetch: CertificateFetch = (url, init) => fetch(`${origin}${new URL(url).pathname}`, init);
   const secretOf = (type: string) => sampleCredentials(catalogueEntry(type)!).secret;
   const env = receiverEnv(db.url, {
     PORT: '0',
@@ -43,13 +29,44 @@ beforeAll(async () => {
     AWS_SNS_WEBHOOK_SECRET: secretOf('aws-sns'),
     PAYPAL_WEBHOOK_SECRET: secretOf('paypal'),
   });
-  receiver = await startReceiver(parseConfig(env), { certificateFetch });
+  receiver = await startReceiver(parseConfig(env), { certificateFetch: certificates.fetch });
 });
 afterAll(async () => {
   await receiver?.close();
-  certificateServer.closeAllConnections();
-  await new Promise((resolve) => certificateServer.close(resolve));
 });
+
+/** What differs between the certificate-based types, for the same cases. */
+interface CertificateType {
+  /** The event type its sample delivery has. */
+  eventType: string;
+  /** Text inside what is signed (SNS's Subject: its certificate URL, last in the body, is not; PayPal's body). */
+  signedText: string;
+  /** The delivery with its certificate URL set to `url` (same signature: the URL is not signed). */
+  withCertificateUrl(delivery: CatalogueDelivery, url: string): CatalogueDelivery;
+  /** A documented certificate URL no other test fetches, so the cache does not answer for it. */
+  unfetchedUrl: string;
+}
+
+const TYPES: Record<string, CertificateType> = {
+  'aws-sns': {
+    eventType: 'Notification',
+    signedText: 'Order placed',
+    withCertificateUrl: (delivery, url) => ({
+      ...delivery,
+      body: JSON.stringify({ ...(JSON.parse(delivery.body) as object), SigningCertURL: url }),
+    }),
+    unfetchedUrl: 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-down.pem',
+  },
+  paypal: {
+    eventType: 'PAYMENT.CAPTURE.COMPLETED',
+    signedText: 'Payment completed',
+    withCertificateUrl: (delivery, url) => ({
+      ...delivery,
+      headers: { ...delivery.headers, 'paypal-cert-url': url },
+    }),
+    unfetchedUrl: 'https://api.paypal.com/v1/notifications/certs/CERT-down',
+  },
+};
 
 /** The events recorded under `key`, and how many pg-boss jobs point at it. */
 async function stored(name: string, key: string) {
@@ -68,23 +85,13 @@ async function stored(name: string, key: string) {
 
 describe.each(CERTIFICATE_SOURCE_TYPES.map((type) => [type]))('%s', (type) => {
   const path = `/webhooks/${type}`;
-  const entry = catalogueEntry(type)!;
+  const row = TYPES[type];
+  if (!row) throw new Error(`no row for the certificate-based type ${type}`);
   const sign = () =>
-    catalogueDelivery(type, {
-      ...sampleCredentials(entry),
-      type: entry.type === 'aws-sns' ? 'Notification' : 'PAYMENT.CAPTURE.COMPLETED',
-    })!;
-  /** A delivery whose certificate URL is `url` instead of the documented one (same signature: the URL is not signed). */
-  const withCertificateUrl = (delivery: ReturnType<typeof sign>, url: string) =>
-    type === 'aws-sns'
-      ? {
-          ...delivery,
-          body: JSON.stringify({ ...(JSON.parse(delivery.body) as object), SigningCertURL: url }),
-        }
-      : { ...delivery, headers: { ...delivery.headers, 'paypal-cert-url': url } };
+    catalogueDelivery(type, { ...sampleCredentials(catalogueEntry(type)!), type: row.eventType })!;
 
   it('records a signed delivery once (a row, a job), answers its redelivery duplicate, fetching the certificate once', async () => {
-    const before = certificateRequests.length;
+    const before = certificates.requests.length;
     const delivery = sign();
     const first = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
     expect({ status: first.status, body: JSON.parse(first.body) as unknown }).toEqual({
@@ -103,16 +110,12 @@ describe.each(CERTIFICATE_SOURCE_TYPES.map((type) => [type]))('%s', (type) => {
     const next = sign();
     expect((await request(receiver.url, path, { body: next.body, headers: next.headers })).status).toBe(200);
     // At most one request for the certificate across three deliveries (none if an earlier test fetched it).
-    expect(certificateRequests.length - before).toBeLessThanOrEqual(1);
+    expect(certificates.requests.length - before).toBeLessThanOrEqual(1);
   });
 
   it('refuses a tampered body with invalid_signature (400), recording nothing', async () => {
     const delivery = sign();
-    // Inside what is signed: SNS's Subject (its certificate URL, last in the body, is not signed), PayPal's body.
-    const tampered = delivery.body.replace(
-      type === 'aws-sns' ? 'Order placed' : 'Payment completed',
-      'Changed',
-    );
+    const tampered = delivery.body.replace(row.signedText, 'Changed');
     expect(tampered).not.toBe(delivery.body);
     const answer = await request(receiver.url, path, { body: tampered, headers: delivery.headers });
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({
@@ -123,27 +126,22 @@ describe.each(CERTIFICATE_SOURCE_TYPES.map((type) => [type]))('%s', (type) => {
   });
 
   it('refuses a certificate URL off the documented hosts with 400 certificate_url_refused, making no request', async () => {
-    const before = certificateRequests.length;
-    const delivery = withCertificateUrl(sign(), `${origin}/attacker.pem`);
+    const before = certificates.requests.length;
+    const delivery = row.withCertificateUrl(sign(), `${certificates.origin}/attacker.pem`);
     const answer = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({
       status: 400,
       code: 'certificate_url_refused',
     });
-    expect(certificateRequests.length).toBe(before);
+    expect(certificates.requests.length).toBe(before);
     expect((await stored(type, delivery.key!)).events).toEqual([]);
   });
 
   it('answers 503 certificate_unavailable with Retry-After while the certificate host is down, then records the retry', async () => {
-    // A certificate URL not fetched before, so the cache does not answer for it.
-    const url =
-      type === 'aws-sns'
-        ? 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-down.pem'
-        : 'https://api.paypal.com/v1/notifications/certs/CERT-down';
-    const delivery = withCertificateUrl(sign(), url);
-    hostDown = true;
+    const delivery = row.withCertificateUrl(sign(), row.unfetchedUrl);
+    certificates.down = true;
     const refused = await post(receiver.url, { ...delivery, provider: type, key: delivery.key!, path });
-    hostDown = false;
+    certificates.down = false;
     expect({
       status: refused.status,
       code: (JSON.parse(refused.body) as { error: { code: string } }).error.code,

@@ -1,6 +1,5 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
-import { afterAll, beforeAll } from 'vitest';
+import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from './helpers.ts';
 
@@ -193,18 +192,15 @@ export function useSourcesReceiver(extra: () => Record<string, string> = () => (
   readonly receiver: Receiver;
 } {
   const db = useTestDatabase();
-  let started: Receiver | undefined;
-  beforeAll(async () => {
-    started = await startSourcesReceiver(db.url, extra());
-  });
-  afterAll(async () => {
-    await started?.close();
-  });
+  const started = useStarted(
+    'the sources receiver',
+    () => startSourcesReceiver(db.url, extra()),
+    (receiver) => receiver.close(),
+  );
   return {
     db,
     get receiver(): Receiver {
-      if (started === undefined) throw new Error('the sources receiver is read before beforeAll started it');
-      return started;
+      return started.value;
     },
   };
 }

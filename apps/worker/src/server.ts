@@ -1,5 +1,5 @@
 import { loadDotEnv } from '@webhook-inbox/db';
-import { configOrExit } from '@webhook-inbox/env/startup';
+import { configOrExit, installShutdown } from '@webhook-inbox/env/startup';
 import { parseConfig } from './env.ts';
 import { createLogger } from './logger.ts';
 
@@ -17,29 +17,10 @@ starting.catch(() => {}); // A failed start is reported below.
 
 // Installed in the same tick as the start, so a SIGTERM during start-up is a graceful stop too. First
 // SIGTERM/SIGINT: stop fetching, wait (bounded) for running effects, exit 0. A second one: exit now.
-let stopping = false;
-const onSignal = (signal: NodeJS.Signals) => {
-  if (stopping) {
-    logger.warn({ signal }, 'second signal: exiting now');
-    logger.flush();
-    process.exit(1);
-  }
-  stopping = true;
-  logger.info({ signal }, 'shutting down');
-  starting
-    .then((worker) => worker.close())
-    .then(() => tracing?.shutdown())
-    .then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        logger.flush();
-        process.exit(1);
-      },
-    );
-};
-process.on('SIGTERM', onSignal);
-process.on('SIGINT', onSignal);
+installShutdown(async () => {
+  await (await starting).close();
+  await tracing?.shutdown();
+}, logger);
 
 try {
   await starting;

@@ -10,10 +10,12 @@ import type { EventsOptions } from './commands/events.ts';
 import type { FailuresOptions } from './commands/operator.ts';
 import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
 import type { ReplayCliOptions } from './commands/replay.ts';
+import type { SendOptions } from './commands/send.ts';
 import type { CreateTokenOptions } from './commands/tokens.ts';
 import { createContext } from './context.ts';
 import { EXIT, NotFoundError, UsageError } from './errors.ts';
 import { RemoteError } from './remote.ts';
+import type { ShopifySampleOptions, StripeSampleOptions } from './samples.ts';
 
 loadDotEnv();
 const context = createContext(process.env, process.env.INIT_CWD ?? process.cwd());
@@ -237,25 +239,10 @@ sendCommand
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
   .option('--url <url>', 'receiver base URL (default: the running pnpm start, or PORT)')
   .option('--json', 'machine-readable output', false)
-  .action(
-    async (
-      type: string,
-      o: {
-        eventId?: string;
-        customer?: string;
-        email?: string;
-        subscription?: string;
-        created?: number;
-        payload?: string;
-        times: number;
-        url?: string;
-        json: boolean;
-      },
-    ) => {
-      const ok = await (await send()).sendStripe(context, type, o, o);
-      if (!ok) process.exitCode = EXIT.failure;
-    },
-  );
+  .action(async (type: string, o: StripeSampleOptions & SendOptions) => {
+    const ok = await (await send()).sendStripe(context, type, o, o);
+    if (!ok) process.exitCode = EXIT.failure;
+  });
 sendCommand
   .command('shopify')
   .argument(
@@ -268,15 +255,10 @@ sendCommand
   .option('--times <n>', 'deliver the same signed event n times', positiveInt, 1)
   .option('--url <url>', 'receiver base URL')
   .option('--json', 'machine-readable output', false)
-  .action(
-    async (
-      topic: string,
-      o: { eventId?: string; shop: string; payload?: string; times: number; url?: string; json: boolean },
-    ) => {
-      const ok = await (await send()).sendShopify(context, topic, o, o);
-      if (!ok) process.exitCode = EXIT.failure;
-    },
-  );
+  .action(async (topic: string, o: ShopifySampleOptions & SendOptions) => {
+    const ok = await (await send()).sendShopify(context, topic, o, o);
+    if (!ok) process.exitCode = EXIT.failure;
+  });
 
 sendCommand
   .command('source <name> <type>', { isDefault: true })
@@ -295,23 +277,10 @@ sendCommand
   )
   .option('--url <url>', 'receiver base URL')
   .option('--json', 'machine-readable output', false)
-  .action(
-    async (
-      name: string,
-      type: string,
-      o: {
-        times: number;
-        payload?: string;
-        privateKey?: string;
-        certificateUrl?: string;
-        url?: string;
-        json: boolean;
-      },
-    ) => {
-      const ok = await (await send()).sendSource(context, name, type, o);
-      if (!ok) process.exitCode = EXIT.failure;
-    },
-  );
+  .action(async (name: string, type: string, o: SendOptions) => {
+    const ok = await (await send()).sendSource(context, name, type, o);
+    if (!ok) process.exitCode = EXIT.failure;
+  });
 
 try {
   await program.parseAsync(process.argv);

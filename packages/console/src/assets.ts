@@ -4,41 +4,25 @@ import { Hono } from 'hono';
 
 const require = createRequire(import.meta.url);
 
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+/** A file of an npm package this one depends on. */
+const dependency = (specifier: string) => require.resolve(specifier);
+/** A file of this package's `assets/` folder. */
+const own = (name: string) => new URL(`./assets/${name}`, import.meta.url);
+const asset = (file: string | URL, type: string) => ({ body: readFileSync(file, 'utf8'), type });
+
 // Read once at start: a few small files, served from memory, cached by the browser for an hour.
 const ASSETS: Record<string, { body: string; type: string }> = {
-  'htmx.min.js': {
-    body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js'), 'utf8'),
-    type: 'text/javascript; charset=utf-8',
-  },
+  'htmx.min.js': asset(dependency('htmx.org/dist/htmx.min.js'), JS),
   // uPlot (about 50 kB): the overview's charts.
-  'uplot.min.js': {
-    body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
-    type: 'text/javascript; charset=utf-8',
-  },
-  'uplot.min.css': {
-    body: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
-    type: 'text/css; charset=utf-8',
-  },
-  'overview.js': {
-    body: readFileSync(new URL('./assets/overview.js', import.meta.url), 'utf8'),
-    type: 'text/javascript; charset=utf-8',
-  },
-  'json-viewer.js': {
-    body: readFileSync(new URL('./assets/json-viewer.js', import.meta.url), 'utf8'),
-    type: 'text/javascript; charset=utf-8',
-  },
-  'selection.js': {
-    body: readFileSync(new URL('./assets/selection.js', import.meta.url), 'utf8'),
-    type: 'text/javascript; charset=utf-8',
-  },
-  'favicon.svg': {
-    body: readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
-    type: 'image/svg+xml',
-  },
-  'console.css': {
-    body: readFileSync(new URL('./assets/console.css', import.meta.url), 'utf8'),
-    type: 'text/css; charset=utf-8',
-  },
+  'uplot.min.js': asset(dependency('uplot/dist/uPlot.iife.min.js'), JS),
+  'uplot.min.css': asset(dependency('uplot/dist/uPlot.min.css'), CSS),
+  'overview.js': asset(own('overview.js'), JS),
+  'json-viewer.js': asset(own('json-viewer.js'), JS),
+  'selection.js': asset(own('selection.js'), JS),
+  'favicon.svg': asset(own('favicon.svg'), 'image/svg+xml'),
+  'console.css': asset(own('console.css'), CSS),
 };
 
 /** The console's static files, from this package and from the htmx and uplot npm packages: nothing from a CDN. */

@@ -2,6 +2,7 @@ import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
 import type { EventCursor, EventFilter } from './sql/event-filter.ts';
+import type { Statement } from './sql/statement.ts';
 import type { AttemptRow } from './sql/effect-attempts.ts';
 import {
   effectAttempts,
@@ -84,8 +85,11 @@ export interface CompletedByRow {
   effect: string;
   provider: string;
   eventId: string;
-  completedAt: Date;
+  completedAt: Date | null;
 }
+
+/** Runs one statement and returns its rows: a pool's query, or the console's read under its deadline. */
+export type ReadRows = <T extends pg.QueryResultRow>(statement: Statement) => Promise<T[]>;
 
 /** A filter the event log cannot use; `field` names it (the CLI reports it as `--<field>`, exit code 2). */
 export class InvalidFilterError extends Error {
@@ -165,20 +169,28 @@ export async function getEvent(
     effects: shownEffects,
     attemptHistory: attempts.rows.filter(shown),
     groups: groups.rows.filter((row) => !options.visibleTo || options.visibleTo.includes(row.group)),
-    completedBy: await completers(pool, provider, eventId, shownEffects),
+    completedBy: await completers(
+      async <T extends pg.QueryResultRow>(statement: Statement) => (await pool.query<T>(statement)).rows,
+      provider,
+      eventId,
+      shownEffects,
+    ),
   };
 }
 
-/** The other events that completed these effects' keys (a scope's key), one row per effect so completed. */
-async function completers(
-  pool: pg.Pool,
+/**
+ * The other events that completed these effects' keys (a scope's key), one row per effect so completed: the
+ * event's `completedBy`, read by `getEvent` and the console's event page.
+ */
+export async function completers(
+  readRows: ReadRows,
   provider: string,
   eventId: string,
   effects: readonly EffectRunRow[],
 ): Promise<CompletedByRow[]> {
   const completed = effects.filter((run) => run.status === 'completed');
   if (completed.length === 0) return [];
-  const { rows } = await pool.query<Omit<CompletedByRow, 'effect'> & { key: string }>(
+  const rows = await readRows<Omit<CompletedByRow, 'effect'> & { key: string }>(
     idempotencyKeys.selectCompletedByOthers(
       completed.map((run) => run.idempotencyKey),
       provider,

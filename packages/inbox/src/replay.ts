@@ -12,6 +12,7 @@ import {
   webhookEvents,
 } from './sql/index.ts';
 import { jobTraceContext, type TraceContext } from './telemetry.ts';
+import { inTransaction } from './transaction.ts';
 
 /**
  * Operator replay: puts an event back on a consumer group's queue (the default group's unless told), as the
@@ -80,84 +81,80 @@ export async function replayEvent(
   options: ReplayOptions = {},
 ): Promise<ReplayResult> {
   const group = validateGroup(options.group ?? DEFAULT_GROUP);
-  const client = await pool.connect();
-  // A connection that failed mid-transaction may be broken; a refused replay leaves it healthy.
-  let broken = false;
-  try {
-    await client.query('begin');
-    const event = await lockForReplay(client, provider, eventId, group);
-    if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
+  // A refused replay (not found, unknown effect) leaves its connection healthy.
+  return inTransaction(
+    pool,
+    async (client) => {
+      const event = await lockForReplay(client, provider, eventId, group);
+      if (!event) throw new ReplayError('not_found', `no ${provider} event ${eventId}`);
 
-    const registered = effectsFor?.(provider, event.type);
-    const completed = new Set(
-      (await client.query<{ effect: string }>(effectRuns.selectCompletedEffects(provider, eventId))).rows.map(
-        (r) => r.effect,
-      ),
-    );
-    const forced = options.forceEffect ?? null;
-    // Without the registry, only an effect that completed for this event can be forced (nothing else to re-run).
-    const known = registered ?? [...completed];
-    if (forced !== null && !known.includes(forced)) {
-      throw new ReplayError(
-        'unknown_effect',
-        registered
-          ? `effect "${forced}" is not registered for ${provider} ${event.type}; registered: ${registered.join(', ') || 'none'}`
-          : `effect "${forced}" has not completed for this event; completed: ${[...completed].join(', ') || 'none'}`,
+      const registered = effectsFor?.(provider, event.type);
+      const completed = new Set(
+        (
+          await client.query<{ effect: string }>(effectRuns.selectCompletedEffects(provider, eventId))
+        ).rows.map((r) => r.effect),
       );
-    }
-    const effects = registered ? registered.filter((name) => !completed.has(name) || name === forced) : null;
-    const result: ReplayResult = {
-      provider,
-      eventId,
-      type: event.type,
-      group,
-      previousStatus: event.status,
-      effects,
-      forced,
-      enqueued: false,
-      dryRun: options.dryRun ?? false,
-    };
-    if (options.dryRun || effects?.length === 0) {
-      await client.query('rollback');
-      return result;
-    }
+      const forced = options.forceEffect ?? null;
+      // Without the registry, only an effect that completed for this event can be forced (nothing else to re-run).
+      const known = registered ?? [...completed];
+      if (forced !== null && !known.includes(forced)) {
+        throw new ReplayError(
+          'unknown_effect',
+          registered
+            ? `effect "${forced}" is not registered for ${provider} ${event.type}; registered: ${registered.join(', ') || 'none'}`
+            : `effect "${forced}" has not completed for this event; completed: ${[...completed].join(', ') || 'none'}`,
+        );
+      }
+      const effects = registered
+        ? registered.filter((name) => !completed.has(name) || name === forced)
+        : null;
+      const result: ReplayResult = {
+        provider,
+        eventId,
+        type: event.type,
+        group,
+        previousStatus: event.status,
+        effects,
+        forced,
+        enqueued: false,
+        dryRun: options.dryRun ?? false,
+      };
+      if (options.dryRun || effects?.length === 0) {
+        // Nothing written: the commit only releases the locks.
+        return result;
+      }
 
-    if (forced !== null && completed.has(forced)) {
-      await client.query(idempotencyKeys.forgetEffectKey(provider, eventId, forced));
-      await client.query(effectRuns.forceEffect(provider, eventId, forced));
-    }
-    await client.query(
-      group === DEFAULT_GROUP
-        ? webhookEvents.requeueEvent(provider, eventId)
-        : webhookEventGroups.requeueGroupEvent(provider, eventId, group),
-    );
-    // A replay is a trace of its own (the caller's, when it traces), linked to the first delivery's.
-    const first = await client.query<{ trace: TraceContext }>(
-      pgbossJobs.selectFirstJobTrace(EVENTS_QUEUE, provider, eventId),
-    );
-    const replayOf = first.rows[0]?.trace;
-    const job: EventJob = { provider, eventId, ...jobTraceContext(), ...(replayOf ? { replayOf } : {}) };
-    await boss.send(queuesOf(group).events, job, {
-      db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
-    });
-    if (options.auditAs) {
+      if (forced !== null && completed.has(forced)) {
+        await client.query(idempotencyKeys.forgetEffectKey(provider, eventId, forced));
+        await client.query(effectRuns.forceEffect(provider, eventId, forced));
+      }
       await client.query(
-        auditLog.insertAudit(options.auditAs, {
-          action: forced === null ? 'replay' : 'replay_forced',
-          target: `${provider} ${eventId}`,
-          details: { group, forced, effects, previousStatus: event.status },
-        }),
+        group === DEFAULT_GROUP
+          ? webhookEvents.requeueEvent(provider, eventId)
+          : webhookEventGroups.requeueGroupEvent(provider, eventId, group),
       );
-    }
-    await client.query('commit');
-    return { ...result, enqueued: true };
-  } catch (error) {
-    broken = !(error instanceof ReplayError);
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+      // A replay is a trace of its own (the caller's, when it traces), linked to the first delivery's.
+      const first = await client.query<{ trace: TraceContext }>(
+        pgbossJobs.selectFirstJobTrace(EVENTS_QUEUE, provider, eventId),
+      );
+      const replayOf = first.rows[0]?.trace;
+      const job: EventJob = { provider, eventId, ...jobTraceContext(), ...(replayOf ? { replayOf } : {}) };
+      await boss.send(queuesOf(group).events, job, {
+        db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) },
+      });
+      if (options.auditAs) {
+        await client.query(
+          auditLog.insertAudit(options.auditAs, {
+            action: forced === null ? 'replay' : 'replay_forced',
+            target: `${provider} ${eventId}`,
+            details: { group, forced, effects, previousStatus: event.status },
+          }),
+        );
+      }
+      return { ...result, enqueued: true };
+    },
+    (error) => error instanceof ReplayError,
+  );
 }
 
 /**

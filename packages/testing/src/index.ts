@@ -8,3 +8,5 @@ export { insertEvents } from './events.ts';
 export { onPath, requireTool } from './tools.ts';
 export { startTestBoss, type TestBossOptions } from './boss.ts';
 export { removeTempFiles, useTempFiles, type TempFiles } from './temp-files.ts';
+export { useCertificateServer, type CertificateServer } from './certificate-server.ts';
+export { useStarted, type Started } from './started.ts';

@@ -1,10 +1,14 @@
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
-import type { AttemptRow, EffectRunRow, EventGroupRow } from '@webhook-inbox/inbox/event-store';
+import {
+  completers,
+  type AttemptRow,
+  type EffectRunRow,
+  type EventGroupRow,
+} from '@webhook-inbox/inbox/event-store';
 import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
 import {
   effectAttempts,
   effectRuns,
-  idempotencyKeys,
   pgbossJobs,
   webhookEventGroups,
   webhookEvents,
@@ -15,7 +19,7 @@ import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts'
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { attemptsSection } from '../views/event-attempts.ts';
-import { effectsTimeline, type CompletedBy } from '../views/event-effects.ts';
+import { effectsTimeline } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
 import { groupsTable } from '../views/event-groups.ts';
 import { jobsTable } from '../views/event-jobs.ts';
@@ -38,24 +42,14 @@ function eventKey(c: ConsoleContext): { provider: string; eventId: string } {
 export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(
-      services.pool,
-      webhookEvents.selectEvent(provider, eventId, 'pretty'),
-      t,
-    );
-    if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, groups, attempts] = await Promise.all([
-      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
-      read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
-      read<AttemptRow>(services.pool, effectAttempts.selectAttempts(provider, eventId), t),
+    const [{ event, runs, groups, jobs, completedBy, notStarted }, attempts] = await Promise.all([
+      readEffects(services, provider, eventId),
+      read<AttemptRow>(
+        services.pool,
+        effectAttempts.selectAttempts(provider, eventId),
+        services.queryTimeoutMs,
+      ),
     ]);
-    const [jobs, completedBy] = await Promise.all([
-      eventJobs(services, provider, eventId, groups),
-      completers(services, provider, eventId, runs),
-    ]);
-    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
-    const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
     const flash = c.req.query('replayed');
     return c.html(
       layout({
@@ -119,23 +113,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   // The effects alone: the event page polls them while the event is not settled.
   app.get('/event/effects', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const t = services.queryTimeoutMs;
-    const [event] = await read<EventDetailRow>(
-      services.pool,
-      webhookEvents.selectEvent(provider, eventId, 'pretty'),
-      t,
-    );
-    if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-    const [runs, groups] = await Promise.all([
-      read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
-      read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
-    ]);
-    const [jobs, completedBy] = await Promise.all([
-      eventJobs(services, provider, eventId, groups),
-      completers(services, provider, eventId, runs),
-    ]);
-    const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
-    const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
+    const { event, runs, jobs, completedBy, notStarted } = await readEffects(services, provider, eventId);
     // The facts and the jobs come along (swapped out of band): the page always shows one read.
     return c.html(
       html`${effectsTimeline(services.base, event, runs, notStarted, {
@@ -191,6 +169,31 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   eventReplayAction(app, services);
 }
 
+/**
+ * What the page and its polled effects both show: the event, its effects (run, and registered but not started),
+ * the events that completed some of them, its consumer groups and its jobs.
+ */
+async function readEffects(services: ConsoleServices, provider: string, eventId: string) {
+  const t = services.queryTimeoutMs;
+  const [event] = await read<EventDetailRow>(
+    services.pool,
+    webhookEvents.selectEvent(provider, eventId, 'pretty'),
+    t,
+  );
+  if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
+  const [runs, groups] = await Promise.all([
+    read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
+    read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
+  ]);
+  const [jobs, completedBy] = await Promise.all([
+    eventJobs(services, provider, eventId, groups),
+    completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
+  ]);
+  const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
+  const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
+  return { event, runs, groups, jobs, completedBy, notStarted };
+}
+
 /** The event's jobs in every queue it can be in: the default group's and each other group's. */
 function eventJobs(
   services: ConsoleServices,
@@ -205,23 +208,6 @@ function eventJobs(
     pgbossJobs.selectEventJobs(queues, provider, eventId),
     services.queryTimeoutMs,
   );
-}
-
-/** The events that completed these completed effects' keys, when not this one (a scope's key), by key. */
-async function completers(
-  services: ConsoleServices,
-  provider: string,
-  eventId: string,
-  runs: readonly EffectRunRow[],
-): Promise<Map<string, CompletedBy>> {
-  const keys = runs.filter((r) => r.status === 'completed').map((r) => r.idempotencyKey);
-  if (keys.length === 0) return new Map();
-  const rows = await read<CompletedBy>(
-    services.pool,
-    idempotencyKeys.selectCompletedByOthers(keys, provider, eventId),
-    services.queryTimeoutMs,
-  );
-  return new Map(rows.map((row) => [row.key, row]));
 }
 
 /**

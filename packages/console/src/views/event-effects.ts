@@ -1,5 +1,5 @@
 import { SETTLED_STATUSES } from '@webhook-inbox/db/statuses';
-import type { EffectRunRow, EventSummary } from '@webhook-inbox/inbox/event-store';
+import type { CompletedByRow, EffectRunRow, EventSummary } from '@webhook-inbox/inbox/event-store';
 import { html } from 'hono/html';
 import { eventHref, searchParams, utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
@@ -16,8 +16,8 @@ export function effectsTimeline(
   options: {
     /** The viewer may force a completed effect: its button is shown. */
     canForce: boolean;
-    /** The events that completed some of these effects' keys for this one (their scope's), by key. */
-    completedBy?: ReadonlyMap<string, CompletedBy>;
+    /** The events that completed some of these effects' keys for this one (their scope's), by effect. */
+    completedBy?: readonly CompletedByRow[];
   },
 ): Html {
   const { provider, eventId } = event;
@@ -39,7 +39,11 @@ export function effectsTimeline(
           html`<li class="effect status-${r.status}">
             <div class="effect-head">
               <strong>${r.effect}</strong> ${statusBadge(r.status)}
-              ${attemptsOrCompleter(base, r, options.completedBy?.get(r.idempotencyKey))}
+              ${attemptsOrCompleter(
+                base,
+                r,
+                options.completedBy?.find((by) => by.effect === r.effect),
+              )}
               ${r.forcedAt ? html`<span class="badge forced">forced ${utc(r.forcedAt)}</span>` : ''}
             </div>
             <ul class="steps">
@@ -67,16 +71,8 @@ export function effectsTimeline(
   </div>`;
 }
 
-/** The event whose run completed an effect's key: its scope's once-only key, used for this event too. */
-export interface CompletedBy {
-  key: string;
-  provider: string;
-  eventId: string;
-  completedAt: Date | null;
-}
-
 /** How many attempts the effect took, or, when another event of its scope completed it, which one. */
-function attemptsOrCompleter(base: string, run: EffectRunRow, by: CompletedBy | undefined): Html {
+function attemptsOrCompleter(base: string, run: EffectRunRow, by: CompletedByRow | undefined): Html {
   if (run.status === 'completed' && by) {
     return html`<span class="completed-by"
       >completed by

@@ -30,8 +30,8 @@ function drizzle(args: string[]): { status: number | null; output: string } {
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const scratch = await mkdtemp(path.join(os.tmpdir(), 'db-check-'));
-try {
+/** Why the schema and the migrations disagree, or undefined when they agree; `scratch` is a folder it may fill. */
+async function disagreement(scratch: string): Promise<string | undefined> {
   await cp(out, scratch, { recursive: true });
   const before = new Set(await readdir(scratch));
   const generated = drizzle([
@@ -43,27 +43,32 @@ try {
     '--out',
     rel(scratch),
   ]);
-  if (generated.status !== 0) {
-    console.error(`drizzle-kit generate failed:\n${generated.output}`);
-    process.exit(1);
-  }
+  if (generated.status !== 0) return `drizzle-kit generate failed:\n${generated.output}`;
   const added = (await readdir(scratch)).filter((file) => file.endsWith('.sql') && !before.has(file));
   if (added.length > 0) {
-    console.error(
-      'The schema has changes that no migration covers. Run `pnpm db:generate` and commit the result.',
+    const files = await Promise.all(
+      added.map(
+        async (file) =>
+          `\n--- ${file} (would be generated)\n${await readFile(path.join(scratch, file), 'utf8')}`,
+      ),
     );
-    for (const file of added)
-      console.error(
-        `\n--- ${file} (would be generated)\n${await readFile(path.join(scratch, file), 'utf8')}`,
-      );
-    process.exit(1);
+    return `The schema has changes that no migration covers. Run \`pnpm db:generate\` and commit the result.\n${files.join('\n')}`;
   }
   const checked = drizzle(['check', '--dialect', 'postgresql', '--out', rel(out)]);
-  if (checked.status !== 0) {
-    console.error(`drizzle-kit check failed:\n${checked.output}`);
-    process.exit(1);
-  }
-  console.log('schema and migrations agree');
+  if (checked.status !== 0) return `drizzle-kit check failed:\n${checked.output}`;
+  return undefined;
+}
+
+// The scratch folder is removed before exiting, whatever the verdict.
+const scratch = await mkdtemp(path.join(os.tmpdir(), 'db-check-'));
+let failure: string | undefined;
+try {
+  failure = await disagreement(scratch);
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }
+if (failure !== undefined) {
+  console.error(failure);
+  process.exit(1);
+}
+console.log('schema and migrations agree');

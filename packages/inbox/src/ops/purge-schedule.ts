@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { resolvePurgeOptions } from './retention-options.ts';
+import { resolvePurgeOptions, type PurgeOptions } from './retention-options.ts';
 import { systemPrincipal } from '../access/roles.ts';
 import { auditPurge } from './audit.ts';
 import { purgeExpired, type PurgeResult } from './retention.ts';
@@ -11,13 +11,10 @@ import { purgeExpired, type PurgeResult } from './retention.ts';
 export const PURGE_QUEUE = 'webhook-inbox-purge';
 
 /** What a scheduled purge job carries: the retention settings, checked again when the job runs. */
-export interface PurgeJobData {
-  payloadDays?: number;
-  keyDays?: number;
-  historyDays?: number;
-  auditDays?: number;
-  batchSize?: number;
-}
+export type PurgeJobData = Pick<
+  PurgeOptions,
+  'payloadDays' | 'keyDays' | 'historyDays' | 'auditDays' | 'batchSize'
+>;
 
 const purgeJobData = z.object({
   payloadDays: z.number().optional(),

@@ -46,7 +46,8 @@ function queryOf(request: SignedRequest): URLSearchParams {
   return new URLSearchParams(at === -1 ? '' : url.slice(at + 1));
 }
 
-function challenge(name: string, value: unknown, what: string): string {
+/** A value to echo (a challenge, a token): a non-empty string of at most MAX_CHALLENGE characters, or `invalid_payload`. */
+export function challengeText(name: string, value: unknown, what: string): string {
   if (typeof value !== 'string' || value === '' || value.length > MAX_CHALLENGE) {
     throw new InvalidPayloadError(`${name}: the ${what} is absent, empty or longer than ${MAX_CHALLENGE}`);
   }
@@ -54,7 +55,36 @@ function challenge(name: string, value: unknown, what: string): string {
 }
 
 const field = (value: unknown, ...path: string[]) => readPointer(value, path);
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+/** A verify token as it is compared: hashed, so the comparison is constant-time whatever the lengths. */
+export const verifyTokenHash = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * Meta's subscription GET, for a source's `meta` handshake and the catalogue's `meta` type: the `hub.challenge` to
+ * echo when `hub.mode` is `subscribe` and `hub.verify_token` is the configured token (`expected`, its
+ * `verifyTokenHash`); refused otherwise.
+ */
+export function metaSubscriptionChallenge(name: string, request: SignedRequest, expected: Buffer): string {
+  const query = queryOf(request);
+  if (query.get('hub.mode') !== 'subscribe') {
+    throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
+  }
+  const token = query.get('hub.verify_token');
+  if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
+  if (!timingSafeEqual(verifyTokenHash(token), expected)) {
+    throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verify token`);
+  }
+  return challengeText(name, query.get('hub.challenge'), 'hub.challenge');
+}
+
+/**
+ * Zoom's answer to `endpoint.url_validation`, for a source's `zoom` handshake and the catalogue's `zoom` type: the
+ * plain token and its hex HMAC-SHA256 under the Secret Token (the current one during a rotation).
+ */
+export function zoomValidation(name: string, plainToken: unknown, secret: string): HttpAnswer {
+  const token = challengeText(name, plainToken, 'payload.plainToken');
+  const encryptedToken = createHmac('sha256', secret).update(token).digest('hex');
+  return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ plainToken: token, encryptedToken }) };
+}
 
 /** The handshake of a source: `secrets[0]` keys Zoom's and X's answers (the current secret during a rotation). */
 export function createHandshake(name: string, spec: HandshakeSpec, secrets: readonly string[]): Handshake {
@@ -69,7 +99,7 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
             ? {
                 status: 200,
                 contentType: TEXT_TYPE,
-                body: challenge(name, field(body(), 'challenge'), 'challenge'),
+                body: challengeText(name, field(body(), 'challenge'), 'challenge'),
               }
             : undefined,
       };
@@ -79,13 +109,7 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
         acceptsGet: false,
         afterAuthentication: (_request, body) => {
           if (field(body(), 'event') !== 'endpoint.url_validation') return undefined;
-          const plainToken = challenge(name, field(body(), 'payload', 'plainToken'), 'payload.plainToken');
-          const encryptedToken = createHmac('sha256', secret).update(plainToken).digest('hex');
-          return {
-            status: 200,
-            contentType: JSON_TYPE,
-            body: JSON.stringify({ plainToken, encryptedToken }),
-          };
+          return zoomValidation(name, field(body(), 'payload', 'plainToken'), secret);
         },
       };
     case 'discord':
@@ -105,31 +129,22 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
           const token = queryOf(request).get('validationToken');
           return token === null
             ? undefined
-            : { status: 200, contentType: TEXT_TYPE, body: challenge(name, token, 'validationToken') };
+            : { status: 200, contentType: TEXT_TYPE, body: challengeText(name, token, 'validationToken') };
         },
       };
     case 'meta': {
-      const expected = sha256(spec.verifyToken ?? '');
+      const expected = verifyTokenHash(spec.verifyToken ?? '');
       return {
         type: 'meta',
         acceptsGet: true,
-        beforeAuthentication: (request) => {
-          if (request.method !== 'GET') return undefined;
-          const query = queryOf(request);
-          if (query.get('hub.mode') !== 'subscribe') {
-            throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
-          }
-          const token = query.get('hub.verify_token');
-          if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
-          if (!timingSafeEqual(sha256(token), expected)) {
-            throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verifyToken`);
-          }
-          return {
-            status: 200,
-            contentType: TEXT_TYPE,
-            body: challenge(name, query.get('hub.challenge'), 'hub.challenge'),
-          };
-        },
+        beforeAuthentication: (request) =>
+          request.method === 'GET'
+            ? {
+                status: 200,
+                contentType: TEXT_TYPE,
+                body: metaSubscriptionChallenge(name, request, expected),
+              }
+            : undefined,
       };
     }
     case 'crc':
@@ -138,7 +153,7 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
         acceptsGet: true,
         beforeAuthentication: (request) => {
           if (request.method !== 'GET') return undefined;
-          const token = challenge(name, queryOf(request).get('crc_token') ?? undefined, 'crc_token');
+          const token = challengeText(name, queryOf(request).get('crc_token') ?? undefined, 'crc_token');
           const responseToken = `sha256=${createHmac('sha256', secret).update(token).digest('base64')}`;
           return {
             status: 200,

@@ -105,6 +105,15 @@ export function checkTimestamp(
 // than silently dropping bytes the signature covered.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** A verified body as UTF-8 text (exactly its bytes), or `invalid_payload`. */
+export function bodyText(provider: string, rawBody: Uint8Array): string {
+  try {
+    return utf8.decode(rawBody);
+  } catch (error) {
+    throw new InvalidPayloadError(`${provider}: the body is not valid UTF-8`, { cause: error });
+  }
+}
+
 /** The verified body as text plus its parsed top-level object. */
 export interface JsonBody {
   text: string;
@@ -120,12 +129,7 @@ export function decodeJsonBody(provider: string, rawBody: Uint8Array): JsonBody 
   if (rawBody.length === 0) {
     throw new InvalidPayloadError(`${provider}: the body is empty; expected a JSON object`);
   }
-  let text: string;
-  try {
-    text = utf8.decode(rawBody);
-  } catch (error) {
-    throw new InvalidPayloadError(`${provider}: the body is not valid UTF-8`, { cause: error });
-  }
+  const text = bodyText(provider, rawBody);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

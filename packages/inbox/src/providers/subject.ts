@@ -89,8 +89,18 @@ export function subjectOf(event: VerifiedEvent): string[] {
     );
     found = paths.flatMap((path) => valuesAt(body, path.split('.')));
   }
-  for (const value of found) add(typeof value === 'number' ? String(value) : value);
+  for (const value of found) add(typeof value === 'number' ? String(value) : (rawJsonText(value) ?? value));
   return [...values];
+}
+
+/**
+ * A batch item's integer beyond 2^53 as its provider parsed it (`JSON.rawJSON`, digits kept: see
+ * `catalogue/batch.ts`): its text; undefined for any other value.
+ */
+function rawJsonText(value: unknown): string | undefined {
+  return (JSON as unknown as { isRawJSON(value: unknown): boolean }).isRawJSON(value)
+    ? (value as { rawJSON: string }).rawJSON
+    : undefined;
 }
 
 function valuesAt(node: unknown, path: readonly string[]): unknown[] {

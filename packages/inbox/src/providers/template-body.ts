@@ -1,4 +1,5 @@
 import { InvalidPayloadError } from '../errors.ts';
+import { bodyText } from './shared.ts';
 
 // How a template source reads a verified body: JSON (any value, numbers kept digit for digit) or an
 // `application/x-www-form-urlencoded` form; and RFC 6901 JSON pointers into what was read.
@@ -14,18 +15,6 @@ const json = JSON as unknown as {
   rawJSON(text: string): RawJson;
   isRawJSON(value: unknown): value is RawJson;
 };
-
-// `fatal`: invalid UTF-8 is an error, never U+FFFD; `ignoreBOM`: a BOM stays in the text (JSON.parse refuses it).
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** The body as UTF-8 text, or `invalid_payload`. */
-export function bodyText(source: string, rawBody: Uint8Array): string {
-  try {
-    return utf8.decode(rawBody);
-  } catch (error) {
-    throw new InvalidPayloadError(`${source}: the body is not valid UTF-8`, { cause: error });
-  }
-}
 
 /**
  * JSON whose numbers are kept as their source text (`JSON.rawJSON`): a batch item re-serialized with

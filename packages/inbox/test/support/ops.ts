@@ -1,9 +1,8 @@
 // Shared by the ops tests only (not exported by the package).
 import pg from 'pg';
-import { startTestBoss, useTestDatabase } from '@webhook-inbox/testing';
+import { startTestBoss, useStarted, useTestDatabase } from '@webhook-inbox/testing';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
-import { afterAll, beforeAll } from 'vitest';
 import { ensureQueues } from '../../src/queue.ts';
 
 export interface OpsTestDeps {
@@ -37,18 +36,15 @@ export function useOpsDeps(): {
   readonly deps: OpsTestDeps;
 } {
   const db = useTestDatabase();
-  let opened: OpsTestDeps | undefined;
-  beforeAll(async () => {
-    opened = await openDeps(db.url);
-  });
-  afterAll(async () => {
-    await opened?.close();
-  });
+  const opened = useStarted(
+    'the ops deps',
+    () => openDeps(db.url),
+    (deps) => deps.close(),
+  );
   return {
     db,
     get deps(): OpsTestDeps {
-      if (opened === undefined) throw new Error('the ops deps are read before beforeAll opened them');
-      return opened;
+      return opened.value;
     },
   };
 }

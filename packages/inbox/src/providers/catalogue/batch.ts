@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
+import { bodyText } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 
 /**
@@ -12,9 +13,6 @@ import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 export interface BatchProvider extends Provider {
   verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[];
 }
-
-// As in ../shared.ts: invalid UTF-8 is an error, and a byte-order mark stays for JSON.parse to refuse.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** `JSON.rawJSON` (Node 22, ES2025), which TypeScript's ES2023 library does not declare. */
 interface RawJson {
@@ -32,12 +30,7 @@ export interface BatchItem {
  * item's text says what the sender sent even though it is serialized again.
  */
 export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: string; items: BatchItem[] } {
-  let text: string;
-  try {
-    text = utf8.decode(rawBody);
-  } catch (error) {
-    throw new InvalidPayloadError(`${name}: the body is not valid UTF-8`, { cause: error });
-  }
+  const text = bodyText(name, rawBody);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>

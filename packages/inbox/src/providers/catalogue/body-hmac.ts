@@ -45,7 +45,14 @@ export function bodyHmacProvider(scheme: BodyHmacScheme, options: CatalogueProvi
       checkBodySignature(name, request, keys, scheme.signature);
       const { text, object } = decodeJsonBody(name, request.rawBody);
       const { eventId, type } = scheme.identify(name, request, object);
-      return { provider: name, eventId, type, payloadText: text, headers: keptHeaders(request, scheme.kept) };
+      return {
+        provider: name,
+        eventId,
+        type,
+        payloadText: text,
+        headers: keptHeaders(request, scheme.kept),
+        body: object,
+      };
     },
   };
 }

@@ -113,6 +113,7 @@ export function discordProvider(options: CatalogueProviderOptions): Provider {
       type,
       payloadText: text,
       headers: {},
+      body: object,
     };
   };
 

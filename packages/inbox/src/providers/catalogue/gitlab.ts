@@ -84,6 +84,7 @@ export function gitlabProvider(options: CatalogueProviderOptions): Provider {
         type: withAction(kind, action),
         payloadText: text,
         headers: keptHeaders(request, KEPT),
+        body: object,
       };
     },
   };

@@ -97,6 +97,7 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
       type: bodyString(name, object, 'subscriptionType'),
       payloadText: itemText,
       headers: {},
+      body: object,
     }));
   }
 

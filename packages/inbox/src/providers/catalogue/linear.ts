@@ -70,6 +70,7 @@ export function linearProvider(options: CatalogueProviderOptions): Provider {
         type: withAction(bodyString(name, object, 'type'), object.action),
         payloadText: text,
         headers: keptHeaders(request, ['linear-event']),
+        body: object,
       };
     },
   };

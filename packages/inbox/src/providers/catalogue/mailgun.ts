@@ -90,6 +90,7 @@ export function mailgunProvider(options: CatalogueProviderOptions): Provider {
         type: bodyString(name, data, 'event'),
         payloadText: text,
         headers: {},
+        body: object,
       };
     },
   };

@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
+import { createHash } from 'node:crypto';
+import { InvalidPayloadError } from '../../errors.ts';
+import { metaSubscriptionChallenge, verifyTokenHash } from '../handshakes.ts';
 import { decodeJsonBody } from '../shared.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchAsOneEvent } from './batch.ts';
@@ -37,7 +38,6 @@ const SIGNATURE: BodySignature = {
   sender: 'Meta',
 };
 const TEXT = 'text/plain; charset=utf-8';
-const MAX_CHALLENGE = 1024;
 /** What a messaging item holds besides its kind. */
 const MESSAGING_ENVELOPE = new Set(['sender', 'recipient', 'timestamp']);
 
@@ -45,8 +45,6 @@ export interface MetaProviderOptions extends CatalogueProviderOptions {
   /** The verify token typed into the app dashboard's webhook settings. */
   verifyToken: string;
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /**
  * Meta (WhatsApp Cloud API, Messenger, Instagram and other Graph webhooks): `X-Hub-Signature-256: sha256=<hex>`
@@ -60,7 +58,7 @@ export function metaProvider(options: MetaProviderOptions): Provider {
   if (typeof options.verifyToken !== 'string' || options.verifyToken === '') {
     throw new TypeError(`${name}: verifyToken (the token typed into the app dashboard) is required`);
   }
-  const expectedToken = sha256(options.verifyToken);
+  const expectedToken = verifyTokenHash(options.verifyToken);
 
   const verifyBatch = (request: SignedRequest): { events: VerifiedEvent[]; text: string } => {
     checkBodySignature(name, request, keys, SIGNATURE);
@@ -92,24 +90,10 @@ export function metaProvider(options: MetaProviderOptions): Provider {
 
 /** The GET handshake: the challenge, when the verify token is the configured one. */
 function subscription(name: string, request: SignedRequest, expected: Buffer): Reception {
-  const url = request.url ?? '';
-  const query = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
-  if (query.get('hub.mode') !== 'subscribe') {
-    throw new InvalidPayloadError(`${name}: a GET must be hub.mode=subscribe`);
-  }
-  const token = query.get('hub.verify_token');
-  if (token === null) throw new MissingSignatureError(`${name}: hub.verify_token is absent`);
-  if (!timingSafeEqual(sha256(token), expected)) {
-    throw new InvalidSignatureError(`${name}: hub.verify_token is not the configured verify token`);
-  }
-  const challenge = query.get('hub.challenge');
-  if (challenge === null || challenge === '' || challenge.length > MAX_CHALLENGE) {
-    throw new InvalidPayloadError(`${name}: hub.challenge is absent or too long`);
-  }
   return {
     kind: 'handshake',
     handshake: 'meta',
-    answer: { status: 200, contentType: TEXT, body: challenge },
+    answer: { status: 200, contentType: TEXT, body: metaSubscriptionChallenge(name, request, expected) },
   };
 }
 

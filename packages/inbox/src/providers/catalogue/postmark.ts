@@ -74,7 +74,14 @@ export function postmarkProvider(options: CatalogueProviderOptions): Provider {
         (value) => typeof value === 'string' && value !== '',
       );
       if (typeof when === 'string') parts.push(when);
-      return { provider: name, eventId: parts.join(':'), type: kind, payloadText: text, headers: {} };
+      return {
+        provider: name,
+        eventId: parts.join(':'),
+        type: kind,
+        payloadText: text,
+        headers: {},
+        body: object,
+      };
     },
   };
 }

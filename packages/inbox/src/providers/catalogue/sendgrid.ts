@@ -94,6 +94,7 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
       type: bodyString(name, object, 'event'),
       payloadText: text,
       headers: {},
+      body: object,
     }));
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidPayloadError } from '../../errors.ts';
+import { challengeText } from '../handshakes.ts';
 import { decodeJsonBody, unixSeconds } from '../shared.ts';
 import { decodeForm } from '../template-body.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
@@ -34,7 +34,6 @@ export const SLACK_FACTS: ProviderFacts = {
 /** The answer to every recorded request: empty, which Slack reads as "acknowledged, nothing to show". */
 const ACKNOWLEDGED = { status: 200, contentType: 'text/plain; charset=utf-8', body: '' } as const;
 const KEPT = ['x-slack-retry-num', 'x-slack-retry-reason'];
-const MAX_CHALLENGE = 1024;
 
 const HEADERS = { signature: 'x-slack-signature', timestamp: 'x-slack-request-timestamp', sender: 'Slack' };
 
@@ -66,13 +65,14 @@ export function slackProvider(options: CatalogueProviderOptions): Provider {
 }
 
 function challengeAnswer(name: string, challenge: unknown): Reception {
-  if (typeof challenge !== 'string' || challenge === '' || challenge.length > MAX_CHALLENGE) {
-    throw new InvalidPayloadError(`${name}: the url_verification challenge is absent or too long`);
-  }
   return {
     kind: 'handshake',
     handshake: 'slack',
-    answer: { status: 200, contentType: 'text/plain; charset=utf-8', body: challenge },
+    answer: {
+      status: 200,
+      contentType: 'text/plain; charset=utf-8',
+      body: challengeText(name, challenge, 'url_verification challenge'),
+    },
   };
 }
 

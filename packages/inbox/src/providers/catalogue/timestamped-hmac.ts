@@ -50,7 +50,7 @@ export function timestampedHmacProvider(
       checkTimestampedHmac(name, request, now, keys, toleranceSeconds, scheme);
       const { text, object } = decodeJsonBody(name, request.rawBody);
       const { eventId, type } = scheme.identify(name, object);
-      return { provider: name, eventId, type, payloadText: text, headers: {} };
+      return { provider: name, eventId, type, payloadText: text, headers: {}, body: object };
     },
   };
 }

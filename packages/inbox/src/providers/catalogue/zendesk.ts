@@ -76,6 +76,7 @@ export function zendeskProvider(options: CatalogueProviderOptions): Provider {
         type,
         payloadText: text,
         headers: keptHeaders(request, ['x-zendesk-account-id', 'x-zendesk-webhook-id']),
+        body: object,
       };
     },
   };

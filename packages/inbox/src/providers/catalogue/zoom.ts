@@ -1,7 +1,6 @@
-import { createHmac } from 'node:crypto';
-import { InvalidPayloadError } from '../../errors.ts';
+import { zoomValidation } from '../handshakes.ts';
 import { decodeJsonBody, unixSeconds } from '../shared.ts';
-import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import { handshakingProvider } from './handshaking.ts';
 import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from './signing.ts';
@@ -28,7 +27,6 @@ export const ZOOM_FACTS: ProviderFacts = {
 
 const HEADERS = { signature: 'x-zm-signature', timestamp: 'x-zm-request-timestamp', sender: 'Zoom' };
 const KEPT = ['x-zm-trackingid'];
-const MAX_TOKEN = 1024;
 
 /**
  * Zoom (Marketplace apps' event subscriptions): `x-zm-signature: v0=<hex>` is the HMAC-SHA256 of
@@ -45,7 +43,11 @@ export function zoomProvider(options: CatalogueProviderOptions): Provider {
     const { text, object } = decodeJsonBody(name, request.rawBody);
     const event = bodyString(name, object, 'event');
     if (event === 'endpoint.url_validation') {
-      return { kind: 'handshake', handshake: 'zoom', answer: validation(name, object, current) };
+      return {
+        kind: 'handshake',
+        handshake: 'zoom',
+        answer: zoomValidation(name, bodyObject(name, object, 'payload').plainToken, current),
+      };
     }
     const verified: VerifiedEvent = {
       provider: name,
@@ -58,18 +60,6 @@ export function zoomProvider(options: CatalogueProviderOptions): Provider {
   };
 
   return handshakingProvider(name, receive);
-}
-
-/** Zoom's challenge answer: the plain token and its hex HMAC-SHA256 under the Secret Token. */
-function validation(name: string, object: Record<string, unknown>, secret: string): HttpAnswer {
-  const plainToken = bodyString(name, bodyObject(name, object, 'payload'), 'plainToken');
-  if (plainToken.length > MAX_TOKEN) throw new InvalidPayloadError(`${name}: plainToken is too long`);
-  const encryptedToken = createHmac('sha256', secret).update(plainToken).digest('hex');
-  return {
-    status: 200,
-    contentType: 'application/json',
-    body: JSON.stringify({ plainToken, encryptedToken }),
-  };
 }
 
 /** What identifies the event's object: its uuid (meetings), its id, else the account. */

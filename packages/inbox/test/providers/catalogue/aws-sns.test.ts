@@ -1,17 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { useCertificateServer, useTempFiles } from '@webhook-inbox/testing';
 import MessageValidator from 'sns-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsSnsProvider, signSns } from '../../../src/providers/catalogue/aws-sns.ts';
 import { catalogueEntry } from '../../../src/providers/catalogue/index.ts';
 import { sampleCredentials, selfSignedCertificate } from '../../../src/providers/deliveries/index.ts';
 import type { Reception } from '../../../src/providers/types.ts';
-import { asyncCodeOf, useCertificateServer } from './certificate-server.ts';
+import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request } from './support.ts';
 
 // AWS SNS against its own validator, sns-validator (github.com/aws/aws-js-sns-message-validator), which fetches the
@@ -23,6 +21,7 @@ const TOPIC = 'arn:aws:sns:us-east-1:123456789012:orders';
 const CERT_URL = 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123456789abcdef.pem';
 const NOW = new Date();
 const certificates = useCertificateServer(() => PEM);
+const files = useTempFiles('sns-');
 
 let validatorServer: https.Server;
 let validatorOrigin = '';
@@ -105,8 +104,7 @@ describe('aws-sns', () => {
       .map((field) => `${field}\n${message[field as keyof typeof message]}\n`)
       .join('');
     const key = privateKey!.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const keyFile = join(mkdtempSync(join(tmpdir(), 'sns-')), 'key.pem');
-    writeFileSync(keyFile, key);
+    const keyFile = files.write('key.pem', key);
     const signature = execFileSync('openssl', ['dgst', '-sha256', '-sign', keyFile], {
       input: text,
     }).toString('base64');
@@ -162,33 +160,21 @@ describe('aws-sns', () => {
     );
   });
 
-  it('refuses a certificate URL off sns.<region>.amazonaws.com, or not a .pem, without any request', async () => {
-    const before = certificates.requests.length;
-    for (const url of [
+  itGuardsCertificateFetches({
+    certificates,
+    hosts: 'sns.<region>.amazonaws.com, or not a .pem,',
+    refusedUrls: [
       'https://sns.us-east-1.amazonaws.com.evil.example/cert.pem',
       'http://sns.us-east-1.amazonaws.com/cert.pem',
       'https://sns.us-east-1.amazonaws.com:8443/cert.pem',
       'https://s3.amazonaws.com/cert.pem',
       'https://127.0.0.1/cert.pem',
       'https://sns.us-east-1.amazonaws.com/cert.txt',
-    ]) {
-      expect(await asyncCodeOf(receive(signed(notification(), { url }), provider()))).toBe(
-        'certificate_url_refused',
-      );
-    }
-    expect(certificates.requests.length).toBe(before);
-  });
-
-  it('fetches a certificate once (a second message makes no request), and retries one whose host was down', async () => {
-    const fresh = provider();
-    const before = certificates.requests.length;
-    certificates.down = true;
-    expect(await asyncCodeOf(receive(signed(notification()), fresh))).toBe('certificate_unavailable');
-    certificates.down = false;
-    expect(certificates.requests.length).toBe(before + 1);
-    await receive(signed(notification()), fresh);
-    await receive(signed(notification()), fresh);
-    expect(certificates.requests.length).toBe(before + 2);
+    ],
+    freshProvider: () => {
+      const source = provider();
+      return (url) => receive(signed(notification(), { url }), source);
+    },
   });
 
   it('takes TopicArns as its secrets, and cannot verify synchronously', () => {

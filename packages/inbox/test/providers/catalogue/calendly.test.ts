@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { calendlyProvider, signCalendly } from '../../../src/providers/catalogue/calendly.ts';
-import { expectForgeriesRefused, refusal, request } from './support.ts';
+import { expectForgeriesRefused, refusal, request, verifiedEvent } from './support.ts';
 
 // Calendly publishes no verification library or test vector; the reference is its documented recipe:
 // https://developer.calendly.com/api-docs/overview/webhooks/webhook-signatures
@@ -29,13 +29,9 @@ describe('calendly', () => {
       request(BODY, headers(signCalendly({ payload: BODY, secret: KEY, timestamp: T }))),
       NOW,
     );
-    expect(event).toEqual({
-      provider: 'calendly',
-      eventId: `invitee.created:${INVITEE}`,
-      type: 'invitee.created',
-      payloadText: BODY,
-      headers: {},
-    });
+    expect(event).toEqual(
+      verifiedEvent('calendly', BODY, { eventId: `invitee.created:${INVITEE}`, type: 'invitee.created' }),
+    );
   });
 
   it('refuses a tampered body, a wrong key, a missing signature, a stale or future timestamp', () => {

@@ -1,7 +1,7 @@
 import { sign, verify } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
 import { githubProvider, signGithub } from '../../../src/providers/catalogue/github.ts';
-import { refusal, request, tamper, without } from './support.ts';
+import { refusal, request, tamper, without, verifiedEvent } from './support.ts';
 
 // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries#testing-the-webhook-payload-validation
 const DOCS = {
@@ -31,13 +31,13 @@ describe('github', () => {
 
   it('accepts what @octokit/webhooks-methods signs, and octokit accepts what signGithub signs', async () => {
     const event = github.verify(request(BODY, headers(await sign(SECRET, BODY))), NOW);
-    expect(event).toEqual({
-      provider: 'github',
-      eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
-      type: 'pull_request.opened',
-      payloadText: BODY,
-      headers: { 'x-github-event': 'pull_request', 'x-github-hook-id': '292430182' },
-    });
+    expect(event).toEqual(
+      verifiedEvent('github', BODY, {
+        eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        type: 'pull_request.opened',
+        headers: { 'x-github-event': 'pull_request', 'x-github-hook-id': '292430182' },
+      }),
+    );
     expect(await verify(SECRET, BODY, signGithub({ payload: BODY, secret: SECRET }))).toBe(true);
   });
 

@@ -1,15 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { useCertificateServer, useTempFiles } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { catalogueEntry } from '../../../src/providers/catalogue/index.ts';
 import { paypalProvider, paypalSignedText, signPaypal } from '../../../src/providers/catalogue/paypal.ts';
 import { sampleCredentials } from '../../../src/providers/deliveries/index.ts';
 import type { Reception } from '../../../src/providers/types.ts';
-import { asyncCodeOf, useCertificateServer } from './certificate-server.ts';
+import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request, tamper, without } from './support.ts';
 
 // PayPal publishes no verifier on npm (its SDKs post the headers back to PayPal's verify-webhook-signature API), so
@@ -20,6 +18,7 @@ const WEBHOOK_ID = '8PT597110X687430LKGECATA';
 const CERT_URL = 'https://api.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77';
 const NOW = new Date();
 const certificates = useCertificateServer(() => certificate!);
+const files = useTempFiles('paypal-');
 
 let counter = 0;
 const body = () =>
@@ -58,8 +57,7 @@ describe('paypal', () => {
     const { id } = JSON.parse(payload) as { id: string };
     const transmissionId = '69cd13f0-d67a-11e5-baa3-778b53f4ae55';
     const transmissionTime = NOW.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const keyFile = join(mkdtempSync(join(tmpdir(), 'paypal-')), 'key.pem');
-    writeFileSync(keyFile, privateKey!.export({ type: 'pkcs8', format: 'pem' }));
+    const keyFile = files.write('key.pem', privateKey!.export({ type: 'pkcs8', format: 'pem' }).toString());
     // node:zlib's CRC-32, the standard one (its check value is asserted above).
     const crc = crc32(payload);
     const signature = execFileSync('openssl', ['dgst', '-sha256', '-sign', keyFile], {
@@ -137,32 +135,23 @@ describe('paypal', () => {
     expect(eventOf(await receive(payload, late, patient))).toEqual([[id, 'PAYMENT.CAPTURE.COMPLETED']]);
   });
 
-  it('refuses a certificate URL off api.paypal.com and api.sandbox.paypal.com without any request', async () => {
-    const payload = body();
-    const before = certificates.requests.length;
-    for (const url of [
+  itGuardsCertificateFetches({
+    certificates,
+    hosts: 'api.paypal.com and api.sandbox.paypal.com',
+    refusedUrls: [
       'https://api.paypal.com.evil.example/v1/notifications/certs/CERT-1',
       'http://api.paypal.com/v1/notifications/certs/CERT-1',
       'https://www.paypal.com/v1/notifications/certs/CERT-1',
       'https://169.254.169.254/latest/meta-data/',
       'file:///etc/passwd',
-    ]) {
-      expect(await asyncCodeOf(receive(payload, signed(payload, { url }), provider()))).toBe(
-        'certificate_url_refused',
-      );
-    }
-    expect(certificates.requests.length).toBe(before);
-  });
-
-  it('fetches a certificate once (a second delivery makes no request), and retries one whose host was down', async () => {
-    const fresh = provider();
-    const before = certificates.requests.length;
-    certificates.down = true;
-    const first = body();
-    expect(await asyncCodeOf(receive(first, signed(first), fresh))).toBe('certificate_unavailable');
-    certificates.down = false;
-    for (const payload of [body(), body()]) await receive(payload, signed(payload), fresh);
-    expect(certificates.requests.length).toBe(before + 2);
+    ],
+    freshProvider: () => {
+      const source = provider();
+      return (url) => {
+        const payload = body();
+        return receive(payload, signed(payload, { url }), source);
+      };
+    },
   });
 
   it('takes webhook ids as its secrets', () => {

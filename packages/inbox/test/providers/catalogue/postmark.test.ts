@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { postmarkProvider, signPostmark } from '../../../src/providers/catalogue/postmark.ts';
-import { refusal, request } from './support.ts';
+import { refusal, request, verifiedEvent } from './support.ts';
 
 // Postmark signs nothing: its webhooks carry the Basic Auth credentials written into the webhook URL
 // (https://postmarkapp.com/developer/webhooks/webhooks-overview#protecting-your-webhook). The reference is the
@@ -26,13 +26,12 @@ describe('postmark', () => {
 
   it('keys each record type by what identifies it', () => {
     const auth = { Authorization: signPostmark({ secret: SECRET }) };
-    expect(postmark.verify(request(DELIVERY, auth), NOW)).toEqual({
-      provider: 'postmark',
-      eventId: 'Delivery:00000000-0000-0000-0000-000000000000:john@example.com:2026-12-04T23:59:58Z',
-      type: 'Delivery',
-      payloadText: DELIVERY,
-      headers: {},
-    });
+    expect(postmark.verify(request(DELIVERY, auth), NOW)).toEqual(
+      verifiedEvent('postmark', DELIVERY, {
+        eventId: 'Delivery:00000000-0000-0000-0000-000000000000:john@example.com:2026-12-04T23:59:58Z',
+        type: 'Delivery',
+      }),
+    );
     const bounce =
       '{"RecordType":"Bounce","ID":4323372036854775807,"MessageID":"883953f4","Email":"z@example.com","BouncedAt":"2026-12-04T23:59:00Z"}';
     expect(postmark.verify(request(bounce, auth), NOW).eventId).toBe(

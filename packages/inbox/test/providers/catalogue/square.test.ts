@@ -1,7 +1,7 @@
 import { WebhooksHelper } from 'square';
 import { describe, expect, it } from 'vitest';
 import { signSquare, squareProvider } from '../../../src/providers/catalogue/square.ts';
-import { refusal, request, tamper } from './support.ts';
+import { refusal, request, tamper, verifiedEvent } from './support.ts';
 
 const KEY = 'asdf1234-square-signature-key';
 const URL = 'https://hooks.example.com/webhooks/square?source=prod';
@@ -36,14 +36,12 @@ describe('square', () => {
       }),
       NOW,
     );
-    expect(event).toEqual({
-      provider: 'square',
-      eventId: '6a8f5f28-54a1-4eb0-a98a-3111513fd4fc',
-      type: 'payment.updated',
-      payloadText: BODY,
-      headers: {},
-      body: JSON.parse(BODY) as unknown,
-    });
+    expect(event).toEqual(
+      verifiedEvent('square', BODY, {
+        eventId: '6a8f5f28-54a1-4eb0-a98a-3111513fd4fc',
+        type: 'payment.updated',
+      }),
+    );
   });
 
   it('refuses a tampered body, a wrong key, another URL, a missing header', () => {

@@ -5,7 +5,7 @@ import { Webhook } from 'svix';
 import { expect, it } from 'vitest';
 import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
 import type { KeyPairSignOptions } from '../../../src/providers/catalogue/signing.ts';
-import type { Provider, SignedRequest } from '../../../src/providers/types.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../../src/providers/types.ts';
 
 /** A request with these exact body bytes and headers (looked up case-insensitively, as the receiver does). */
 export function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {
@@ -13,6 +13,24 @@ export function request(body: string | Uint8Array, headers: Record<string, strin
   return {
     rawBody: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
     header: (name) => h.get(name),
+  };
+}
+
+/**
+ * The event a provider should verify `payloadText` into: the body it parsed passed on (`VerifiedEvent.body`), no kept
+ * headers unless `fields` has them.
+ */
+export function verifiedEvent(
+  provider: string,
+  payloadText: string,
+  fields: Pick<VerifiedEvent, 'eventId' | 'type'> & Partial<Pick<VerifiedEvent, 'headers'>>,
+): VerifiedEvent {
+  return {
+    provider,
+    payloadText,
+    headers: {},
+    body: JSON.parse(payloadText) as Record<string, unknown>,
+    ...fields,
   };
 }
 

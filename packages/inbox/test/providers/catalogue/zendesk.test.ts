@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signZendesk, zendeskProvider } from '../../../src/providers/catalogue/zendesk.ts';
-import { expectForgeriesRefused, refusal, request, without } from './support.ts';
+import { expectForgeriesRefused, refusal, request, without, verifiedEvent } from './support.ts';
 
 // Zendesk publishes no verification library or test vector; the reference is its documented recipe,
 // base64(HMACSHA256(TIMESTAMP + BODY)): https://developer.zendesk.com/documentation/webhooks/verifying/
@@ -37,13 +37,13 @@ describe('zendesk', () => {
   });
 
   it('accepts a signed delivery, keyed by the invocation, typed by the event', () => {
-    expect(zendesk.verify(request(BODY, headers(sign(BODY, SECRET))), NOW)).toEqual({
-      provider: 'zendesk',
-      eventId: '8350205582',
-      type: 'zen:event-type:ticket.created',
-      payloadText: BODY,
-      headers: { 'x-zendesk-account-id': '123456', 'x-zendesk-webhook-id': '01F1KRFQ6BG29CNWFR60NK5FNY' },
-    });
+    expect(zendesk.verify(request(BODY, headers(sign(BODY, SECRET))), NOW)).toEqual(
+      verifiedEvent('zendesk', BODY, {
+        eventId: '8350205582',
+        type: 'zen:event-type:ticket.created',
+        headers: { 'x-zendesk-account-id': '123456', 'x-zendesk-webhook-id': '01F1KRFQ6BG29CNWFR60NK5FNY' },
+      }),
+    );
     const trigger = '{"ticket_id":"35436","status":"open"}';
     expect(zendesk.verify(request(trigger, headers(sign(trigger, SECRET))), NOW).type).toBe('trigger');
   });

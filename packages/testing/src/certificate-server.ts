@@ -1,16 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
-import type { CertificateFetch } from '../../../src/providers/catalogue/certificates.ts';
 
 /**
  * A loopback HTTP server standing in for a provider's certificate host: it answers every path with `pem()` (or,
- * while `down` is set, 503), and counts the requests it gets. `fetch` maps a documented https URL onto it, path
- * kept, so the providers' allow-list sees the real URL and the request stays on this machine.
+ * while `down` is set, 503), and counts the requests it gets. `fetch` (a provider's or the receiver's injectable
+ * certificate fetch) maps a documented https URL onto it, path kept, so the providers' allow-list sees the real
+ * URL and the request stays on this machine.
  */
 export interface CertificateServer {
   readonly requests: string[];
-  fetch: CertificateFetch;
+  /** `http://127.0.0.1:<port>`, once the server listens. */
+  readonly origin: string;
+  fetch: (url: string, init: { signal: AbortSignal }) => Promise<Response>;
   down: boolean;
 }
 
@@ -20,6 +22,9 @@ export function useCertificateServer(pem: () => string): CertificateServer {
   let origin = '';
   const state: CertificateServer = {
     requests: [],
+    get origin() {
+      return origin;
+    },
     down: false,
     fetch: (url, init) => fetch(`${origin}${new URL(url).pathname}`, init),
   };
@@ -37,16 +42,4 @@ export function useCertificateServer(pem: () => string): CertificateServer {
     await new Promise((resolve) => server?.close(resolve));
   });
   return state;
-}
-
-/** The error code an async verification fails with (a WebhookError's or a CertificateError's), or `'no error'`. */
-export async function asyncCodeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'no error';
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    throw error;
-  }
 }

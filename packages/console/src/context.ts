@@ -20,6 +20,11 @@ export type ConsoleEnv = { Variables: { session: Session; csrf: string; principa
 export type ConsoleApp = Hono<ConsoleEnv>;
 export type ConsoleContext = Context<ConsoleEnv>;
 
+/** What a signed-in page's layout shows and sends: the operator's name and the request's CSRF token. */
+export function pageSession(c: ConsoleContext): { who: string; csrf: string } {
+  return { who: c.get('session').who, csrf: c.get('csrf') };
+}
+
 /** What every page handler gets: dependencies and the few services the console itself provides. */
 export interface ConsoleServices {
   pool: pg.Pool;

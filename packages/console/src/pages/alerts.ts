@@ -1,6 +1,6 @@
 import { alertsSent } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import { eventHref, utc } from '../views/format.ts';
 import { choice } from '../params.ts';
@@ -40,7 +40,7 @@ export function alertsPage(app: ConsoleApp, services: ConsoleServices): void {
         base,
         title: 'Alerts sent',
         section: 'alerts',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1>Alerts sent</h1>
           ${windowTabs(
             `${base}/alerts`,

@@ -1,6 +1,6 @@
 import { auditLog } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { searchParams, utc } from '../views/format.ts';
@@ -59,7 +59,7 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: 'Audit log',
         section: 'audit',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1>Audit log</h1>
           <form class="filters" method="get" action="${services.base}/audit">
             ${FILTERS.map(

@@ -1,7 +1,7 @@
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
-import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import type { ConsoleError } from '../errors.ts';
 import { layout } from '../views/layout.ts';
@@ -26,7 +26,7 @@ export function deadPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: 'Dead letters',
         section: 'dead',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1>Dead letters</h1>
           <p>
             Events whose effects failed every retry (or failed permanently). Fix the cause, then replay them

@@ -15,7 +15,7 @@ import {
 } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
-import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { attemptsSection } from '../views/event-attempts.ts';
@@ -56,7 +56,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: `${provider} ${eventId}`,
         section: 'events',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1 class="id">${provider} · ${eventId}</h1>
           ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false)}
           ${allowed(c, 'replay') ? replaySection(services.base, c.get('csrf'), event.status, groups, provider, eventId) : ''}
@@ -142,7 +142,7 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: `Force ${effect}`,
         section: 'events',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1>Run ${effect} again?</h1>
           <p class="warning" role="alert">
             <strong>${effect}</strong> completed${run?.completedAt ? html` at ${utc(run.completedAt)}` : ''}

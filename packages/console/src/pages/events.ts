@@ -10,7 +10,7 @@ import {
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
-import type { ConsoleApp, ConsoleContext, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
@@ -81,7 +81,7 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
           base: services.base,
           title: 'Events',
           section: 'events',
-          session: { who: c.get('session').who, csrf: c.get('csrf') },
+          session: pageSession(c),
           body: html`<h1>Events</h1>
             ${content}`,
         }),

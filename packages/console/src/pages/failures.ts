@@ -1,7 +1,7 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import { failureGroups } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
+import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { failureGroupsTable, groupHref, trendSvg } from '../views/failure-groups.ts';
@@ -37,8 +37,6 @@ function groupKey(source: Record<string, unknown>): failureGroups.FailureGroupKe
  * replays, acknowledges or resolves it.
  */
 export function failuresPages(app: ConsoleApp, services: ConsoleServices): void {
-  const session = (c: ConsoleContext) => ({ who: c.get('session').who, csrf: c.get('csrf') });
-
   app.get('/failures', async (c) => {
     const requested = c.req.query('state') ?? 'unresolved';
     const state = (STATES as readonly string[]).includes(requested)
@@ -54,7 +52,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
         base: services.base,
         title: 'Failures',
         section: 'failures',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>Failures by cause</h1>
           <nav class="tabs" aria-label="Group state">
             ${STATES.map(
@@ -114,7 +112,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
         base: services.base,
         title: `Failures of ${key.effect}`,
         section: 'failures',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>${key.effect} failing</h1>
           <p class="error-text">${group.fingerprint}</p>
           <dl class="facts">

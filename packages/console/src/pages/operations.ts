@@ -1,6 +1,6 @@
 import { eventFilter, replayOperations } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import { audit, type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
+import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
@@ -42,11 +42,6 @@ interface OperationRow {
  * its progress and can cancel it.
  */
 export function operationsPages(app: ConsoleApp, services: ConsoleServices): void {
-  const session = (c: ConsoleContext) => ({
-    who: c.get('session').who,
-    csrf: c.get('csrf'),
-  });
-
   app.get('/bulk', async (c) => {
     const form = readForm(c.req.query());
     const upTo = services.now();
@@ -63,7 +58,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         base: services.base,
         title: 'Bulk replay',
         section: 'operations',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>Bulk replay: dry run</h1>
           ${filterForm(
             services.base,
@@ -142,7 +137,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         base: services.base,
         title: 'Bulk replays',
         section: 'operations',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>Bulk replays</h1>
           <p>
             <a class="button" href="${services.base}/bulk?status=failed">New bulk replay (failed events)…</a>
@@ -192,7 +187,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         base: services.base,
         title: `Bulk replay ${operation.id}`,
         section: 'operations',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>Bulk replay ${operation.id}</h1>
           <dl class="facts">
             <dt>Filter</dt>
@@ -233,7 +228,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         base: services.base,
         title: `Bulk replay ${operation.id}: ${outcome}`,
         section: 'operations',
-        session: session(c),
+        session: pageSession(c),
         body: html`<h1>Bulk replay ${operation.id}: ${outcome} now</h1>
           <p><a href="${services.base}/operations/${operation.id}">← the operation</a></p>
           ${table(

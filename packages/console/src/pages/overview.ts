@@ -1,7 +1,7 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import { failureGroups, pgbossJobs, webhookEvents } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
-import type { ConsoleApp, ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';
 import { chart, historyCharts } from './overview-history.ts';
 import { failureGroupsTable } from '../views/failure-groups.ts';
@@ -34,7 +34,7 @@ export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: 'Overview',
         section: 'overview',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         charts: true,
         body: html`<h1>Overview</h1>
           ${windowTabs(

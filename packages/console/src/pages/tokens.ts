@@ -10,7 +10,7 @@ import {
   type ApiTokenRow,
 } from '@webhook-inbox/inbox/access/tokens';
 import { html } from 'hono/html';
-import { type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
+import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { ConsoleError } from '../errors.ts';
 import { utc } from '../views/format.ts';
 import { csrfField, layout } from '../views/layout.ts';
@@ -50,7 +50,7 @@ export function tokensPage(app: ConsoleApp, services: ConsoleServices): void {
         base: services.base,
         title: 'API tokens',
         section: 'tokens',
-        session: { who: c.get('session').who, csrf: c.get('csrf') },
+        session: pageSession(c),
         body: html`<h1>API tokens</h1>
           ${
             created

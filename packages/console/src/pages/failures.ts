@@ -5,7 +5,7 @@ import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../co
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { failureGroupsTable, groupHref, trendSvg } from '../views/failure-groups.ts';
-import { cliCommand, count, eventHref, searchParams, utc } from '../views/format.ts';
+import { cliCommand, count, eventLink, searchParams, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge } from '../views/layout.ts';
 import { table } from '../views/table.ts';
 
@@ -146,11 +146,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
             events.map(
               (e) =>
                 html`<tr>
-                  <td class="id">
-                    <a href="${eventHref(services.base, e.provider, e.eventId)}"
-                      >${e.provider} ${e.eventId}</a
-                    >
-                  </td>
+                  <td class="id">${eventLink(services.base, e.provider, e.eventId)}</td>
                   <td>${statusBadge(e.status)}</td>
                   <td class="nowrap">${utc(e.lastAttemptAt)}</td>
                   <td class="error-text">${e.lastError}</td>

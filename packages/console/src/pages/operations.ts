@@ -4,7 +4,7 @@ import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../co
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
-import { cliCommand, count, eventHref, utc } from '../views/format.ts';
+import { cliCommand, count, eventLink, utc } from '../views/format.ts';
 import { allowed } from '../auth/permissions.ts';
 import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
@@ -236,11 +236,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             events.map(
               (e) =>
                 html`<tr>
-                  <td class="id">
-                    <a href="${eventHref(services.base, e.provider, e.eventId)}"
-                      >${e.provider} ${e.eventId}</a
-                    >
-                  </td>
+                  <td class="id">${eventLink(services.base, e.provider, e.eventId)}</td>
                   <td>${statusBadge(e.status)}</td>
                 </tr>`,
             ),

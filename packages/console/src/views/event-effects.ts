@@ -1,7 +1,7 @@
 import { SETTLED_STATUSES } from '@webhook-inbox/db/statuses';
 import type { CompletedByRow, EffectRunRow, EventSummary } from '@webhook-inbox/inbox/event-store';
 import { html } from 'hono/html';
-import { eventHref, searchParams, utc } from './format.ts';
+import { eventLink, searchParams, utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';
 
 /**
@@ -76,8 +76,7 @@ function attemptsOrCompleter(base: string, run: EffectRunRow, by: CompletedByRow
   if (run.status === 'completed' && by) {
     return html`<span class="completed-by"
       >completed by
-      <a href="${eventHref(base, by.provider, by.eventId)}">${by.provider} ${by.eventId}</a
-      >${by.completedAt ? html` at ${utc(by.completedAt)}` : ''}</span
+      ${eventLink(base, by.provider, by.eventId)}${by.completedAt ? html` at ${utc(by.completedAt)}` : ''}</span
     >`;
   }
   return html`<span>${run.attempts} attempt${run.attempts === 1 ? '' : 's'}</span>`;

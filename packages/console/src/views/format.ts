@@ -1,4 +1,5 @@
 /** Small formatting helpers shared by the pages. Every time is shown in UTC, as the filters take it. */
+import { html } from 'hono/html';
 
 export function utc(value: Date | string | null | undefined): string {
   if (!value) return '';
@@ -45,4 +46,9 @@ export function searchParams(params: Record<string, string>): string {
 /** An event's page. */
 export function eventHref(base: string, provider: string, eventId: string): string {
   return `${base}/event?${searchParams({ provider, id: eventId })}`;
+}
+
+/** A link to an event's page, named by its provider and id. */
+export function eventLink(base: string, provider: string, eventId: string) {
+  return html`<a href="${eventHref(base, provider, eventId)}">${provider} ${eventId}</a>`;
 }

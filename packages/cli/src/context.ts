@@ -4,13 +4,7 @@ import path from 'node:path';
 import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
-import {
-  CATALOGUE,
-  loadSourcesFile,
-  parseStandardWebhooksEnv,
-  SourcesFileError,
-  type SourceDefinition,
-} from '@webhook-inbox/inbox/providers';
+import type { SourceDefinition } from '@webhook-inbox/inbox/providers';
 import { UsageError } from './errors.ts';
 import type { AdminApi } from './remote.ts';
 
@@ -29,7 +23,7 @@ export interface CliContext {
    * The sources of `WEBHOOK_SOURCES_FILE`, `STANDARD_WEBHOOKS` and the catalogue's `<TYPE>_WEBHOOK_SECRET`
    * (first secret, and `<TYPE>_WEBHOOK_URL`), as the receiver reads them.
    */
-  sources(): SourceDefinition[];
+  sources(): Promise<SourceDefinition[]>;
   stripeApiKey(): string | undefined;
   /** Another Stripe API server (stripe-mock, tests); unset: api.stripe.com. */
   stripeApiBase(): string | undefined;
@@ -95,7 +89,10 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     shopifySecrets() {
       return list(env.SHOPIFY_WEBHOOK_SECRET ?? devSecrets().shopify);
     },
-    sources() {
+    async sources() {
+      // The catalogue (every provider's schemas) loads here, for `send`, not at each command's start.
+      const { CATALOGUE, loadSourcesFile, parseStandardWebhooksEnv, SourcesFileError } =
+        await import('@webhook-inbox/inbox/providers');
       const fromEnvironment = parseStandardWebhooksEnv(env.STANDARD_WEBHOOKS).map(
         ({ name, secrets }): SourceDefinition => ({
           name,

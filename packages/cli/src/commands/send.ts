@@ -120,13 +120,13 @@ export function sendShopify(
  * Any configured source by name (`WEBHOOK_SOURCES_FILE`, `STANDARD_WEBHOOKS`): a sample event of `type`, signed
  * or authenticated with the source's first secret as its sender would, posted to `/webhooks/<name>`.
  */
-export function sendSource(
+export async function sendSource(
   context: CliContext,
   name: string,
   type: string,
   options: SendOptions,
 ): Promise<boolean> {
-  const sources = context.sources();
+  const sources = await context.sources();
   const source = sources.find((candidate) => candidate.name === name);
   if (!source) {
     const known = ['stripe', 'shopify', ...sources.map((candidate) => candidate.name)].join(', ');

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import * as failureCounts from '../sql/failure-counts.ts';
+import { inTransaction } from '../transaction.ts';
 
 /** Deltas folded per transaction: a few hundred milliseconds of work at most, however far behind the fold is. */
 const BATCH = 20_000;
@@ -16,25 +17,14 @@ const BATCH = 20_000;
 export async function foldFailureCounts(pool: pg.Pool, maxBatches = 50): Promise<number> {
   let folded = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    const client = await pool.connect();
-    let taken = 0;
-    let broken = false;
-    try {
-      await client.query('begin');
+    const taken = await inTransaction(pool, async (client) => {
       const [lock] = (await client.query<{ locked: boolean }>(failureCounts.tryFoldLock())).rows;
-      if (lock?.locked) {
-        taken = (await client.query<{ taken: number }>(failureCounts.foldDeltas(BATCH))).rows[0]?.taken ?? 0;
-        await client.query(failureCounts.deleteEmptyCounts());
-      }
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => {
-        broken = true;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+      if (!lock?.locked) return 0;
+      const moved =
+        (await client.query<{ taken: number }>(failureCounts.foldDeltas(BATCH))).rows[0]?.taken ?? 0;
+      await client.query(failureCounts.deleteEmptyCounts());
+      return moved;
+    });
     folded += taken;
     if (taken < BATCH) break;
   }

@@ -1,3 +1,4 @@
+import { rawJsonText } from '../json.ts';
 import type { VerifiedEvent } from './types.ts';
 
 /**
@@ -91,16 +92,6 @@ export function subjectOf(event: VerifiedEvent): string[] {
   }
   for (const value of found) add(typeof value === 'number' ? String(value) : (rawJsonText(value) ?? value));
   return [...values];
-}
-
-/**
- * A batch item's integer beyond 2^53 as its provider parsed it (`JSON.rawJSON`, digits kept: see
- * `catalogue/batch.ts`): its text; undefined for any other value.
- */
-function rawJsonText(value: unknown): string | undefined {
-  return (JSON as unknown as { isRawJSON(value: unknown): boolean }).isRawJSON(value)
-    ? (value as { rawJSON: string }).rawJSON
-    : undefined;
 }
 
 function valuesAt(node: unknown, path: readonly string[]): unknown[] {

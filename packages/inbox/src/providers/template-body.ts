@@ -1,4 +1,5 @@
 import { InvalidPayloadError } from '../errors.ts';
+import { rawJson, rawJsonText } from '../json.ts';
 import { bodyText } from './shared.ts';
 
 // How a template source reads a verified body: JSON (any value, numbers kept digit for digit) or an
@@ -8,13 +9,6 @@ import { bodyText } from './shared.ts';
 interface ReviverContext {
   source?: string;
 }
-interface RawJson {
-  rawJSON: string;
-}
-const json = JSON as unknown as {
-  rawJSON(text: string): RawJson;
-  isRawJSON(value: unknown): value is RawJson;
-};
 
 /**
  * JSON whose numbers are kept as their source text (`JSON.rawJSON`): a batch item re-serialized with
@@ -23,7 +17,7 @@ const json = JSON as unknown as {
 export function parseJsonLossless(source: string, text: string, what = 'the body'): unknown {
   try {
     return JSON.parse(text, (_key, value: unknown, context?: ReviverContext) =>
-      typeof value === 'number' && context?.source !== undefined ? json.rawJSON(context.source) : value,
+      typeof value === 'number' && context?.source !== undefined ? rawJson(context.source) : value,
     );
   } catch (error) {
     throw new InvalidPayloadError(`${source}: ${what} is not valid JSON`, { cause: error });
@@ -100,7 +94,7 @@ export function readPointer(value: unknown, tokens: readonly string[]): unknown 
     if (Array.isArray(current)) {
       if (!/^(?:0|[1-9][0-9]*)$/.test(token)) return undefined;
       current = current[Number(token)];
-    } else if (typeof current === 'object' && current !== null && !json.isRawJSON(current)) {
+    } else if (typeof current === 'object' && current !== null && rawJsonText(current) === undefined) {
       current = Object.hasOwn(current, token) ? (current as Record<string, unknown>)[token] : undefined;
     } else {
       return undefined;
@@ -112,6 +106,5 @@ export function readPointer(value: unknown, tokens: readonly string[]): unknown 
 /** A key or type read from a body: a non-empty string, or a number as it was written; else `undefined`. */
 export function scalarText(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value;
-  if (json.isRawJSON(value)) return value.rawJSON;
-  return undefined;
+  return rawJsonText(value);
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
+import { rawJson } from '../../json.ts';
 import { bodyText } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 
@@ -12,11 +13,6 @@ import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
  */
 export interface BatchProvider extends Provider {
   verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[];
-}
-
-/** `JSON.rawJSON` (Node 22, ES2025), which TypeScript's ES2023 library does not declare. */
-interface RawJson {
-  rawJSON(text: string): unknown;
 }
 
 /** One item of a JSON array body: its parsed object and its text (large integers kept digit for digit). */
@@ -35,7 +31,7 @@ export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: strin
   try {
     parsed = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
       typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && context?.source
-        ? (JSON as unknown as RawJson).rawJSON(context.source)
+        ? rawJson(context.source)
         : value,
     );
   } catch (error) {

@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       // Only the certificate-based sources are awaited: the others verify synchronously, without a promise.
       const reception = provider.receiveAsync
         ? await provider.receiveAsync(request, now())
-        : (provider.receive as NonNullable<Provider['receive']>)(request, now());
+        : provider.receive!(request, now());
       return answer(c, name, provider, reception);
     }
     const event = provider.verify({ rawBody, header }, now());

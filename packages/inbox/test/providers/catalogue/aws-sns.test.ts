@@ -77,7 +77,7 @@ const sns = provider();
 const receive = (body: string, source = sns) => source.receiveAsync!(request(body, {}), NOW);
 const eventOf = (reception: Reception) =>
   reception.kind === 'events' ? reception.events.map((e) => [e.eventId, e.type]) : reception;
-/** A copy of the message with `field` set to another value: valid JSON whose signature no longer matches. */
+/** A copy of the message with `field` set to another value: valid JSON that its signature does not cover. */
 const changed = (body: string, field: string, value: string) =>
   JSON.stringify({ ...(JSON.parse(body) as object), [field]: value });
 

@@ -54,7 +54,9 @@ export function signingFor(name: string, type: string, options: SigningOptions):
     );
   }
   if (!certified && options.certificateUrl !== undefined) {
-    throw new UsageError(`--certificate-url is for aws-sns and paypal sources; "${name}" is of type ${type}`);
+    throw new UsageError(
+      `--certificate-url is for ${[...CERTIFICATE_SIGNED].join(' and ')} sources; "${name}" is of type ${type}`,
+    );
   }
   const key = readPrivateKey(options.privateKey);
   const curve = key.asymmetricKeyDetails?.namedCurve;

@@ -10,3 +10,4 @@ export { startTestBoss, type TestBossOptions } from './boss.ts';
 export { removeTempFiles, useTempFiles, type TempFiles } from './temp-files.ts';
 export { useCertificateServer, type CertificateServer } from './certificate-server.ts';
 export { useStarted, type Started } from './started.ts';
+export { cpuTime } from './cpu-time.ts';

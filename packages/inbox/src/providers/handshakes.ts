@@ -10,7 +10,7 @@ import type { HttpAnswer, SignedRequest } from './types.ts';
 // handshakes carry no signature. Meta's echoes the challenge only for the verify token (compared in constant
 // time). X's CRC answers, to anyone, the HMAC-SHA256 of the token under the secret that also signs X's bodies: it
 // is a signing oracle for every token it accepts, so it accepts only X's kind of token, which no body the source
-// records can be (`crcToken`).
+// records can be (`crcToken`), and a source may have it only where that holds (template-rules.ts).
 
 export const HANDSHAKES = ['slack', 'zoom', 'meta', 'discord', 'graph', 'crc'] as const;
 export type HandshakeType = (typeof HANDSHAKES)[number];

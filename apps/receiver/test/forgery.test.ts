@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { signHmac } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
-import { codeOf, request, useSourcesReceiver } from './sources-fixture.ts';
+import { codeOf, request, SECRETS, useSourcesReceiver } from './sources-fixture.ts';
 
-// An unsigned handshake must never hand out what a signature is: over real HTTP against a receiver on a real
-// PostgreSQL, the attacker asks the handshake for the answer to a body it chose, then posts that body with the
-// answer as its signature. Nothing may be recorded.
+// What an attacker without the secret can do with what the receiver answers and what it was once sent, over real
+// HTTP against a receiver on a real PostgreSQL: ask an unsigned handshake for the answer to a body it chose and post
+// that body with the answer as its signature; post a captured signed delivery again under a new unsigned delivery
+// id. Neither may record anything new.
 
 const sources = useSourcesReceiver();
 
@@ -68,5 +71,40 @@ describe('X CRC is not a signing oracle', () => {
     );
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toHaveProperty('response_token');
+  });
+});
+
+describe('a captured delivery posted again', () => {
+  it('with a new unsigned X-GitHub-Delivery: a duplicate, one row (a new event before)', async () => {
+    const body = JSON.stringify({ action: 'opened', pull_request: { id: randomUUID() } });
+    const signature = signHmac({
+      hmac: {
+        header: 'X-Hub-Signature-256',
+        algorithm: 'sha256',
+        encoding: 'hex',
+        prefix: 'sha256=',
+        signed: '{body}',
+      },
+      secret: SECRETS.github[0],
+      payload: body,
+    });
+    const deliver = (delivery: string) =>
+      request(sources.receiver.url, '/webhooks/github', {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-delivery': delivery,
+          'x-github-event': 'pull_request',
+          ...signature,
+        },
+      });
+    expect(JSON.parse((await deliver(randomUUID())).body)).toMatchObject({ status: 'accepted' });
+    expect(JSON.parse((await deliver(randomUUID())).body)).toMatchObject({ status: 'duplicate' });
+    const rows = await sql(
+      sources.db.url,
+      "select count(*)::int as n from webhook_events e join webhook_event_payloads p using (provider, event_id, received_at) where e.provider = 'github' and p.payload->'pull_request'->>'id' = $1",
+      [(JSON.parse(body) as { pull_request: { id: string } }).pull_request.id],
+    );
+    expect(rows.rows).toEqual([{ n: 1 }]);
   });
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { signHmac } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
-import { sql } from './helpers.ts';
-import { codeOf, request, SECRETS, useSourcesReceiver } from './sources-fixture.ts';
+import { post, sql } from './helpers.ts';
+import { codeOf, META_VERIFY_TOKEN, request, SECRETS, useSourcesReceiver } from './sources-fixture.ts';
 
 // What an attacker without the secret can do with what the receiver answers and what it was once sent, over real
 // HTTP against a receiver on a real PostgreSQL: ask an unsigned handshake for the answer to a body it chose and post
@@ -106,5 +106,50 @@ describe('a captured delivery posted again', () => {
       [(JSON.parse(body) as { pull_request: { id: string } }).pull_request.id],
     );
     expect(rows.rows).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('X-Content-Type-Options: nosniff on every answer', () => {
+  // A handshake echoes text the request chose: a browser must never sniff it into HTML or script.
+  it('handshake echoes, refusals, an accepted event, unknown routes, health, the management listener (absent before)', async () => {
+    const answers: Array<[string, { method?: string; body?: string; headers?: Record<string, string> }]> = [
+      [
+        `/webhooks/meta?hub.mode=subscribe&hub.verify_token=${META_VERIFY_TOKEN}&hub.challenge=%3Cscript%3E`,
+        { method: 'GET' },
+      ],
+      [`/webhooks/graph?key=${SECRETS.graph[0]}&validationToken=%3Chtml%3E`, { body: '' }],
+      ['/webhooks/x?crc_token=NzM0YTJmZjAtOWI2Ny00YjE5LWE1Mjkt', { method: 'GET' }],
+      ['/webhooks/x?crc_token=%7B%7D', { method: 'GET' }],
+      ['/webhooks/github', { body: '{}' }],
+      [
+        `/webhooks/sendgrid?token=${SECRETS.sendgrid[0]}`,
+        { body: JSON.stringify([{ sg_event_id: randomUUID(), event: 'open' }]) },
+      ],
+      ['/webhooks/nope', { body: '{}' }],
+      ['/elsewhere', { method: 'GET' }],
+      ['/healthz', { method: 'GET' }],
+    ];
+    const seen: Array<{ path: string; status: number; nosniff: unknown }> = [];
+    for (const [path, options] of answers) {
+      const delivery = {
+        provider: '',
+        key: '',
+        path,
+        body: options.body ?? '',
+        headers: options.headers ?? {},
+      };
+      const answer = await post(sources.receiver.url, delivery, { method: options.method });
+      seen.push({ path, status: answer.status, nosniff: answer.headers['x-content-type-options'] });
+    }
+    const metrics = await fetch(new URL('/metrics', sources.receiver.managementUrl));
+    await metrics.arrayBuffer();
+    seen.push({
+      path: '/metrics',
+      status: metrics.status,
+      nosniff: metrics.headers.get('x-content-type-options'),
+    });
+    // Each kind of answer is there: two echoes and a CRC (200), refusals (400, 404), two recorded (200).
+    expect(seen.map(({ status }) => status)).toEqual([200, 200, 200, 400, 400, 200, 404, 404, 200, 200]);
+    expect(seen.filter(({ nosniff }) => nosniff !== 'nosniff')).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import type { DeliveryCounter } from './delivery-counts.ts';
 import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { noSniff } from './nosniff.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface AppDeps {
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     },
   );
   const app = new Hono<Env>();
+  app.use('*', noSniff);
 
   if (deps.requestSpans) app.use('/webhooks/:provider', deps.requestSpans);
 

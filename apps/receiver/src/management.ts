@@ -10,6 +10,7 @@ import { errorResponse, mapError } from './http-errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { noSniff } from './nosniff.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface ManagementDeps {
@@ -59,6 +60,7 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
   const app = new Hono();
+  app.use('*', noSniff);
   app.use('*', allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS)));
 
   const readiness = cachedFor(readyCacheMs, () =>

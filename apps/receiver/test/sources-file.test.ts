@@ -109,6 +109,46 @@ sources:
     ).toMatch(/source "x": secrets: at least one secret is required/);
   });
 
+  it('refused at start-up: an event key from a header the signature does not cover (was accepted before)', () => {
+    // One source a line: each keyed by a header; only the last two are keyed by what their authentication covers.
+    const path = writeSourcesFile(`
+sources:
+  gh: { type: hmac, secrets: [s], hmac: { header: X-Hub-Signature-256 }, eventKey: { header: X-GitHub-Delivery } }
+  slack-like: { type: hmac, secrets: [s], eventKey: { header: X-Delivery },
+    hmac: { header: X-Sig, signed: "{timestamp}.{body}", timestamp: { header: X-Ts } } }
+  interactions: { type: ed25519, secrets: ["${'ab'.repeat(32)}"], eventKey: { header: X-Interaction-Id } }
+  signed-id: { type: hmac, secrets: [s], eventKey: { header: x-id },
+    hmac: { header: X-Sig, signed: "{id}.{body}", id: { header: X-Id } } }
+  bearer: { type: api-key, secrets: [k], apiKey: { header: X-Key }, eventKey: { header: X-Delivery } }
+`);
+    const issues = issuesOf({ WEBHOOK_SOURCES_FILE: path }).join('\n');
+    expect(issues).toMatch(
+      /source "gh": eventKey\.header: X-GitHub-Delivery is not covered by the signature/,
+    );
+    expect(issues).toMatch(
+      /source "slack-like": eventKey\.header: X-Delivery is not covered by the signature/,
+    );
+    expect(issues).toMatch(/source "interactions": eventKey\.header: X-Interaction-Id is not covered/);
+    // The header the signature covers ({id}), and a credential source (nothing is signed there): accepted.
+    expect(issues).not.toMatch(/"signed-id"|"bearer"/);
+  });
+
+  it('refused at start-up: a crc handshake where a token it answers could be a signed body (was accepted before)', () => {
+    const path = writeSourcesFile(`
+sources:
+  x-form: { type: hmac, secrets: [s], hmac: { header: X-Sig }, body: form, eventKey: { bodyHash: true },
+    handshake: { type: crc } }
+  x-timestamped: { type: hmac, secrets: [s], eventKey: { bodyHash: true }, handshake: { type: crc },
+    hmac: { header: X-Sig, signed: "{timestamp}{body}", timestamp: { header: X-Ts } } }
+  x-keyed: { type: api-key, secrets: [k], apiKey: { header: X-Key }, eventKey: { bodyHash: true },
+    handshake: { type: crc } }
+`);
+    const issues = issuesOf({ WEBHOOK_SOURCES_FILE: path }).join('\n');
+    for (const source of ['x-form', 'x-timestamped', 'x-keyed']) {
+      expect(issues).toMatch(new RegExp(`source "${source}": handshake\\.type: crc answers anyone`));
+    }
+  });
+
   it('a malformed secret, a clash with the environment, an unreadable secret file, a file that is not YAML', () => {
     const stripe = writeSourcesFile(
       'sources:\n  eu:\n    type: standard-webhooks\n    secrets: ["whsec_!!"]\n',
@@ -139,7 +179,7 @@ sources:
             type: 'hmac',
             secrets: ['inline'],
             hmac: { header: 'X-Hub-Signature-256', prefix: 'sha256=' },
-            eventKey: { header: 'X-GitHub-Delivery' },
+            eventKey: { bodyHash: true },
           },
         },
       }),

@@ -47,7 +47,7 @@ sources:
     type: hmac
     secrets: ${list(SECRETS.github)}
     hmac: { header: X-Hub-Signature-256, prefix: "sha256=" }
-    eventKey: { header: X-GitHub-Delivery }
+    eventKey: { bodyHash: true }
     eventType: { header: X-GitHub-Event }
   slack:
     type: hmac

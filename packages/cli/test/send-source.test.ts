@@ -19,7 +19,7 @@ sources:
     type: hmac
     secrets: [gh-secret, gh-old]
     hmac: { header: X-Hub-Signature-256, prefix: "sha256=" }
-    eventKey: { header: X-GitHub-Delivery }
+    eventKey: { bodyHash: true }
     eventType: { header: X-GitHub-Event }
   twilio:
     type: hmac

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import { assertSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
+import { CREDENTIAL } from './template-rules.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -56,7 +57,7 @@ export function apiKeyProvider(options: ApiKeyProviderOptions): Provider {
       throw new InvalidSignatureError(`${name}: ${where} matches no configured key`);
     }
   };
-  return templateProvider(name, options.template, options.secrets, authenticate);
+  return templateProvider(name, options.template, options.secrets, authenticate, CREDENTIAL);
 }
 
 /** Where an API-key source expects its key: headers to send, or the query string to append. */

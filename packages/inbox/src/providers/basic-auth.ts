@@ -1,5 +1,6 @@
 import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import { assertSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
+import { CREDENTIAL } from './template-rules.ts';
 import { templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -39,7 +40,7 @@ export function basicAuthProvider(options: BasicAuthProviderOptions): Provider {
       throw new InvalidSignatureError(`${name}: the Basic credentials match no configured user:password`);
     }
   };
-  return templateProvider(name, options.template, options.secrets, authenticate);
+  return templateProvider(name, options.template, options.secrets, authenticate, CREDENTIAL);
 }
 
 /** The `Authorization` header for `user:password`, for tests and the CLI's `send`. */

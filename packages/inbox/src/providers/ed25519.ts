@@ -9,6 +9,7 @@ import {
   parseUnixSeconds,
   toBytes,
 } from './shared.ts';
+import type { Coverage } from './template-rules.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -34,6 +35,11 @@ function publicKey(name: string, hex: string, index: number): KeyObject {
     format: 'der',
     type: 'spki',
   });
+}
+
+/** What an Ed25519 source's signature covers: the timestamp header and the body. */
+export function ed25519Coverage(spec: Ed25519Spec): Coverage {
+  return { kind: 'signature', headers: [spec.timestampHeader.toLowerCase()], bodyOnly: false };
 }
 
 export interface Ed25519ProviderOptions {
@@ -79,7 +85,7 @@ export function ed25519Provider(options: Ed25519ProviderOptions): Provider {
     }
     checkTimestamp(name, timestamp, now, tolerance);
   };
-  return templateProvider(name, options.template, options.secrets, authenticate);
+  return templateProvider(name, options.template, options.secrets, authenticate, ed25519Coverage(ed25519));
 }
 
 export interface SignEd25519Options {

@@ -1,6 +1,7 @@
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
+import { adminCaller } from './admin-client.ts';
 import { memoryLogger, receiverEnv, sql, stripeDelivery } from './helpers.ts';
 
 // Scoped API tokens on the admin API, over real HTTP: the break-glass ADMIN_TOKEN creates them; each acts as its
@@ -58,22 +59,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function call(
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{
-  status: number;
-  body: Record<string, unknown> & { error?: { code: string; message: string } };
-}> {
-  const response = await fetch(new URL(`/admin${path}`, receiver.managementUrl), {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as never };
-}
+const call = adminCaller(() => receiver.managementUrl);
 
 const auditRows = async (action: string) =>
   (

@@ -6,6 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import type { OidcOptions } from '../src/auth/oidc.ts';
+import { parseRoleMap } from '../src/auth/role-map.ts';
 
 export const CLIENT_ID = 'webhook-inbox-console';
 export const CLIENT_SECRET = 'console-client-secret-0123456789abcdef';
@@ -33,6 +35,18 @@ export interface IdentityProvider {
   /** Registers the consoles' callbacks (known once they listen). */
   register(...redirectUris: string[]): void;
   stop(): Promise<void>;
+}
+
+/** The console's `oidc` option for `idp`: its groups claim mapped by ROLE_MAPPING, unless `overrides` say otherwise. */
+export function consoleOidc(idp: IdentityProvider, overrides: Partial<OidcOptions> = {}): OidcOptions {
+  return {
+    issuer: idp.issuer,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    roles: parseRoleMap(ROLE_MAPPING),
+    scopes: 'openid email profile groups',
+    ...overrides,
+  };
 }
 
 /** Listens first, so the issuer is known before the console starts; the provider is made once the console's URL is. */

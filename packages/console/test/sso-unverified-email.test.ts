@@ -2,9 +2,7 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoleMap } from '../src/auth/role-map.ts';
 import {
-  CLIENT_ID,
-  CLIENT_SECRET,
-  ROLE_MAPPING,
+  consoleOidc,
   signInOverHttp,
   startIdentityProvider,
   type IdentityProvider,
@@ -36,13 +34,10 @@ async function auditRows(stack: Stack, action: string) {
 describe('single sign-on with an unverified email', () => {
   beforeAll(async () => {
     idp = await startIdentityProvider();
-    const oidc = { issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET };
     byEmail = await startStack(db.url, {
-      oidc: { ...oidc, roleClaim: 'email', roles: parseRoleMap(EMAIL_ROLES) },
+      oidc: consoleOidc(idp, { roleClaim: 'email', roles: parseRoleMap(EMAIL_ROLES), scopes: undefined }),
     });
-    byGroup = await startStack(db.url, {
-      oidc: { ...oidc, roles: parseRoleMap(ROLE_MAPPING), scopes: 'openid email profile groups' },
-    });
+    byGroup = await startStack(db.url, { oidc: consoleOidc(idp) });
     idp.register(`${byEmail.url}/login/callback`, `${byGroup.url}/login/callback`);
   }, 120_000);
 

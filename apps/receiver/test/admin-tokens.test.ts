@@ -299,6 +299,40 @@ describe('API tokens on the admin API', () => {
     ]);
   });
 
+  it('records a replay that finds nothing to run, attributed (was unaudited)', async () => {
+    await sql(
+      db.url,
+      `insert into effect_runs (provider, event_id, effect, status, idempotency_key, completed_at)
+       values ('stripe', $1, 'billingInvoiceEmail', 'completed', 'invoice-email:in_1', now())
+       on conflict (provider, event_id, effect) do update set status = 'completed', completed_at = now()`,
+      [BILLING_EVENT],
+    );
+    const before = (await auditRows('replay')).length;
+    const nothing = await call(
+      tokens['billing-operator']!,
+      'POST',
+      `/events/stripe/${BILLING_EVENT}/replay`,
+      {
+        group: 'billing',
+      },
+    );
+    expect(nothing.body).toMatchObject({ effects: [], enqueued: false });
+    expect((await auditRows('replay')).slice(before)).toEqual([
+      {
+        actor: 'token:billing-operator',
+        role: 'operator',
+        auth_method: 'api_token',
+        target: `stripe ${BILLING_EVENT}`,
+        details: expect.objectContaining({
+          group: 'billing',
+          effects: [],
+          outcome: 'nothing_to_replay',
+        }) as unknown,
+        remote_address: '127.0.0.1',
+      },
+    ]);
+  });
+
   it('refuses a revoked or expired token with its own 401 code', async () => {
     const revoked = await call(ADMIN_TOKEN, 'DELETE', '/tokens/support-viewer');
     expect(revoked.body).toMatchObject({ status: 'revoked', revokedBy: 'break-glass' });

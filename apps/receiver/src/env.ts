@@ -32,7 +32,12 @@ import {
   parseHostList,
   type AllowedHosts,
 } from '@webhook-inbox/inbox/access/allowed-hosts';
-import { describeConsoleConfig, parseConsoleConfig, type ConsoleConfig } from './console-env.ts';
+import {
+  CONSOLE_VARIABLES,
+  describeConsoleConfig,
+  parseConsoleConfig,
+  type ConsoleConfig,
+} from './console-env.ts';
 import { readSources } from './sources-env.ts';
 import {
   catalogueEntryOf,
@@ -183,6 +188,13 @@ const schema = z.object({
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
   NODE_ENV: textOr('development'),
 });
+
+/** Every variable the receiver reads (its schemas' keys; each secret also as `<NAME>_FILE`), for tests to walk. */
+export const RECEIVER_VARIABLES: readonly string[] = [
+  ...Object.keys(schema.shape),
+  ...Object.keys(catalogueSchema.shape),
+  ...CONSOLE_VARIABLES,
+];
 
 /**
  * Parses the receiver's configuration; throws `ConfigError` listing every wrong variable. Pass the environment

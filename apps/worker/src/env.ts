@@ -154,6 +154,9 @@ const schema = z.object({
   INIT_CWD: z.string().optional(),
 });
 
+/** Every variable the worker reads (its schema's keys), for tests to walk. */
+export const WORKER_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /**
  * Parses the worker's configuration; throws `ConfigError` listing every wrong variable. `server.ts` passes
  * `process.env` after reading `.env`; tests and the benchmark pass their own.

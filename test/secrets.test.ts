@@ -42,6 +42,7 @@ let mailDir: string;
 /** Every HTTP answer read, as `<status> <body>`. */
 const answers: string[] = [];
 
+const RECEIVER_ENTRY = path.join(import.meta.dirname, '../apps/receiver/src/server.ts');
 const OTEL = {
   OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -217,19 +218,32 @@ describe('planted secrets', () => {
         OIDC_CLIENT_SECRET: bad,
         CONSOLE_SESSION_SECRET: 'short',
       },
-      { entry: path.join(import.meta.dirname, '../apps/receiver/src/server.ts') },
+      { entry: RECEIVER_ENTRY },
     );
     const workerRun = spawnWorker({
       DATABASE_URL: `postgres://inbox:${bad}@`,
       SMTP_URL: `ftp://mailer:${bad}@127.0.0.1`,
       ALERT_WEBHOOK_URL: `not-a-url-${bad}`,
     });
-    for (const run of [receiverRun, workerRun]) {
+    // A sources file read once the variables are right: a secret of the wrong form is named by source and position.
+    const sourcesRun = spawnWorker(
+      {
+        DATABASE_URL: db.url,
+        WEBHOOK_SOURCES_FILE: files.write(
+          'bad-sources.yaml',
+          `sources:\n  bad-basic:\n    type: basic-auth\n    secrets: ["${bad}"]\n` +
+            '    eventKey: { pointer: /id }\n    eventType: { pointer: /type }\n',
+        ),
+      },
+      { entry: RECEIVER_ENTRY },
+    );
+    for (const run of [receiverRun, workerRun, sourcesRun]) {
       expect(await run.exited).toBe(2);
       expect(run.output()).toMatch(/invalid configuration/);
       expect(run.output()).not.toContain(bad);
     }
     expect(receiverRun.output()).toMatch(/ADMIN_TOKEN/);
     expect(workerRun.output()).toMatch(/SMTP_URL/);
+    expect(sourcesRun.output()).toMatch(/source "bad-basic": secret #1/);
   });
 });

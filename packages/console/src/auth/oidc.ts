@@ -116,8 +116,9 @@ export function createOidcClient(options: OidcOptions): OidcClient {
       if (!claims) throw new ConsoleError('oidc_failed', 'the identity provider sent no ID token');
       let source: Record<string, unknown> = claims;
       // Providers that keep claims out of the ID token (oidc-provider, Okta's groups) give them from userinfo, for
-      // the same subject (checked).
-      if ((!(claim in claims) || !('email' in claims)) && config.serverMetadata().userinfo_endpoint) {
+      // the same subject (checked); `email_verified` too, without which an email proves nothing.
+      const missing = [claim, 'email', 'email_verified'].some((name) => !(name in claims));
+      if (missing && config.serverMetadata().userinfo_endpoint) {
         const info = await client
           .fetchUserInfo(config, tokens.access_token, claims.sub)
           .catch((error: unknown) => {

@@ -1,4 +1,5 @@
 import { CodedError, WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
+import { HostNotAllowedError } from '@webhook-inbox/inbox/access/allowed-hosts';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/inbox/providers';
@@ -27,18 +28,6 @@ export class ThrottledError extends Error {
     super(`too many refused attempts from your address: try again in ${retryAfterSeconds} s`);
     this.name = 'ThrottledError';
     this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
-/** A management request whose `Host` is not in `MANAGEMENT_ALLOWED_HOSTS` (allowed-hosts.ts). */
-export class HostNotAllowedError extends Error {
-  readonly code = 'host_not_allowed';
-  constructor(host: unknown) {
-    super(
-      `this listener does not answer for Host ${typeof host === 'string' ? JSON.stringify(host.slice(0, 100)) : '(none)'}; ` +
-        'use one in MANAGEMENT_ALLOWED_HOSTS',
-    );
-    this.name = 'HostNotAllowedError';
   }
 }
 

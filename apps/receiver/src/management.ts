@@ -4,7 +4,12 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
 import type { AdminAccess } from './admin-access.ts';
-import { allowedHostsOnly, LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import {
+  allowedHostsOnly,
+  LOOPBACK_HOSTS,
+  parseAllowedHosts,
+  type AllowedHosts,
+} from '@webhook-inbox/inbox/access/allowed-hosts';
 import { cachedFor } from './cached.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';
@@ -61,7 +66,10 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
   const app = new Hono();
   app.use('*', noSniff);
-  app.use('*', allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS)));
+  app.use(
+    '*',
+    allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS), 'MANAGEMENT_ALLOWED_HOSTS'),
+  );
 
   const readiness = cachedFor(readyCacheMs, () =>
     withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(

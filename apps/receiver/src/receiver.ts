@@ -12,7 +12,7 @@ import {
   registerAlertMetrics,
 } from '@webhook-inbox/inbox/ops/alerts';
 import { createAdminAccess } from './admin-access.ts';
-import { LOOPBACK_HOSTS } from './allowed-hosts.ts';
+import { LOOPBACK_HOSTS } from '@webhook-inbox/inbox/access/allowed-hosts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createDeliveryCounter } from './delivery-counts.ts';

@@ -2,6 +2,7 @@ export { createTestDatabase, useTestDatabase, type TestDatabase } from './databa
 export { databaseUrl } from './database-url.ts';
 export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';
+export { getWithHost } from './host-request.ts';
 export { metricValue } from './prometheus-text.ts';
 export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './otlp-collector.ts';
 export { insertEvents } from './events.ts';

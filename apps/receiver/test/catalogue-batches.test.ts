@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { Signature } from '@hubspot/api-client';
+import { EventWebhook } from '@sendgrid/eventwebhook';
+import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
+import {
+  catalogueDelivery,
+  catalogueEntry,
+  sampleCredentials,
+  type CatalogueEntry,
+} from '@webhook-inbox/inbox/providers';
+import { describe, expect, it } from 'vitest';
+import { sql } from './helpers.ts';
+import { request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+
+// The catalogue's batching providers through a real receiver over real HTTP: each item of a delivery is its own
+// event under its own key (a row and a pg-boss job), all of one request in one transaction. SendGrid's deliveries
+// are signed with the P-256 key of its sample credentials and checked by @sendgrid/eventwebhook (which verifies
+// but does not sign); HubSpot's are signed by @hubspot/api-client.
+
+const SENDGRID = catalogueEntry('sendgrid') as CatalogueEntry;
+const SENDGRID_CREDENTIALS = sampleCredentials(SENDGRID);
+const HUBSPOT_SECRET = 'hubspot-client-secret-batches';
+const HUBSPOT_URL = 'https://hooks.example.com/webhooks/crm';
+
+const sources = useSourcesReceiver(() => ({
+  WEBHOOK_SOURCES_FILE: writeSourcesFile(
+    [
+      'sources:',
+      '  mail:',
+      '    type: sendgrid',
+      `    secrets: [${JSON.stringify(SENDGRID_CREDENTIALS.secret)}]`,
+      '  crm:',
+      '    type: hubspot',
+      `    secrets: [${HUBSPOT_SECRET}]`,
+      `    url: ${HUBSPOT_URL}`,
+      '',
+    ].join('\n'),
+    'catalogue-batches.yaml',
+  ),
+}));
+
+/** `count` fresh event ids, sorted (the order the receiver inserts them in). */
+const newIds = (count: number): string[] => Array.from({ length: count }, () => randomUUID()).sort();
+
+/** A SendGrid event of this id, as its Event Webhook posts it. */
+const sendgridItem = (id: string, event = 'delivered') => ({
+  email: 'user@example.com',
+  timestamp: 1_733_356_800,
+  event,
+  sg_event_id: id,
+  sg_message_id: 'msg_1',
+});
+
+/** A SendGrid delivery of these items, signed; @sendgrid/eventwebhook accepts its signature. */
+function sendgridDelivery(items: readonly unknown[]) {
+  const delivery = catalogueDelivery('sendgrid', {
+    ...SENDGRID_CREDENTIALS,
+    type: 'delivered',
+    payload: JSON.stringify(items),
+  })!;
+  const webhook = new EventWebhook();
+  const verified = webhook.verifySignature(
+    webhook.convertPublicKeyToECDSA(SENDGRID_CREDENTIALS.secret),
+    delivery.body,
+    delivery.headers['x-twilio-email-event-webhook-signature']!,
+    delivery.headers['x-twilio-email-event-webhook-timestamp']!,
+  );
+  expect(verified).toBe(true);
+  return { body: delivery.body, headers: delivery.headers };
+}
+
+/** The keys recorded under `source` among `keys`, sorted, with their types; and the jobs pointing at them. */
+async function recorded(source: string, keys: readonly string[]) {
+  const events = await sql(
+    sources.db.url,
+    'select event_id, type from webhook_events where provider = $1 and event_id = any($2) order by event_id',
+    [source, keys],
+  );
+  const jobs = await sql(
+    sources.db.url,
+    `select data->>'eventId' as key, count(*)::int as n from pgboss.job
+      where name = $1 and data->>'provider' = $2 group by 1 order by 1`,
+    [EVENTS_QUEUE, source],
+  );
+  return {
+    events: events.rows as Array<{ event_id: string; type: string }>,
+    jobs: jobs.rows as Array<{ key: string; n: number }>,
+  };
+}
+
+/** Every row of `source`: a batch recorded whole would show here under a key no item has. */
+async function allKeys(source: string): Promise<string[]> {
+  const rows = await sql(sources.db.url, 'select event_id from webhook_events where provider = $1', [source]);
+  return (rows.rows as Array<{ event_id: string }>).map((row) => row.event_id).sort();
+}
+
+describe('SendGrid batches: one event per sg_event_id', () => {
+  it('1 known + 1 new sg_event_id records exactly 1 new row and 1 new job (was a new batch:<hash> row, re-running the known one)', async () => {
+    const [known, fresh] = newIds(2) as [string, string];
+    const first = await request(
+      sources.receiver.url,
+      '/webhooks/mail',
+      sendgridDelivery([sendgridItem(known)]),
+    );
+    expect(first.status).toBe(200);
+    const before = await allKeys('mail');
+
+    const both = sendgridDelivery([sendgridItem(known, 'open'), sendgridItem(fresh, 'click')]);
+    const answer = await request(sources.receiver.url, '/webhooks/mail', both);
+    expect({ status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
+      status: 200,
+      body: { status: 'accepted', accepted: 1, duplicates: 1 },
+    });
+    expect(await allKeys('mail')).toEqual([...before, fresh].sort());
+    const state = await recorded('mail', [known, fresh]);
+    expect(state.events).toEqual([
+      { event_id: known, type: 'delivered' },
+      { event_id: fresh, type: 'click' },
+    ]);
+    expect(state.jobs).toEqual([
+      { key: known, n: 1 },
+      { key: fresh, n: 1 },
+    ]);
+  });
+
+  it('an sg_event_id repeated inside one batch is recorded once: one row, one job', async () => {
+    const [twice, once] = newIds(2) as [string, string];
+    const answer = await request(
+      sources.receiver.url,
+      '/webhooks/mail',
+      sendgridDelivery([sendgridItem(twice), sendgridItem(once), sendgridItem(twice, 'open')]),
+    );
+    expect(JSON.parse(answer.body)).toEqual({ status: 'accepted', accepted: 2, duplicates: 1 });
+    const state = await recorded('mail', [twice, once]);
+    expect(state.events.map((event) => event.event_id)).toEqual([twice, once]);
+    expect(state.jobs.filter((job) => [twice, once].includes(job.key))).toEqual([
+      { key: twice, n: 1 },
+      { key: once, n: 1 },
+    ]);
+  });
+
+  it('the same batch posted at once over 6 connections records each item once (one row, one job each)', async () => {
+    const ids = newIds(200);
+    const delivery = sendgridDelivery(ids.map((id) => sendgridItem(id)));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => request(sources.receiver.url, '/webhooks/mail', delivery)),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const counts = answers.map(
+      (answer) => JSON.parse(answer.body) as { accepted: number; duplicates: number },
+    );
+    // Between them the requests created each item once, whichever transaction won each row.
+    expect(counts.reduce((sum, { accepted }) => sum + accepted, 0)).toBe(ids.length);
+    expect(counts.every(({ accepted, duplicates }) => accepted + duplicates === ids.length)).toBe(true);
+    const state = await recorded('mail', ids);
+    expect(state.events).toHaveLength(ids.length);
+    expect(state.jobs.filter((job) => ids.includes(job.key))).toEqual(ids.map((key) => ({ key, n: 1 })));
+  });
+});
+
+describe('HubSpot batches: one event per portalId:subscriptionId:eventId:occurredAt', () => {
+  it('a batch signed by @hubspot/api-client: each item its own row and job; a known item a duplicate (was one batch:<hash> row)', async () => {
+    const item = (eventId: number, subscriptionType = 'contact.creation') => ({
+      eventId,
+      subscriptionId: 2489,
+      portalId: 62515,
+      occurredAt: 1_733_356_800_000,
+      subscriptionType,
+      attemptNumber: 0,
+      objectId: 123,
+    });
+    const deliver = (items: readonly unknown[]) => {
+      const body = JSON.stringify(items);
+      const timestamp = Date.now();
+      const signature = Signature.getSignature('POST', 'v3', {
+        signature: '',
+        clientSecret: HUBSPOT_SECRET,
+        requestBody: body,
+        url: HUBSPOT_URL,
+        timestamp,
+      });
+      const headers = {
+        'content-type': 'application/json',
+        'x-hubspot-signature-v3': signature,
+        'x-hubspot-request-timestamp': String(timestamp),
+      };
+      return request(sources.receiver.url, '/webhooks/crm', { body, headers });
+    };
+    const base = Date.now();
+    const key = (eventId: number) => `62515:2489:${eventId}:1733356800000`;
+    const first = await deliver([item(base)]);
+    expect(JSON.parse(first.body)).toEqual({ status: 'accepted', accepted: 1, duplicates: 0 });
+    const second = await deliver([item(base), item(base + 1, 'contact.deletion')]);
+    expect(JSON.parse(second.body)).toEqual({ status: 'accepted', accepted: 1, duplicates: 1 });
+    expect(await allKeys('crm')).toEqual([key(base), key(base + 1)].sort());
+    const state = await recorded('crm', [key(base), key(base + 1)]);
+    expect(state.events).toEqual([
+      { event_id: key(base), type: 'contact.creation' },
+      { event_id: key(base + 1), type: 'contact.deletion' },
+    ]);
+    expect(state.jobs).toEqual([
+      { key: key(base), n: 1 },
+      { key: key(base + 1), n: 1 },
+    ]);
+  });
+});

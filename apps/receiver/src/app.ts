@@ -1,5 +1,5 @@
 import type { HttpBindings } from '@hono/node-server';
-import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
+import { BatchTooLargeError, UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import type { Provider, Reception, VerifiedEvent } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
@@ -12,6 +12,7 @@ import type { Console } from '@webhook-inbox/console';
 import type { AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
+import { DEFAULT_BATCH_MAX_ITEMS } from './env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
 import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: ReceiverMetrics;
   maxBodyBytes: number;
+  /** Events one request may carry (a batch's items); more are refused, 413 `batch_too_large`. Default 10,000. */
+  batchMaxItems?: number;
   /** Bytes all bodies being received may hold together; unset: no bound beyond `maxBodyBytes` each. */
   bodyBudget?: BodyBudget;
   /** Deadline for a whole body to arrive (408 past it). Default 10 s. */
@@ -80,6 +83,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const bodyBudget =
     deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
+  const batchMaxItems = deps.batchMaxItems ?? DEFAULT_BATCH_MAX_ITEMS;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
   // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
   const recorder = createGroupCommit(
@@ -148,6 +152,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
       return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
     }
     const { events } = reception;
+    // Before any database work: a batch over the cap is refused whole rather than hold a transaction past the
+    // database deadline, answer 503 and be retried as large.
+    if (events.length > batchMaxItems) throw new BatchTooLargeError(batchMaxItems, events.length);
     const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
     const ingestStartedAt = performance.now();
     const outcomes =

@@ -146,6 +146,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    batchMaxItems: config.batchMaxItems,
     bodyBudget,
     bodyTimeoutMs: config.bodyTimeoutMs,
     logSampler,

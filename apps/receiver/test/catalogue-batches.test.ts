@@ -10,7 +10,7 @@ import {
 } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
-import { request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+import { codeOf, request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
 
 // The catalogue's batching providers through a real receiver over real HTTP: each item of a delivery is its own
 // event under its own key (a row and a pg-boss job), all of one request in one transaction. SendGrid's deliveries
@@ -37,6 +37,8 @@ const sources = useSourcesReceiver(() => ({
     ].join('\n'),
     'catalogue-batches.yaml',
   ),
+  // The 10,000-item SendGrid batches below are about 1.5 MB (their items are ~150 bytes).
+  WEBHOOK_MAX_BODY_BYTES: String(4 * 1024 * 1024),
 }));
 
 /** `count` fresh event ids, sorted (the order the receiver inserts them in). */
@@ -69,6 +71,10 @@ function sendgridDelivery(items: readonly unknown[]) {
   return { body: delivery.body, headers: delivery.headers };
 }
 
+/** Posts these SendGrid items to the `mail` source as one signed delivery. */
+const postMail = (items: readonly unknown[]) =>
+  request(sources.receiver.url, '/webhooks/mail', sendgridDelivery(items));
+
 /** The keys recorded under `source` among `keys`, sorted, with their types; and the jobs pointing at them. */
 async function recorded(source: string, keys: readonly string[]) {
   const events = await sql(
@@ -97,16 +103,11 @@ async function allKeys(source: string): Promise<string[]> {
 describe('SendGrid batches: one event per sg_event_id', () => {
   it('1 known + 1 new sg_event_id records exactly 1 new row and 1 new job (was a new batch:<hash> row, re-running the known one)', async () => {
     const [known, fresh] = newIds(2) as [string, string];
-    const first = await request(
-      sources.receiver.url,
-      '/webhooks/mail',
-      sendgridDelivery([sendgridItem(known)]),
-    );
+    const first = await postMail([sendgridItem(known)]);
     expect(first.status).toBe(200);
     const before = await allKeys('mail');
 
-    const both = sendgridDelivery([sendgridItem(known, 'open'), sendgridItem(fresh, 'click')]);
-    const answer = await request(sources.receiver.url, '/webhooks/mail', both);
+    const answer = await postMail([sendgridItem(known, 'open'), sendgridItem(fresh, 'click')]);
     expect({ status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
       status: 200,
       body: { status: 'accepted', accepted: 1, duplicates: 1 },
@@ -125,11 +126,7 @@ describe('SendGrid batches: one event per sg_event_id', () => {
 
   it('an sg_event_id repeated inside one batch is recorded once: one row, one job', async () => {
     const [twice, once] = newIds(2) as [string, string];
-    const answer = await request(
-      sources.receiver.url,
-      '/webhooks/mail',
-      sendgridDelivery([sendgridItem(twice), sendgridItem(once), sendgridItem(twice, 'open')]),
-    );
+    const answer = await postMail([sendgridItem(twice), sendgridItem(once), sendgridItem(twice, 'open')]);
     expect(JSON.parse(answer.body)).toEqual({ status: 'accepted', accepted: 2, duplicates: 1 });
     const state = await recorded('mail', [twice, once]);
     expect(state.events.map((event) => event.event_id)).toEqual([twice, once]);
@@ -155,6 +152,38 @@ describe('SendGrid batches: one event per sg_event_id', () => {
     const state = await recorded('mail', ids);
     expect(state.events).toHaveLength(ids.length);
     expect(state.jobs.filter((job) => ids.includes(job.key))).toEqual(ids.map((key) => ({ key, n: 1 })));
+  });
+});
+
+describe('the item cap (BATCH_MAX_ITEMS, default 10,000)', () => {
+  /** How many of `ids` are recorded under `mail`, and how many jobs point at them. */
+  async function counts(ids: readonly string[]) {
+    const result = await sql(
+      sources.db.url,
+      `select (select count(*)::int from webhook_events where provider = 'mail' and event_id = any($2)) as events,
+              (select count(*)::int from pgboss.job
+                where name = $1 and data->>'provider' = 'mail' and data->>'eventId' = any($2)) as jobs`,
+      [EVENTS_QUEUE, ids],
+    );
+    return result.rows[0] as { events: number; jobs: number };
+  }
+
+  it('a signed 10,000-item batch records in one request: 10,000 rows and 10,000 jobs', async () => {
+    const ids = newIds(10_000);
+    const answer = await postMail(ids.map((id) => sendgridItem(id)));
+    expect({ status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
+      status: 200,
+      body: { status: 'accepted', accepted: 10_000, duplicates: 0 },
+    });
+    expect(await counts(ids)).toEqual({ events: 10_000, jobs: 10_000 });
+  });
+
+  it('a signed batch of 10,001 is refused whole: 413 batch_too_large naming the cap, nothing recorded (was a 503 once past the deadline, retried forever)', async () => {
+    const ids = newIds(10_001);
+    const answer = await postMail(ids.map((id) => sendgridItem(id)));
+    expect({ status: answer.status, code: codeOf(answer) }).toEqual({ status: 413, code: 'batch_too_large' });
+    expect(answer.body).toContain('at most 10000');
+    expect(await counts(ids)).toEqual({ events: 0, jobs: 0 });
   });
 });
 

@@ -44,6 +44,7 @@ describe('parseConfig', () => {
       sources: [],
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
+      batchMaxItems: 10_000,
       logLevel: 'info',
       poolSize: 16,
       groupCommitTransactions: 4,
@@ -157,6 +158,10 @@ describe('parseConfig', () => {
     );
   });
 
+  it('batch item cap: BATCH_MAX_ITEMS', () => {
+    expect(parseConfig({ DATABASE_URL: DB, BATCH_MAX_ITEMS: '500' })).toMatchObject({ batchMaxItems: 500 });
+  });
+
   it('treats empty values as unset', () => {
     expect(parseConfig({ DATABASE_URL: DB, PORT: '', STRIPE_WEBHOOK_SECRET: '' })).toMatchObject({
       port: 3000,
@@ -172,6 +177,8 @@ describe('parseConfig', () => {
     [{ WEBHOOK_MAX_BODY_BYTES: '1.5' }, 'WEBHOOK_MAX_BODY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ BATCH_MAX_ITEMS: '0' }, 'BATCH_MAX_ITEMS'],
+    [{ BATCH_MAX_ITEMS: '100001' }, 'BATCH_MAX_ITEMS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ STRIPE_WEBHOOK_SECRET: `${STRIPE},,whsec_x` }, 'STRIPE_WEBHOOK_SECRET'],
     [{ STANDARD_WEBHOOKS: 'stripe=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, 'STANDARD_WEBHOOKS'],

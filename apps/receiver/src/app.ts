@@ -12,7 +12,7 @@ import type { Console } from '@webhook-inbox/console';
 import type { AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
-import { DEFAULT_BATCH_MAX_ITEMS } from './env.ts';
+import { DEFAULT_BATCH_LIMITS, type BatchLimits } from './batch-env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
 import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
@@ -30,8 +30,11 @@ export interface AppDeps {
   logger: Logger;
   metrics: ReceiverMetrics;
   maxBodyBytes: number;
-  /** Events one request may carry (a batch's items); more are refused, 413 `batch_too_large`. Default 10,000. */
-  batchMaxItems?: number;
+  /**
+   * A batching source's limits (`Provider.batches`): events per request (413 `batch_too_large` past it) and body
+   * bytes (413 `payload_too_large`); unset: `DEFAULT_BATCH_LIMITS`.
+   */
+  batch?: BatchLimits;
   /** Bytes all bodies being received may hold together; unset: no bound beyond `maxBodyBytes` each. */
   bodyBudget?: BodyBudget;
   /** Deadline for a whole body to arrive (408 past it). Default 10 s. */
@@ -83,7 +86,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const bodyBudget =
     deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
-  const batchMaxItems = deps.batchMaxItems ?? DEFAULT_BATCH_MAX_ITEMS;
+  const batch = deps.batch ?? DEFAULT_BATCH_LIMITS;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
   // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
   const recorder = createGroupCommit(
@@ -154,7 +157,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const { events } = reception;
     // Before any database work: a batch over the cap is refused whole rather than hold a transaction past the
     // database deadline, answer 503 and be retried as large.
-    if (events.length > batchMaxItems) throw new BatchTooLargeError(batchMaxItems, events.length);
+    if (events.length > batch.maxItems) throw new BatchTooLargeError(batch.maxItems, events.length);
     const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
     const ingestStartedAt = performance.now();
     const outcomes =
@@ -188,7 +191,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const [name, provider] = route(c);
     const incoming = c.env?.incoming;
     const rawBody = await readRawBody(c.req.raw, incoming, {
-      limit: maxBodyBytes,
+      limit: provider.batches ? batch.maxBodyBytes : maxBodyBytes,
       lease: c.get('bodyLease'),
       timeoutMs: bodyTimeoutMs,
     });

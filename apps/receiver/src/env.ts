@@ -27,6 +27,7 @@ import {
 } from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
 import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import { batchFields, batchLimits, type BatchLimits } from './batch-env.ts';
 import { describeConsoleConfig, parseConsoleConfig, type ConsoleConfig } from './console-env.ts';
 import { readSources } from './sources-env.ts';
 import {
@@ -92,8 +93,8 @@ export interface ReceiverConfig {
   sources: SourceDefinition[];
   toleranceSeconds: number;
   maxBodyBytes: number;
-  /** Events one request may carry (a batch's items); more: 413 `batch_too_large`, nothing recorded. */
-  batchMaxItems: number;
+  /** A batching source's limits: items per request, body bytes (batch-env.ts). */
+  batch: BatchLimits;
   logLevel: LogLevel;
   /** Connections the request path may hold at once. */
   poolSize: number;
@@ -161,8 +162,6 @@ export const ADMIN_LISTENERS = ['management', 'public'] as const;
 export type AdminListener = (typeof ADMIN_LISTENERS)[number];
 
 const MIB = 1024 * 1024;
-/** A batch this large records in one transaction in a few seconds on a busy two-core machine (performance.md). */
-export const DEFAULT_BATCH_MAX_ITEMS = 10_000;
 
 const schema = z.object({
   DATABASE_URL: databaseUrl,
@@ -189,7 +188,7 @@ const schema = z.object({
   WEBHOOK_SOURCES_FILE: z.preprocess(blankToUndefined, z.string().trim().optional()),
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
-  BATCH_MAX_ITEMS: integer(1, 100_000, DEFAULT_BATCH_MAX_ITEMS),
+  ...batchFields,
   LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   // Unset (0): the group-commit default, or the pool's size when that is smaller.
@@ -311,6 +310,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
   if (e.MANAGEMENT_PORT !== 0 && e.MANAGEMENT_PORT === e.PORT) {
     issues.push('MANAGEMENT_PORT must differ from PORT');
   }
+  const batch = batchLimits(e, issues);
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
@@ -336,7 +336,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     sources,
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
-    batchMaxItems: e.BATCH_MAX_ITEMS,
+    batch,
     logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
     groupCommitTransactions:
@@ -383,7 +383,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     ),
     toleranceSeconds: config.toleranceSeconds,
     maxBodyBytes: config.maxBodyBytes,
-    batchMaxItems: config.batchMaxItems,
+    batch: config.batch,
     logLevel: config.logLevel,
     poolSize: config.poolSize,
     groupCommitTransactions: config.groupCommitTransactions,

@@ -146,7 +146,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
-    batchMaxItems: config.batchMaxItems,
+    batch: config.batch,
     bodyBudget,
     bodyTimeoutMs: config.bodyTimeoutMs,
     logSampler,

@@ -44,7 +44,7 @@ describe('parseConfig', () => {
       sources: [],
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
-      batchMaxItems: 10_000,
+      batch: { maxItems: 10_000, maxBodyBytes: 8 * 1024 * 1024 },
       logLevel: 'info',
       poolSize: 16,
       groupCommitTransactions: 4,
@@ -158,8 +158,10 @@ describe('parseConfig', () => {
     );
   });
 
-  it('batch item cap: BATCH_MAX_ITEMS', () => {
-    expect(parseConfig({ DATABASE_URL: DB, BATCH_MAX_ITEMS: '500' })).toMatchObject({ batchMaxItems: 500 });
+  it('a batching source: BATCH_MAX_ITEMS items, WEBHOOK_MAX_BATCH_BODY_BYTES of body', () => {
+    expect(
+      parseConfig({ DATABASE_URL: DB, BATCH_MAX_ITEMS: '500', WEBHOOK_MAX_BATCH_BODY_BYTES: '65536' }).batch,
+    ).toEqual({ maxItems: 500, maxBodyBytes: 65_536 });
   });
 
   it('treats empty values as unset', () => {
@@ -189,6 +191,10 @@ describe('parseConfig', () => {
     [
       { WEBHOOK_BODY_BUDGET_BYTES: '1000' },
       'WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BODY_BYTES',
+    ],
+    [
+      { WEBHOOK_BODY_BUDGET_BYTES: String(4 * 1024 * 1024) },
+      'WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BATCH_BODY_BYTES',
     ],
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS'],
     [{ WEBHOOK_BODY_TIMEOUT_MS: '30000' }, 'WEBHOOK_BODY_TIMEOUT_MS must be less than REQUEST_TIMEOUT_MS'],

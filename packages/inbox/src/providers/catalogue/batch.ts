@@ -69,6 +69,7 @@ export function batchProvider(
   const { handshake, response } = options;
   return {
     name,
+    batches: true,
     verifyBatch,
     receive: (request, now) =>
       handshake?.(request, now) ?? { kind: 'events', events: verifyBatch(request, now), batch: true },

@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { BatchTooLargeError, UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
-import type { Provider, Reception, VerifiedEvent } from '@webhook-inbox/inbox/providers';
+import type { Provider, Reception } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { BlankEnv } from 'hono/types';
@@ -158,11 +158,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
     // Before any database work: a batch over the cap is refused whole rather than hold a transaction past the
     // database deadline, answer 503 and be retried as large.
     if (events.length > batch.maxItems) throw new BatchTooLargeError(batch.maxItems, events.length);
-    const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
+    const [only] = events;
+    const single = reception.batch !== true && events.length === 1 ? only : undefined;
     const ingestStartedAt = performance.now();
+    // One event, a batch of one included, shares the group commit's transactions (one insert, one job insert and
+    // one commit for the requests waiting); several of one request get a transaction of their own, all or nothing.
     const outcomes =
-      single !== undefined
-        ? [await traceIngest(single, () => recorder.record(single))]
+      only !== undefined && events.length === 1
+        ? [await traceIngest(only, () => recorder.record(only))]
         : await recorder.recordAll(events);
     const accepted = outcomes.filter((outcome) => outcome === 'accepted').length;
     const outcome = accepted > 0 || events.length === 0 ? 'accepted' : 'duplicate';

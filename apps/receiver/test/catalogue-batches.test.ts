@@ -3,14 +3,17 @@ import { Signature } from '@hubspot/api-client';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import {
+  CATALOGUE,
+  createProviders,
   catalogueDelivery,
   catalogueEntry,
   sampleCredentials,
   type CatalogueEntry,
 } from '@webhook-inbox/inbox/providers';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/index.ts';
 import { sql } from './helpers.ts';
-import { codeOf, request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+import { codeOf, request, sampleDelivery, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
 
 // The catalogue's batching providers through a real receiver over real HTTP: each item of a delivery is its own
 // event under its own key (a row and a pg-boss job), all of one request in one transaction. SendGrid's deliveries
@@ -21,6 +24,32 @@ const SENDGRID = catalogueEntry('sendgrid') as CatalogueEntry;
 const SENDGRID_CREDENTIALS = sampleCredentials(SENDGRID);
 const HUBSPOT_SECRET = 'hubspot-client-secret-batches';
 const HUBSPOT_URL = 'https://hooks.example.com/webhooks/crm';
+
+/**
+ * Every catalogue type whose requests carry several events, and where a body keeps them: the array itself, or the
+ * field whose array it is.
+ */
+const BATCH_FIELD: Readonly<Record<string, string | undefined>> = {
+  sendgrid: undefined,
+  hubspot: undefined,
+  adyen: 'notificationItems',
+  meta: 'entry',
+};
+const BATCHING = Object.keys(BATCH_FIELD);
+const urlOf = (type: string) =>
+  type === 'hubspot' ? 'https://hooks.example.com/webhooks/hubspot' : undefined;
+
+/** Two bodies of one batching type as one: the first's items, then the second's. */
+function mergedBody(type: string, first: string, second: string): string {
+  const field = BATCH_FIELD[type];
+  const [a, b] = [
+    JSON.parse(first) as Record<string, unknown[]>,
+    JSON.parse(second) as Record<string, unknown[]>,
+  ];
+  if (field === undefined)
+    return JSON.stringify([...(a as unknown as unknown[]), ...(b as unknown as unknown[])]);
+  return JSON.stringify({ ...a, [field]: [...a[field]!, ...b[field]!] });
+}
 
 const sources = useSourcesReceiver(() => ({
   WEBHOOK_SOURCES_FILE: writeSourcesFile(
@@ -33,6 +62,16 @@ const sources = useSourcesReceiver(() => ({
       '    type: hubspot',
       `    secrets: [${HUBSPOT_SECRET}]`,
       `    url: ${HUBSPOT_URL}`,
+      ...BATCHING.flatMap((type) => {
+        const entry = catalogueEntry(type) as CatalogueEntry;
+        return [
+          `  ${type}:`,
+          `    type: ${type}`,
+          `    secrets: [${JSON.stringify(sampleCredentials(entry).secret)}]`,
+          ...(urlOf(type) === undefined ? [] : [`    url: ${urlOf(type)}`]),
+          ...(type === 'meta' ? ['    verifyToken: catalogue-batches-token'] : []),
+        ];
+      }),
       '',
     ].join('\n'),
     'catalogue-batches.yaml',
@@ -178,13 +217,59 @@ describe('the item cap (BATCH_MAX_ITEMS, default 10,000)', () => {
     expect(await counts(ids)).toEqual({ events: 10_000, jobs: 10_000 });
   });
 
-  it('a signed batch of 10,001 is refused whole: 413 batch_too_large naming the cap, nothing recorded (was a 503 once past the deadline, retried forever)', async () => {
+  it('a signed batch of 10,001 is refused whole: 413 batch_too_large naming the cap, nothing recorded (was recorded at any size: 20,000 items passed the database deadline, 503, retried as large)', async () => {
     const ids = newIds(10_001);
     const answer = await postMail(ids.map((id) => sendgridItem(id)));
     expect({ status: answer.status, code: codeOf(answer) }).toEqual({ status: 413, code: 'batch_too_large' });
     expect(answer.body).toContain('at most 10000');
     expect(await counts(ids)).toEqual({ events: 0, jobs: 0 });
   });
+});
+
+describe.each(BATCHING)('%s: every item its own event', (type) => {
+  const entry = catalogueEntry(type) as CatalogueEntry;
+  const sign = (payload?: string) => sampleDelivery(entry, urlOf(type), payload)!;
+
+  it('a batch of one known and one new item records exactly the new one: 1 new row, 1 new job', async () => {
+    const [known, fresh] = [sign(), sign()];
+    const first = await request(sources.receiver.url, `/webhooks/${type}`, known);
+    expect(first.status).toBe(200);
+    const before = await allKeys(type);
+    const both = sign(mergedBody(type, known.body, fresh.body));
+    const answer = await request(sources.receiver.url, `/webhooks/${type}`, both);
+    expect(answer.status).toBe(200);
+    expect(await allKeys(type)).toEqual([...before, fresh.key!].sort());
+    const jobs = (await recorded(type, [known.key!, fresh.key!])).jobs;
+    expect(jobs.filter((job) => job.key === known.key || job.key === fresh.key)).toEqual(
+      [known.key!, fresh.key!].sort().map((key) => ({ key, n: 1 })),
+    );
+  });
+});
+
+it('BATCH_FIELD lists every catalogue type whose requests carry several events', () => {
+  const url = (entry: CatalogueEntry) =>
+    entry.facts.requiredOptions.includes('url') ? 'https://hooks.example.com/webhooks/x' : undefined;
+  const batching = CATALOGUE.filter(
+    (entry) =>
+      entry.create({ secrets: [sampleCredentials(entry).secret], url: url(entry), verifyToken: 't' }).batches,
+  ).map((entry) => entry.type);
+  expect(batching.sort()).toEqual([...BATCHING].sort());
+});
+
+it('SENDGRID_WEBHOOK_SECRET declares the same batching source as the file: one event per item', () => {
+  const { sources: declared, toleranceSeconds } = parseConfig({
+    DATABASE_URL: sources.db.url,
+    SENDGRID_WEBHOOK_SECRET: SENDGRID_CREDENTIALS.secret,
+  });
+  const provider = createProviders({ sources: declared, toleranceSeconds }).get('sendgrid');
+  const ids = newIds(2);
+  const { body, headers } = sendgridDelivery(ids.map((id) => sendgridItem(id)));
+  const reception = provider?.receive?.(
+    { rawBody: Buffer.from(body), header: (name) => headers[name.toLowerCase()], method: 'POST' },
+    new Date(),
+  );
+  expect(provider?.batches).toBe(true);
+  expect(reception?.kind === 'events' ? reception.events.map((event) => event.eventId) : []).toEqual(ids);
 });
 
 describe('HubSpot batches: one event per portalId:subscriptionId:eventId:occurredAt', () => {

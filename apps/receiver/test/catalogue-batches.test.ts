@@ -256,6 +256,16 @@ it('BATCH_FIELD lists every catalogue type whose requests carry several events',
   expect(batching.sort()).toEqual([...BATCHING].sort());
 });
 
+it("the batch body limit is a batching source's only: 1.5 MB refused at /webhooks/stripe, 8 MiB + 1 at a batching source (413 payload_too_large)", async () => {
+  const oversize = async (path: string, bytes: number) => {
+    const answer = await request(sources.receiver.url, path, { body: 'x'.repeat(bytes) });
+    return { status: answer.status, code: codeOf(answer) };
+  };
+  const refused = { status: 413, code: 'payload_too_large' };
+  expect(await oversize('/webhooks/stripe', 1_500_000)).toEqual(refused);
+  expect(await oversize('/webhooks/mail', 8 * 1024 * 1024 + 1)).toEqual(refused);
+});
+
 it('SENDGRID_WEBHOOK_SECRET declares the same batching source as the file: one event per item', () => {
   const { sources: declared, toleranceSeconds } = parseConfig({
     DATABASE_URL: sources.db.url,

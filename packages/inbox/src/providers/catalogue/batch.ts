@@ -23,7 +23,7 @@ export interface BatchItem {
  * The items of an authentic JSON array body. Integers beyond 2^53 are kept as written (`JSON.rawJSON`), so an
  * item's text says what the sender sent even though it is serialized again.
  */
-export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: string; items: BatchItem[] } {
+export function jsonArrayItems(name: string, rawBody: Uint8Array): BatchItem[] {
   const text = bodyText(name, rawBody);
   let parsed: unknown;
   try {
@@ -38,13 +38,12 @@ export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: strin
   if (!Array.isArray(parsed) || parsed.length === 0) {
     throw new InvalidPayloadError(`${name}: the body is not a non-empty JSON array of events`);
   }
-  const items = parsed.map((item: unknown, index) => {
+  return parsed.map((item: unknown, index) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       throw new InvalidPayloadError(`${name}: item #${index + 1} of the batch is not an object`);
     }
     return { object: item as Record<string, unknown>, text: JSON.stringify(item) };
   });
-  return { text, items };
 }
 
 /** What a batch source has besides its items: a fixed acknowledgement, a handshake answered before them. */

@@ -90,7 +90,7 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
     checkHmac(name, keys, parts, header, `X-HubSpot-Signature-v3 (over POST ${uri})`);
     checkTimestamp(name, Math.floor(timestampMs / 1000), now, toleranceSeconds);
 
-    return jsonArrayItems(name, request.rawBody).items.map(({ object, text: itemText }) => ({
+    return jsonArrayItems(name, request.rawBody).map(({ object, text: itemText }) => ({
       provider: name,
       eventId: ['portalId', 'subscriptionId', 'eventId', 'occurredAt']
         .map((f) => bodyString(name, object, f))

@@ -89,7 +89,7 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
         'the signature is not one by any configured verification key; is the key the one under ' +
         'Mail Settings > Signed Event Webhook, and the body the raw request body?',
     });
-    return jsonArrayItems(name, request.rawBody).items.map(({ object, text }) => ({
+    return jsonArrayItems(name, request.rawBody).map(({ object, text }) => ({
       provider: name,
       eventId: bodyString(name, object, 'sg_event_id'),
       type: bodyString(name, object, 'event'),

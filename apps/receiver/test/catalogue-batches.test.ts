@@ -112,7 +112,7 @@ function sendgridDelivery(items: readonly unknown[]) {
 const postMail = (items: readonly unknown[]) =>
   request(sources.receiver.url, '/webhooks/mail', sendgridDelivery(items));
 
-/** The keys recorded under `source` among `keys`, sorted, with their types; and the jobs pointing at them. */
+/** The rows of `keys` under `source`, with their types; and the jobs of every key of `source`, counted per key. */
 async function recorded(source: string, keys: readonly string[]) {
   const events = await sql(
     sources.db.url,

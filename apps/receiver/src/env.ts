@@ -38,6 +38,7 @@ import {
   parseConsoleConfig,
   type ConsoleConfig,
 } from './console-env.ts';
+import { batchFields, batchLimits, type BatchLimits } from './batch-env.ts';
 import { readSources } from './sources-env.ts';
 import {
   catalogueEntryOf,
@@ -102,6 +103,8 @@ export interface ReceiverConfig {
   sources: SourceDefinition[];
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** A batching source's limits: items per request, body bytes (batch-env.ts). */
+  batch: BatchLimits;
   logLevel: LogLevel;
   /** Connections the request path may hold at once. */
   poolSize: number;
@@ -165,6 +168,7 @@ const schema = z.object({
   WEBHOOK_SOURCES_FILE: z.preprocess(blankToUndefined, z.string().trim().optional()),
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
+  ...batchFields,
   LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   // Unset (0): the group-commit default, or the pool's size when that is smaller.
@@ -293,6 +297,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
   if (e.MANAGEMENT_PORT !== 0 && e.MANAGEMENT_PORT === e.PORT) {
     issues.push('MANAGEMENT_PORT must differ from PORT');
   }
+  const batch = batchLimits(e, issues);
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
@@ -318,6 +323,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     sources,
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
+    batch,
     logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
     groupCommitTransactions:
@@ -364,6 +370,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     ),
     toleranceSeconds: config.toleranceSeconds,
     maxBodyBytes: config.maxBodyBytes,
+    batch: config.batch,
     logLevel: config.logLevel,
     poolSize: config.poolSize,
     groupCommitTransactions: config.groupCommitTransactions,

@@ -59,6 +59,7 @@ const STATUS = {
   timestamp_out_of_tolerance: 400,
   invalid_payload: 400,
   payload_too_large: 413,
+  batch_too_large: 413,
   body_timeout: 408,
   unknown_provider: 404,
   unavailable: 503,

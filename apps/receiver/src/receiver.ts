@@ -146,6 +146,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    batch: config.batch,
     bodyBudget,
     bodyTimeoutMs: config.bodyTimeoutMs,
     logSampler,

@@ -176,6 +176,7 @@ describe('the body budget, the deadlines and the connection cap, over real socke
           LOG_LEVEL: 'silent',
           WEBHOOK_MAX_BODY_BYTES: String(64 * 1024),
           WEBHOOK_BODY_BUDGET_BYTES: String(64 * 1024),
+          WEBHOOK_MAX_BATCH_BODY_BYTES: String(64 * 1024),
           REQUEST_TIMEOUT_MS: '120000',
           ...extra,
         }),

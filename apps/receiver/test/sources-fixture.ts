@@ -1,4 +1,11 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import {
+  catalogueDelivery,
+  catalogueSampleType,
+  sampleCredentials,
+  type CatalogueDelivery,
+  type CatalogueEntry,
+} from '@webhook-inbox/inbox/providers';
 import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from './helpers.ts';
@@ -220,6 +227,23 @@ export async function request(
   const delivery = { provider: '', key: '', path, body: options.body ?? '', headers: options.headers ?? {} };
   const result = await post(baseUrl, delivery, { method: options.method, timeoutMs: 30_000 });
   return { status: result.status, body: result.body, contentType: result.headers['content-type'] };
+}
+
+/**
+ * A catalogue type's sample delivery (its sample type, or `payload`), signed with its sample credentials and, for the
+ * providers that sign their URL, `url`; `undefined` for a type without a sample.
+ */
+export function sampleDelivery(
+  entry: CatalogueEntry,
+  url: string | undefined,
+  payload?: string,
+): CatalogueDelivery | undefined {
+  return catalogueDelivery(entry.type, {
+    ...sampleCredentials(entry),
+    url,
+    type: catalogueSampleType(entry.type) ?? 'unknown',
+    payload,
+  });
 }
 
 /** The error code of a JSON error answer. */

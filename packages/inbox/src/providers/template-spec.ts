@@ -152,6 +152,7 @@ export function templateProvider(
   return {
     name,
     receive,
+    batches: batchTokens !== undefined,
     acceptsGet: handshake?.acceptsGet ?? false,
     response: spec.response,
     verify(request, now) {

@@ -23,7 +23,8 @@ export const SENDGRID_FACTS: ProviderFacts = {
   toleranceSeconds: 300,
   retries: 'retried for up to 24 hours when the endpoint does not answer 2xx; events are batched per request',
   quirks:
-    'a JSON array of events per request (verifyBatch); the signed timestamp has no documented tolerance',
+    'a JSON array of events per request, each recorded as its own event; the signed timestamp has no ' +
+    'documented tolerance',
   requiredOptions: [],
   docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
 };
@@ -69,8 +70,8 @@ export function signSendgrid({ payload, privateKey, timestamp }: KeyPairSignOpti
 /**
  * SendGrid's signed Event Webhook: `X-Twilio-Email-Event-Webhook-Signature` is the base64 DER ECDSA (P-256,
  * SHA-256) signature of `X-Twilio-Email-Event-Webhook-Timestamp` followed by the raw body; `secrets` are the
- * verification keys from the SendGrid settings. A request carries a JSON array of events: `verifyBatch` returns
- * one per item, keyed by `sg_event_id` and typed by `event`.
+ * verification keys from the SendGrid settings. A request carries a JSON array of events: `receive` gives one per
+ * item (`batchProvider`), keyed by `sg_event_id` and typed by `event`.
  */
 export function sendgridProvider(options: CatalogueProviderOptions): BatchProvider {
   const name = sourceName('sendgrid', options.name);
@@ -88,7 +89,7 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
         'the signature is not one by any configured verification key; is the key the one under ' +
         'Mail Settings > Signed Event Webhook, and the body the raw request body?',
     });
-    return jsonArrayItems(name, request.rawBody).items.map(({ object, text }) => ({
+    return jsonArrayItems(name, request.rawBody).map(({ object, text }) => ({
       provider: name,
       eventId: bodyString(name, object, 'sg_event_id'),
       type: bodyString(name, object, 'event'),

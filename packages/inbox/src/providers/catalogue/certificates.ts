@@ -49,8 +49,15 @@ export interface CertificateStore {
   allowed(url: string): boolean;
 }
 
-/** AWS SNS: `https://sns.<region>.amazonaws.com/...` (and the China partition's `.amazonaws.com.cn`). */
-export const SNS_CERTIFICATE_HOSTS: readonly RegExp[] = [/^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/];
+/**
+ * AWS SNS: `sns.<region>.amazonaws.com`, and `sns.cn-<...>.amazonaws.com.cn` in the China partition, where the
+ * region has AWS's shape (`us-east-1`, `us-gov-west-1`, `us-isob-east-1`). A looser label would admit other AWS
+ * hosts whose first label anyone can choose, such as S3's `sns.s3.amazonaws.com` (a bucket named "sns").
+ */
+export const SNS_CERTIFICATE_HOSTS: readonly RegExp[] = [
+  /^sns\.(?!cn-)[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d+\.amazonaws\.com$/,
+  /^sns\.cn-[a-z]+-\d+\.amazonaws\.com\.cn$/,
+];
 /** PayPal: its live and sandbox API hosts. */
 export const PAYPAL_CERTIFICATE_HOSTS: readonly string[] = ['api.paypal.com', 'api.sandbox.paypal.com'];
 

@@ -168,6 +168,8 @@ describe('aws-sns', () => {
       'http://sns.us-east-1.amazonaws.com/cert.pem',
       'https://sns.us-east-1.amazonaws.com:8443/cert.pem',
       'https://s3.amazonaws.com/cert.pem',
+      // An S3 bucket named "sns" (accepted before the region's shape was required).
+      'https://sns.s3.amazonaws.com/cert.pem',
       'https://127.0.0.1/cert.pem',
       'https://sns.us-east-1.amazonaws.com/cert.txt',
     ],

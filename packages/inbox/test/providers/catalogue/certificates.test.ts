@@ -46,12 +46,16 @@ const codeOf = async (promise: Promise<unknown>) =>
 
 describe('certificate store', () => {
   it('allows only https on the documented hosts, default port, no credentials', () => {
-    expect(
-      hostAllowed(
-        'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-abc.pem',
-        SNS_CERTIFICATE_HOSTS,
-      ),
-    ).toBe(true);
+    for (const host of [
+      'sns.eu-west-1.amazonaws.com',
+      'sns.us-gov-west-1.amazonaws.com',
+      'sns.us-isob-east-1.amazonaws.com',
+      'sns.ap-southeast-2.amazonaws.com',
+      'sns.cn-north-1.amazonaws.com.cn',
+    ]) {
+      const url = `https://${host}/SimpleNotificationService-abc.pem`;
+      expect(hostAllowed(url, SNS_CERTIFICATE_HOSTS), url).toBe(true);
+    }
     for (const url of [
       'http://sns.eu-west-1.amazonaws.com/a.pem',
       'https://sns.eu-west-1.amazonaws.com:8443/a.pem',
@@ -59,6 +63,15 @@ describe('certificate store', () => {
       'https://sns.eu-west-1.amazonaws.com.evil.example/a.pem',
       'https://evil.example/sns.eu-west-1.amazonaws.com/a.pem',
       'https://s3.amazonaws.com/a.pem',
+      // Refused: AWS hosts whose first label is not a region; sns.s3 is an S3 bucket named "sns" (were accepted before).
+      'https://sns.s3.amazonaws.com/a.pem',
+      'https://sns.s3-website-us-east-1.amazonaws.com/a.pem',
+      'https://sns.execute-api.amazonaws.com/a.pem',
+      'https://sns.elb.amazonaws.com/a.pem',
+      'https://sns.eu-west-1.amazonaws.com.cn/a.pem',
+      'https://sns.cn-north-1.amazonaws.com/a.pem',
+      'https://sns.eu-west.amazonaws.com/a.pem',
+      'https://sns.a.b.amazonaws.com/a.pem',
       'https://169.254.169.254/latest/meta-data',
       'not a url',
     ]) {

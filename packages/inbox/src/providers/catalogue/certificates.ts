@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { keyWeakness, type KeyRequirement } from '../public-keys.ts';
 
 // The signing certificates that AWS SNS and PayPal name by URL inside the message they sign. The URL is chosen by
 // whoever sent the request, so it is an SSRF vector and a forgery vector at once: it is checked against the
@@ -61,6 +62,8 @@ export const SNS_CERTIFICATE_HOSTS: readonly RegExp[] = [
 /** PayPal: its live and sandbox API hosts. */
 export const PAYPAL_CERTIFICATE_HOSTS: readonly string[] = ['api.paypal.com', 'api.sandbox.paypal.com'];
 
+const CERTIFICATE_KEY: KeyRequirement = { type: 'rsa', minBits: 2048 };
+
 /** A store of certificates from the given hosts only. */
 export function createCertificateStore(options: CertificateStoreOptions): CertificateStore {
   // A redirect would leave the checked host for one nobody checked: refused, as an unavailable certificate.
@@ -92,11 +95,18 @@ export function createCertificateStore(options: CertificateStoreOptions): Certif
         },
       );
     }
+    let certificate: X509Certificate;
     try {
-      return new X509Certificate(bytes);
+      certificate = new X509Certificate(bytes);
     } catch (error) {
       throw new CertificateError('certificate_invalid', `${url} is not a PEM certificate`, { cause: error });
     }
+    // Both providers sign with RSA; a short modulus could be factored, and then anyone signs.
+    const weakness = keyWeakness(certificate.publicKey, CERTIFICATE_KEY);
+    if (weakness !== undefined) {
+      throw new CertificateError('certificate_invalid', `the key of ${url} ${weakness}`);
+    }
+    return certificate;
   }
 
   return {

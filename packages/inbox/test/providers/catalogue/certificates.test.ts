@@ -14,6 +14,8 @@ import { selfSignedCertificate } from '../../../src/providers/deliveries/index.t
 // The certificate store against a real loopback HTTP server holding a self-signed certificate made by openssl for
 // this test: the injectable fetch maps the documented https URL onto the server, which counts the requests it gets.
 const PEM = selfSignedCertificate('sns.amazonaws.com').certificate;
+/** A certificate of a 1024-bit RSA key: a modulus that short could be factored. */
+const WEAK_PEM = selfSignedCertificate('weak', [], 1024).certificate;
 const NOW = new Date();
 let server: Server;
 let origin = '';
@@ -25,6 +27,7 @@ beforeAll(async () => {
     if (request.url === '/hang.pem') return; // never answered: the store's deadline must end it
     if (request.url === '/big.pem') return response.end('x'.repeat(64 * 1024));
     if (request.url === '/missing.pem') return response.writeHead(404).end();
+    if (request.url === '/weak.pem') return response.end(WEAK_PEM);
     response.end(PEM);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -118,8 +121,12 @@ describe('certificate store', () => {
     expect(error instanceof CertificateError && error.retryable).toBe(true);
   });
 
-  it('refuses a body over the size limit, or a certificate outside its validity, as certificate_invalid', async () => {
+  it('refuses a body over the size limit, a certificate outside its validity or of a short RSA key, as certificate_invalid', async () => {
     expect(await codeOf(sns().get('https://sns.us-east-1.amazonaws.com/big.pem', NOW))).toBe(
+      'certificate_invalid',
+    );
+    // Refused: a certificate whose RSA key is under 2048 bits (was used before).
+    expect(await codeOf(sns().get('https://sns.us-east-1.amazonaws.com/weak.pem', NOW))).toBe(
       'certificate_invalid',
     );
     const later = new Date(NOW.getTime() + 5 * 86_400_000);

@@ -74,7 +74,8 @@ const signed = (message: Record<string, string>, options: { version?: '1' | '2';
   });
 const provider = () => awsSnsProvider({ secrets: [TOPIC], certificateFetch: certificates.fetch });
 const sns = provider();
-const receive = (body: string, source = sns) => source.receiveAsync!(request(body, {}), NOW);
+const receive = (body: string, source = sns, laterMs = 0) =>
+  source.receiveAsync!(request(body, {}), new Date(NOW.getTime() + laterMs));
 const eventOf = (reception: Reception) =>
   reception.kind === 'events' ? reception.events.map((e) => [e.eventId, e.type]) : reception;
 /** A copy of the message with `field` set to another value: valid JSON that its signature does not cover. */
@@ -175,7 +176,7 @@ describe('aws-sns', () => {
     ],
     freshProvider: () => {
       const source = provider();
-      return (url) => receive(signed(notification(), { url }), source);
+      return (url, laterMs) => receive(signed(notification(), { url }), source, laterMs);
     },
   });
 

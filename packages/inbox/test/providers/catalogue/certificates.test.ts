@@ -24,9 +24,9 @@ const requests: string[] = [];
 beforeAll(async () => {
   server = createServer((request, response) => {
     requests.push(request.url ?? '');
-    if (request.url === '/hang.pem') return; // never answered: the store's deadline must end it
+    if (request.url?.startsWith('/hang')) return; // never answered: the store's deadline must end it
     if (request.url === '/big.pem') return response.end('x'.repeat(64 * 1024));
-    if (request.url === '/missing.pem') return response.writeHead(404).end();
+    if (request.url?.startsWith('/missing')) return response.writeHead(404).end();
     if (request.url === '/weak.pem') return response.end(WEAK_PEM);
     response.end(PEM);
   });
@@ -105,7 +105,7 @@ describe('certificate store', () => {
     expect(requests.filter((path) => path === '/cert.pem').length - before).toBe(1);
   });
 
-  it('answers certificate_unavailable (retryable) on a deadline or an error status, and does not cache it', async () => {
+  it('answers certificate_unavailable (retryable) on a deadline or an error status, and remembers it for failureTtlMs', async () => {
     const store = sns();
     const hang = store.get('https://sns.us-east-1.amazonaws.com/hang.pem', NOW);
     expect(await codeOf(hang)).toBe('certificate_unavailable');
@@ -113,12 +113,40 @@ describe('certificate store', () => {
       'certificate_unavailable',
     );
     const before = requests.length;
-    await codeOf(store.get('https://sns.us-east-1.amazonaws.com/missing.pem', NOW));
-    expect(requests.length).toBe(before + 1);
     const error = await store
       .get('https://sns.us-east-1.amazonaws.com/missing.pem', NOW)
       .catch((caught: unknown) => caught);
     expect(error instanceof CertificateError && error.retryable).toBe(true);
+    expect(requests.length).toBe(before);
+    await codeOf(
+      store.get('https://sns.us-east-1.amazonaws.com/missing.pem', new Date(NOW.getTime() + 5_000)),
+    );
+    expect(requests.length).toBe(before + 1);
+  });
+
+  it('refused (60 fetches before): 60 requests naming one failing URL, one after the other, make 1 fetch; 60 at once naming one good URL make 1', async () => {
+    const store = sns();
+    const count = (path: string) => requests.filter((url) => url === path).length;
+    for (let i = 0; i < 60; i += 1) {
+      const at = new Date(NOW.getTime() + i * 50); // 3 s of requests, inside the failure's 5 s
+      expect(await codeOf(store.get('https://sns.us-east-1.amazonaws.com/missing-flood.pem', at))).toBe(
+        'certificate_unavailable',
+      );
+    }
+    expect(count('/missing-flood.pem')).toBe(1);
+    const url = 'https://sns.us-east-1.amazonaws.com/flood.pem';
+    const codes = await Promise.all(Array.from({ length: 60 }, () => codeOf(store.get(url, NOW))));
+    expect(new Set(codes)).toEqual(new Set(['no error']));
+    expect(count('/flood.pem')).toBe(1);
+  });
+
+  it('refused (one fetch each before): a flood of distinct URLs is fetched 4 at a time, the rest answered certificate_unavailable unfetched', async () => {
+    const store = sns();
+    const before = requests.filter((url) => url.startsWith('/hang-')).length;
+    const urls = Array.from({ length: 60 }, (_, i) => `https://sns.us-east-1.amazonaws.com/hang-${i}.pem`);
+    const codes = await Promise.all(urls.map((url) => codeOf(store.get(url, NOW))));
+    expect(new Set(codes)).toEqual(new Set(['certificate_unavailable']));
+    expect(requests.filter((url) => url.startsWith('/hang-')).length - before).toBe(4);
   });
 
   it('refuses a body over the size limit, a certificate outside its validity or of a short RSA key, as certificate_invalid', async () => {

@@ -9,13 +9,15 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import type { AdminAccess } from './admin-access.ts';
+import { NO_TRUSTED_PROXIES, throttleKey } from '@webhook-inbox/inbox/access/forwarded';
+import { originOf, type AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { DEFAULT_BATCH_LIMITS, type BatchLimits } from './batch-env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
-import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
+import { errorResponse, mapError, SIGNATURE_CODES, ThrottledError } from './http-errors.ts';
+import { createGuessLimit, SOURCE_GUESS_LIMIT, type GuessLimit } from './guess-limit.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
 import { noSniff } from './nosniff.ts';
@@ -61,6 +63,8 @@ export interface AppDeps {
   groupCommit?: { maxTransactions: number; maxBatch: number };
   /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
   requestSpans?: MiddlewareHandler<BlankEnv>;
+  /** Wrong secrets per client at the `guessable` sources (guess-limit.ts); unset: `SOURCE_GUESS_LIMIT`'s. */
+  guessLimit?: GuessLimit;
 }
 
 type Env = {
@@ -89,6 +93,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
   const batch = deps.batch ?? DEFAULT_BATCH_LIMITS;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
+  const guessLimit = deps.guessLimit ?? createGuessLimit(SOURCE_GUESS_LIMIT);
+  const trustedProxies = deps.adminAccess?.trustedProxies ?? NO_TRUSTED_PROXIES;
+  /** The key a `guessable` source's wrong secrets are counted under: the source and the client. */
+  const guesser = (c: Context<Env>, name: string) =>
+    `${name} ${throttleKey(originOf(c, trustedProxies).address)}`;
   // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
   const recorder = createGroupCommit(
     { pool, boss },
@@ -194,6 +203,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.post('/webhooks/:provider', async (c) => {
     const [name, provider] = route(c);
+    if (provider.guessable) {
+      // Before the body is read or the secret compared: a throttled client learns nothing, right secret or wrong.
+      const verdict = guessLimit.check(guesser(c, name), now().getTime());
+      if (!verdict.allowed) throw new ThrottledError(verdict.retryAfterSeconds);
+    }
     const incoming = c.env?.incoming;
     const rawBody = await readRawBody(c.req.raw, incoming, {
       limit: provider.batches ? batch.maxBodyBytes : maxBodyBytes,
@@ -250,6 +264,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const ms = startedAt === undefined ? undefined : round(performance.now() - startedAt);
     if (provider !== undefined && SIGNATURE_CODES.has(mapped.body.error.code)) {
       deps.onSignatureRefused?.(provider);
+      // A wrong secret is a guess; an absent one guesses nothing.
+      if (mapped.body.error.code === 'invalid_signature' && providers.get(provider)?.guessable) {
+        guessLimit.refused(guesser(c, provider), now().getTime());
+      }
     }
     if (provider !== undefined) {
       annotateRequest({ provider, outcome: mapped.body.error.code });

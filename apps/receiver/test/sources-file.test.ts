@@ -170,6 +170,42 @@ sources:
     expect(issuesOf({ WEBHOOK_SOURCES_FILE: '/nonexistent/sources.yaml' }).join()).toMatch(/cannot read/);
   });
 
+  it('refused: a file that does not parse is reported by line, column and reason, never its text, which may hold a secret (the YAML parser quoted the line before)', () => {
+    const planted = 'whsec_PLANTED0secret0value';
+    const files = [
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: ["${planted}" x]\n`,
+        'sources.yaml',
+        /line 4, column \d+: Missing , or : between flow sequence items \(MISSING_CHAR\)/,
+      ],
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: |${planted}\n      x\n`,
+        'sources.yaml',
+        /line 4, column \d+: Block scalar header includes extra characters \(UNEXPECTED_TOKEN\)/,
+      ],
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: ["${planted}\\q"]\n`,
+        'sources.yaml',
+        /line 4, column \d+: Invalid escape sequence/,
+      ],
+      [
+        `{"sources": {"eu": {"type": "stripe", "secrets": ["${planted}" x]}}}`,
+        'sources.json',
+        /Expected ',' or ']' after array element at position \d+/,
+      ],
+      [
+        `{"sources": {"eu": {"type": "stripe", "secrets": [${planted}]}}}`,
+        'sources.json',
+        /Unexpected token/,
+      ],
+    ] as const;
+    for (const [text, name, reason] of files) {
+      const issues = issuesOf({ WEBHOOK_SOURCES_FILE: writeSourcesFile(text, name) }).join('\n');
+      expect(issues, text).toMatch(reason);
+      expect(issues, text).not.toContain('PLANTED');
+    }
+  });
+
   it('reads JSON, secretFiles relative to the file (trimmed), and <NAME>_FILE variables', () => {
     const path = writeSourcesFile(
       JSON.stringify({

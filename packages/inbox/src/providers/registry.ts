@@ -64,6 +64,7 @@ function withEventLimits(provider: Provider): Provider {
     }),
     ...((receive ?? receiveAsync) && { response: provider.response }),
     ...(provider.signatureRefusalStatus && { signatureRefusalStatus: provider.signatureRefusalStatus }),
+    ...(provider.guessable && { guessable: provider.guessable }),
   };
 }
 

@@ -65,6 +65,11 @@ export interface Provider {
    * signatures get a 401.
    */
   readonly signatureRefusalStatus?: 401;
+  /**
+   * Set on sources that compare a presented secret as it is (an API key, Basic credentials): each refused request
+   * is one guess of the secret, so the receiver bounds them per client (429 `too_many_attempts` past the limit).
+   */
+  readonly guessable?: true;
 }
 
 /** A fixed HTTP answer: a handshake's, or a source's acknowledgement of recorded events. */

@@ -139,21 +139,26 @@ export function countPartitionRows(name: string, after?: PayloadKey): Statement 
 }
 
 /**
- * Detaches a partition without blocking the receiver: `CONCURRENTLY` takes only `SHARE UPDATE EXCLUSIVE` on the
- * parent and waits for the transactions that may still read the partition. It cannot run inside a transaction
- * block. Interrupted, it leaves the partition pending detach: `finalizeDetach` completes it.
+ * Detaches an expired day's partition through `webhook_inbox_detach_payload_partition` (migration 0014), which the
+ * application's role runs without owning the table; a partition left pending by an interrupted `DETACH ...
+ * CONCURRENTLY` is finalized instead. The function takes ACCESS EXCLUSIVE on the parent for the catalog change
+ * alone, waiting 50 ms at most for it: the receiver's inserts wait that long at worst, and a busier table answers
+ * lock_not_available (`LOCK_NOT_AVAILABLE`), to be tried again.
  */
 export function detachPartition(name: string): Statement {
-  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" concurrently`, values: [] };
+  return { text: 'select webhook_inbox_detach_payload_partition($1)', values: [name] };
 }
 
-export function finalizeDetach(name: string): Statement {
-  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" finalize`, values: [] };
-}
+/** What `detachPartition` fails with when the parent's lock did not come within its 50 ms. */
+export const LOCK_NOT_AVAILABLE = '55P03';
 
-/** Drops a partition once detached: a table of its own then, so dropping it locks nothing the receiver uses. */
+/**
+ * Drops a day's table once detached (`webhook_inbox_drop_payload_partition`, migration 0014): a table of its own
+ * then, so dropping it locks nothing the receiver uses; in a transaction of its own, so the parent's lock is not
+ * held while its files are unlinked. Nothing when it is gone already.
+ */
 export function dropDetachedPartition(name: string): Statement {
-  return { text: `drop table if exists "${name}"`, values: [] };
+  return { text: 'select webhook_inbox_drop_payload_partition($1)', values: [name] };
 }
 
 // The payloads of one partition whose events are all done, or gone (key retention deleted them): not received,

@@ -271,7 +271,8 @@ async function deleteExpiredKeys(batches: AdaptiveBatches, keyCutoff: Date, coun
 }
 
 /**
- * Step 2: each expired day's partition detached and dropped, or, when an event received that day is still in
+ * Step 2: the days' tables a cut-off run detached and did not drop are dropped; then each expired day's partition
+ * detached and dropped, or, when an event received that day is still in
  * flight, the payloads of its finished events deleted in batches (the day stays for the next run). Rests between
  * days (see DAY_REST_BYTES_PER_SECOND).
  */
@@ -282,6 +283,11 @@ async function dropExpiredDays(
   counts: Counts,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  const { rows: detached } = await client.query<{ name: string }>(eventPayloads.selectDetachedDays());
+  for (const { name } of detached) {
+    await client.query(eventPayloads.dropDetachedPartition(name));
+    counts.payloadPartitionsDropped++;
+  }
   for (const [i, partition] of expired.entries()) {
     if (signal?.aborted) {
       batches.complete = false;

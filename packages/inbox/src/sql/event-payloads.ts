@@ -149,6 +149,23 @@ export function detachPartition(name: string): Statement {
   return { text: 'select webhook_inbox_detach_payload_partition($1)', values: [name] };
 }
 
+/**
+ * Days' tables attached to nothing: detached by a purge cut off before it dropped them (or by hand). Retention
+ * drops them.
+ */
+export function selectDetachedDays(): Statement {
+  return {
+    text: `
+      select c.relname as name
+        from pg_class c
+       where c.relnamespace = 'public'::regnamespace and c.relkind = 'r'
+         and c.relname ~ '^${PREFIX}[0-9]{8}$'
+         and not exists (select from pg_inherits i where i.inhrelid = c.oid)
+       order by c.relname`,
+    values: [],
+  };
+}
+
 /** What `detachPartition` fails with when the parent's lock did not come within its 50 ms. */
 export const LOCK_NOT_AVAILABLE = '55P03';
 

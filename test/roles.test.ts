@@ -4,6 +4,8 @@
  * role that owns the tables (the superuser, before: `pnpm start` and compose): run against `db.url` instead of
  * `db.appUrl`, each fails.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { AppRoleError, grantAppRole, migrateDatabase } from '@webhook-inbox/db';
 import { ensurePayloadPartitions, listPayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
 import { purgeExpired } from '@webhook-inbox/inbox/ops/retention';
@@ -155,6 +157,33 @@ describe('the grants (grantAppRole)', () => {
       await expect(grantAppRole(client, { name: 'roles_test_missing' })).rejects.toThrow(/does not exist/);
     } finally {
       await client.end();
+    }
+  });
+
+  it('pnpm db:migrate with MIGRATION_DATABASE_URL creates DATABASE_URL’s role and grants it, nothing more', async () => {
+    const role = 'roles_test_cli_app';
+    const appUrl = new URL(db.url);
+    appUrl.username = role;
+    appUrl.password = 'roles-test-cli-password';
+    const { DATABASE_URL: _, MIGRATION_DATABASE_URL: _m, ...env } = process.env;
+    const migrated = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('../apps/worker/src/cli/migrate.ts', import.meta.url))],
+      { env: { ...env, MIGRATION_DATABASE_URL: db.url, DATABASE_URL: appUrl.toString() }, encoding: 'utf8' },
+    );
+    const client = new pg.Client({ connectionString: appUrl.toString() });
+    try {
+      expect(migrated.status, migrated.stderr).toBe(0);
+      expect(migrated.stdout).toContain(`${role} granted`);
+      await client.connect();
+      await client.query(`insert into audit_log (actor, action) values ('cli-role', 'test.append')`);
+      await expect(client.query('delete from audit_log')).rejects.toMatchObject({ code: '42501' });
+      await expect(client.query('drop table webhook_events')).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await client.end().catch(() => {});
+      // The role is the server's, not this database's: its grants go, then it does.
+      await owner.query(`drop owned by ${role}`).catch(() => {});
+      await owner.query(`drop role if exists ${role}`);
     }
   });
 });

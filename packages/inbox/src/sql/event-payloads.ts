@@ -7,8 +7,9 @@ import type { Statement } from './statement.ts';
  * `webhook_event_payloads_pYYYYMMDD`. The receiver writes payloads with its insert (`webhook-events.ts`); what is
  * here keeps the partitions: created ahead, dropped whole once expired.
  *
- * DDL takes no parameters, so partition names are spliced into the text: every name comes from `partitionName` (a
- * date, digits only) or from the catalog by way of `partitionDay`, which accepts only those.
+ * A table's name cannot be a parameter, so the statements that read a partition by name splice it into the text:
+ * every name comes from `partitionName` (a date, digits only) or from the catalog by way of `partitionDay`, which
+ * accepts only those. The DDL is migration 0014's functions', which check the names they are given themselves.
  */
 
 export const PAYLOADS_TABLE = 'webhook_event_payloads';

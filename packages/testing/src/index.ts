@@ -1,5 +1,5 @@
 export { createTestDatabase, useTestDatabase, type TestDatabase } from './database.ts';
-export { databaseUrl } from './database-url.ts';
+export { appRoleUrl, databaseUrl, TEST_APP_ROLE } from './database-url.ts';
 export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';
 export { getWithHost } from './host-request.ts';

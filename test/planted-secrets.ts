@@ -125,7 +125,7 @@ sources:
     type: hmac
     secrets: ["${fileSecrets.hmac}"]
     hmac: { header: X-Signature, prefix: "sha256=" }
-    eventKey: { header: X-Delivery }
+    eventKey: { pointer: /id }
     eventType: { pointer: /type }
   file-query:
     type: api-key

@@ -92,8 +92,8 @@ describe('pnpm start', () => {
       headers: { authorization: `Bearer ${devToken}` },
     });
     expect(admin.status).toBe(200);
-    // The apps connect as the application's role, which owns nothing; the superuser only migrated (it used to be
-    // the apps' role too). runtime.json holds the application's URL, for the CLI.
+    // The apps connect as the application's role, which owns nothing; the superuser only migrates, so no app
+    // session can bypass the audit log's triggers. runtime.json holds the application's URL, for the CLI.
     const runtime = JSON.parse(await readFile(path.join(dataDir, 'runtime.json'), 'utf8')) as {
       databaseUrl: string;
     };

@@ -143,7 +143,7 @@ function sent(source: string): { body: string; header: (name: string) => string 
 }
 
 describe('inbox send --private-key', () => {
-  // The ed25519 template: send refused to sign for it before (it had no way to take the private key).
+  // The ed25519 template signs with the private key given to --private-key, as the discord type does.
   it.each([
     ['discord', 'APPLICATION_COMMAND'],
     ['interactions', 'form.sent'],

@@ -17,6 +17,9 @@ import * as claims from './claims.ts';
 import type { EffectRef } from './ledger.ts';
 import { LeaseLostError } from './types.ts';
 
+/** Logged when a renewal finds the claim gone. */
+export const LOST_ON_RENEWAL = "the effect's claim was taken by another attempt (or ended): renewals stop";
+
 // Renewals, a third of the lease apart (two can be lost before the lease runs out), never more often than this.
 const MIN_RENEWAL_MS = 250;
 
@@ -67,8 +70,12 @@ export class Lease {
   renewWhileHeld(): void {
     this.#timer = setInterval(
       () => {
-        this.#renew().catch((error: unknown) =>
-          this.#log.warn({ err: errorFields(error) }, "could not renew the effect's claim"),
+        this.#renew().then(
+          (held) => {
+            if (!held) this.#log.warn({ keyAttempts: this.fence.keyAttempts }, LOST_ON_RENEWAL);
+          },
+          (error: unknown) =>
+            this.#log.warn({ err: errorFields(error) }, "could not renew the effect's claim"),
         );
       },
       Math.max(this.#leaseMs / 3, MIN_RENEWAL_MS),

@@ -117,7 +117,7 @@ export interface ExternalEffectContext<E> extends EffectContextBase<E> {
    * never starts after the lease is gone. Free while the lease last written has more than half its length left by
    * the monotonic clock (which counts a stopped process's time); one round trip otherwise.
    */
-  holdLease(): Promise<void>;
+  holdLease: () => Promise<void>;
 }
 
 export type DatabaseEffectFn<E> = (ctx: DatabaseEffectContext<E>) => Promise<void> | void;

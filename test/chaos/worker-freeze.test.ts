@@ -8,7 +8,9 @@
  * sink slow enough that a batch's emails queue for its connections. The victim reaches the sink through a proxy,
  * so the sink tells its messages apart. The only repeat allowed is a copy whose SMTP transaction the victim had
  * begun before it was stopped (MAIL FROM read by the sink before the SIGCONT): a send in flight at the freeze, or
- * one that had ended but whose mark had not landed; the scenario counts and prints them.
+ * one that had ended but whose mark had not landed; the scenario counts and prints them. It freezes the victim
+ * once its SMTP connections are open: a message that proved its claim while its connection was still being opened
+ * (greeting, EHLO) would start its transaction after the thaw, a window the scenario leaves out.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -26,6 +28,8 @@ import { StallProxy } from './support/stall-proxy.ts';
 const db = useTestDatabase();
 
 const EVENTS = 60;
+/** The worker's SMTP connections (apps/worker's mailer). */
+const SMTP_CONNECTIONS = 10;
 
 interface Repeats {
   duplicates: number;
@@ -92,16 +96,18 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       );
       await Promise.all(events.map((event) => producer.send(event.raw)));
 
-      // The victim holds claims: an email of its own is inside its SMTP transaction now.
+      // The victim holds claims: an email of its own is inside its SMTP transaction now, with its SMTP connections
+      // open (ten emails sent), so the emails it has not sent wait for a connection, not for one to be opened.
+      const victimSent = () => smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
       await waitForOrExplain(
-        () => smtp.openTransactions(mail.everPorts()) > 0,
+        () => victimSent() >= SMTP_CONNECTIONS && smtp.openTransactions(mail.everPorts()) > 0,
         { timeout: 120_000, interval: 5, message: 'an email of the victim in its SMTP transaction' },
         () => snapshot(pool),
         scenario.processes,
       );
       victim.kill('SIGSTOP');
       const openAtFreeze = smtp.openTransactions(mail.everPorts());
-      const victimSentBefore = smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
+      const victimSentBefore = victimSent();
       const { rows } = await pool.query<{ n: number }>(
         `select count(*)::int as n from idempotency_keys where status = 'claimed' and claim_expires_at > now()`,
       );

@@ -83,11 +83,11 @@ it('a worker frozen holding emails and thawed after another finished them sends 
         });
       const mail = await StallProxy.start(smtp.url);
       proxies.push(mail);
-      const [victim] = await Promise.all([
-        // Its stop waits for its batches to end, however long: the thawed worker does all it would do.
-        scenario.startWorker(env({ SMTP_URL: mail.url(smtp.url), SHUTDOWN_TIMEOUT_MS: '120000' })),
-        scenario.startWorker(env()),
-      ]);
+      // Alone until it is stopped, so every claim is its own. Its stop waits for its batches to end, however
+      // long: the thawed worker does all it would do.
+      const victim = await scenario.startWorker(
+        env({ SMTP_URL: mail.url(smtp.url), SHUTDOWN_TIMEOUT_MS: '120000' }),
+      );
       const loadAtStart = loadavg()[0]!;
 
       const run = randomBytes(3).toString('hex');
@@ -96,24 +96,36 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       );
       await Promise.all(events.map((event) => producer.send(event.raw)));
 
-      // The victim holds claims: an email of its own is inside its SMTP transaction now, with its SMTP connections
-      // open (ten emails sent), so the emails it has not sent wait for a connection, not for one to be opened.
+      // The victim holds claims beyond the emails inside their SMTP transaction (the others wait for a
+      // connection), with its SMTP connections open (ten emails sent), so the emails it has not sent wait for a
+      // connection, not for one to be opened.
       const victimSent = () => smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
+      const claimed = async () =>
+        (
+          await pool.query<{ n: number }>(
+            `select count(*)::int as n from idempotency_keys where status = 'claimed' and claim_expires_at > now()`,
+          )
+        ).rows[0]!.n;
       await waitForOrExplain(
-        () => victimSent() >= SMTP_CONNECTIONS && smtp.openTransactions(mail.everPorts()) > 0,
-        { timeout: 120_000, interval: 5, message: 'an email of the victim in its SMTP transaction' },
+        async () =>
+          victimSent() >= SMTP_CONNECTIONS &&
+          smtp.openTransactions(mail.everPorts()) > 0 &&
+          (await claimed()) > smtp.openTransactions(mail.everPorts()),
+        {
+          timeout: 120_000,
+          interval: 5,
+          message: 'emails of the victim claimed and waiting for a connection',
+        },
         () => snapshot(pool),
         scenario.processes,
       );
       victim.kill('SIGSTOP');
       const openAtFreeze = smtp.openTransactions(mail.everPorts());
       const victimSentBefore = victimSent();
-      const { rows } = await pool.query<{ n: number }>(
-        `select count(*)::int as n from idempotency_keys where status = 'claimed' and claim_expires_at > now()`,
-      );
-      const claimedAtFreeze = rows[0]!.n;
+      const claimedAtFreeze = await claimed();
 
-      // The other worker finishes every event, the victim's included (its heartbeat went silent).
+      // Another worker finishes every event, the victim's included (its heartbeat went silent).
+      await scenario.startWorker(env());
       await scenario.waitForProcessed(EVENTS, {
         timeout: 180_000,
         message: `the ${EVENTS} events processed while the victim is stopped`,

@@ -9,6 +9,7 @@
  *   pnpm bench -- --only=pooler      direct vs through PgBouncer in transaction mode (needs /usr/sbin/pgbouncer)
  *   pnpm bench -- --only=groups      the receiver with a second consumer group subscribed vs the default alone
  *   pnpm bench -- --only=verify      signature verification µs per provider vs a bare HMAC (BENCH_VERIFY_REQUESTS)
+ *   pnpm bench -- --only=batch       items recorded /s in batches of 100, 1,000, 10,000 vs single events
  *   pnpm bench -- --soak             the receiver on 10 million events and retention under load (BENCH_SOAK_EVENTS)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
@@ -17,6 +18,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
+import { batchBenchmark } from './batch.ts';
 import { consoleBenchmark } from './console.ts';
 import { groupsBenchmark } from './groups.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
@@ -39,6 +41,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   pooler: poolerBenchmark,
   groups: groupsBenchmark,
   verify: verifyBenchmark,
+  batch: batchBenchmark,
 };
 /** Run only when asked for (`--soak`): it writes millions of rows and takes many minutes. */
 const SOAK = { soak: soakBenchmark };

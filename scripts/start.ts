@@ -3,7 +3,10 @@
  *
  * - DATABASE_URL unset: starts an embedded PostgreSQL with its data under `.data/postgres` (kept across
  *   restarts, on a port derived from this checkout's path so two clones don't collide).
- * - Applies the migrations (Drizzle + pg-boss).
+ * - Applies the migrations (Drizzle + pg-boss) as the role that owns the tables, and runs the apps as the
+ *   application's role, which owns nothing (docs/deployment.md#database-roles): on the embedded PostgreSQL, its
+ *   superuser and `webhook_inbox_app` (created by the migration, its password a dev secret); with DATABASE_URL,
+ *   MIGRATION_DATABASE_URL's role when set (else DATABASE_URL's, which then owns the tables).
  * - Secrets unset (webhook secrets, ADMIN_TOKEN): generates dev secrets once, keeps them in
  *   `.data/dev-secrets.json`, and prints them, with the console's URL and its dev sign-in. A secret taken from
  *   the environment is never printed, nor the database URL's credentials.
@@ -17,7 +20,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadDotEnv } from '@webhook-inbox/db';
+import { appRoleOf, loadDotEnv, type AppRole } from '@webhook-inbox/db';
 import { migrateExampleDatabase } from '@webhook-inbox/worker/migrations';
 import { stablePortFor, startEmbeddedPostgres, type EmbeddedPostgres } from '@webhook-inbox/testing/embedded';
 import { maskUrl } from '@webhook-inbox/env/mask';
@@ -37,7 +40,12 @@ interface DevSecrets {
   shopify: string;
   /** ADMIN_TOKEN: the admin API's bearer token and the console's sign-in. */
   admin: string;
+  /** The embedded PostgreSQL's application role's password. */
+  database: string;
 }
+
+/** The role the apps connect to the embedded PostgreSQL as. */
+const APP_ROLE = 'webhook_inbox_app';
 
 /** The dev secrets kept in `.data/dev-secrets.json`; one missing from an older file is generated and added. */
 async function devSecrets(): Promise<DevSecrets> {
@@ -47,11 +55,36 @@ async function devSecrets(): Promise<DevSecrets> {
     stripe: kept.stripe ?? `whsec_${randomBytes(24).toString('base64')}`,
     shopify: kept.shopify ?? randomBytes(32).toString('hex'),
     admin: kept.admin ?? `dev_${randomBytes(24).toString('base64url')}`,
+    database: kept.database ?? randomBytes(24).toString('hex'),
   };
-  if (!kept.stripe || !kept.shopify || !kept.admin) {
+  if (!kept.stripe || !kept.shopify || !kept.admin || !kept.database) {
     await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   }
   return secrets;
+}
+
+interface DatabaseUrls {
+  /** The owner's: the migrations run as its role. */
+  migrationUrl: string;
+  /** The application's: the apps and the CLI connect as its role. */
+  databaseUrl: string;
+  /** The application's role, to grant, when it is not the owner's. */
+  appRole: AppRole | undefined;
+}
+
+/** A database of the operator's: one role for everything, or two with MIGRATION_DATABASE_URL. */
+function givenDatabase(databaseUrl: string, migrationUrl: string | undefined): DatabaseUrls {
+  if (!migrationUrl || migrationUrl === databaseUrl)
+    return { migrationUrl: databaseUrl, databaseUrl, appRole: undefined };
+  return { migrationUrl, databaseUrl, appRole: appRoleOf(migrationUrl, databaseUrl) };
+}
+
+/** The URL of `url`'s server and database, connecting as `role`. */
+function asRole(url: string, role: Required<AppRole>): string {
+  const parsed = new URL(url);
+  parsed.username = role.name;
+  parsed.password = role.password;
+  return parsed.toString();
 }
 
 async function ensureDatabase(server: EmbeddedPostgres, name: string): Promise<string> {
@@ -91,14 +124,20 @@ function exited(child: ChildProcess): Promise<void> {
 
 async function main(): Promise<void> {
   await mkdir(dataDir, { recursive: true });
+  const secrets = await devSecrets();
   let server: EmbeddedPostgres | undefined;
-  let databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) {
+  let urls: DatabaseUrls;
+  if (process.env.DATABASE_URL) {
+    urls = givenDatabase(process.env.DATABASE_URL, process.env.MIGRATION_DATABASE_URL);
+  } else {
     const port = await stablePortFor(dataDir);
     log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in ${path.join(dataDir, 'postgres')})`);
     server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), port, persistent: true });
-    databaseUrl = await ensureDatabase(server, 'webhook_inbox');
+    const migrationUrl = await ensureDatabase(server, 'webhook_inbox');
+    const appRole = { name: APP_ROLE, password: secrets.database };
+    urls = { migrationUrl, databaseUrl: asRole(migrationUrl, appRole), appRole };
   }
+  const { migrationUrl, databaseUrl, appRole } = urls;
 
   const children: ChildProcess[] = [];
   let stopping: Promise<void> | undefined;
@@ -132,12 +171,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  log('migrating');
-  await migrateExampleDatabase(databaseUrl);
+  log(appRole ? `migrating (the apps connect as ${appRole.name})` : 'migrating');
+  await migrateExampleDatabase(migrationUrl, appRole);
 
-  const secrets = await devSecrets();
+  // The owner's credential stays with this script: the apps get the application's.
+  const { MIGRATION_DATABASE_URL: _owner, ...inherited } = process.env;
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...inherited,
     DATABASE_URL: databaseUrl,
     STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET || secrets.stripe,
     SHOPIFY_WEBHOOK_SECRET: process.env.SHOPIFY_WEBHOOK_SECRET || secrets.shopify,
@@ -172,7 +212,7 @@ async function main(): Promise<void> {
   // Lets `pnpm inbox` find this database and receiver without any configuration.
   await writeFile(
     runtimeFile,
-    `${JSON.stringify({ pid: process.pid, databaseUrl, receiverUrl: `http://${host}:${port}`, managementUrl }, null, 2)}\n`,
+    `${JSON.stringify({ pid: process.pid, databaseUrl, migrationDatabaseUrl: migrationUrl, receiverUrl: `http://${host}:${port}`, managementUrl }, null, 2)}\n`,
     {
       mode: 0o600,
     },

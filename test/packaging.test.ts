@@ -220,6 +220,7 @@ const service = (name: string) => mappingAt(services[name], `services.${name}`);
 /** What a deployer puts in .env: the secrets compose insists on. */
 const secrets: Record<string, string> = {
   POSTGRES_PASSWORD: 'packaging-test',
+  APP_DATABASE_PASSWORD: 'packaging-test-app',
   STRIPE_WEBHOOK_SECRET: 'whsec_cGFja2FnaW5nLXRlc3Qtc2VjcmV0LXZhbHVl',
   SHOPIFY_WEBHOOK_SECRET: 'shpss_packaging_test',
 };
@@ -514,20 +515,37 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('points every DATABASE_URL at the postgres service', () => {
+  it('points every DATABASE_URL at the postgres service, as the application role; only migrate has the owner', () => {
     const postgres = environment(service('postgres'), secrets);
-    for (const name of ['migrate', 'receiver', 'worker']) {
-      const url = new URL(environment(service(name), secrets).DATABASE_URL!);
+    const at = (value: string | undefined, name: string) => {
+      const url = new URL(value!);
       expect(url.hostname, name).toBe('postgres');
       expect(url.port || '5432').toBe('5432');
-      expect(decodeURIComponent(url.username)).toBe(postgres.POSTGRES_USER);
-      expect(decodeURIComponent(url.password)).toBe(postgres.POSTGRES_PASSWORD);
       expect(url.pathname).toBe(`/${postgres.POSTGRES_DB}`);
+      return { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+    };
+    for (const name of ['migrate', 'receiver', 'worker']) {
+      const env = environment(service(name), secrets);
+      expect(at(env.DATABASE_URL, name)).toEqual({
+        user: 'webhook_inbox_app',
+        password: secrets.APP_DATABASE_PASSWORD,
+      });
+      expect(env.MIGRATION_DATABASE_URL === undefined, name).toBe(name !== 'migrate');
     }
+    const owner = environment(service('migrate'), secrets).MIGRATION_DATABASE_URL;
+    expect(at(owner, 'migrate')).toEqual({
+      user: postgres.POSTGRES_USER,
+      password: postgres.POSTGRES_PASSWORD,
+    });
   });
 
   it('refuses to start without the secrets', () => {
-    for (const name of ['POSTGRES_PASSWORD', 'STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET']) {
+    for (const name of [
+      'POSTGRES_PASSWORD',
+      'APP_DATABASE_PASSWORD',
+      'STRIPE_WEBHOOK_SECRET',
+      'SHOPIFY_WEBHOOK_SECRET',
+    ]) {
       expect(composeText, name).toMatch(new RegExp(`\\$\\{${name}:\\?[^}]+\\}`));
       const { [name]: _, ...without } = secrets;
       const user = name === 'POSTGRES_PASSWORD' ? 'migrate' : 'receiver';
@@ -726,7 +744,12 @@ describe.runIf(
     });
 
     it('refuses to resolve the file while a secret is unset, and names it', () => {
-      for (const name of ['POSTGRES_PASSWORD', 'STRIPE_WEBHOOK_SECRET', 'SHOPIFY_WEBHOOK_SECRET']) {
+      for (const name of [
+        'POSTGRES_PASSWORD',
+        'APP_DATABASE_PASSWORD',
+        'STRIPE_WEBHOOK_SECRET',
+        'SHOPIFY_WEBHOOK_SECRET',
+      ]) {
         const { [name]: _, ...without } = secrets;
         const result = compose(['config', '--quiet'], without);
         expect(result.status, name).not.toBe(0);
@@ -765,8 +788,10 @@ describe.runIf(
         expect(build.dockerfile, name).toBe('docker/Dockerfile');
         expect(build.target, name).toBe(name);
         const url = new URL(text(mappingAt(definition.environment, name).DATABASE_URL, 'DATABASE_URL'));
-        expect(url.password, name).toBe(secrets.POSTGRES_PASSWORD);
+        expect(url.password, name).toBe(secrets.APP_DATABASE_PASSWORD);
       }
+      const owner = mappingAt(resolvedService('migrate').environment, 'migrate').MIGRATION_DATABASE_URL;
+      expect(new URL(text(owner, 'MIGRATION_DATABASE_URL')).password).toBe(secrets.POSTGRES_PASSWORD);
       for (const app of apps) {
         const definition = resolvedService(app.service);
         const healthcheck = mappingAt(definition.healthcheck, `${app.service}.healthcheck`);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -91,6 +92,24 @@ describe('pnpm start', () => {
       headers: { authorization: `Bearer ${devToken}` },
     });
     expect(admin.status).toBe(200);
+    // The apps connect as the application's role, which owns nothing; the superuser only migrated (it used to be
+    // the apps' role too). runtime.json holds the application's URL, for the CLI.
+    const runtime = JSON.parse(await readFile(path.join(dataDir, 'runtime.json'), 'utf8')) as {
+      databaseUrl: string;
+    };
+    expect(new URL(runtime.databaseUrl).username).toBe('webhook_inbox_app');
+    const client = new pg.Client({ connectionString: runtime.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ role: string; superuser: boolean }>(
+        `select distinct a.usename as role, r.rolsuper as superuser
+           from pg_stat_activity a join pg_roles r on r.rolname = a.usename
+          where a.datname = current_database() and a.pid <> pg_backend_pid()`,
+      );
+      expect(rows).toEqual([{ role: 'webhook_inbox_app', superuser: false }]);
+    } finally {
+      await client.end();
+    }
     expect(postgresProcesses().length).toBeGreaterThan(0);
     expect(await first.stop()).toBe(0);
     expect(first.output()).toContain('stopped');

@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
-import { UnknownProviderError } from '@webhook-inbox/inbox/errors';
+import { BatchTooLargeError, UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
-import type { Provider, Reception, VerifiedEvent } from '@webhook-inbox/inbox/providers';
+import type { Provider, Reception } from '@webhook-inbox/inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { BlankEnv } from 'hono/types';
@@ -9,14 +9,18 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import type { AdminAccess } from './admin-access.ts';
+import { NO_TRUSTED_PROXIES, throttleKey } from '@webhook-inbox/inbox/access/forwarded';
+import { originOf, type AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
+import { DEFAULT_BATCH_LIMITS, type BatchLimits } from './batch-env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
-import { errorResponse, mapError, SIGNATURE_CODES } from './http-errors.ts';
+import { errorResponse, mapError, SIGNATURE_CODES, ThrottledError } from './http-errors.ts';
+import { createGuessLimit, SOURCE_GUESS_LIMIT, type GuessLimit } from './guess-limit.ts';
 import { truncate, type Logger, type LogSampler } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { noSniff } from './nosniff.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface AppDeps {
@@ -29,6 +33,11 @@ export interface AppDeps {
   logger: Logger;
   metrics: ReceiverMetrics;
   maxBodyBytes: number;
+  /**
+   * A batching source's limits (`Provider.batches`): events per request (413 `batch_too_large` past it) and body
+   * bytes (413 `payload_too_large`); unset: `DEFAULT_BATCH_LIMITS`.
+   */
+  batch?: BatchLimits;
   /** Bytes all bodies being received may hold together; unset: no bound beyond `maxBodyBytes` each. */
   bodyBudget?: BodyBudget;
   /** Deadline for a whole body to arrive (408 past it). Default 10 s. */
@@ -54,6 +63,8 @@ export interface AppDeps {
   groupCommit?: { maxTransactions: number; maxBatch: number };
   /** Opens a server span per webhook request (tracing.ts); unset when tracing is off. */
   requestSpans?: MiddlewareHandler<BlankEnv>;
+  /** Wrong secrets per client at the `guessable` sources (guess-limit.ts); unset: `SOURCE_GUESS_LIMIT`'s. */
+  guessLimit?: GuessLimit;
 }
 
 type Env = {
@@ -80,7 +91,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const bodyBudget =
     deps.bodyBudget ?? createBodyBudget({ limitBytes: Number.POSITIVE_INFINITY, evictAfterMs: 0 });
   const bodyTimeoutMs = deps.bodyTimeoutMs ?? 10_000;
+  const batch = deps.batch ?? DEFAULT_BATCH_LIMITS;
   const logSampler = deps.logSampler ?? LOG_EVERYTHING;
+  const guessLimit = deps.guessLimit ?? createGuessLimit(SOURCE_GUESS_LIMIT);
+  const trustedProxies = deps.adminAccess?.trustedProxies ?? NO_TRUSTED_PROXIES;
+  /** The key a `guessable` source's wrong secrets are counted under: the source and the client. */
+  const guesser = (c: Context<Env>, name: string) =>
+    `${name} ${throttleKey(originOf(c, trustedProxies).address)}`;
   // Concurrent requests share a transaction: one insert, one job insert and one commit for all of them.
   const recorder = createGroupCommit(
     { pool, boss },
@@ -90,6 +107,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     },
   );
   const app = new Hono<Env>();
+  app.use('*', noSniff);
 
   if (deps.requestSpans) app.use('/webhooks/:provider', deps.requestSpans);
 
@@ -148,11 +166,17 @@ export function createApp(deps: AppDeps): Hono<Env> {
       return c.body(body, status as ContentfulStatusCode, { 'content-type': contentType });
     }
     const { events } = reception;
-    const single = reception.batch !== true && events.length === 1 ? (events[0] as VerifiedEvent) : undefined;
+    // Before any database work: a batch over the cap is refused whole rather than hold a transaction past the
+    // database deadline, answer 503 and be retried as large.
+    if (events.length > batch.maxItems) throw new BatchTooLargeError(batch.maxItems, events.length);
+    const [only] = events;
+    const single = reception.batch !== true && events.length === 1 ? only : undefined;
     const ingestStartedAt = performance.now();
+    // One event, a batch of one included, shares the group commit's transactions (one insert, one job insert and
+    // one commit for the requests waiting); several of one request get a transaction of their own, all or nothing.
     const outcomes =
-      single !== undefined
-        ? [await traceIngest(single, () => recorder.record(single))]
+      only !== undefined && events.length === 1
+        ? [await traceIngest(only, () => recorder.record(only))]
         : await recorder.recordAll(events);
     const accepted = outcomes.filter((outcome) => outcome === 'accepted').length;
     const outcome = accepted > 0 || events.length === 0 ? 'accepted' : 'duplicate';
@@ -179,9 +203,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.post('/webhooks/:provider', async (c) => {
     const [name, provider] = route(c);
+    if (provider.guessable) {
+      // Before the body is read or the secret compared: a throttled client learns nothing, right secret or wrong.
+      const verdict = guessLimit.check(guesser(c, name), now().getTime());
+      if (!verdict.allowed) throw new ThrottledError(verdict.retryAfterSeconds);
+    }
     const incoming = c.env?.incoming;
     const rawBody = await readRawBody(c.req.raw, incoming, {
-      limit: maxBodyBytes,
+      limit: provider.batches ? batch.maxBodyBytes : maxBodyBytes,
       lease: c.get('bodyLease'),
       timeoutMs: bodyTimeoutMs,
     });
@@ -235,6 +264,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const ms = startedAt === undefined ? undefined : round(performance.now() - startedAt);
     if (provider !== undefined && SIGNATURE_CODES.has(mapped.body.error.code)) {
       deps.onSignatureRefused?.(provider);
+      // A wrong secret is a guess; an absent one guesses nothing.
+      if (mapped.body.error.code === 'invalid_signature' && providers.get(provider)?.guessable) {
+        guessLimit.refused(guesser(c, provider), now().getTime());
+      }
     }
     if (provider !== undefined) {
       annotateRequest({ provider, outcome: mapped.body.error.code });

@@ -43,6 +43,9 @@ const schema = z.object({
   ),
 });
 
+/** Every variable the console's sign-in reads. */
+export const CONSOLE_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 const REQUIRED_WITH_ISSUER = ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES'] as const;
 
 /** Parses the console's variables; each problem is added to `issues` (the receiver reports them all at once). */

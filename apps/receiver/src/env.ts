@@ -14,6 +14,7 @@ import {
   logLevel,
   optionalHttpUrl,
   parseEnv,
+  parsedBy,
   textOr,
   tracingEnabled,
   type DatabasePooler,
@@ -26,8 +27,18 @@ import {
   type TrustedProxies,
 } from '@webhook-inbox/inbox/access/forwarded';
 import { z } from 'zod';
-import { defaultAllowedHosts, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
-import { describeConsoleConfig, parseConsoleConfig, type ConsoleConfig } from './console-env.ts';
+import {
+  defaultAllowedHosts,
+  parseHostList,
+  type AllowedHosts,
+} from '@webhook-inbox/inbox/access/allowed-hosts';
+import {
+  CONSOLE_VARIABLES,
+  describeConsoleConfig,
+  parseConsoleConfig,
+  type ConsoleConfig,
+} from './console-env.ts';
+import { batchFields, batchLimits, type BatchLimits } from './batch-env.ts';
 import { readSources } from './sources-env.ts';
 import {
   catalogueEntryOf,
@@ -92,6 +103,8 @@ export interface ReceiverConfig {
   sources: SourceDefinition[];
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** A batching source's limits: items per request, body bytes (batch-env.ts). */
+  batch: BatchLimits;
   logLevel: LogLevel;
   /** Connections the request path may hold at once. */
   poolSize: number;
@@ -122,38 +135,8 @@ export interface ReceiverConfig {
 // Whole numbers only: "must be a whole number between <min> and <max>".
 const integer = (min: number, max: number, fallback: number) => boundedNumber(min, max, fallback);
 
-// A variable parsed by `parse`, whose error message says what is wrong (less a leading `prefix` naming the variable,
-// which the configuration error names anyway); unset or blank: undefined.
-const parsedBy = <T>(parse: (value: string) => T, prefix = '') =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .transform((value, ctx) => {
-        try {
-          return parse(value);
-        } catch (error) {
-          const message = (error as Error).message;
-          ctx.addIssue({
-            code: 'custom',
-            message: message.startsWith(prefix) ? message.slice(prefix.length) : message,
-          });
-          return z.NEVER;
-        }
-      })
-      .optional(),
-  );
-
 // Parsed by the providers' own parser, so the receiver and the registry agree on the format.
 const standardWebhooks = parsedBy(parseStandardWebhooksEnv, 'STANDARD_WEBHOOKS ');
-
-const hostList = (value: string): AllowedHosts =>
-  parseAllowedHosts(
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  );
 
 export const ADMIN_LISTENERS = ['management', 'public'] as const;
 export type AdminListener = (typeof ADMIN_LISTENERS)[number];
@@ -167,7 +150,7 @@ const schema = z.object({
   PORT: integer(0, 65_535, 3000),
   MANAGEMENT_HOST: textOr('127.0.0.1'),
   MANAGEMENT_PORT: integer(0, 65_535, 3002),
-  MANAGEMENT_ALLOWED_HOSTS: parsedBy(hostList),
+  MANAGEMENT_ALLOWED_HOSTS: parsedBy(parseHostList),
   TRUSTED_PROXIES: parsedBy(parseTrustedProxies),
   ADMIN_LISTENER: z.preprocess(
     (value) => (typeof value === 'string' ? blankToUndefined(value.trim().toLowerCase()) : value),
@@ -185,6 +168,7 @@ const schema = z.object({
   WEBHOOK_SOURCES_FILE: z.preprocess(blankToUndefined, z.string().trim().optional()),
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
+  ...batchFields,
   LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   // Unset (0): the group-commit default, or the pool's size when that is smaller.
@@ -208,6 +192,13 @@ const schema = z.object({
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
   NODE_ENV: textOr('development'),
 });
+
+/** Every variable the receiver reads (its schemas' keys; each secret also as `<NAME>_FILE`), for tests to walk. */
+export const RECEIVER_VARIABLES: readonly string[] = [
+  ...Object.keys(schema.shape),
+  ...Object.keys(catalogueSchema.shape),
+  ...CONSOLE_VARIABLES,
+];
 
 /**
  * Parses the receiver's configuration; throws `ConfigError` listing every wrong variable. Pass the environment
@@ -306,6 +297,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
   if (e.MANAGEMENT_PORT !== 0 && e.MANAGEMENT_PORT === e.PORT) {
     issues.push('MANAGEMENT_PORT must differ from PORT');
   }
+  const batch = batchLimits(e, issues);
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
@@ -331,6 +323,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     sources,
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
+    batch,
     logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
     groupCommitTransactions:
@@ -377,6 +370,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     ),
     toleranceSeconds: config.toleranceSeconds,
     maxBodyBytes: config.maxBodyBytes,
+    batch: config.batch,
     logLevel: config.logLevel,
     poolSize: config.poolSize,
     groupCommitTransactions: config.groupCommitTransactions,

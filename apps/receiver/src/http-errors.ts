@@ -1,4 +1,5 @@
 import { CodedError, WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
+import { HostNotAllowedError } from '@webhook-inbox/inbox/access/allowed-hosts';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/inbox/providers';
@@ -30,18 +31,6 @@ export class ThrottledError extends Error {
   }
 }
 
-/** A management request whose `Host` is not in `MANAGEMENT_ALLOWED_HOSTS` (allowed-hosts.ts). */
-export class HostNotAllowedError extends Error {
-  readonly code = 'host_not_allowed';
-  constructor(host: unknown) {
-    super(
-      `this listener does not answer for Host ${typeof host === 'string' ? JSON.stringify(host.slice(0, 100)) : '(none)'}; ` +
-        'use one in MANAGEMENT_ALLOWED_HOSTS',
-    );
-    this.name = 'HostNotAllowedError';
-  }
-}
-
 export type ErrorCode =
   | WebhookErrorCode
   | CertificateErrorCode
@@ -70,6 +59,7 @@ const STATUS = {
   timestamp_out_of_tolerance: 400,
   invalid_payload: 400,
   payload_too_large: 413,
+  batch_too_large: 413,
   body_timeout: 408,
   unknown_provider: 404,
   unavailable: 503,

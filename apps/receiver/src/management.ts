@@ -4,12 +4,18 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
 import type { AdminAccess } from './admin-access.ts';
-import { allowedHostsOnly, LOOPBACK_HOSTS, parseAllowedHosts, type AllowedHosts } from './allowed-hosts.ts';
+import {
+  allowedHostsOnly,
+  LOOPBACK_HOSTS,
+  parseAllowedHosts,
+  type AllowedHosts,
+} from '@webhook-inbox/inbox/access/allowed-hosts';
 import { cachedFor } from './cached.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
+import { noSniff } from './nosniff.ts';
 import { mountOperatorRoutes } from './operator-routes.ts';
 
 export interface ManagementDeps {
@@ -59,7 +65,11 @@ export function createManagementApp(deps: ManagementDeps): Hono {
   const readyTimeoutMs = deps.readyTimeoutMs ?? 1_000;
   const readyCacheMs = deps.readyCacheMs ?? 1_000;
   const app = new Hono();
-  app.use('*', allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS)));
+  app.use('*', noSniff);
+  app.use(
+    '*',
+    allowedHostsOnly(deps.allowedHosts ?? parseAllowedHosts(LOOPBACK_HOSTS), 'MANAGEMENT_ALLOWED_HOSTS'),
+  );
 
   const readiness = cachedFor(readyCacheMs, () =>
     withTimeout(pool.query('select 1'), readyTimeoutMs, 'select 1 timed out').then(

@@ -12,7 +12,7 @@ import {
   registerAlertMetrics,
 } from '@webhook-inbox/inbox/ops/alerts';
 import { createAdminAccess } from './admin-access.ts';
-import { LOOPBACK_HOSTS } from './allowed-hosts.ts';
+import { LOOPBACK_HOSTS } from '@webhook-inbox/inbox/access/allowed-hosts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createDeliveryCounter } from './delivery-counts.ts';
@@ -146,6 +146,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    batch: config.batch,
     bodyBudget,
     bodyTimeoutMs: config.bodyTimeoutMs,
     logSampler,

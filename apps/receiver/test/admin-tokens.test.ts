@@ -1,6 +1,7 @@
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
+import { adminCaller } from './admin-client.ts';
 import { memoryLogger, receiverEnv, sql, stripeDelivery } from './helpers.ts';
 
 // Scoped API tokens on the admin API, over real HTTP: the break-glass ADMIN_TOKEN creates them; each acts as its
@@ -58,22 +59,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function call(
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{
-  status: number;
-  body: Record<string, unknown> & { error?: { code: string; message: string } };
-}> {
-  const response = await fetch(new URL(`/admin${path}`, receiver.managementUrl), {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as never };
-}
+const call = adminCaller(() => receiver.managementUrl);
 
 const auditRows = async (action: string) =>
   (
@@ -308,6 +294,40 @@ describe('API tokens on the admin API', () => {
         auth_method: 'break_glass',
         target: `stripe ${DEFAULT_EVENT}`,
         details: expect.objectContaining({ group: 'default', forced: 'sendWelcomeEmail' }) as unknown,
+        remote_address: '127.0.0.1',
+      },
+    ]);
+  });
+
+  it('records a replay that finds nothing to run, attributed (was unaudited)', async () => {
+    await sql(
+      db.url,
+      `insert into effect_runs (provider, event_id, effect, status, idempotency_key, completed_at)
+       values ('stripe', $1, 'billingInvoiceEmail', 'completed', 'invoice-email:in_1', now())
+       on conflict (provider, event_id, effect) do update set status = 'completed', completed_at = now()`,
+      [BILLING_EVENT],
+    );
+    const before = (await auditRows('replay')).length;
+    const nothing = await call(
+      tokens['billing-operator']!,
+      'POST',
+      `/events/stripe/${BILLING_EVENT}/replay`,
+      {
+        group: 'billing',
+      },
+    );
+    expect(nothing.body).toMatchObject({ effects: [], enqueued: false });
+    expect((await auditRows('replay')).slice(before)).toEqual([
+      {
+        actor: 'token:billing-operator',
+        role: 'operator',
+        auth_method: 'api_token',
+        target: `stripe ${BILLING_EVENT}`,
+        details: expect.objectContaining({
+          group: 'billing',
+          effects: [],
+          outcome: 'nothing_to_replay',
+        }) as unknown,
         remote_address: '127.0.0.1',
       },
     ]);

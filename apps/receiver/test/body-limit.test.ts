@@ -91,7 +91,6 @@ describe('a 100 MB body', () => {
     expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'payload_too_large' } });
     // Refused at the limit (1 MiB), not after reading everything: the client had sent a small part of it.
     expect(result.sentWhenAnswered).toBeLessThan(HUNDRED_MB / 4);
-    expect(result.ms).toBeLessThan(5_000);
     expect(peakRss(pid) - before).toBeLessThan(32 * 1024 * 1024);
     expect(await recorded(db.url)).toEqual(before_rows);
   });

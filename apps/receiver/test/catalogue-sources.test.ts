@@ -2,15 +2,13 @@ import {
   CATALOGUE,
   CATALOGUE_TYPES_WITHOUT_SAMPLES,
   CERTIFICATE_SOURCE_TYPES,
-  catalogueDelivery,
-  catalogueSampleType,
   sampleCredentials,
   type CatalogueEntry,
 } from '@webhook-inbox/inbox/providers';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
-import { codeOf, request, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
+import { codeOf, request, sampleDelivery, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
 
 // Every catalogue provider, declared at once in one sources file of one receiver on a real PostgreSQL, reached over
 // real HTTP with deliveries signed by the provider's own sign function: accepted (a row with the key and type, a
@@ -76,13 +74,7 @@ const UNCERTIFIED = CATALOGUE.filter((entry) => !CERTIFICATE_SOURCE_TYPES.includ
 
 describe.each(UNCERTIFIED.map((entry) => [entry.type, entry] as const))('%s', (type, entry) => {
   const path = `/webhooks/${type}`;
-  const sign = (payload?: string) =>
-    catalogueDelivery(type, {
-      ...sampleCredentials(entry),
-      url: urlOf(entry),
-      type: catalogueSampleType(type) ?? 'unknown',
-      payload,
-    });
+  const sign = (payload?: string) => sampleDelivery(entry, urlOf(entry), payload);
 
   it('accepts a signed delivery once (a row with its key and type, a job), then answers duplicate', async () => {
     const acknowledgement = acknowledgementOf(entry);

@@ -6,7 +6,7 @@ import {
   sampleCredentials,
   type CatalogueDelivery,
 } from '@webhook-inbox/inbox/providers';
-import { useCertificateServer, useTestDatabase } from '@webhook-inbox/testing';
+import { useCertificateServer, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv, sql } from './helpers.ts';
@@ -43,8 +43,9 @@ interface CertificateType {
   signedText: string;
   /** The delivery with its certificate URL set to `url` (same signature: the URL is not signed). */
   withCertificateUrl(delivery: CatalogueDelivery, url: string): CatalogueDelivery;
-  /** A documented certificate URL no other test fetches, so the cache does not answer for it. */
+  /** Documented certificate URLs no other test fetches, so the cache does not answer for them. */
   unfetchedUrl: string;
+  floodUrl: string;
 }
 
 const TYPES: Record<string, CertificateType> = {
@@ -56,6 +57,7 @@ const TYPES: Record<string, CertificateType> = {
       body: JSON.stringify({ ...(JSON.parse(delivery.body) as object), SigningCertURL: url }),
     }),
     unfetchedUrl: 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-down.pem',
+    floodUrl: 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-flood.pem',
   },
   paypal: {
     eventType: 'PAYMENT.CAPTURE.COMPLETED',
@@ -65,6 +67,7 @@ const TYPES: Record<string, CertificateType> = {
       headers: { ...delivery.headers, 'paypal-cert-url': url },
     }),
     unfetchedUrl: 'https://api.paypal.com/v1/notifications/certs/CERT-down',
+    floodUrl: 'https://api.paypal.com/v1/notifications/certs/CERT-flood',
   },
 };
 
@@ -148,8 +151,39 @@ describe.each(CERTIFICATE_SOURCE_TYPES.map((type) => [type]))('%s', (type) => {
       retryAfter: refused.headers['retry-after'],
     }).toEqual({ status: 503, code: 'certificate_unavailable', retryAfter: '5' });
     expect((await stored(type, delivery.key!)).events).toEqual([]);
-    const retried = await request(receiver.url, path, { body: delivery.body, headers: delivery.headers });
-    expect(retried.status).toBe(200);
+    // The failure is remembered for Retry-After's 5 s: the retries meanwhile are answered 503 without a fetch.
+    await waitFor(
+      async () =>
+        (await request(receiver.url, path, { body: delivery.body, headers: delivery.headers })).status ===
+        200,
+      { timeout: 60_000, interval: 500 },
+    );
     expect((await stored(type, delivery.key!)).jobs).toBe(1);
+    const certificatePath = new URL(row.unfetchedUrl).pathname;
+    expect(certificates.requests.filter((url) => url === certificatePath)).toEqual([
+      certificatePath,
+      certificatePath,
+    ]);
+  });
+
+  it('refused (60 fetches before): 60 requests naming one certificate URL whose host is down make 1 fetch, each answered 503', async () => {
+    const delivery = row.withCertificateUrl(sign(), row.floodUrl);
+    const floodPath = new URL(row.floodUrl).pathname;
+    certificates.down = true;
+    const statuses: number[] = [];
+    try {
+      for (let round = 0; round < 10; round += 1) {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, () =>
+            request(receiver.url, path, { body: delivery.body, headers: delivery.headers }),
+          ),
+        );
+        statuses.push(...answers.map((answer) => answer.status));
+      }
+    } finally {
+      certificates.down = false;
+    }
+    expect(statuses).toEqual(Array.from({ length: 60 }, () => 503));
+    expect(certificates.requests.filter((url) => url === floodPath)).toEqual([floodPath]);
   });
 });

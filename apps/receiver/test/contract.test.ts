@@ -23,7 +23,8 @@ let t: TestApp;
 const LIMIT = 64 * 1024;
 
 beforeAll(async () => {
-  t = await createTestApp(db.url, { maxBodyBytes: LIMIT });
+  // As the application's role, which owns nothing (test/roles.test.ts); the assertions read as the owner.
+  t = await createTestApp(db.appUrl, { maxBodyBytes: LIMIT });
 });
 afterAll(async () => {
   await t?.close();

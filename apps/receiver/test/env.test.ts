@@ -44,6 +44,7 @@ describe('parseConfig', () => {
       sources: [],
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
+      batch: { maxItems: 10_000, maxBodyBytes: 8 * 1024 * 1024 },
       logLevel: 'info',
       poolSize: 16,
       groupCommitTransactions: 4,
@@ -157,6 +158,12 @@ describe('parseConfig', () => {
     );
   });
 
+  it('a batching source: BATCH_MAX_ITEMS items, WEBHOOK_MAX_BATCH_BODY_BYTES of body', () => {
+    expect(
+      parseConfig({ DATABASE_URL: DB, BATCH_MAX_ITEMS: '500', WEBHOOK_MAX_BATCH_BODY_BYTES: '65536' }).batch,
+    ).toEqual({ maxItems: 500, maxBodyBytes: 65_536 });
+  });
+
   it('treats empty values as unset', () => {
     expect(parseConfig({ DATABASE_URL: DB, PORT: '', STRIPE_WEBHOOK_SECRET: '' })).toMatchObject({
       port: 3000,
@@ -172,6 +179,8 @@ describe('parseConfig', () => {
     [{ WEBHOOK_MAX_BODY_BYTES: '1.5' }, 'WEBHOOK_MAX_BODY_BYTES'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ BATCH_MAX_ITEMS: '0' }, 'BATCH_MAX_ITEMS'],
+    [{ BATCH_MAX_ITEMS: '100001' }, 'BATCH_MAX_ITEMS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ STRIPE_WEBHOOK_SECRET: `${STRIPE},,whsec_x` }, 'STRIPE_WEBHOOK_SECRET'],
     [{ STANDARD_WEBHOOKS: 'stripe=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, 'STANDARD_WEBHOOKS'],
@@ -182,6 +191,10 @@ describe('parseConfig', () => {
     [
       { WEBHOOK_BODY_BUDGET_BYTES: '1000' },
       'WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BODY_BYTES',
+    ],
+    [
+      { WEBHOOK_BODY_BUDGET_BYTES: String(4 * 1024 * 1024) },
+      'WEBHOOK_BODY_BUDGET_BYTES must be at least WEBHOOK_MAX_BATCH_BODY_BYTES',
     ],
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS'],
     [{ WEBHOOK_BODY_TIMEOUT_MS: '30000' }, 'WEBHOOK_BODY_TIMEOUT_MS must be less than REQUEST_TIMEOUT_MS'],

@@ -109,6 +109,46 @@ sources:
     ).toMatch(/source "x": secrets: at least one secret is required/);
   });
 
+  it('refused at start-up: an event key from a header the signature does not cover (was accepted before)', () => {
+    // One source a line: each keyed by a header; only the last two are keyed by what their authentication covers.
+    const path = writeSourcesFile(`
+sources:
+  gh: { type: hmac, secrets: [s], hmac: { header: X-Hub-Signature-256 }, eventKey: { header: X-GitHub-Delivery } }
+  slack-like: { type: hmac, secrets: [s], eventKey: { header: X-Delivery },
+    hmac: { header: X-Sig, signed: "{timestamp}.{body}", timestamp: { header: X-Ts } } }
+  interactions: { type: ed25519, secrets: ["${'ab'.repeat(32)}"], eventKey: { header: X-Interaction-Id } }
+  signed-id: { type: hmac, secrets: [s], eventKey: { header: x-id },
+    hmac: { header: X-Sig, signed: "{id}.{body}", id: { header: X-Id } } }
+  bearer: { type: api-key, secrets: [k], apiKey: { header: X-Key }, eventKey: { header: X-Delivery } }
+`);
+    const issues = issuesOf({ WEBHOOK_SOURCES_FILE: path }).join('\n');
+    expect(issues).toMatch(
+      /source "gh": eventKey\.header: X-GitHub-Delivery is not covered by the signature/,
+    );
+    expect(issues).toMatch(
+      /source "slack-like": eventKey\.header: X-Delivery is not covered by the signature/,
+    );
+    expect(issues).toMatch(/source "interactions": eventKey\.header: X-Interaction-Id is not covered/);
+    // The header the signature covers ({id}), and a credential source (nothing is signed there): accepted.
+    expect(issues).not.toMatch(/"signed-id"|"bearer"/);
+  });
+
+  it('refused at start-up: a crc handshake where a token it answers could be a signed body (was accepted before)', () => {
+    const path = writeSourcesFile(`
+sources:
+  x-form: { type: hmac, secrets: [s], hmac: { header: X-Sig }, body: form, eventKey: { bodyHash: true },
+    handshake: { type: crc } }
+  x-timestamped: { type: hmac, secrets: [s], eventKey: { bodyHash: true }, handshake: { type: crc },
+    hmac: { header: X-Sig, signed: "{timestamp}{body}", timestamp: { header: X-Ts } } }
+  x-keyed: { type: api-key, secrets: [k], apiKey: { header: X-Key }, eventKey: { bodyHash: true },
+    handshake: { type: crc } }
+`);
+    const issues = issuesOf({ WEBHOOK_SOURCES_FILE: path }).join('\n');
+    for (const source of ['x-form', 'x-timestamped', 'x-keyed']) {
+      expect(issues).toMatch(new RegExp(`source "${source}": handshake\\.type: crc answers anyone`));
+    }
+  });
+
   it('a malformed secret, a clash with the environment, an unreadable secret file, a file that is not YAML', () => {
     const stripe = writeSourcesFile(
       'sources:\n  eu:\n    type: standard-webhooks\n    secrets: ["whsec_!!"]\n',
@@ -130,6 +170,42 @@ sources:
     expect(issuesOf({ WEBHOOK_SOURCES_FILE: '/nonexistent/sources.yaml' }).join()).toMatch(/cannot read/);
   });
 
+  it('refused: a file that does not parse is reported by line, column and reason, never its text, which may hold a secret (the YAML parser quoted the line before)', () => {
+    const planted = 'whsec_PLANTED0secret0value';
+    const files = [
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: ["${planted}" x]\n`,
+        'sources.yaml',
+        /line 4, column \d+: Missing , or : between flow sequence items \(MISSING_CHAR\)/,
+      ],
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: |${planted}\n      x\n`,
+        'sources.yaml',
+        /line 4, column \d+: Block scalar header includes extra characters \(UNEXPECTED_TOKEN\)/,
+      ],
+      [
+        `sources:\n  eu:\n    type: stripe\n    secrets: ["${planted}\\q"]\n`,
+        'sources.yaml',
+        /line 4, column \d+: Invalid escape sequence/,
+      ],
+      [
+        `{"sources": {"eu": {"type": "stripe", "secrets": ["${planted}" x]}}}`,
+        'sources.json',
+        /Expected ',' or ']' after array element at position \d+/,
+      ],
+      [
+        `{"sources": {"eu": {"type": "stripe", "secrets": [${planted}]}}}`,
+        'sources.json',
+        /Unexpected token/,
+      ],
+    ] as const;
+    for (const [text, name, reason] of files) {
+      const issues = issuesOf({ WEBHOOK_SOURCES_FILE: writeSourcesFile(text, name) }).join('\n');
+      expect(issues, text).toMatch(reason);
+      expect(issues, text).not.toContain('PLANTED');
+    }
+  });
+
   it('reads JSON, secretFiles relative to the file (trimmed), and <NAME>_FILE variables', () => {
     const path = writeSourcesFile(
       JSON.stringify({
@@ -139,7 +215,7 @@ sources:
             type: 'hmac',
             secrets: ['inline'],
             hmac: { header: 'X-Hub-Signature-256', prefix: 'sha256=' },
-            eventKey: { header: 'X-GitHub-Delivery' },
+            eventKey: { bodyHash: true },
           },
         },
       }),

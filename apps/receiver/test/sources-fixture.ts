@@ -1,4 +1,11 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import {
+  catalogueDelivery,
+  catalogueSampleType,
+  sampleCredentials,
+  type CatalogueDelivery,
+  type CatalogueEntry,
+} from '@webhook-inbox/inbox/providers';
 import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from './helpers.ts';
@@ -10,11 +17,11 @@ export const SECRETS = {
   github: ['gh-current-secret', 'gh-previous-secret'],
   slack: ['slack-signing-secret'],
   billing: ['acme-key-1', 'acme-key-2'],
-  basic: ['hooks:first-password', 'hooks:second-password'],
-  apikey: ['api-key-one', 'api-key-two'],
-  graph: ['graph-query-key'],
-  adyen: ['adyen:adyen-password'],
-  sendgrid: ['sendgrid-token'],
+  basic: ['hooks:first-password-0001', 'hooks:second-password-002'],
+  apikey: ['api-key-one-0123456', 'api-key-two-0123456'],
+  graph: ['graph-query-key-0123'],
+  adyen: ['adyen:adyen-password-0123'],
+  sendgrid: ['sendgrid-token-0123456'],
   twilio: ['12345'],
   zoom: ['zoom-secret-token'],
   meta: ['meta-app-secret'],
@@ -47,7 +54,7 @@ sources:
     type: hmac
     secrets: ${list(SECRETS.github)}
     hmac: { header: X-Hub-Signature-256, prefix: "sha256=" }
-    eventKey: { header: X-GitHub-Delivery }
+    eventKey: { bodyHash: true }
     eventType: { header: X-GitHub-Event }
   slack:
     type: hmac
@@ -220,6 +227,23 @@ export async function request(
   const delivery = { provider: '', key: '', path, body: options.body ?? '', headers: options.headers ?? {} };
   const result = await post(baseUrl, delivery, { method: options.method, timeoutMs: 30_000 });
   return { status: result.status, body: result.body, contentType: result.headers['content-type'] };
+}
+
+/**
+ * A catalogue type's sample delivery (its sample type, or `payload`), signed with its sample credentials and, for the
+ * providers that sign their URL, `url`; `undefined` for a type without a sample.
+ */
+export function sampleDelivery(
+  entry: CatalogueEntry,
+  url: string | undefined,
+  payload?: string,
+): CatalogueDelivery | undefined {
+  return catalogueDelivery(entry.type, {
+    ...sampleCredentials(entry),
+    url,
+    type: catalogueSampleType(entry.type) ?? 'unknown',
+    payload,
+  });
 }
 
 /** The error code of a JSON error answer. */

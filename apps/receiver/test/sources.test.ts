@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   signBasicAuth,
   signEd25519,
@@ -79,9 +79,11 @@ const cases: Record<string, TemplateCase> = {
   'hmac (GitHub: sha256 hex, sha256= prefix, raw body)': {
     path: '/webhooks/github',
     secrets: SECRETS.github,
+    // GitHub signs only the body: its X-GitHub-Delivery is unsigned, so the key is the body's hash.
     event: () => {
       const id = randomUUID();
-      return { id, key: id, body: `{"action":"opened","number":9007199254740993}` };
+      const body = `{"action":"opened","number":9007199254740993,"id":"${id}"}`;
+      return { id, key: `sha256:${createHash('sha256').update(body).digest('hex')}`, body };
     },
     headers: (body, id, { secret }) => ({
       'content-type': 'application/json',

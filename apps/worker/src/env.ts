@@ -1,6 +1,11 @@
 import path from 'node:path';
 import type { QueueSettings } from '@webhook-inbox/inbox';
 import {
+  defaultAllowedHosts,
+  parseHostList,
+  type AllowedHosts,
+} from '@webhook-inbox/inbox/access/allowed-hosts';
+import {
   DEFAULT_GROUP,
   GROUP_NAME_RULE,
   isGroupName,
@@ -16,6 +21,7 @@ import {
   logLevel,
   optionalHttpUrl,
   parseEnv,
+  parsedBy,
   textOr,
   tracingEnabled,
   type DatabasePooler,
@@ -36,6 +42,11 @@ export interface WorkerConfig {
   host: string;
   /** `/healthz` and `/metrics`. 0: any free port (tests). */
   port: number;
+  /**
+   * The `Host` names `/metrics` answers (`WORKER_ALLOWED_HOSTS`): by default the loopback names and `WORKER_HOST`
+   * when it is an address. Others get 421 `host_not_allowed`, so a DNS-rebinding page cannot read it.
+   */
+  allowedHosts: AllowedHosts;
   /** Unset: messages are written as `.eml` files under `mailDir`. */
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -92,6 +103,7 @@ const schema = z.object({
   DATABASE_POOLER: databasePooler,
   WORKER_HOST: textOr('127.0.0.1'),
   WORKER_PORT: number(0, 65_535, 3001),
+  WORKER_ALLOWED_HOSTS: parsedBy(parseHostList),
   WORKER_GROUP: z.preprocess(
     (value) => (typeof value === 'string' ? blank(value.trim()) : value),
     z
@@ -142,6 +154,9 @@ const schema = z.object({
   INIT_CWD: z.string().optional(),
 });
 
+/** Every variable the worker reads (its schema's keys), for tests to walk. */
+export const WORKER_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /**
  * Parses the worker's configuration; throws `ConfigError` listing every wrong variable. `server.ts` passes
  * `process.env` after reading `.env`; tests and the benchmark pass their own.
@@ -163,6 +178,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     databasePooler: e.DATABASE_POOLER,
     host: e.WORKER_HOST,
     port: e.WORKER_PORT,
+    allowedHosts: e.WORKER_ALLOWED_HOSTS ?? defaultAllowedHosts(e.WORKER_HOST),
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     // Relative to where pnpm was invoked (the repo root for `pnpm start`), not to apps/worker.
@@ -204,6 +220,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
   return {
     host: config.host,
     port: config.port,
+    allowedHosts: config.allowedHosts.entries,
     database: maskUrl(config.databaseUrl),
     databasePooler: config.databasePooler,
     group: config.group,

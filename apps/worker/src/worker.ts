@@ -88,7 +88,11 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   }
 
   let stopping = false;
-  const app = createApp({ registry: metrics.registry, isStopping: () => stopping });
+  const app = createApp({
+    registry: metrics.registry,
+    isStopping: () => stopping,
+    allowedHosts: config.allowedHosts,
+  });
   let server: ServerType | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info: AddressInfo) =>

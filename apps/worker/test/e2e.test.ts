@@ -42,7 +42,8 @@ beforeAll(async () => {
   const silent = pino({ level: 'silent' });
   receiver = await startReceiver(
     parseReceiverConfig({
-      DATABASE_URL: db.url,
+      // The receiver and the worker connect as the application's role, which owns nothing (test/roles.test.ts).
+      DATABASE_URL: db.appUrl,
       PORT: '0',
       MANAGEMENT_PORT: '0',
       STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
@@ -52,7 +53,7 @@ beforeAll(async () => {
   );
   worker = await startWorker(
     parseConfig({
-      DATABASE_URL: db.url,
+      DATABASE_URL: db.appUrl,
       SMTP_URL: smtp.url,
       MAIL_FROM: 'welcome@e2e.test',
       WORKER_PORT: '0',

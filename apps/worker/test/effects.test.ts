@@ -25,17 +25,20 @@ import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 
 const db = useTestDatabase();
 let pool: pg.Pool;
+let appPool: pg.Pool;
 let producer: Producer;
 let smtp: SmtpSink;
 let worker: Worker;
 
 beforeAll(async () => {
   pool = createPool({ connectionString: db.url, max: 4 });
-  producer = await startProducer(pool, db.url);
+  // The producer and the worker connect as the application's role, which owns nothing (test/roles.test.ts).
+  appPool = createPool({ connectionString: db.appUrl, max: 4 });
+  producer = await startProducer(appPool, db.appUrl);
   smtp = await startSmtpSink();
   worker = await startWorker(
     parseConfig({
-      DATABASE_URL: db.url,
+      DATABASE_URL: db.appUrl,
       SMTP_URL: smtp.url,
       MAIL_FROM: 'welcome@example.test',
       WORKER_PORT: '0',
@@ -49,6 +52,7 @@ afterAll(async () => {
   await worker?.close();
   await smtp?.close();
   await producer?.stop();
+  await appPool?.end();
   await pool?.end();
 });
 

@@ -19,10 +19,12 @@ afterAll(async () => {
 });
 
 describe('scheduled operations', () => {
+  // The workers below connect as the application's role, which owns nothing (test/roles.test.ts): the scheduled
+  // purge and reconciliation, their queues and schedules, with its grants alone.
   it('schedules the retention purge and the Stripe reconciliation', async () => {
     worker = await startWorker(
       parseConfig({
-        DATABASE_URL: db.url,
+        DATABASE_URL: db.appUrl,
         WORKER_PORT: '0',
         MAIL_DIR: os.tmpdir(),
         LOG_LEVEL: 'silent',
@@ -70,7 +72,7 @@ describe('dead-event alerts', () => {
     const producer = await startProducer(pool, db.url);
     const alerted = await startWorker(
       parseConfig({
-        DATABASE_URL: db.url,
+        DATABASE_URL: db.appUrl,
         WORKER_PORT: '0',
         MAIL_DIR: os.tmpdir(),
         LOG_LEVEL: 'silent',
@@ -130,7 +132,7 @@ describe('dead-event alerts', () => {
 describe('retention metrics', () => {
   it('counts a purge run and the rows it changed', async () => {
     const worker = await startWorker(
-      parseConfig({ DATABASE_URL: db.url, WORKER_PORT: '0', MAIL_DIR: os.tmpdir(), LOG_LEVEL: 'silent' }),
+      parseConfig({ DATABASE_URL: db.appUrl, WORKER_PORT: '0', MAIL_DIR: os.tmpdir(), LOG_LEVEL: 'silent' }),
     );
     const boss = createSenderBoss(db.url, { applicationName: 'retention-metrics-test' });
     const client = new pg.Client({ connectionString: db.url });

@@ -14,6 +14,11 @@ import type { AdminApi } from './remote.ts';
  */
 export interface CliContext {
   databaseUrl(): string;
+  /**
+   * The role that owns the tables, for `migrate`: MIGRATION_DATABASE_URL, else a running `pnpm start`'s, else
+   * DATABASE_URL (one role for everything).
+   */
+  migrationDatabaseUrl(): string;
   /** `DATABASE_POOLER`: `transaction` when DATABASE_URL goes through a transaction-mode pooler. */
   databasePooler(): DatabasePooler;
   receiverUrl(): string;
@@ -44,6 +49,7 @@ export interface CliContext {
 
 interface Runtime {
   databaseUrl?: string;
+  migrationDatabaseUrl?: string;
   receiverUrl?: string;
 }
 
@@ -71,6 +77,9 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
       if (!url)
         throw new UsageError('DATABASE_URL is not set and no `pnpm start` is running in this checkout.');
       return url;
+    },
+    migrationDatabaseUrl() {
+      return env.MIGRATION_DATABASE_URL || runtime().migrationDatabaseUrl || context.databaseUrl();
     },
     databasePooler() {
       // The receiver's and the worker's reading of the variable, so the three agree on what it accepts.

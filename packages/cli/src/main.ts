@@ -111,7 +111,9 @@ program
 
 program
   .command('migrate')
-  .description("Apply the inbox's migrations (its own tables) and the pg-boss schema to DATABASE_URL")
+  .description(
+    "Apply the inbox's migrations and the pg-boss schema as MIGRATION_DATABASE_URL's role (else DATABASE_URL's), granting DATABASE_URL's role",
+  )
   .action(async () => (await import('./commands/migrate.ts')).migrate(context));
 
 program

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { UsageError } from './errors.ts';
 
-// `send --private-key` / `--certificate-url`: the catalogue providers that sign with a private key their receiver
-// verifies with the public half (a source holds only that half, so its secret cannot sign).
+// `send --private-key` / `--certificate-url`: the catalogue providers and the `ed25519` template, which sign with a
+// private key their receiver verifies with the public half (a source holds only that half, so its secret cannot sign).
 
 /** The key each such provider signs with, as Node names its type (and the curve, for ECDSA). */
 const SIGNING_KEYS: Readonly<Record<string, { type: string; curve?: string; label: string }>> = {
   discord: { type: 'ed25519', label: 'an Ed25519 key' },
+  ed25519: { type: 'ed25519', label: 'an Ed25519 key' },
   sendgrid: { type: 'ec', curve: 'prime256v1', label: 'an ECDSA P-256 key' },
   'aws-sns': { type: 'rsa', label: 'the RSA key of its certificate' },
   paypal: { type: 'rsa', label: 'the RSA key of its certificate' },

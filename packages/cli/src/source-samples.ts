@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import {
   catalogueDelivery,
   isBuiltinSource,
   signApiKey,
   signBasicAuth,
+  signEd25519,
   signHmac,
   signShopify,
   signStandardWebhook,
@@ -70,7 +71,12 @@ function setAt(target: Record<string, unknown>, pointer: string, value: unknown)
  * A sample event for a template source: a body holding a fresh key and the type where the source reads them (a
  * header, a pointer into the body or into a batch's one item), authenticated as the source expects.
  */
-function templateSample(source: Template, type: string, secret: string): SourceDelivery {
+function templateSample(
+  source: Template,
+  type: string,
+  secret: string,
+  privateKey?: KeyObject,
+): SourceDelivery {
   const unique = randomUUID();
   const headers: Record<string, string> = {};
   const item: Record<string, unknown> = { id: unique, type };
@@ -118,9 +124,12 @@ function templateSample(source: Template, type: string, secret: string): SourceD
       break;
     }
     case 'ed25519':
-      throw new UsageError(
-        `source "${source.name}" is verified with the sender's public key: send cannot sign for it`,
+      // signingFor refused the source without --private-key, so the key is there.
+      Object.assign(
+        headers,
+        signEd25519({ ed25519: source.ed25519, privateKey: privateKey!, payload: body }),
       );
+      break;
   }
   return { query, body, headers, id };
 }
@@ -162,7 +171,7 @@ export function sourceSample(
   if (payload !== undefined) {
     throw new UsageError(`--payload is for catalogue sources; "${source.name}" is of type ${source.type}`);
   }
-  signingFor(source.name, source.type, signing);
+  const { privateKey } = signingFor(source.name, source.type, signing);
   switch (source.type) {
     case 'stripe':
       return signedStripeSample(stripeSample(type, {}), secret);
@@ -184,6 +193,6 @@ export function sourceSample(
       };
     }
     default:
-      return templateSample(source, type, secret);
+      return templateSample(source, type, secret, privateKey);
   }
 }

@@ -45,6 +45,11 @@ sources:
   github:
     type: github
     secrets: [gh-secret]
+  interactions:
+    type: ed25519
+    secrets: ["${DISCORD_KEY}"]
+    eventKey: { pointer: /id }
+    eventType: { pointer: /type }
 `;
 
 let receiver: Receiver;
@@ -138,15 +143,22 @@ function sent(source: string): { body: string; header: (name: string) => string 
 }
 
 describe('inbox send --private-key', () => {
-  it("discord: signed with the Ed25519 key, accepted by discord-interactions' verifyKey and recorded", async () => {
-    const run = await inbox(['send', 'discord', 'APPLICATION_COMMAND', '--private-key', keys.ed25519!]);
-    expect(run).toMatchObject({ code: 0, stderr: '' });
-    const { body, header } = sent('discord');
-    expect(
-      await verifyKey(body, header('x-signature-ed25519'), header('x-signature-timestamp'), DISCORD_KEY),
-    ).toBe(true);
-    expect(await recorded('discord')).toEqual([{ type: 'APPLICATION_COMMAND' }]);
-  });
+  // The ed25519 template: send refused to sign for it before (it had no way to take the private key).
+  it.each([
+    ['discord', 'APPLICATION_COMMAND'],
+    ['interactions', 'form.sent'],
+  ])(
+    "%s: signed with the Ed25519 key, accepted by discord-interactions' verifyKey and recorded as %s",
+    async (source, type) => {
+      const run = await inbox(['send', source, type, '--private-key', keys.ed25519!]);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const { body, header } = sent(source);
+      expect(
+        await verifyKey(body, header('x-signature-ed25519'), header('x-signature-timestamp'), DISCORD_KEY),
+      ).toBe(true);
+      expect(await recorded(source)).toEqual([{ type }]);
+    },
+  );
 
   it("sendgrid: signed with the P-256 key, accepted by @sendgrid/eventwebhook's verifySignature and recorded", async () => {
     const run = await inbox(['send', 'sendgrid', 'open', '--private-key', keys.ecdsa!]);
@@ -185,6 +197,10 @@ describe('inbox send --private-key', () => {
     [
       ['discord', 'x', '--private-key', '/nonexistent/key.pem'],
       /--private-key: cannot read \/nonexistent\/key\.pem \(ENOENT\)/,
+    ],
+    [
+      ['interactions', 'x'],
+      /source "interactions" \(ed25519\) is verified with a public key: pass --private-key/,
     ],
     [['discord', 'x', '--private-key', 'GARBAGE'], /garbage\.pem holds no unencrypted PEM private key/],
     [['discord', 'x', '--private-key', 'PUBLIC'], /public\.pem holds no unencrypted PEM private key/],

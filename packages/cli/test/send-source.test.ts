@@ -19,7 +19,7 @@ sources:
     type: hmac
     secrets: [gh-secret, gh-old]
     hmac: { header: X-Hub-Signature-256, prefix: "sha256=" }
-    eventKey: { header: X-GitHub-Delivery }
+    eventKey: { bodyHash: true }
     eventType: { header: X-GitHub-Event }
   twilio:
     type: hmac
@@ -31,14 +31,14 @@ sources:
     eventType: { pointer: /SmsStatus }
   adyen:
     type: basic-auth
-    secrets: ["adyen:pw"]
+    secrets: ["adyen:adyen-password-0123"]
     batch: { items: /notificationItems }
     eventKey: { pointer: [/NotificationRequestItem/eventCode, /NotificationRequestItem/pspReference] }
     eventType: { pointer: /NotificationRequestItem/eventCode }
     response: { body: "[accepted]" }
   sendgrid:
     type: api-key
-    secrets: [tok]
+    secrets: [sendgrid-token-0123456]
     apiKey: { query: token }
     batch: { items: "" }
     eventKey: { pointer: /sg_event_id }

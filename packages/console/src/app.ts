@@ -156,6 +156,7 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.post('/events', requirePermission('replay'));
   pages.post('/dead', requirePermission('replay'));
   pages.post('/operations/*', requirePermission('replay'));
+  pages.post('/failures/*', requirePermission('triage'));
   pages.use('/tokens', requirePermission('manage_tokens'));
   pages.use('/tokens/*', requirePermission('manage_tokens'));
   // A filter on payload values would let a role that sees no payloads read them one guess at a time.

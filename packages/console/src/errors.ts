@@ -27,6 +27,8 @@ export const CONSOLE_ERRORS = {
   forbidden: 403,
   /** Signed in at the identity provider, but no entry of `OIDC_ROLES` maps to the user. */
   no_role: 403,
+  /** `OIDC_ROLE_CLAIM=email`, and the provider did not verify the address (`email_verified` is not true). */
+  email_unverified: 403,
   /** A single sign-on that could not be verified (stale or foreign state, the provider's refusal). */
   oidc_failed: 400,
   /** The identity provider cannot be reached: a sign-in can succeed once it is back. */

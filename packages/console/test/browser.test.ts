@@ -176,26 +176,33 @@ describe.runIf(
     })()`);
     for (const rgb of ['26,127,55', '11,92,173', '207,34,46']) expect(colors[rgb] ?? 0).toBeGreaterThan(10);
 
-    // The legend under the cursor says what was counted in that minute (the figures refresh every 5 s, which
-    // redraws the chart: hover again until one reading holds).
-    const accepted = series.values[0] ?? [];
-    const busiest = accepted.indexOf(Math.max(...accepted));
-    const expected = [0, 1, 2, 3].map((i) => String(series.values[i]?.[busiest]));
+    // The legend under the cursor says what was counted in that minute. The figures refresh every 5 s, which
+    // draws a new chart (no cursor on it) and may start a new minute: each try reads the series afresh, moves the
+    // mouse off the chart and onto the busiest minute (a real move, so the new chart sees it), and counts only
+    // when the series was the same before and after the reading.
     let legend: string[] = [];
+    let expected: string[] = [];
     await requests.scrollIntoViewIfNeeded();
     await waitFor(
       async () => {
+        const before = (await requests.getAttribute('data-series')) ?? '{}';
+        const { values } = JSON.parse(before) as { values: number[][] };
+        const accepted = values[0] ?? [];
+        const busiest = accepted.indexOf(Math.max(...accepted));
+        expected = [0, 1, 2, 3].map((i) => String(values[i]?.[busiest]));
         const box = await requests.locator('.u-over').boundingBox();
         if (!box) return false;
         const x = Math.min(box.width - 1, (box.width * busiest) / (accepted.length - 1));
+        await page.mouse.move(0, 0);
         await page.mouse.move(box.x + x, box.y + box.height / 2);
         legend = (await requests.locator('.u-legend .u-value').allInnerTexts()).slice(1);
-        return JSON.stringify(legend) === JSON.stringify(expected);
+        const after = await requests.getAttribute('data-series');
+        return after === before && JSON.stringify(legend) === JSON.stringify(expected);
       },
-      { timeout: 15_000 },
+      { timeout: 60_000, message: 'the legend under the cursor' },
     ).catch((error: unknown) => {
       throw new Error(
-        `the legend at point ${busiest} read ${legend.join(', ')}, not ${expected.join(', ')}`,
+        `the legend at the busiest minute read ${legend.join(', ')}, not ${expected.join(', ')}`,
         {
           cause: error,
         },

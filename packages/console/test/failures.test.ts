@@ -1,10 +1,18 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { login, startStack, type Client, type Stack } from './support.ts';
+import {
+  consoleOidc,
+  signInOverHttp,
+  startIdentityProvider,
+  type IdentityProvider,
+} from './identity-provider.ts';
+import { login, sessionClient, startStack, type Client, type Stack } from './support.ts';
 
-// Failure groups (the failures page, the overview, a group's replay) and the event page's attempt history.
+// Failure groups (the failures page, the overview, a group's replay, who may acknowledge and resolve them) and the
+// event page's attempt history.
 
 const db = useTestDatabase();
+let idp: IdentityProvider;
 let stack: Stack;
 let client: Client;
 
@@ -32,14 +40,24 @@ async function failing(ids: string[], error: string, status = 'dead'): Promise<v
 }
 
 beforeAll(async () => {
-  stack = await startStack(db.url);
+  idp = await startIdentityProvider();
+  stack = await startStack(db.url, { oidc: consoleOidc(idp) });
+  idp.register(`${stack.url}/login/callback`);
   await failing(['evt_r1', 'evt_r2', 'evt_r3'], REFUSED);
   await failing(['evt_m1'], 'the checkout session cs_test_a1B2c3D4e5 has no customer email', 'failed');
   client = await login(stack.url);
 });
 afterAll(async () => {
   await stack?.stop();
+  await idp?.stop();
 });
+
+/** A session of `login`, signed in through the identity provider (vic: viewer, olga: operator). */
+async function signedIn(login: string): Promise<Client> {
+  const { session } = await signInOverHttp(stack.url, login);
+  if (!session) throw new Error(`${login} got no session`);
+  return sessionClient(stack.url, session);
+}
 
 describe('failures page', () => {
   it('lists one group per cause, the largest first, on the page and on the overview', async () => {
@@ -73,6 +91,50 @@ describe('failures page', () => {
     const reopened = unescape(await (await client.get('/failures')).text());
     expect(reopened).toContain(REFUSED_FP);
     expect(reopened).toContain('reopened');
+  });
+
+  it('refused: a viewer acknowledges or resolves a group, 403 and nothing changes (was allowed); an operator does, audited', async () => {
+    const key = { effect: 'notifyCrm', fingerprint: 'the checkout session <id> has no customer email' };
+    const decided = async () =>
+      (
+        await stack.pool.query<{ acknowledged_by: string | null; resolved_by: string | null }>(
+          `select acknowledged_by, resolved_by from failure_groups where effect = $1 and fingerprint = $2`,
+          [key.effect, key.fingerprint],
+        )
+      ).rows;
+    const audited = async () =>
+      (
+        await stack.pool.query<{ action: string; actor: string; role: string }>(
+          `select action, actor, role from audit_log where action like 'failure_group_%' and target = $1 order by id`,
+          [key.effect],
+        )
+      ).rows;
+    const before = await audited();
+    const viewer = await signedIn('vic');
+    const groupPage = await (
+      await viewer.get(`/failures/group?${new URLSearchParams(key).toString()}`)
+    ).text();
+    expect(groupPage).toContain('notifyCrm failing');
+    expect(groupPage).not.toContain('action="/console/failures/acknowledge"');
+    for (const path of ['/failures/acknowledge', '/failures/resolve']) {
+      const answer = await viewer.post(path, { _csrf: viewer.csrf, ...key });
+      expect(answer.status, path).toBe(403);
+      expect(await answer.text()).toContain('forbidden');
+    }
+    expect(await decided()).toEqual([]);
+    expect(await audited()).toEqual(before);
+
+    const operator = await signedIn('olga');
+    const operatorPage = await (
+      await operator.get(`/failures/group?${new URLSearchParams(key).toString()}`)
+    ).text();
+    expect(operatorPage).toContain('action="/console/failures/acknowledge"');
+    const acknowledged = await operator.post('/failures/acknowledge', { _csrf: operator.csrf, ...key });
+    expect(acknowledged.status).toBe(303);
+    expect(await decided()).toEqual([{ acknowledged_by: 'olga@example.com', resolved_by: null }]);
+    expect((await audited()).slice(before.length)).toEqual([
+      { action: 'failure_group_acknowledged', actor: 'olga@example.com', role: 'operator' },
+    ]);
   });
 
   it("replays a group's events only, through a bulk replay", async () => {

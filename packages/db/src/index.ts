@@ -1,6 +1,7 @@
 export { createDb, createPool, type Database, type PoolOptions } from './client.ts';
 export { clientClassFor, UnnamedStatementClient, type DatabasePooler } from './pooler.ts';
 export { loadDotEnv } from './dotenv.ts';
+export { appRoleOf, AppRoleError, grantAppRole, type AppRole } from './app-role.ts';
 export {
   INBOX_MIGRATIONS,
   LEGACY_SHARED_MIGRATIONS,

@@ -5,6 +5,7 @@ import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
+import { grantAppRole, type AppRole } from './app-role.ts';
 
 /**
  * A folder of drizzle-kit migrations and the table (in the `drizzle` schema) that records which ran. Each set
@@ -60,10 +61,17 @@ const MIGRATION_LOCK_KEY = 7_239_114_031n;
 export interface MigrateOptions {
   /** Applied after the inbox's own, in order (an application's tables, e.g. apps/worker's example). */
   also?: readonly MigrationSet[];
+  /**
+   * The role the application connects as, when it is not the one migrating (`appRoleOf`): created if missing, and
+   * granted what it needs on every table, the ones these migrations just added included (`grantAppRole`).
+   */
+  appRole?: AppRole;
 }
 
 /**
- * Applies the inbox's migrations (then `options.also`) and installs or upgrades the pg-boss schema.
+ * Applies the inbox's migrations (then `options.also`), installs or upgrades the pg-boss schema, and grants the
+ * application's role (`options.appRole`) what it needs. `connectionString` is the owner's: the role that creates
+ * and owns the tables.
  *
  * Idempotent, and safe to run from several processes at once: Drizzle's migrator takes no lock of its own,
  * so every run serialises on one advisory lock, and the later runs find nothing left to apply. The lock is a
@@ -80,6 +88,7 @@ export async function migrateDatabase(connectionString: string, options: Migrate
     await client.connect();
     for (const set of [INBOX_MIGRATIONS, ...(options.also ?? [])]) await applyMigrationSet(client, set);
     await installPgBoss(connectionString);
+    if (options.appRole) await grantAppRole(client, options.appRole);
   } finally {
     await client.end().catch(() => {});
     // Ending the lock's transaction (or its connection) releases the lock.

@@ -104,6 +104,30 @@ export const optionalHttpUrl = z.preprocess(
 );
 
 /**
+ * A variable parsed by `parse`, whose error message says what is wrong (less a leading `prefix` naming the variable,
+ * which the configuration error names anyway); unset or blank: undefined.
+ */
+export const parsedBy = <T>(parse: (value: string) => T, prefix = '') =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .transform((value, ctx) => {
+        try {
+          return parse(value);
+        } catch (error) {
+          const message = (error as Error).message;
+          ctx.addIssue({
+            code: 'custom',
+            message: message.startsWith(prefix) ? message.slice(prefix.length) : message,
+          });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  );
+
+/**
  * Parses an environment against an app's schema; throws `ConfigError` listing every wrong variable at once
  * (`NAME message`). Messages come from the schema and never include the value.
  */

@@ -79,7 +79,11 @@ export async function replayChunk(
       const row = rows[i]!;
       let result: ReplayResult;
       try {
-        result = await replayEvent(deps, row.provider, row.eventId, { ...options, group });
+        result = await replayEvent(deps, row.provider, row.eventId, {
+          ...options,
+          group,
+          auditNothingToReplay: false,
+        });
       } catch (error) {
         if (!(error instanceof ReplayError)) throw error;
         outcomes[i] = error;

@@ -10,6 +10,7 @@ export type WebhookErrorCode =
   | 'timestamp_out_of_tolerance'
   | 'invalid_payload'
   | 'payload_too_large'
+  | 'batch_too_large'
   | 'body_timeout'
   | 'unknown_provider'
   | 'unavailable';
@@ -75,6 +76,19 @@ export class PayloadTooLargeError extends WebhookError {
   constructor(limit: number) {
     super('payload_too_large', `body exceeds the limit of ${limit} bytes`);
     this.name = 'PayloadTooLargeError';
+  }
+}
+
+/**
+ * An authentic batch holding more events than the receiver records per request: refused whole, nothing recorded.
+ * Not retryable: the same batch is as large next time.
+ */
+export class BatchTooLargeError extends WebhookError {
+  readonly limit: number;
+  constructor(limit: number, events: number) {
+    super('batch_too_large', `the batch holds ${events} events; at most ${limit} are recorded per request`);
+    this.name = 'BatchTooLargeError';
+    this.limit = limit;
   }
 }
 

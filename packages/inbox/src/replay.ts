@@ -37,10 +37,16 @@ export interface ReplayOptions {
   dryRun?: boolean;
   /**
    * Who replays: the replay's audit row (`replay`, or `replay_forced` with a forced effect) is written in its
-   * transaction, so the change and its record commit together. A dry run or a replay with nothing left to run
-   * changes nothing and writes none.
+   * transaction, so the change and its record commit together. A replay with nothing left to run changes nothing
+   * but is an operator's action all the same: its `replay` row says `outcome: "nothing_to_replay"`. A dry run
+   * writes none.
    */
   auditAs?: Principal;
+  /**
+   * Whether a replay with nothing left to run writes its audit row (default true). A bulk replay passes false: its
+   * request is recorded once, with its counts, rather than once per finished event it passes over.
+   */
+  auditNothingToReplay?: boolean;
 }
 
 export interface ReplayResult {
@@ -119,8 +125,18 @@ export async function replayEvent(
         enqueued: false,
         dryRun: options.dryRun ?? false,
       };
-      if (options.dryRun || effects?.length === 0) {
-        // Nothing written: the commit only releases the locks.
+      if (options.dryRun) return result; // Nothing written: the commit only releases the locks.
+      const target = `${provider} ${eventId}`;
+      if (effects?.length === 0) {
+        if (options.auditAs && options.auditNothingToReplay !== false) {
+          await client.query(
+            auditLog.insertAudit(options.auditAs, {
+              action: 'replay',
+              target,
+              details: { group, forced, effects, previousStatus: event.status, outcome: 'nothing_to_replay' },
+            }),
+          );
+        }
         return result;
       }
 
@@ -146,7 +162,7 @@ export async function replayEvent(
         await client.query(
           auditLog.insertAudit(options.auditAs, {
             action: forced === null ? 'replay' : 'replay_forced',
-            target: `${provider} ${eventId}`,
+            target,
             details: { group, forced, effects, previousStatus: event.status },
           }),
         );

@@ -15,8 +15,16 @@ import { external, type DatabaseEffectFn } from '../src/effects/types.ts';
 import { createInbox, type InboxWorker } from '../src/inbox.ts';
 import { replayEvents } from '../src/bulk-replay.ts';
 import { replayEvent, ReplayError, type ReplayDeps } from '../src/replay.ts';
+import type { Principal } from '../src/access/roles.ts';
 
 const db = useTestDatabase();
+const OPERATOR: Principal = {
+  actor: 'ops@example.com',
+  role: 'operator',
+  method: 'oidc',
+  groups: null,
+  address: '10.0.0.7',
+};
 let pool: pg.Pool;
 let producer: Producer;
 let worker: InboxWorker;
@@ -115,9 +123,32 @@ describe('replay', () => {
     await settled('evt_r2', 'processed');
 
     const jobsBefore = await jobCount('evt_r2');
-    const nothing = await replayEvent(deps, 'test', 'evt_r2');
+    const nothing = await replayEvent(deps, 'test', 'evt_r2', { auditAs: OPERATOR });
     expect(nothing).toMatchObject({ effects: [], enqueued: false, previousStatus: 'processed' });
     expect(await jobCount('evt_r2')).toBe(jobsBefore);
+    // The operator's request is on record, with who, from where and when (was unaudited before).
+    const { rows: audited } = await pool.query(
+      `select actor, role, auth_method, remote_address, action, target, details, at > now() - interval '1 hour' as recent
+         from audit_log where target = 'test evt_r2'`,
+    );
+    expect(audited).toEqual([
+      {
+        actor: OPERATOR.actor,
+        role: 'operator',
+        auth_method: 'oidc',
+        remote_address: '10.0.0.7',
+        action: 'replay',
+        target: 'test evt_r2',
+        details: {
+          group: 'default',
+          forced: null,
+          effects: [],
+          previousStatus: 'processed',
+          outcome: 'nothing_to_replay',
+        },
+        recent: true,
+      },
+    ]);
 
     const forced = await replayEvent(deps, 'test', 'evt_r2', { forceEffect: 'record' });
     expect(forced).toMatchObject({ effects: ['record'], forced: 'record', enqueued: true });
@@ -138,6 +169,18 @@ describe('replay', () => {
     await expect(replayEvent(deps, 'test', 'evt_r3', { forceEffect: 'nope' })).rejects.toBeInstanceOf(
       ReplayError,
     );
+  });
+
+  it('bulk: records its request once, not once per finished event it passes over', async () => {
+    const before = await pool.query(`select count(*)::int as n from audit_log`);
+    const { results } = await replayEvents(
+      deps,
+      { status: 'processed', provider: 'test', type: 'order.paid' },
+      { auditAs: OPERATOR },
+    );
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.every((result) => !result.enqueued)).toBe(true);
+    expect((await pool.query(`select count(*)::int as n from audit_log`)).rows).toEqual(before.rows);
   });
 
   it('bulk: replays every dead event of a type', async () => {

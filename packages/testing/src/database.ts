@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { databaseUrl } from './database-url.ts';
+import { appRoleUrl, databaseUrl } from './database-url.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,7 +14,10 @@ declare module 'vitest' {
 
 export interface TestDatabase {
   readonly name: string;
+  /** As the server's superuser, the tables' owner: for a test's setup and its own reads. */
   readonly url: string;
+  /** As the application's role (`TEST_APP_ROLE`), which owns nothing: what the receiver and the worker connect as. */
+  readonly appUrl: string;
   drop(): Promise<void>;
 }
 
@@ -41,6 +44,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   return {
     name,
     url,
+    appUrl: appRoleUrl(url),
     drop: () => admin((c) => dropDatabase(c, name)),
   };
 }
@@ -68,7 +72,7 @@ async function dropDatabase(client: pg.Client, name: string): Promise<void> {
  * Gives the calling test file its own migrated database for all its tests, dropped afterwards.
  * Read `db.url` inside tests or hooks (it is set in `beforeAll`).
  */
-export function useTestDatabase(): { readonly url: string; readonly name: string } {
+export function useTestDatabase(): { readonly url: string; readonly appUrl: string; readonly name: string } {
   let database: TestDatabase | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -80,6 +84,10 @@ export function useTestDatabase(): { readonly url: string; readonly name: string
     get url() {
       if (!database) throw new Error('useTestDatabase(): the database exists only inside tests and hooks');
       return database.url;
+    },
+    get appUrl() {
+      if (!database) throw new Error('useTestDatabase(): the database exists only inside tests and hooks');
+      return database.appUrl;
     },
     get name() {
       if (!database) throw new Error('useTestDatabase(): the database exists only inside tests and hooks');

@@ -5,12 +5,13 @@ import { migrateDatabase, type MigrateOptions } from '@webhook-inbox/db';
 import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { databaseUrl } from './database-url.ts';
+import { databaseUrl, TEST_APP_ROLE } from './database-url.ts';
 import type {} from './database.ts';
 
 /**
  * One PostgreSQL for the whole run: the server in DATABASE_URL when set, else an embedded one in a throwaway
- * directory. A template database is migrated once; each test file clones it (see `useTestDatabase`).
+ * directory. A template database is migrated once; each test file clones it (see `useTestDatabase`), grants to
+ * the tests' application role (`TEST_APP_ROLE`) included.
  */
 export default function setup(project: TestProject): Promise<() => Promise<void>> {
   return setupWith(project, {});
@@ -39,7 +40,9 @@ export async function setupWith(project: TestProject, options: MigrateOptions): 
   await admin.connect();
   try {
     await admin.query(`create database ${template}`);
-    await migrateDatabase(databaseUrl(adminUrl, template), options);
+    // The migrations run as the server's superuser (the tables' owner), and grant the application's role, which the
+    // tests' receivers and workers connect as where they use `appUrl` (created here when missing).
+    await migrateDatabase(databaseUrl(adminUrl, template), { ...options, appRole: TEST_APP_ROLE });
   } finally {
     await admin.end();
   }

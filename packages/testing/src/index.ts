@@ -1,7 +1,8 @@
 export { createTestDatabase, useTestDatabase, type TestDatabase } from './database.ts';
-export { databaseUrl } from './database-url.ts';
+export { appRoleUrl, databaseUrl, TEST_APP_ROLE } from './database-url.ts';
 export { TcpProxy } from './tcp-proxy.ts';
 export { waitFor, type WaitOptions } from './wait.ts';
+export { getWithHost } from './host-request.ts';
 export { metricValue } from './prometheus-text.ts';
 export { startOtlpCollector, type CollectedSpan, type OtlpCollector } from './otlp-collector.ts';
 export { insertEvents } from './events.ts';
@@ -10,3 +11,4 @@ export { startTestBoss, type TestBossOptions } from './boss.ts';
 export { removeTempFiles, useTempFiles, type TempFiles } from './temp-files.ts';
 export { useCertificateServer, type CertificateServer } from './certificate-server.ts';
 export { useStarted, type Started } from './started.ts';
+export { cpuTime } from './cpu-time.ts';

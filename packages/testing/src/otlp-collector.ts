@@ -21,6 +21,8 @@ export interface OtlpCollector {
   /** For `OTEL_EXPORTER_OTLP_ENDPOINT` (with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`). */
   readonly url: string;
   readonly spans: CollectedSpan[];
+  /** Each JSON export's text as received: events, links and status messages included (a test greps them). */
+  readonly bodies: string[];
   /** Export requests received, spans or not. */
   exports(): number;
   close(): Promise<void>;
@@ -76,6 +78,7 @@ function attributesOf(list: OtlpAttribute[] = []): Record<string, string | numbe
 export async function startOtlpCollector(options: { keep?: boolean } = {}): Promise<OtlpCollector> {
   const keep = options.keep ?? true;
   const spans: CollectedSpan[] = [];
+  const bodies: string[] = [];
   let requests = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -87,7 +90,9 @@ export async function startOtlpCollector(options: { keep?: boolean } = {}): Prom
         return;
       }
       if (keep) {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
+        const text = Buffer.concat(chunks).toString('utf8');
+        bodies.push(text);
+        const body = JSON.parse(text) as OtlpExport;
         for (const resourceSpans of body.resourceSpans ?? []) {
           const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? '');
           for (const scope of resourceSpans.scopeSpans ?? []) {
@@ -115,6 +120,7 @@ export async function startOtlpCollector(options: { keep?: boolean } = {}): Prom
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    bodies,
     exports: () => requests,
     close: () =>
       new Promise<void>((resolve) => {

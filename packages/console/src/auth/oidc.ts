@@ -15,7 +15,10 @@ export interface OidcOptions {
    * the request's scheme and `Host` (the provider still only accepts what is registered).
    */
   redirectUrl?: string | undefined;
-  /** The claim (ID token, else userinfo) whose values `roles` maps. Default `groups`. */
+  /**
+   * The claim (ID token, else userinfo) whose values `roles` maps. Default `groups`. `email` maps the address only
+   * when the provider says it verified it (`email_verified: true`).
+   */
   roleClaim?: string | undefined;
   roles: RoleMap;
   /** Default `openid email profile`; some providers need one more for the groups (Okta: `groups`). */
@@ -32,15 +35,20 @@ export interface OidcStart {
 
 /** A verified sign-in: the audit actor and the role it maps to (undefined: no entry of `OIDC_ROLES` matched). */
 export interface OidcIdentity {
+  /** The email the provider verified, else `oidc:<sub>@<issuer host>` (issuer and subject name one account). */
   actor: string;
   subject: string;
   role: Role | undefined;
   /** The role claim's values, for the refusal page and the audit row. */
   values: string[];
+  /** An email the provider sent without `email_verified: true`: used for nothing, named on a refusal. */
+  unverifiedEmail: string | undefined;
 }
 
 export interface OidcClient {
   readonly name: string;
+  /** The claim whose values `OIDC_ROLES` maps. */
+  readonly roleClaim: string;
   /** The callback URL for a request whose console origin is `origin` (e.g. `https://ops.example.com`). */
   redirectUrl(origin: string, base: string): string;
   start(redirect: string): Promise<OidcStart>;
@@ -72,6 +80,7 @@ export function createOidcClient(options: OidcOptions): OidcClient {
 
   return {
     name: options.name ?? 'single sign-on',
+    roleClaim: claim,
     redirectUrl: (origin, base) => options.redirectUrl ?? `${origin}${base}/login/callback`,
     async start(redirect) {
       const config = await configured();
@@ -107,8 +116,9 @@ export function createOidcClient(options: OidcOptions): OidcClient {
       if (!claims) throw new ConsoleError('oidc_failed', 'the identity provider sent no ID token');
       let source: Record<string, unknown> = claims;
       // Providers that keep claims out of the ID token (oidc-provider, Okta's groups) give them from userinfo, for
-      // the same subject (checked).
-      if ((!(claim in claims) || !('email' in claims)) && config.serverMetadata().userinfo_endpoint) {
+      // the same subject (checked); `email_verified` too, without which an email proves nothing.
+      const missing = [claim, 'email', 'email_verified'].some((name) => !(name in claims));
+      if (missing && config.serverMetadata().userinfo_endpoint) {
         const info = await client
           .fetchUserInfo(config, tokens.access_token, claims.sub)
           .catch((error: unknown) => {
@@ -116,11 +126,19 @@ export function createOidcClient(options: OidcOptions): OidcClient {
           });
         source = { ...info, ...claims };
       }
-      const values = claimValues(source[claim]);
       const email = typeof source.email === 'string' ? source.email : undefined;
-      // An address the provider says it has not verified is not an identity: the subject is used instead.
-      const actor = email && source.email_verified !== false ? email : claims.sub;
-      return { actor, subject: claims.sub, role: options.roles.roleFor(values), values };
+      // Only the boolean true is a verification: false, absent and the string "false" leave the address unproven,
+      // and anyone can type an unproven address at many providers. It then neither names the actor nor maps a role.
+      const verified = email !== undefined && source.email_verified === true;
+      const values = claim === 'email' && !verified ? [] : claimValues(source[claim]);
+      const actor = verified ? email : `oidc:${claims.sub}@${issuer.host}`;
+      return {
+        actor,
+        subject: claims.sub,
+        role: options.roles.roleFor(values),
+        values,
+        unverifiedEmail: verified ? undefined : email,
+      };
     },
   };
 }

@@ -124,6 +124,8 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
     };
     const identity = await options.oidc.finish(pendingFlow, search);
     if (!identity.role) {
+      const unverified = options.oidc.roleClaim === 'email' ? identity.unverifiedEmail : undefined;
+      const reason = unverified ? 'email_unverified' : 'no_role';
       await run(
         services.pool,
         auditLog.insertAudit(
@@ -131,15 +133,26 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
           {
             action: 'login_refused',
             target: null,
-            details: { reason: 'no_role', subject: identity.subject, values: identity.values },
+            details: {
+              reason,
+              subject: identity.subject,
+              values: identity.values,
+              ...(identity.unverifiedEmail ? { unverifiedEmail: identity.unverifiedEmail } : {}),
+            },
           },
         ),
       );
-      throw new ConsoleError(
-        'no_role',
-        `${identity.actor} is signed in at ${options.oidc.name}, but none of their groups ` +
-          `(${identity.values.join(', ') || 'none'}) has a role in this console: ask an admin to map one in OIDC_ROLES`,
-      );
+      throw unverified
+        ? new ConsoleError(
+            'email_unverified',
+            `${options.oidc.name} has not verified the address ${unverified}, and the console's roles are mapped ` +
+              'from verified addresses only: verify it at the identity provider, or ask an admin for a role by group',
+          )
+        : new ConsoleError(
+            'no_role',
+            `${identity.actor} is signed in at ${options.oidc.name}, but none of their groups ` +
+              `(${identity.values.join(', ') || 'none'}) has a role in this console: ask an admin to map one in OIDC_ROLES`,
+          );
     }
     await startSession(
       c,

@@ -1,6 +1,7 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import { failureGroups } from '@webhook-inbox/inbox/sql';
 import { html } from 'hono/html';
+import { allowed } from '../auth/permissions.ts';
 import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
@@ -137,7 +138,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
           </dl>
           <p>
             <a class="button" href="${services.base}/bulk?${bulk}">Replay this group…</a>
-            ${action('acknowledge', 'Acknowledge')} ${action('resolve', 'Resolve')}
+            ${allowed(c, 'triage') ? html`${action('acknowledge', 'Acknowledge')} ${action('resolve', 'Resolve')}` : ''}
           </p>
           <pre class="cli"><code>${cliCommand('failures', '--effect', key.effect)}</code></pre>
           <h2>The latest ${Math.min(EXAMPLES, group.events)} of its events</h2>

@@ -13,6 +13,8 @@ export type Permission =
   | 'read_payload'
   /** Replay an event's unfinished effects, one event or in bulk. */
   | 'replay'
+  /** Acknowledge or resolve a failure group: the operators' decision what to look at. */
+  | 'triage'
   /** Re-run an effect that already completed (`forceEffect`). */
   | 'force'
   /** Remove events and payloads ahead of retention. */
@@ -22,8 +24,8 @@ export type Permission =
 
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
   viewer: new Set(['read']),
-  operator: new Set(['read', 'read_payload', 'replay']),
-  admin: new Set(['read', 'read_payload', 'replay', 'force', 'purge', 'manage_tokens']),
+  operator: new Set(['read', 'read_payload', 'replay', 'triage']),
+  admin: new Set(['read', 'read_payload', 'replay', 'triage', 'force', 'purge', 'manage_tokens']),
 };
 
 export function can(role: Role, permission: Permission): boolean {

@@ -9,7 +9,8 @@ import { can, isRole, type Principal, type Role } from './roles.ts';
 
 /**
  * Scoped API tokens: created (shown once), listed and revoked by an admin, each with a role, the consumer groups
- * it is limited to, an expiry and a last-used time. Only a token's SHA-256 is stored: a token is 32 random bytes,
+ * it is limited to, an expiry and a last-used time. An admin limited to groups manages only tokens limited to
+ * those groups; the others (unscoped ones included) are invisible to it. Only a token's SHA-256 is stored: a token is 32 random bytes,
  * so a fast hash is enough (no dictionary to try). Every creation and revocation writes its audit row in the same
  * transaction.
  */
@@ -140,13 +141,16 @@ export async function createApiToken(
   );
 }
 
-/** Revokes the token named `name` as `by` (an admin): refused from its next request on. */
+/**
+ * Revokes the token named `name` as `by` (an admin): refused from its next request on. An admin limited to groups
+ * reaches only the tokens limited to those groups: any other is `not_found`, as one that does not exist.
+ */
 export async function revokeApiToken(pool: pg.Pool, by: Principal, name: string): Promise<ApiTokenRow> {
   requireManager(by);
   return inTransaction(
     pool,
     async (client) => {
-      const { rows } = await client.query<ApiTokenRow>(apiTokens.revokeToken(name, by.actor));
+      const { rows } = await client.query<ApiTokenRow>(apiTokens.revokeToken(name, by.actor, by.groups));
       const row = rows[0];
       if (!row) throw new TokenError('not_found', `no unrevoked token named ${name}`);
       await client.query(
@@ -158,9 +162,10 @@ export async function revokeApiToken(pool: pg.Pool, by: Principal, name: string)
   );
 }
 
+/** The tokens `by` (an admin) manages: every one, or for an admin limited to groups those limited to them too. */
 export async function listApiTokens(pool: pg.Pool, by: Principal): Promise<ApiTokenRow[]> {
   requireManager(by);
-  return (await pool.query<ApiTokenRow>(apiTokens.listTokens())).rows;
+  return (await pool.query<ApiTokenRow>(apiTokens.listTokens(by.groups))).rows;
 }
 
 /**

@@ -76,6 +76,10 @@ const DAY_MS = 86_400_000;
 const DAY_REST_BYTES_PER_SECOND = 64 * 1024 * 1024;
 const MAX_DAY_REST_MS = 5_000;
 
+// A day's detach waits 50 ms at most for its lock (migration 0014); a table that stays busy gets these many tries.
+const DETACH_ATTEMPTS = 8;
+const DETACH_FIRST_REST_MS = 100;
+
 type RunFigures = Pick<
   PurgeResult,
   'dryRun' | 'batches' | 'timeouts' | 'slowestBatchMs' | 'finalBatchSize' | 'complete'
@@ -118,7 +122,7 @@ class PhaseClock {
  * 1. deletes finished events (`processed`, `dead`) received more than `keyDays` ago, their effect ledger
  *    with them (ON DELETE CASCADE), in batches;
  * 2. drops the payloads of finished events received more than `payloadDays` ago a day at a time: each expired
- *    partition of `webhook_event_payloads` is detached (`CONCURRENTLY`) and dropped, unless an event received that
+ *    partition of `webhook_event_payloads` is detached and dropped (through migration 0014's functions), unless an event received that
  *    day is still in flight, in which case the payloads of its finished events are deleted in batches and the day
  *    is kept for the next run;
  * 3. deletes the console overview's per-minute history (`webhook_delivery_counts`, `inbox_samples`) older than
@@ -135,7 +139,9 @@ class PhaseClock {
  * `INSERT ... ON CONFLICT` of a key in the batch waits for it (Postgres must know whether the row it conflicts
  * with is being deleted), so the receiver never waits behind more than one short batch. The batch size adapts:
  * halved after a batch that took over half of `maxBatchMs` or was cancelled, doubled (up to `batchSize`) after
- * one under a quarter. Dropping a day waits for no lock the receiver holds and takes none it waits for. Idempotent:
+ * one under a quarter. Detaching a day holds the payloads' table for its catalog change alone, waiting 50 ms at most
+ * for it (the receiver's inserts wait as long at worst; a busier table is tried again, then left for the next run);
+ * dropping it locks nothing the receiver uses. Idempotent:
  * run it as often as you like (see `schedulePurge`).
  *
  * @example
@@ -265,7 +271,8 @@ async function deleteExpiredKeys(batches: AdaptiveBatches, keyCutoff: Date, coun
 }
 
 /**
- * Step 2: each expired day's partition detached and dropped, or, when an event received that day is still in
+ * Step 2: the days' tables a cut-off run detached and did not drop are dropped; then each expired day's partition
+ * detached and dropped, or, when an event received that day is still in
  * flight, the payloads of its finished events deleted in batches (the day stays for the next run). Rests between
  * days (see DAY_REST_BYTES_PER_SECOND).
  */
@@ -276,6 +283,11 @@ async function dropExpiredDays(
   counts: Counts,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  const { rows: detached } = await client.query<{ name: string }>(eventPayloads.selectDetachedDays());
+  for (const { name } of detached) {
+    await client.query(eventPayloads.dropDetachedPartition(name));
+    counts.payloadPartitionsDropped++;
+  }
   for (const [i, partition] of expired.entries()) {
     if (signal?.aborted) {
       batches.complete = false;
@@ -283,10 +295,9 @@ async function dropExpiredDays(
     }
     const sized = await client.query<{ bytes: string }>(eventPayloads.partitionBytes(partition.name));
     const bytes = Number(sized.rows[0]?.bytes ?? 0);
-    if (partition.detachPending) {
-      // An earlier run was cut off between detaching and dropping: finish its work.
-      await client.query(eventPayloads.finalizeDetach(partition.name));
-    } else {
+    let payloads = 0;
+    // A partition pending detach was left by an earlier run cut off between detaching and dropping: finish it.
+    if (!partition.detachPending) {
       const inFlight = await client.query<{ unfinished: boolean }>(
         eventPayloads.hasUnfinishedEvents(partition.day, partitionEnd(partition)),
       );
@@ -298,10 +309,14 @@ async function dropExpiredDays(
         counts.payloadsPurged += rows;
         continue;
       }
-      const payloads = await countDayPayloads(client, partition.name);
-      await client.query(eventPayloads.detachPartition(partition.name));
-      counts.payloadsPurged += payloads;
+      payloads = await countDayPayloads(client, partition.name);
     }
+    if (!(await detachDay(client, partition.name, signal))) {
+      // The table stayed busy through every attempt: the day is left for the next run.
+      batches.complete = false;
+      continue;
+    }
+    counts.payloadsPurged += payloads;
     await client.query(eventPayloads.dropDetachedPartition(partition.name));
     counts.payloadPartitionsDropped++;
     // A dropped day's files are freed at once. Days dropped back to back (a backlog of them, on a large table) can
@@ -312,6 +327,28 @@ async function dropExpiredDays(
       await sleep(rest, undefined, { signal }).catch(() => {});
     }
   }
+}
+
+/**
+ * Detaches a day's partition, trying again after a rest (doubling from DETACH_FIRST_REST_MS) while the parent's lock
+ * does not come within the detach's own 50 ms (see `eventPayloads.detachPartition`). False after DETACH_ATTEMPTS,
+ * about 25 s of rests, or when aborted.
+ */
+async function detachDay(
+  client: pg.PoolClient,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < DETACH_ATTEMPTS && !signal?.aborted; attempt++) {
+    try {
+      await client.query(eventPayloads.detachPartition(name));
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== eventPayloads.LOCK_NOT_AVAILABLE) throw error;
+    }
+    await sleep(DETACH_FIRST_REST_MS * 2 ** attempt, undefined, { signal }).catch(() => {});
+  }
+  return false;
 }
 
 /** Step 3: the console overview's per-minute history before `historyCutoff`. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
-import { assertSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
+import { assertPresentedSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
+import { CREDENTIAL } from './template-rules.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -37,14 +38,15 @@ function presentedKey(spec: ApiKeySpec, request: SignedRequest): string | undefi
 /**
  * A sender that authenticates with a shared key in a header or a query parameter (Microsoft Graph's notification
  * URL, many SaaS "custom header" webhooks), compared in constant time with every configured key. The body is not
- * signed, so this proves only who sent it (over TLS). The event key and type are the template's.
+ * signed, so this proves only who sent it (over TLS). A key has at least `MIN_PRESENTED_SECRET_LENGTH` characters,
+ * and the receiver bounds wrong guesses per client (`guessable`). The event key and type are the template's.
  *
  * @example
  * const graph = apiKeyProvider({ name: 'graph', secrets: [key], apiKey: { query: 'key', prefix: '' }, template });
  */
 export function apiKeyProvider(options: ApiKeyProviderOptions): Provider {
   const { name, apiKey } = options;
-  assertSecrets(name, options.secrets);
+  assertPresentedSecrets(name, options.secrets, 'key');
   const digests = options.secrets.map((secret) => credentialDigest(`${apiKey.prefix}${secret}`));
   const where =
     apiKey.header !== undefined ? `the ${apiKey.header} header` : `the query parameter ${apiKey.query}`;
@@ -56,7 +58,10 @@ export function apiKeyProvider(options: ApiKeyProviderOptions): Provider {
       throw new InvalidSignatureError(`${name}: ${where} matches no configured key`);
     }
   };
-  return templateProvider(name, options.template, options.secrets, authenticate);
+  return {
+    ...templateProvider(name, options.template, options.secrets, authenticate, CREDENTIAL),
+    guessable: true,
+  };
 }
 
 /** Where an API-key source expects its key: headers to send, or the query string to append. */

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, sign, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import {
@@ -9,6 +9,8 @@ import {
   parseUnixSeconds,
   toBytes,
 } from './shared.ts';
+import type { Coverage } from './template-rules.ts';
+import { ed25519PublicKey } from './public-keys.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -21,19 +23,12 @@ export const ed25519Spec = z
   .strict();
 export type Ed25519Spec = z.output<typeof ed25519Spec>;
 
-// A raw 32-byte Ed25519 public key becomes a KeyObject through its SPKI DER form: this fixed prefix, then the key.
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+// A raw 32-byte Ed25519 private key (seed) becomes a KeyObject through its PKCS#8 DER form: this prefix, then it.
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-function publicKey(name: string, hex: string, index: number): KeyObject {
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
-    throw new TypeError(`${name}: secret #${index + 1} is not an Ed25519 public key (64 hex digits)`);
-  }
-  return createPublicKey({
-    key: Buffer.concat([SPKI_PREFIX, Buffer.from(hex, 'hex')]),
-    format: 'der',
-    type: 'spki',
-  });
+/** What an Ed25519 source's signature covers: the timestamp header and the body. */
+export function ed25519Coverage(spec: Ed25519Spec): Coverage {
+  return { kind: 'signature', headers: [spec.timestampHeader.toLowerCase()], bodyOnly: false };
 }
 
 export interface Ed25519ProviderOptions {
@@ -57,7 +52,9 @@ export function ed25519Provider(options: Ed25519ProviderOptions): Provider {
   assertSecrets(name, options.secrets);
   const tolerance = ed25519.toleranceSeconds ?? options.toleranceSeconds;
   assertTolerance(name, tolerance);
-  const keys = options.secrets.map((secret, index) => publicKey(name, secret, index));
+  const keys = options.secrets.map((secret, index) =>
+    ed25519PublicKey(`${name}: secret #${index + 1}`, secret),
+  );
   const authenticate = (request: SignedRequest, now: Date) => {
     const signatureText = headerValue(request.header(ed25519.signatureHeader));
     if (signatureText === undefined) {
@@ -79,13 +76,13 @@ export function ed25519Provider(options: Ed25519ProviderOptions): Provider {
     }
     checkTimestamp(name, timestamp, now, tolerance);
   };
-  return templateProvider(name, options.template, options.secrets, authenticate);
+  return templateProvider(name, options.template, options.secrets, authenticate, ed25519Coverage(ed25519));
 }
 
 export interface SignEd25519Options {
   ed25519: Ed25519Spec;
-  /** The raw 32-byte private key (seed), hex. */
-  privateKey: string;
+  /** The raw 32-byte private key (seed), hex, or the private key itself (`send --private-key`). */
+  privateKey: string | KeyObject;
   payload: string | Uint8Array;
   timestamp?: number;
 }
@@ -93,11 +90,14 @@ export interface SignEd25519Options {
 /** The signature and timestamp headers an Ed25519 sender would send, for tests. */
 export function signEd25519(options: SignEd25519Options): Record<string, string> {
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-  const key = createPrivateKey({
-    key: Buffer.concat([PKCS8_PREFIX, Buffer.from(options.privateKey, 'hex')]),
-    format: 'der',
-    type: 'pkcs8',
-  });
+  const key =
+    typeof options.privateKey === 'string'
+      ? createPrivateKey({
+          key: Buffer.concat([PKCS8_PREFIX, Buffer.from(options.privateKey, 'hex')]),
+          format: 'der',
+          type: 'pkcs8',
+        })
+      : options.privateKey;
   const signature = sign(null, Buffer.concat([Buffer.from(timestamp), toBytes(options.payload)]), key);
   return {
     [options.ed25519.signatureHeader]: signature.toString('hex'),

@@ -7,8 +7,10 @@ import type { HttpAnswer, SignedRequest } from './types.ts';
 // The handshakes providers send to prove an endpoint is theirs before (and while) they deliver events. Each is
 // answered by the receiver and never recorded. A handshake the provider signs (Slack, Zoom, Discord, and Graph
 // through the source's own API key) is answered only after the source's authentication passed; the two `GET`
-// handshakes carry no signature, and answer only what proves the secret: Meta's verify token (compared in
-// constant time) and X's CRC (an HMAC that only the consumer secret's holder can compute).
+// handshakes carry no signature. Meta's echoes the challenge only for the verify token (compared in constant
+// time). X's CRC answers, to anyone, the HMAC-SHA256 of the token under the secret that also signs X's bodies: it
+// is a signing oracle for every token it accepts, so it accepts only X's kind of token, which no body the source
+// records can be (`crcToken`), and a source may have it only where that holds (template-rules.ts).
 
 export const HANDSHAKES = ['slack', 'zoom', 'meta', 'discord', 'graph', 'crc'] as const;
 export type HandshakeType = (typeof HANDSHAKES)[number];
@@ -52,6 +54,33 @@ export function challengeText(name: string, value: unknown, what: string): strin
     throw new InvalidPayloadError(`${name}: the ${what} is absent, empty or longer than ${MAX_CHALLENGE}`);
   }
   return value;
+}
+
+/**
+ * X's crc_token: an opaque random token of base64 or base64url characters, tens of them. Its answer is the
+ * signature X would send for a body of exactly these bytes; a body the source records is JSON, and this charset
+ * and the JSON check leave no token that parses as JSON (a number, `true`, `false`, `null`; objects, arrays and
+ * strings need characters outside it).
+ */
+const CRC_TOKEN = /^[A-Za-z0-9+/_=-]{8,255}$/;
+
+/** A crc_token X could have sent, or `invalid_payload`: never one whose answer signs a recordable body. */
+export function crcToken(name: string, value: string | null): string {
+  if (value === null || !CRC_TOKEN.test(value) || parsesAsJson(value)) {
+    throw new InvalidPayloadError(
+      `${name}: crc_token is absent or not X's (8 to 255 base64 or base64url characters, not JSON)`,
+    );
+  }
+  return value;
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const field = (value: unknown, ...path: string[]) => readPointer(value, path);
@@ -153,7 +182,7 @@ export function createHandshake(name: string, spec: HandshakeSpec, secrets: read
         acceptsGet: true,
         beforeAuthentication: (request) => {
           if (request.method !== 'GET') return undefined;
-          const token = challengeText(name, queryOf(request).get('crc_token') ?? undefined, 'crc_token');
+          const token = crcToken(name, queryOf(request).get('crc_token'));
           const responseToken = `sha256=${createHmac('sha256', secret).update(token).digest('base64')}`;
           return {
             status: 200,

@@ -12,6 +12,7 @@ import {
   toBytes,
 } from './shared.ts';
 import { formPairs } from './template-body.ts';
+import type { Coverage } from './template-rules.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
@@ -87,6 +88,15 @@ export function checkHmac(
   if (uses.has('id') && !spec.id) addIssue(['hmac', 'id'], 'is required by {id}');
   if (uses.has('url') && !template.publicUrl) addIssue(['publicUrl'], 'is required by {url}');
   if (uses.has('form') && template.body !== 'form') addIssue(['body'], 'must be form for {form}');
+}
+
+/** What an HMAC source's signature covers: the body, and the id and timestamp headers its template names. */
+export function hmacCoverage(spec: HmacSpec): Coverage {
+  const headers: string[] = [];
+  if (spec.id && spec.signed.includes('{id}')) headers.push(spec.id.header.toLowerCase());
+  if (spec.timestamp && spec.signed.includes('{timestamp}'))
+    headers.push(spec.timestamp.header.toLowerCase());
+  return { kind: 'signature', headers, bodyOnly: spec.signed === '{body}' };
 }
 
 interface SigningValues {
@@ -196,7 +206,7 @@ export function hmacProvider(options: HmacProviderOptions): Provider {
     }
     if (timestamp !== undefined) checkTimestamp(name, timestamp, now, tolerance);
   };
-  return templateProvider(name, template, options.secrets, authenticate);
+  return templateProvider(name, template, options.secrets, authenticate, hmacCoverage(hmac));
 }
 
 export interface SignHmacOptions {

@@ -56,6 +56,7 @@ function withEventLimits(provider: Provider): Provider {
     ...(receive && {
       receive: (request: SignedRequest, now: Date) => receptionWithinLimits(receive(request, now)),
       acceptsGet: provider.acceptsGet,
+      batches: provider.batches,
     }),
     ...(receiveAsync && {
       receiveAsync: async (request: SignedRequest, now: Date) =>
@@ -63,6 +64,7 @@ function withEventLimits(provider: Provider): Provider {
     }),
     ...((receive ?? receiveAsync) && { response: provider.response }),
     ...(provider.signatureRefusalStatus && { signatureRefusalStatus: provider.signatureRefusalStatus }),
+    ...(provider.guessable && { guessable: provider.guessable }),
   };
 }
 

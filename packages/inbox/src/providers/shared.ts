@@ -12,6 +12,33 @@ const BASE64_SHA256 = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 /** Canonical unix seconds: no sign, no leading zero, no fraction, at most 15 digits (a safe integer). */
 const UNIX_SECONDS = /^(?:0|[1-9][0-9]{0,14})$/;
 
+/**
+ * The fewest characters of a secret that a sender presents as it is (an API key, a Basic password): with 16
+ * random characters, guesses bounded per client (the receiver's 429) never come near it.
+ */
+export const MIN_PRESENTED_SECRET_LENGTH = 16;
+
+/**
+ * `assertSecrets`, then a `TypeError` naming the source and the secret's position when the part of it a sender
+ * presents (`presented(secret)`: the key, the password) is shorter than the minimum.
+ */
+export function assertPresentedSecrets(
+  name: string,
+  secrets: readonly string[],
+  what: string,
+  presented: (secret: string) => string = (secret) => secret,
+): void {
+  assertSecrets(name, secrets);
+  secrets.forEach((secret, index) => {
+    if (presented(secret).length < MIN_PRESENTED_SECRET_LENGTH) {
+      throw new TypeError(
+        `${name}: secret #${index + 1}'s ${what} is shorter than ${MIN_PRESENTED_SECRET_LENGTH} characters; ` +
+          'a sender presents it as it is, so it must resist guessing (use a random one)',
+      );
+    }
+  });
+}
+
 /** One HMAC key per configured secret, made once at construction (a KeyObject skips re-importing per request). */
 export function hmacKey(secret: string | Uint8Array): KeyObject {
   return createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { sourcesFileSpec, type SourceDefinition } from './sources.ts';
 
@@ -24,13 +24,43 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return `source "${name}": ${field.length > 0 ? `${field.join('.')}: ` : ''}${issue.message}`;
 }
 
+/**
+ * Where a parse failed and why, without the file's text: the YAML parser's message quotes the offending line and
+ * V8's JSON one a slice of the input, either of which may hold a secret. Kept: the position and the reason without
+ * the text it quotes (`safeReason`).
+ */
+function parseFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  const firstLine = message.split('\n', 1)[0] ?? '';
+  if (error instanceof YAMLError) {
+    const [start] = error.linePos ?? [];
+    const reason = firstLine.replace(/ at line \d+, column \d+:?$/, '');
+    const where = start === undefined ? '' : `line ${start.line}, column ${start.col}: `;
+    return `${where}${safeReason(reason)} (${error.code})`;
+  }
+  const position = /at position \d+(?: \(line \d+ column \d+\))?/.exec(firstLine)?.[0];
+  const reason = safeReason(firstLine.replace(/ in JSON at position .*$/, ''));
+  return position === undefined ? reason : `${reason} ${position}`;
+}
+
+/**
+ * A parser's reason, cut before the first `"` and the first word ending in a colon ("extra characters: <text>";
+ * "Missing , or : between" has none), and at 100 characters.
+ */
+function safeReason(reason: string): string {
+  return reason
+    .split(/"|(?<=\S): /, 1)[0]!
+    .replace(/[\s,]+$/, '')
+    .slice(0, 100);
+}
+
 /** The file's text as data: JSON for `.json`, YAML (a superset of JSON) otherwise. */
 function parseText(path: string, text: string): unknown {
   try {
     return path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
     throw new SourcesFileError([
-      `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+      `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${parseFailure(error)}`,
     ]);
   }
 }

@@ -3,11 +3,12 @@ import { apiKeyProvider, apiKeySpec } from './api-key.ts';
 import { basicAuthProvider } from './basic-auth.ts';
 import type { CertificateFetch } from './catalogue/certificates.ts';
 import { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
-import { ed25519Provider, ed25519Spec } from './ed25519.ts';
-import { checkHmac, hmacProvider, hmacSpec } from './hmac.ts';
+import { ed25519Coverage, ed25519Provider, ed25519Spec } from './ed25519.ts';
+import { checkHmac, hmacCoverage, hmacProvider, hmacSpec } from './hmac.ts';
 import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
 import { stripeProvider } from './stripe.ts';
+import { CREDENTIAL } from './template-rules.ts';
 import { checkTemplate, templateFields, type TemplateSpec } from './template-spec.ts';
 import type { Provider } from './types.ts';
 
@@ -36,17 +37,17 @@ const hmacSource = z
   .object({ type: z.literal('hmac'), ...secretFields, hmac: hmacSpec, ...templateFields })
   .strict()
   .superRefine((source, ctx) => {
-    checkTemplate(source, ctx);
+    checkTemplate(source, ctx, hmacCoverage(source.hmac));
     checkHmac(source.hmac, source, issueAdder(ctx));
   });
 const basicAuthSource = z
   .object({ type: z.literal('basic-auth'), ...secretFields, ...templateFields })
   .strict()
-  .superRefine(checkTemplate);
+  .superRefine((source, ctx) => checkTemplate(source, ctx, CREDENTIAL));
 const apiKeySource = z
   .object({ type: z.literal('api-key'), ...secretFields, apiKey: apiKeySpec, ...templateFields })
   .strict()
-  .superRefine(checkTemplate);
+  .superRefine((source, ctx) => checkTemplate(source, ctx, CREDENTIAL));
 const ed25519Source = z
   .object({
     type: z.literal('ed25519'),
@@ -55,7 +56,7 @@ const ed25519Source = z
     ...templateFields,
   })
   .strict()
-  .superRefine(checkTemplate);
+  .superRefine((source, ctx) => checkTemplate(source, ctx, ed25519Coverage(source.ed25519)));
 
 /**
  * A source of a catalogue provider's type (`type: github`): its secrets, a tolerance overriding the provider's own,

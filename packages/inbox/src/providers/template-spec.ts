@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InvalidPayloadError } from '../errors.ts';
 import { handshakeSpec, createHandshake, type HandshakeSpec } from './handshakes.ts';
 import { headerValue } from './shared.ts';
+import { templateIssues, type Coverage } from './template-rules.ts';
 import {
   decodeForm,
   decodeJson,
@@ -85,30 +86,10 @@ export const templateFields = {
 export const templateSpec = z.object(templateFields);
 export type TemplateSpec = z.output<typeof templateSpec>;
 
-/** The cross-field rules of a template source, reported against the field to change. */
-export function checkTemplate(spec: TemplateSpec, ctx: z.RefinementCtx): void {
-  if (spec.eventKey === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['eventKey'],
-      message:
-        'is required: a header or JSON pointer that is the same on every redelivery of one event; ' +
-        'or, knowing a sender that changes one byte on redelivery is then not deduplicated, { bodyHash: true }',
-    });
-  }
-  if (spec.batch !== undefined && spec.eventKey?.header !== undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['eventKey', 'header'],
-      message: 'cannot key a batch: every event of the request would share it; use a pointer into each item',
-    });
-  }
-  if (spec.batch !== undefined && spec.body === 'form') {
-    ctx.addIssue({ code: 'custom', path: ['batch'], message: 'is for JSON bodies only' });
-  }
-  if (spec.formJsonFields.length > 0 && spec.body !== 'form') {
-    ctx.addIssue({ code: 'custom', path: ['formJsonFields'], message: 'needs body: form' });
-  }
+/** The cross-field rules of a template source (template-rules.ts), reported against the field to change. */
+export function checkTemplate(spec: TemplateSpec, ctx: z.RefinementCtx, coverage: Coverage): void {
+  for (const { path, message } of templateIssues(spec, coverage))
+    ctx.addIssue({ code: 'custom', path, message });
 }
 
 /** Authenticates a request (throws `missing_signature`, `invalid_signature`, `timestamp_out_of_tolerance`). */
@@ -116,7 +97,7 @@ export type Authenticate = (request: SignedRequest, now: Date) => void;
 
 /**
  * A template source as a `Provider`: handshakes that need no authentication (a `GET` challenge) first, then
- * `authenticate`, then a signed handshake, then the body's events. `verify` is for sources whose every request
+ * `authenticate` (which proves what `coverage` says), then a signed handshake, then the body's events. `verify` is for sources whose every request
  * is exactly one event; the receiver calls `receive`.
  */
 export function templateProvider(
@@ -124,7 +105,10 @@ export function templateProvider(
   spec: TemplateSpec,
   secrets: readonly string[],
   authenticate: Authenticate,
+  coverage: Coverage,
 ): Provider {
+  const [issue] = templateIssues(spec, coverage);
+  if (issue !== undefined) throw new TypeError(`${name}: ${issue.path.join('.')}: ${issue.message}`);
   if (spec.eventKey === undefined) throw new TypeError(`${name}: eventKey is required`);
   const keyOf = compileKey(name, spec.eventKey);
   const typeOf = compileType(spec.eventType);
@@ -168,6 +152,7 @@ export function templateProvider(
   return {
     name,
     receive,
+    batches: batchTokens !== undefined,
     acceptsGet: handshake?.acceptsGet ?? false,
     response: spec.response,
     verify(request, now) {

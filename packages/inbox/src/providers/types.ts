@@ -50,6 +50,11 @@ export interface Provider {
    * and refuses; the synchronous sources leave it unset, so their path has no promise in it.
    */
   receiveAsync?(request: SignedRequest, now: Date): Promise<Reception>;
+  /**
+   * Whether a request may carry many events (a batch, given by `receive`): the receiver reads its body up to the
+   * batch body limit rather than the single-event one.
+   */
+  readonly batches?: boolean;
   /** Whether `receive` answers `GET` requests (a provider's subscription handshake); unset: POST only. */
   readonly acceptsGet?: boolean;
   /** The answer once the request's events are recorded; unset: 200 with the receiver's JSON. */
@@ -60,6 +65,11 @@ export interface Provider {
    * signatures get a 401.
    */
   readonly signatureRefusalStatus?: 401;
+  /**
+   * Set on sources that compare a presented secret as it is (an API key, Basic credentials): each refused request
+   * is one guess of the secret, so the receiver bounds them per client (429 `too_many_attempts` past the limit).
+   */
+  readonly guessable?: true;
 }
 
 /** A fixed HTTP answer: a handshake's, or a source's acknowledgement of recorded events. */

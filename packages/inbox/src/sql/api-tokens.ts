@@ -66,17 +66,33 @@ export function touchToken(id: number): Statement {
   };
 }
 
-/** Every token, newest first; revoked and expired ones too (the audit log names them). */
-export function listTokens(): Statement {
-  return { text: `select ${COLUMNS} from api_tokens order by id desc`, values: [] };
+/**
+ * The tokens a manager limited to `within` may see and revoke: those limited to some of those groups. An unscoped
+ * token (`groups` null) reaches every group, so only an unscoped manager (`within` null) reaches it.
+ */
+const WITHIN = (at: number) =>
+  `($${at}::text[] is null or (groups is not null and groups <@ $${at}::text[]))`;
+
+/**
+ * Every token within the groups `within` (null: every token), newest first; revoked and expired ones too (the
+ * audit log names them).
+ */
+export function listTokens(within: readonly string[] | null): Statement {
+  return {
+    text: `select ${COLUMNS} from api_tokens where ${WITHIN(1)} order by id desc`,
+    values: [within],
+  };
 }
 
-/** Revokes the token named `name` unless it already is; returns its row when this call revoked it. */
-export function revokeToken(name: string, revokedBy: string): Statement {
+/**
+ * Revokes the token named `name` unless it already is, or lies outside the groups `within` (null: any token);
+ * returns its row when this call revoked it.
+ */
+export function revokeToken(name: string, revokedBy: string, within: readonly string[] | null): Statement {
   return {
     text: `update api_tokens set revoked_at = now(), revoked_by = $2
-            where name = $1 and revoked_at is null
+            where name = $1 and revoked_at is null and ${WITHIN(3)}
             returning ${COLUMNS}`,
-    values: [name, revokedBy],
+    values: [name, revokedBy, within],
   };
 }

@@ -7,8 +7,9 @@ import type { Statement } from './statement.ts';
  * `webhook_event_payloads_pYYYYMMDD`. The receiver writes payloads with its insert (`webhook-events.ts`); what is
  * here keeps the partitions: created ahead, dropped whole once expired.
  *
- * DDL takes no parameters, so partition names are spliced into the text: every name comes from `partitionName` (a
- * date, digits only) or from the catalog by way of `partitionDay`, which accepts only those.
+ * A table's name cannot be a parameter, so the statements that read a partition by name splice it into the text:
+ * every name comes from `partitionName` (a date, digits only) or from the catalog by way of `partitionDay`, which
+ * accepts only those. The DDL is migration 0014's functions', which check the names they are given themselves.
  */
 
 export const PAYLOADS_TABLE = 'webhook_event_payloads';
@@ -139,21 +140,43 @@ export function countPartitionRows(name: string, after?: PayloadKey): Statement 
 }
 
 /**
- * Detaches a partition without blocking the receiver: `CONCURRENTLY` takes only `SHARE UPDATE EXCLUSIVE` on the
- * parent and waits for the transactions that may still read the partition. It cannot run inside a transaction
- * block. Interrupted, it leaves the partition pending detach: `finalizeDetach` completes it.
+ * Detaches an expired day's partition through `webhook_inbox_detach_payload_partition` (migration 0014), which the
+ * application's role runs without owning the table; a partition left pending by an interrupted `DETACH ...
+ * CONCURRENTLY` is finalized instead. The function takes ACCESS EXCLUSIVE on the parent for the catalog change
+ * alone, waiting 50 ms at most for it: the receiver's inserts wait that long at worst, and a busier table answers
+ * lock_not_available (`LOCK_NOT_AVAILABLE`), to be tried again.
  */
 export function detachPartition(name: string): Statement {
-  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" concurrently`, values: [] };
+  return { text: 'select webhook_inbox_detach_payload_partition($1)', values: [name] };
 }
 
-export function finalizeDetach(name: string): Statement {
-  return { text: `alter table ${PAYLOADS_TABLE} detach partition "${name}" finalize`, values: [] };
+/**
+ * Days' tables attached to nothing: detached by a purge cut off before it dropped them (or by hand). Retention
+ * drops them.
+ */
+export function selectDetachedDays(): Statement {
+  return {
+    text: `
+      select c.relname as name
+        from pg_class c
+       where c.relnamespace = 'public'::regnamespace and c.relkind = 'r'
+         and c.relname ~ '^${PREFIX}[0-9]{8}$'
+         and not exists (select from pg_inherits i where i.inhrelid = c.oid)
+       order by c.relname`,
+    values: [],
+  };
 }
 
-/** Drops a partition once detached: a table of its own then, so dropping it locks nothing the receiver uses. */
+/** What `detachPartition` fails with when the parent's lock did not come within its 50 ms. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Drops a day's table once detached (`webhook_inbox_drop_payload_partition`, migration 0014): a table of its own
+ * then, so dropping it locks nothing the receiver uses; in a transaction of its own, so the parent's lock is not
+ * held while its files are unlinked. Nothing when it is gone already.
+ */
 export function dropDetachedPartition(name: string): Statement {
-  return { text: `drop table if exists "${name}"`, values: [] };
+  return { text: 'select webhook_inbox_drop_payload_partition($1)', values: [name] };
 }
 
 // The payloads of one partition whose events are all done, or gone (key retention deleted them): not received,

@@ -56,15 +56,16 @@ describe('statementTimeoutMs', () => {
     const failures = await startWorker('sleepy', (tx) => tx.execute(sql`select pg_sleep(30)`));
     await producer.send({ eventId: 'evt_sleepy', type: 'sleepy' });
     await waitFor(async () => (await eventRow(pool, 'evt_sleepy'))?.status === 'processed', {
-      timeout: 20_000,
+      timeout: 60_000,
       message: 'evt_sleepy processed',
     });
 
     expect(failures).toHaveLength(1);
-    // 57014 query_canceled: "canceling statement due to statement timeout", after about 1 s.
+    // 57014 query_canceled: "canceling statement due to statement timeout", after about 1 s: not the 30 s the
+    // statement asked for (the upper bound is far from both, for a busy machine's scheduling).
     expect(failures[0]).toMatchObject({ code: '57014' });
     expect(failures[0]!.ms).toBeGreaterThanOrEqual(900);
-    expect(failures[0]!.ms).toBeLessThan(5_000);
+    expect(failures[0]!.ms).toBeLessThan(20_000);
     expect((await effectRuns(pool, 'evt_sleepy')).slow).toMatchObject({ status: 'completed', attempts: 2 });
   });
 
@@ -77,15 +78,16 @@ describe('statementTimeoutMs', () => {
     });
     await producer.send({ eventId: 'evt_hung', type: 'hung' });
     await waitFor(async () => (await eventRow(pool, 'evt_hung'))?.status === 'processed', {
-      timeout: 20_000,
+      timeout: 60_000,
       message: 'evt_hung processed',
     });
 
     expect(failures).toHaveLength(1);
-    // The statement timeout (1 s) plus the 2 s the worker gives a silent connection.
+    // The statement timeout (1 s) plus the 2 s the worker gives a silent connection; the connection would never
+    // answer, so any finite wait is the worker giving up (the bound leaves room for a busy machine).
     expect(failures[0]!.message).toBe('Query read timeout');
     expect(failures[0]!.ms).toBeGreaterThanOrEqual(2_900);
-    expect(failures[0]!.ms).toBeLessThan(8_000);
+    expect(failures[0]!.ms).toBeLessThan(30_000);
     expect((await effectRuns(pool, 'evt_hung')).slow).toMatchObject({ status: 'completed', attempts: 2 });
   });
 

@@ -122,6 +122,30 @@ describe('hmac template', () => {
   });
 });
 
+describe('a template built in code', () => {
+  // The same rules as the sources file (template-rules.ts), as a TypeError naming the source and the field.
+  const build =
+    (overrides: Partial<TemplateSpec>, hmac: HmacSpec = spec) =>
+    () =>
+      hmacProvider({ name: 'h', secrets: ['k'], hmac, template: template(overrides), toleranceSeconds: 300 });
+
+  it('refuses a key from a header the signature does not cover (was accepted before)', () => {
+    expect(build({ eventKey: { header: 'X-Delivery' } })).toThrow(
+      /^h: eventKey\.header: X-Delivery is not covered by the signature/,
+    );
+    const withId: HmacSpec = { ...spec, signed: '{id}.{body}', id: { header: 'X-Delivery' } };
+    expect(build({ eventKey: { header: 'x-delivery' } }, withId)).not.toThrow();
+  });
+
+  it('refuses crc unless the signature is the body alone and the body JSON (was accepted before)', () => {
+    const crc = { handshake: { type: 'crc' as const }, eventKey: { bodyHash: true as const } };
+    expect(build({ ...crc, body: 'form' })).toThrow(/^h: handshake\.type: crc answers anyone/);
+    const timestamped: HmacSpec = { ...spec, signed: '{timestamp}{body}', timestamp: { header: 'X-Ts' } };
+    expect(build(crc, timestamped)).toThrow(/^h: handshake\.type: crc answers anyone/);
+    expect(build(crc)).not.toThrow();
+  });
+});
+
 describe('the sources file', () => {
   it('refuses unknown fields (a typo is not silently ignored)', () => {
     expect(() =>

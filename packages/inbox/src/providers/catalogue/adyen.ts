@@ -1,8 +1,8 @@
 import { createHmac, type KeyObject, createSecretKey } from 'node:crypto';
 import { InvalidPayloadError, MissingSignatureError } from '../../errors.ts';
 import { assertSecrets, decodeJsonBody } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchAsOneEvent } from './batch.ts';
+import type { SignedRequest, VerifiedEvent } from '../types.ts';
+import { batchProvider, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import { anyKeyMatches, bodyObject, bodyString, decodeSignature, noMatch, sourceName } from './signing.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
@@ -60,18 +60,18 @@ export function adyenSignedText(item: Record<string, unknown>): string {
  * HMAC key. Every item must match; each becomes one event, recorded together. Adyen requires `[accepted]` as the
  * answer.
  */
-export function adyenProvider(options: CatalogueProviderOptions): Provider {
+export function adyenProvider(options: CatalogueProviderOptions): BatchProvider {
   const name = sourceName('adyen', options.name);
   assertSecrets(name, options.secrets);
   const keys = options.secrets.map((secret, index) => adyenKey(name, secret, index));
 
-  const verifyBatch = (request: SignedRequest): { events: VerifiedEvent[]; text: string } => {
-    const { text, object } = decodeJsonBody(name, request.rawBody);
+  const verifyBatch = (request: SignedRequest): VerifiedEvent[] => {
+    const { object } = decodeJsonBody(name, request.rawBody);
     const items = object.notificationItems;
     if (!Array.isArray(items) || items.length === 0) {
       throw new InvalidPayloadError(`${name}: the body has no notificationItems[]`);
     }
-    const events = items.map((wrapper: unknown) => {
+    return items.map((wrapper: unknown): VerifiedEvent => {
       const item = bodyObject(name, (wrapper ?? {}) as Record<string, unknown>, 'NotificationRequestItem');
       checkItem(name, keys, item);
       const key = [
@@ -88,18 +88,9 @@ export function adyenProvider(options: CatalogueProviderOptions): Provider {
         headers: {},
       };
     });
-    return { events, text };
   };
 
-  return {
-    name,
-    receive: (request) => ({ kind: 'events', events: verifyBatch(request).events, batch: true }),
-    verify(request) {
-      const { events, text } = verifyBatch(request);
-      return batchAsOneEvent(events, text);
-    },
-    response: ACCEPTED,
-  };
+  return batchProvider(name, verifyBatch, { response: ACCEPTED });
 }
 
 /** Refuses an item whose hmacSignature is absent or matches no key. */

@@ -1,18 +1,16 @@
-import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
 import { rawJson } from '../../json.ts';
 import { bodyText } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 
 /**
- * A provider whose deliveries carry several events (HubSpot, SendGrid). `verifyBatch` checks the signature once
- * and returns one event per item, each with its own key, for the sources framework's batch path. `verify` (the
- * `Provider` interface) returns a one-item delivery as that item, and a larger one as a single event of type
- * `batch` keyed by a hash of its items' keys, so a receiver without the batch path still deduplicates a
- * redelivered batch whole.
+ * A provider whose deliveries carry several events (SendGrid, HubSpot, Adyen, Meta). `verifyBatch` checks the
+ * signature once and returns one event per item, each under its own key; `receive` gives them to the receiver,
+ * which records every item as its own row, all of one request in one transaction (`batchProvider`).
  */
 export interface BatchProvider extends Provider {
   verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[];
+  receive(request: SignedRequest, now: Date): Reception;
 }
 
 /** One item of a JSON array body: its parsed object and its text (large integers kept digit for digit). */
@@ -25,7 +23,7 @@ export interface BatchItem {
  * The items of an authentic JSON array body. Integers beyond 2^53 are kept as written (`JSON.rawJSON`), so an
  * item's text says what the sender sent even though it is serialized again.
  */
-export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: string; items: BatchItem[] } {
+export function jsonArrayItems(name: string, rawBody: Uint8Array): BatchItem[] {
   const text = bodyText(name, rawBody);
   let parsed: unknown;
   try {
@@ -40,36 +38,51 @@ export function jsonArrayItems(name: string, rawBody: Uint8Array): { text: strin
   if (!Array.isArray(parsed) || parsed.length === 0) {
     throw new InvalidPayloadError(`${name}: the body is not a non-empty JSON array of events`);
   }
-  const items = parsed.map((item: unknown, index) => {
+  return parsed.map((item: unknown, index) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       throw new InvalidPayloadError(`${name}: item #${index + 1} of the batch is not an object`);
     }
     return { object: item as Record<string, unknown>, text: JSON.stringify(item) };
   });
-  return { text, items };
 }
 
-/** The whole delivery as one event, for `verify`: a lone item as itself, several under a key hashed from theirs. */
-export function batchAsOneEvent(events: readonly VerifiedEvent[], payloadText: string): VerifiedEvent {
-  const [first] = events;
-  if (first === undefined) throw new InvalidPayloadError('a batch delivery has no events');
-  if (events.length === 1) return first;
-  const keys = events.map((event) => event.eventId).sort();
-  const hash = createHash('sha256').update(keys.join('\n')).digest('hex');
-  return { provider: first.provider, eventId: `batch:${hash}`, type: 'batch', payloadText, headers: {} };
+/** What a batch source has besides its items: a fixed acknowledgement, a handshake answered before them. */
+export interface BatchOptions {
+  /** The answer once every item is recorded (Adyen's `[accepted]`); unset: the receiver's JSON counts. */
+  response?: HttpAnswer;
+  /** A request answered without events (Meta's GET subscription), or `undefined` for a delivery of items. */
+  handshake?: (request: SignedRequest, now: Date) => Reception | undefined;
 }
 
-/** A batch provider from its `verifyBatch`: `verify` gives the same delivery as one event (`batchAsOneEvent`). */
+/**
+ * A batch source from its `verifyBatch`. `receive` hands the receiver every item as its own event (`batch: true`:
+ * recorded in one transaction, answered as one request). `verify`, for a caller that records one event per
+ * request, gives a one-item delivery's event and refuses a larger one as `invalid_payload`: a batch never becomes
+ * one event, whose key would change whenever an item is added and run the known items' effects again.
+ */
 export function batchProvider(
   name: string,
   verifyBatch: (request: SignedRequest, now: Date) => VerifiedEvent[],
+  options: BatchOptions = {},
 ): BatchProvider {
+  const { handshake, response } = options;
   return {
     name,
+    batches: true,
     verifyBatch,
+    receive: (request, now) =>
+      handshake?.(request, now) ?? { kind: 'events', events: verifyBatch(request, now), batch: true },
+    ...(handshake && { acceptsGet: true }),
+    ...(response && { response }),
     verify(request: SignedRequest, now: Date): VerifiedEvent {
       const events = verifyBatch(request, now);
-      return batchAsOneEvent(events, jsonArrayItems(name, request.rawBody).text);
+      const [only] = events;
+      if (only === undefined || events.length !== 1) {
+        throw new InvalidPayloadError(
+          `${name}: the request holds ${events.length} events; a batch is received with receive(), one event per item`,
+        );
+      }
+      return only;
     },
   };
 }

@@ -1,6 +1,7 @@
-import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { sign, verify, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
 import { assertSecrets, decodeJsonBody, toBytes } from '../shared.ts';
+import { ed25519PublicKey } from '../public-keys.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
@@ -47,19 +48,14 @@ const PONG = { status: 200, contentType: 'application/json', body: '{"type":1}' 
  */
 const DEFERRED = { status: 200, contentType: 'application/json', body: '{"type":5}' } as const;
 
-// An Ed25519 public key as SPKI DER is this fixed prefix followed by the 32 raw key bytes.
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 const HEX_SIGNATURE = /^[0-9a-fA-F]{128}$/;
 
-/** The KeyObject of an application public key as the developer portal shows it (64 hex digits). */
-export function discordPublicKey(hex: string): KeyObject {
-  if (!HEX_KEY.test(hex)) throw new TypeError('discord: a public key is 64 hex digits (32 bytes)');
-  return createPublicKey({
-    key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(hex, 'hex')]),
-    format: 'der',
-    type: 'spki',
-  });
+/**
+ * The KeyObject of an application public key as the developer portal shows it (64 hex digits), refused when it
+ * could let anyone sign (public-keys.ts); `where` names it in the error.
+ */
+export function discordPublicKey(hex: string, where = 'discord: the public key'): KeyObject {
+  return ed25519PublicKey(where, hex);
 }
 
 /** Whether `signatureHex` is an Ed25519 signature of `timestamp` + `rawBody` under any of the keys. */
@@ -89,7 +85,9 @@ export function verifyDiscordSignature(
 export function discordProvider(options: CatalogueProviderOptions): Provider {
   const name = sourceName('discord', options.name);
   assertSecrets(name, options.secrets);
-  const keys = options.secrets.map((secret) => discordPublicKey(secret));
+  const keys = options.secrets.map((secret, index) =>
+    discordPublicKey(secret, `${name}: secret #${index + 1}`),
+  );
   const toleranceSeconds = tolerance(name, options.toleranceSeconds, DISCORD_FACTS.toleranceSeconds ?? 300);
 
   const verifyInteraction = (request: SignedRequest, now: Date): VerifiedEvent => {

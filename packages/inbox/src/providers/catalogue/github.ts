@@ -13,7 +13,7 @@ export const GITHUB_FACTS: ProviderFacts = {
     'none automatic; deliveries of the last 3 days can be redelivered by hand or through the REST API ' +
     '(POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts)',
   quirks:
-    'no signed timestamp: a captured delivery replays, as a duplicate; the ping event on hook creation is an ordinary event (type ping)',
+    'no signed timestamp, and X-GitHub-Delivery is not signed: a captured delivery posted again under a new X-GitHub-Delivery is a new event (a template keyed by bodyHash is not); the ping event on hook creation is an ordinary event (type ping)',
   requiredOptions: [],
   docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
 };
@@ -21,7 +21,8 @@ export const GITHUB_FACTS: ProviderFacts = {
 /**
  * GitHub (repository, organization and App webhooks): `X-Hub-Signature-256: sha256=<hex>`, the HMAC-SHA256 of
  * the raw body keyed with the webhook secret. The legacy SHA-1 `X-Hub-Signature` is not accepted. Nothing but
- * the body is signed: no timestamp, so a captured delivery can be replayed, and is then a duplicate by its key.
+ * the body is signed: no timestamp, and the `X-GitHub-Delivery` key is not signed, so a captured delivery posted
+ * again under a new `X-GitHub-Delivery` is recorded as a new event (SECURITY.md, residual risks).
  *
  * Event key: `X-GitHub-Delivery`, which a redelivery keeps. Type: `X-GitHub-Event` and the body's `action`,
  * e.g. `pull_request.opened`, or `push` for events without actions.

@@ -24,7 +24,8 @@ export const HUBSPOT_FACTS: ProviderFacts = {
   toleranceSeconds: 300,
   retries: "up to 10 retries spread over 24 hours; each item's attemptNumber counts them",
   quirks:
-    'a batch of up to 100 events per request (verifyBatch); the signed URL has some escapes decoded; v1/v2 signatures refused',
+    'a batch of up to 100 events per request, each recorded as its own event; the signed URL has some ' +
+    'escapes decoded; v1/v2 signatures refused',
   requiredOptions: ['url'],
   docs: 'https://developers.hubspot.com/docs/apps/legacy-apps/authentication/validating-requests',
 };
@@ -64,7 +65,7 @@ export function hubspotSignedUri(url: string): string {
  * app's client secret; the timestamp must be within the tolerance (5 minutes, as HubSpot's client library).
  * The v1 and v2 signatures (plain SHA-256 with the secret inside) are not accepted.
  *
- * A delivery is a JSON array of up to 100 events: `verifyBatch` returns one event per item, keyed
+ * A delivery is a JSON array of up to 100 events: `receive` gives one event per item (`batchProvider`), keyed
  * `portalId:subscriptionId:eventId:occurredAt` and typed by `subscriptionType`.
  *
  * @example
@@ -89,7 +90,7 @@ export function hubspotProvider(options: HubspotProviderOptions): BatchProvider 
     checkHmac(name, keys, parts, header, `X-HubSpot-Signature-v3 (over POST ${uri})`);
     checkTimestamp(name, Math.floor(timestampMs / 1000), now, toleranceSeconds);
 
-    return jsonArrayItems(name, request.rawBody).items.map(({ object, text: itemText }) => ({
+    return jsonArrayItems(name, request.rawBody).map(({ object, text: itemText }) => ({
       provider: name,
       eventId: ['portalId', 'subscriptionId', 'eventId', 'occurredAt']
         .map((f) => bodyString(name, object, f))

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from '../../errors.ts';
 import { metaSubscriptionChallenge, verifyTokenHash } from '../handshakes.ts';
 import { decodeJsonBody } from '../shared.ts';
-import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchAsOneEvent } from './batch.ts';
+import type { Reception, SignedRequest, VerifiedEvent } from '../types.ts';
+import { batchProvider, type BatchProvider } from './batch.ts';
 import { checkBodySignature, signBody, bodyString, secretKeys, sourceName } from './signing.ts';
 import type { BodySignature, CatalogueProviderOptions } from './signing.ts';
 import type { ProviderFacts } from './facts.ts';
@@ -52,7 +52,7 @@ export interface MetaProviderOptions extends CatalogueProviderOptions {
  * or `messaging[]`: one event per item, recorded together. The subscription is proven by a GET echoing
  * `hub.challenge` when `hub.verify_token` is the configured verify token.
  */
-export function metaProvider(options: MetaProviderOptions): Provider {
+export function metaProvider(options: MetaProviderOptions): BatchProvider {
   const name = sourceName('meta', options.name);
   const keys = secretKeys(name, options.secrets);
   if (typeof options.verifyToken !== 'string' || options.verifyToken === '') {
@@ -60,32 +60,21 @@ export function metaProvider(options: MetaProviderOptions): Provider {
   }
   const expectedToken = verifyTokenHash(options.verifyToken);
 
-  const verifyBatch = (request: SignedRequest): { events: VerifiedEvent[]; text: string } => {
+  const verifyBatch = (request: SignedRequest): VerifiedEvent[] => {
     checkBodySignature(name, request, keys, SIGNATURE);
-    const { text, object } = decodeJsonBody(name, request.rawBody);
+    const { object } = decodeJsonBody(name, request.rawBody);
     const kind = bodyString(name, object, 'object');
     const entries = object.entry;
     if (!Array.isArray(entries) || entries.length === 0) {
       throw new InvalidPayloadError(`${name}: the body has no entry[]`);
     }
-    const events = entries.flatMap((entry: unknown) => entryEvents(name, kind, entry));
-    return { events, text };
+    return entries.flatMap((entry: unknown) => entryEvents(name, kind, entry));
   };
 
-  const receive = (request: SignedRequest): Reception => {
-    if (request.method === 'GET') return subscription(name, request, expectedToken);
-    return { kind: 'events', events: verifyBatch(request).events, batch: true };
-  };
-
-  return {
-    name,
-    receive,
-    acceptsGet: true,
-    verify(request) {
-      const { events, text } = verifyBatch(request);
-      return batchAsOneEvent(events, text);
-    },
-  };
+  return batchProvider(name, verifyBatch, {
+    handshake: (request) =>
+      request.method === 'GET' ? subscription(name, request, expectedToken) : undefined,
+  });
 }
 
 /** The GET handshake: the challenge, when the verify token is the configured one. */

@@ -1,5 +1,6 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { assertSecrets, toBytes } from '../shared.ts';
+import { requireStrongKey } from '../public-keys.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
@@ -23,18 +24,26 @@ export const SENDGRID_FACTS: ProviderFacts = {
   toleranceSeconds: 300,
   retries: 'retried for up to 24 hours when the endpoint does not answer 2xx; events are batched per request',
   quirks:
-    'a JSON array of events per request (verifyBatch); the signed timestamp has no documented tolerance',
+    'a JSON array of events per request, each recorded as its own event; the signed timestamp has no ' +
+    'documented tolerance',
   requiredOptions: [],
   docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
 };
 
-/** The KeyObject of the verification key SendGrid shows (base64 SPKI DER, with or without PEM armour). */
-export function sendgridPublicKey(text: string): KeyObject {
+/**
+ * The KeyObject of the verification key SendGrid shows (base64 SPKI DER, with or without PEM armour): an ECDSA
+ * P-256 key, else refused (public-keys.ts); `where` names it in the error.
+ */
+export function sendgridPublicKey(text: string, where = 'sendgrid: the verification key'): KeyObject {
   const base64 = text.replace(/-----(BEGIN|END) PUBLIC KEY-----/g, '').replace(/\s+/g, '');
-  const key = createPublicKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'spki' });
-  if (key.asymmetricKeyType !== 'ec')
-    throw new TypeError('sendgrid: the verification key is not an EC public key');
-  return key;
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'spki' });
+  } catch {
+    // OpenSSL's reason is not passed on: the key is public, but the message would not say which source it is.
+    throw new TypeError(`${where} is not a base64 SPKI public key`);
+  }
+  return requireStrongKey(where, key, { type: 'ec', curve: 'prime256v1' });
 }
 
 /** Whether `signatureBase64` is an ECDSA (SHA-256, DER) signature of `timestamp` + `rawBody` under any key. */
@@ -69,13 +78,15 @@ export function signSendgrid({ payload, privateKey, timestamp }: KeyPairSignOpti
 /**
  * SendGrid's signed Event Webhook: `X-Twilio-Email-Event-Webhook-Signature` is the base64 DER ECDSA (P-256,
  * SHA-256) signature of `X-Twilio-Email-Event-Webhook-Timestamp` followed by the raw body; `secrets` are the
- * verification keys from the SendGrid settings. A request carries a JSON array of events: `verifyBatch` returns
- * one per item, keyed by `sg_event_id` and typed by `event`.
+ * verification keys from the SendGrid settings. A request carries a JSON array of events: `receive` gives one per
+ * item (`batchProvider`), keyed by `sg_event_id` and typed by `event`.
  */
 export function sendgridProvider(options: CatalogueProviderOptions): BatchProvider {
   const name = sourceName('sendgrid', options.name);
   assertSecrets(name, options.secrets);
-  const keys = options.secrets.map((secret) => sendgridPublicKey(secret));
+  const keys = options.secrets.map((secret, index) =>
+    sendgridPublicKey(secret, `${name}: secret #${index + 1}`),
+  );
   const toleranceSeconds = tolerance(name, options.toleranceSeconds, SENDGRID_FACTS.toleranceSeconds ?? 300);
 
   function verifyBatch(request: SignedRequest, now: Date): VerifiedEvent[] {
@@ -88,7 +99,7 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
         'the signature is not one by any configured verification key; is the key the one under ' +
         'Mail Settings > Signed Event Webhook, and the body the raw request body?',
     });
-    return jsonArrayItems(name, request.rawBody).items.map(({ object, text }) => ({
+    return jsonArrayItems(name, request.rawBody).map(({ object, text }) => ({
       provider: name,
       eventId: bodyString(name, object, 'sg_event_id'),
       type: bodyString(name, object, 'event'),

@@ -56,17 +56,18 @@ export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
 }
 
 /**
- * A 2048-bit RSA key and a self-signed certificate of it for `commonName`, valid for two days, made by the `openssl`
+ * An RSA key (2048 bits unless `bits` says otherwise) and a self-signed certificate of it for `commonName`, valid for two days, made by the `openssl`
  * command (Node cannot issue certificates): what tests and the bench serve at a sample delivery's certificate URL,
  * or a loopback TLS server presents. `extra`: more `openssl req` arguments (`-addext subjectAltName=...`).
  */
 export function selfSignedCertificate(
   commonName = 'webhook-inbox sample',
   extra: readonly string[] = [],
+  bits = 2048,
 ): { privateKey: KeyObject; privateKeyPem: string; certificate: string } {
   const pems = execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', '-', '-subj', `/CN=${commonName}`].concat(
+    ['req', '-x509', '-newkey', `rsa:${bits}`, '-nodes', '-keyout', '-', '-subj', `/CN=${commonName}`].concat(
       ['-days', '2', '-out', '-'],
       extra,
     ),

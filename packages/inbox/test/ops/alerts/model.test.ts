@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cpuTime } from '@webhook-inbox/testing';
 import { effectFailed } from '../../alert-support.ts';
 import { alertFingerprint, normalizeErrorMessage } from '../../../src/ops/alerts/model.ts';
 
@@ -22,9 +23,8 @@ describe('normalizeErrorMessage', () => {
   it('reads a bounded start of a 1 MB message, whatever its shape', () => {
     const MB = 1 << 20;
     for (const message of ['x'.repeat(MB), `${'1'.repeat(MB)}a`, 'ab_'.repeat(MB / 3), 'f'.repeat(MB)]) {
-      const started = performance.now();
-      const normalized = normalizeErrorMessage(message);
-      expect(performance.now() - started).toBeLessThan(1000);
+      const { value: normalized, ms } = cpuTime(() => normalizeErrorMessage(message));
+      expect(ms).toBeLessThan(1000);
       expect(normalized.length).toBeLessThanOrEqual(500);
     }
   });

@@ -74,7 +74,8 @@ const signed = (message: Record<string, string>, options: { version?: '1' | '2';
   });
 const provider = () => awsSnsProvider({ secrets: [TOPIC], certificateFetch: certificates.fetch });
 const sns = provider();
-const receive = (body: string, source = sns) => source.receiveAsync!(request(body, {}), NOW);
+const receive = (body: string, source = sns, laterMs = 0) =>
+  source.receiveAsync!(request(body, {}), new Date(NOW.getTime() + laterMs));
 const eventOf = (reception: Reception) =>
   reception.kind === 'events' ? reception.events.map((e) => [e.eventId, e.type]) : reception;
 /** A copy of the message with `field` set to another value: valid JSON that its signature does not cover. */
@@ -168,12 +169,14 @@ describe('aws-sns', () => {
       'http://sns.us-east-1.amazonaws.com/cert.pem',
       'https://sns.us-east-1.amazonaws.com:8443/cert.pem',
       'https://s3.amazonaws.com/cert.pem',
+      // An S3 bucket named "sns" (accepted before the region's shape was required).
+      'https://sns.s3.amazonaws.com/cert.pem',
       'https://127.0.0.1/cert.pem',
       'https://sns.us-east-1.amazonaws.com/cert.txt',
     ],
     freshProvider: () => {
       const source = provider();
-      return (url) => receive(signed(notification(), { url }), source);
+      return (url, laterMs) => receive(signed(notification(), { url }), source, laterMs);
     },
   });
 

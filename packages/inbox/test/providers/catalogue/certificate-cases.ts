@@ -23,9 +23,9 @@ export interface CertificateCase {
   refusedUrls: readonly string[];
   /**
    * A new provider (its own empty certificate cache), as a function that receives a fresh signed delivery whose
-   * certificate URL is `url` (the documented one when undefined).
+   * certificate URL is `url` (the documented one when undefined), `laterMs` after the signed time.
    */
-  freshProvider: () => (url?: string) => Promise<unknown>;
+  freshProvider: () => (url?: string, laterMs?: number) => Promise<unknown>;
 }
 
 /** The certificate URL's allow-list, the single fetch per certificate, and the retry after its host was down. */
@@ -38,14 +38,15 @@ export function itGuardsCertificateFetches(c: CertificateCase): void {
     expect(c.certificates.requests.length).toBe(before);
   });
 
-  it('fetches a certificate once (a second delivery makes no request), and retries one whose host was down', async () => {
+  it('fetches a certificate once (a second delivery makes no request); one whose host was down is refused unfetched for 5 s, then fetched again', async () => {
     const receive = c.freshProvider();
     const before = c.certificates.requests.length;
     c.certificates.down = true;
     expect(await asyncCodeOf(receive())).toBe('certificate_unavailable');
     c.certificates.down = false;
+    expect(await asyncCodeOf(receive(undefined, 4_000))).toBe('certificate_unavailable');
     expect(c.certificates.requests.length).toBe(before + 1);
-    expect(await asyncCodeOf(receive())).toBe('no error');
+    expect(await asyncCodeOf(receive(undefined, 5_000))).toBe('no error');
     expect(await asyncCodeOf(receive())).toBe('no error');
     expect(c.certificates.requests.length).toBe(before + 2);
   });

@@ -1,7 +1,7 @@
 import { Signature } from '@hubspot/api-client';
 import { describe, expect, it } from 'vitest';
 import { hubspotProvider, hubspotSignedUri, signHubspot } from '../../../src/providers/catalogue/hubspot.ts';
-import { refusal, request, tamper } from './support.ts';
+import { codeOf, refusal, request, tamper } from './support.ts';
 
 const SECRET = 'hubspot-client-secret-1234';
 const URL = 'https://hooks.example.com/webhooks/hubspot?portal=62515';
@@ -60,7 +60,7 @@ describe('hubspot', () => {
     expect(valid).toBe(true);
   });
 
-  it('gives the whole delivery to verify as one event: a lone item as itself, several under one batch key', () => {
+  it('receive gives each item as its own event; verify refuses a batch rather than key it as one event (was one batch:<hash> event)', () => {
     const now = new Date('2026-12-05T00:00:00Z');
     const t = now.getTime();
     const one = JSON.stringify([ITEM]);
@@ -73,13 +73,17 @@ describe('hubspot', () => {
       eventId: '62515:2489:100:1733356800000',
       type: 'contact.creation',
     });
-    const batch = hubspot.verify(
-      request(BATCH, headers(signHubspot({ payload: BATCH, secret: SECRET, url: URL, timestampMs: t }), t)),
-      now,
+    const delivery = request(
+      BATCH,
+      headers(signHubspot({ payload: BATCH, secret: SECRET, url: URL, timestampMs: t }), t),
     );
-    expect(batch.type).toBe('batch');
-    expect(batch.eventId).toMatch(/^batch:[0-9a-f]{64}$/);
-    expect(batch.payloadText).toBe(BATCH);
+    const reception = hubspot.receive(delivery, now);
+    expect(reception.kind === 'events' && reception.batch).toBe(true);
+    expect(reception.kind === 'events' ? reception.events.map((event) => event.eventId) : []).toEqual([
+      '62515:2489:100:1733356800000',
+      '62515:2489:101:1733356800000',
+    ]);
+    expect(codeOf(() => hubspot.verify(delivery, now))).toBe('invalid_payload');
   });
 
   it('signs the URL with the escapes HubSpot decodes', () => {

@@ -42,8 +42,8 @@ const signed = (payload: string, options: { time?: Date; url?: string; webhookId
 const provider = (secrets = [WEBHOOK_ID]) =>
   paypalProvider({ secrets, certificateFetch: certificates.fetch });
 const paypal = provider();
-const receive = (payload: string, headers: Record<string, string>, source = paypal) =>
-  source.receiveAsync!(request(payload, headers), NOW);
+const receive = (payload: string, headers: Record<string, string>, source = paypal, laterMs = 0) =>
+  source.receiveAsync!(request(payload, headers), new Date(NOW.getTime() + laterMs));
 const eventOf = (reception: Reception) =>
   reception.kind === 'events' ? reception.events.map((e) => [e.eventId, e.type]) : reception;
 
@@ -147,9 +147,9 @@ describe('paypal', () => {
     ],
     freshProvider: () => {
       const source = provider();
-      return (url) => {
+      return (url, laterMs) => {
         const payload = body();
-        return receive(payload, signed(payload, { url }), source);
+        return receive(payload, signed(payload, { url }), source, laterMs);
       };
     },
   });

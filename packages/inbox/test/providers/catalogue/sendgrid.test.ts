@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { describe, expect, it } from 'vitest';
 import { sendgridProvider, signSendgrid } from '../../../src/providers/catalogue/sendgrid.ts';
-import { expectKeyPairForgeriesRefused, request, tamper } from './support.ts';
+import { codeOf, expectKeyPairForgeriesRefused, request, tamper } from './support.ts';
 
 // @sendgrid/eventwebhook verifies (verifySignature) but does not sign: the tests sign with a P-256 key of their
 // own, as SendGrid does with the account's, and both verifiers must agree.
@@ -42,15 +42,16 @@ describe('sendgrid', () => {
     expect(webhook.verifySignature(key, tamper(BODY), signature, String(T))).toBe(false);
   });
 
-  it('gives one event per item of the batch, keyed by sg_event_id', () => {
-    const events = sendgrid.verifyBatch(
-      request(BODY, headers(signSendgrid({ payload: BODY, privateKey, timestamp: T }))),
-      NOW,
-    );
+  it('receives one event per item of the batch, keyed by sg_event_id; verify refuses a batch (was one batch:<hash> event)', () => {
+    const delivery = request(BODY, headers(signSendgrid({ payload: BODY, privateKey, timestamp: T })));
+    const reception = sendgrid.receive(delivery, NOW);
+    expect(reception.kind === 'events' && reception.batch).toBe(true);
+    const events = reception.kind === 'events' ? reception.events : [];
     expect(events.map((e) => [e.eventId, e.type])).toEqual([
       ['rbtnWrG1DVDGGGFHFyun0A==', 'processed'],
       ['ZHVtbXlfZXZlbnRfaWQ=', 'delivered'],
     ]);
+    expect(codeOf(() => sendgrid.verify(delivery, NOW))).toBe('invalid_payload');
   });
 
   it('refuses a tampered body, another key, a moved timestamp, a missing or malformed signature, a stale one', () => {

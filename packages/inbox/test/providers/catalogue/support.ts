@@ -45,14 +45,15 @@ export function codeOf(fn: () => unknown): WebhookErrorCode | 'no error' {
   }
 }
 
-/** The refusal code of verifying these headers and body at `now`. */
+/** The refusal code of these headers and body at `now`, asked as the receiver asks (`receive` where there is one). */
 export function refusal(
   provider: Provider,
   body: string,
   headers: Record<string, string>,
   now: Date,
 ): WebhookErrorCode | 'no error' {
-  return codeOf(() => provider.verify(request(body, headers), now));
+  const delivery = request(body, headers);
+  return codeOf(() => (provider.receive ? provider.receive(delivery, now) : provider.verify(delivery, now)));
 }
 
 /** The headers without `name` (any case). */

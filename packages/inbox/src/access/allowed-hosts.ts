@@ -1,12 +1,12 @@
 import net from 'node:net';
-import { normalizeAddress } from '@webhook-inbox/inbox/access/forwarded';
-import type { MiddlewareHandler } from 'hono';
-import { HostNotAllowedError } from './http-errors.ts';
+import { CodedError } from '../errors.ts';
+import { normalizeAddress } from './forwarded.ts';
 
 /**
- * The `Host` names the management listener answers (`MANAGEMENT_ALLOWED_HOSTS`). A DNS-rebinding page (its own
- * name made to resolve to 127.0.0.1) sends its own name as `Host`; refused, it cannot read `/metrics` or try tokens
- * from an operator's browser.
+ * The `Host` names a listener that is not for the internet answers: the receiver's management listener
+ * (`MANAGEMENT_ALLOWED_HOSTS`) and the worker's metrics listener (`WORKER_ALLOWED_HOSTS`). A DNS-rebinding page (its
+ * own name made to resolve to 127.0.0.1) sends its own name as `Host`; refused, it cannot read `/metrics` or try
+ * tokens from an operator's browser.
  */
 export interface AllowedHosts {
   /** True when a request with this `Host` header is answered. */
@@ -24,6 +24,16 @@ interface Entry {
   range?: net.BlockList;
   /** Only this port; unset: any. */
   port?: number;
+}
+
+/** A comma-separated list of entries (`localhost,metrics.internal,10.0.0.0/8`), as the variables hold it. */
+export function parseHostList(value: string): AllowedHosts {
+  return parseAllowedHosts(
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
 }
 
 /**
@@ -88,24 +98,47 @@ function splitHost(value: string): { name: string; port: number; explicitPort: b
   return { name: match[1]!, port, explicitPort: match[2] !== undefined };
 }
 
+/** A request whose `Host` the listener does not answer for: 421 `host_not_allowed`. */
+export class HostNotAllowedError extends CodedError<'host_not_allowed'> {
+  override name = 'HostNotAllowedError';
+  constructor(host: unknown, variable: string) {
+    super(
+      'host_not_allowed',
+      `this listener does not answer for Host ${typeof host === 'string' ? JSON.stringify(host.slice(0, 100)) : '(none)'}; ` +
+        `use one in ${variable}`,
+    );
+  }
+}
+
+/** What `allowedHostsOnly` reads of a request: Hono's `Context` has it. */
+interface HostRequest {
+  req: { path: string; url: string };
+  env: unknown;
+}
+
 /**
- * Refuses (421 `host_not_allowed`) a request whose `Host` is not allowed, except the health probes (`/healthz`,
- * `/readyz`), which reveal nothing and which an orchestrator sends with the pod's address as `Host`.
+ * A Hono middleware refusing (throwing `HostNotAllowedError`, which the app answers 421 `host_not_allowed`) a
+ * request whose `Host` is not allowed, except on the `open` paths: health probes, which reveal nothing and which
+ * an orchestrator sends with the pod's address as `Host`. `variable` is what the refusal tells the caller to set.
  */
-export function allowedHostsOnly(hosts: AllowedHosts): MiddlewareHandler {
+export function allowedHostsOnly(
+  hosts: AllowedHosts,
+  variable: string,
+  open: readonly string[] = ['/healthz', '/readyz'],
+): (c: HostRequest, next: () => Promise<void>) => Promise<void> {
   return async (c, next) => {
-    if (c.req.path === '/healthz' || c.req.path === '/readyz') return next();
+    if (open.includes(c.req.path)) return next();
     // The header as sent; without a socket (an in-process request), the URL's.
     const incoming = (c.env as { incoming?: { headers: Record<string, unknown> } } | undefined)?.incoming;
     const host = incoming ? incoming.headers.host : new URL(c.req.url).host;
-    if (typeof host !== 'string' || !hosts.allows(host)) throw new HostNotAllowedError(host);
+    if (typeof host !== 'string' || !hosts.allows(host)) throw new HostNotAllowedError(host, variable);
     return next();
   };
 }
 
-/** The loopback names, and the management listener's own address when it is one (not `0.0.0.0` or `::`). */
-export function defaultAllowedHosts(managementHost: string): AllowedHosts {
-  const own = managementHost.includes(':') ? `[${managementHost}]` : managementHost;
+/** The loopback names, and the listener's own address when it is one (not `0.0.0.0` or `::`). */
+export function defaultAllowedHosts(listenerHost: string): AllowedHosts {
+  const own = listenerHost.includes(':') ? `[${listenerHost}]` : listenerHost;
   const wildcard = ['0.0.0.0', '[::]', '[0:0:0:0:0:0:0:0]'].includes(own);
   const entries: string[] = [...LOOPBACK_HOSTS];
   if (wildcard || entries.includes(own.toLowerCase())) return parseAllowedHosts(entries);

@@ -1,0 +1,68 @@
+import type { TemplateSpec } from './template-spec.ts';
+
+// The cross-field rules of a template source, in one list that both the sources file (a start-up error naming the
+// source and the field) and a provider built in code (a TypeError) apply. Some depend on what the source's
+// authentication covers: a key read from a header the signature does not cover lets a captured delivery be
+// posted again as a new event, and X's CRC, which answers anyone the HMAC of a token, is safe only where no token
+// it accepts can be a recordable body.
+
+/** What a template source's authentication proves about a request. */
+export type Coverage =
+  /**
+   * A signature (hmac, ed25519): over the body, and over `headers` (lower-case) besides; `bodyOnly` when the
+   * signed bytes are the raw body and nothing else.
+   */
+  | { kind: 'signature'; headers: readonly string[]; bodyOnly: boolean }
+  /** A credential (basic-auth, api-key): who sent the request, nothing about its body or headers. */
+  | { kind: 'credential' };
+
+export const CREDENTIAL: Coverage = { kind: 'credential' };
+
+export interface TemplateIssue {
+  path: string[];
+  message: string;
+}
+
+/** Every rule `spec` breaks, each against the field to change; none for a valid template. */
+export function templateIssues(spec: TemplateSpec, coverage: Coverage): TemplateIssue[] {
+  const issues: TemplateIssue[] = [];
+  const add = (path: string[], message: string) => issues.push({ path, message });
+  if (spec.eventKey === undefined) {
+    add(
+      ['eventKey'],
+      'is required: a header or JSON pointer that is the same on every redelivery of one event; ' +
+        'or, knowing a sender that changes one byte on redelivery is then not deduplicated, { bodyHash: true }',
+    );
+  }
+  const keyHeader = spec.eventKey?.header;
+  if (spec.batch !== undefined && keyHeader !== undefined) {
+    add(
+      ['eventKey', 'header'],
+      'cannot key a batch: every event of the request would share it; use a pointer into each item',
+    );
+  } else if (
+    keyHeader !== undefined &&
+    coverage.kind === 'signature' &&
+    !coverage.headers.includes(keyHeader.toLowerCase())
+  ) {
+    add(
+      ['eventKey', 'header'],
+      `${keyHeader} is not covered by the signature: a captured delivery posted again with another ` +
+        `${keyHeader} would be a new event; key by what is signed: a pointer into the body, { bodyHash: true }, ` +
+        'or (hmac) the header hmac.id names with {id} in hmac.signed',
+    );
+  }
+  if (spec.batch !== undefined && spec.body === 'form') add(['batch'], 'is for JSON bodies only');
+  if (spec.formJsonFields.length > 0 && spec.body !== 'form') add(['formJsonFields'], 'needs body: form');
+  if (
+    spec.handshake?.type === 'crc' &&
+    !(coverage.kind === 'signature' && coverage.bodyOnly && spec.body === 'json')
+  ) {
+    add(
+      ['handshake', 'type'],
+      'crc answers anyone the HMAC-SHA256 of a token under the first secret: only for an hmac source signing ' +
+        '"{body}" alone, with body: json (X), where no token it accepts is a body the source records',
+    );
+  }
+  return issues;
+}

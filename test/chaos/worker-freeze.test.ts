@@ -1,16 +1,16 @@
 /**
  * A worker frozen (SIGSTOP) while it holds welcome emails' claims, thawed (SIGCONT) once another worker has
  * finished its events: the thawed worker must send none of them again. Its leases ran out while it was stopped and
- * the other worker took them; every email it still had to send proves its claim right before the SMTP
- * transaction (`holdLease`, after the wait for a connection) and finds it gone.
+ * the other worker took them; every email it still had to send proves its claim inside its SMTP transaction, once
+ * the server accepted DATA (`holdLease`, the mailer's `beforeSend`), finds it gone, and drops the connection
+ * without the message's closing dot.
  *
  * Two worker processes with production's queue settings (heartbeat 10 s), 60 checkouts of 60 accounts, the SMTP
  * sink slow enough that a batch's emails queue for its connections. The victim reaches the sink through a proxy,
  * so the sink tells its messages apart. The only repeat allowed is a copy whose SMTP transaction the victim had
  * begun before it was stopped (MAIL FROM read by the sink before the SIGCONT): a send in flight at the freeze, or
- * one that had ended but whose mark had not landed; the scenario counts and prints them. It freezes the victim
- * once its SMTP connections are open: a message that proved its claim while its connection was still being opened
- * (greeting, EHLO) would start its transaction after the thaw, a window the scenario leaves out.
+ * one that had ended but whose mark had not landed; the scenario counts and prints them. A message of the victim
+ * whose transaction began after the thaw must not be delivered at all.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -97,8 +97,7 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       await Promise.all(events.map((event) => producer.send(event.raw)));
 
       // The victim holds claims beyond the emails inside their SMTP transaction (the others wait for a
-      // connection), with its SMTP connections open (ten emails sent), so the emails it has not sent wait for a
-      // connection, not for one to be opened.
+      // connection), with its SMTP connections open (ten emails sent).
       const victimSent = () => smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
       const claimed = async () =>
         (

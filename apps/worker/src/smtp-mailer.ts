@@ -51,7 +51,9 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
     connection.on('error', forget);
     connection.once('end', forget);
     try {
-      await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        connection.connect((error) => (error ? reject(error) : resolve())),
+      );
       if (auth) {
         await new Promise<void>((resolve, reject) =>
           connection.login(auth, (error) => (error ? reject(error) : resolve())),
@@ -65,10 +67,15 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
     return connection;
   }
 
-  async function sendOn(connection: SMTPConnection, raw: Buffer, to: string, options: SendOptions): Promise<Sent> {
+  async function sendOn(
+    connection: SMTPConnection,
+    raw: Buffer,
+    to: string,
+    options: SendOptions,
+  ): Promise<Sent> {
     let started = false;
     let written = false;
-    let refused: unknown;
+    let refused: Error | undefined;
     // Read by the connection only once the server answered DATA.
     const body = new Readable({
       read() {
@@ -81,8 +88,8 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
             this.push(null);
           },
           (error: unknown) => {
-            refused = error;
-            this.destroy(error instanceof Error ? error : new Error(String(error)));
+            refused = error instanceof Error ? error : new Error(String(error));
+            this.destroy(refused);
           },
         );
       },
@@ -128,7 +135,10 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
             throw error;
           }
         });
-        logger.debug({ messageId: message.messageId, response: info.response }, 'mail accepted by SMTP server');
+        logger.debug(
+          { messageId: message.messageId, response: info.response },
+          'mail accepted by SMTP server',
+        );
       } finally {
         release();
       }

@@ -31,14 +31,19 @@ const message = (n: number) => ({
 });
 
 function smtpMailer(url: string): Mailer {
-  return createMailer({ smtpUrl: url, from: 'welcome@example.test', dir: '', logger: pino({ level: 'silent' }) });
+  return createMailer({
+    smtpUrl: url,
+    from: 'welcome@example.test',
+    dir: '',
+    logger: pino({ level: 'silent' }),
+  });
 }
 
 it('proves the claim inside the SMTP transaction, once the server has accepted DATA', async () => {
   mailer = smtpMailer(smtp.url);
   const seen: number[] = [];
   await mailer.send(message(1), {
-    beforeSend: async () => void seen.push(smtp.openTransactions()),
+    beforeSend: () => Promise.resolve(void seen.push(smtp.openTransactions())),
   });
   // The transaction was open (MAIL FROM read) when the proof ran, and nothing had been delivered yet.
   expect(seen).toEqual([1]);

@@ -73,7 +73,13 @@ async function work(url: string, smtpUrl: string): Promise<void> {
             tx: db as never,
           });
           const key = `welcome:${payload.id}`;
-          await welcome({ ...base, effect: 'sendWelcomeEmail', idempotencyKey: key, db });
+          await welcome({
+            ...base,
+            effect: 'sendWelcomeEmail',
+            idempotencyKey: key,
+            db,
+            holdLease: async () => {},
+          });
           await recordCheckoutSubscription({
             ...base,
             effect: 'recordCheckoutSubscription',

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import { traceSpan } from '@webhook-inbox/inbox/telemetry';
 import type { Logger } from 'pino';
+import { smtpMailer } from './smtp-mailer.ts';
 
 export interface MailMessage {
   to: string;
@@ -13,9 +13,18 @@ export interface MailMessage {
   messageId: string;
 }
 
+export interface SendOptions {
+  /**
+   * Runs right before the message goes out: over SMTP inside the transaction, once the server accepted DATA
+   * (`smtp-mailer.ts`). It is the effect's `holdLease`, so a worker that froze before that point sends nothing
+   * once its claim is gone. A throw sends nothing.
+   */
+  beforeSend?: () => Promise<void>;
+}
+
 export interface Mailer {
   /** Resolves once the SMTP server accepted the message (or the file is written). */
-  send(message: MailMessage): Promise<void>;
+  send(message: MailMessage, options?: SendOptions): Promise<void>;
   close(): void;
 }
 
@@ -28,42 +37,19 @@ export interface MailerOptions {
 }
 
 /**
- * The welcome-email transport. Over SMTP it keeps a small pool of connections open (a send is then one
- * MAIL/RCPT/DATA exchange, which keeps the window between "sent" and "marked sent" short). Without SMTP it
- * writes each message to `<dir>/<hash of Message-ID>.eml`: a repeated send overwrites the same file.
+ * The welcome-email transport: SMTP over connections kept open (`smtp-mailer.ts`), or, without SMTP, each message
+ * written to `<dir>/<hash of Message-ID>.eml`: a repeated send overwrites the same file.
  */
 export function createMailer(options: MailerOptions): Mailer {
-  return options.smtpUrl ? smtpMailer(options.smtpUrl, options) : fileMailer(options);
-}
-
-function smtpMailer(url: string, { from, logger }: MailerOptions): Mailer {
-  const transport = nodemailer.createTransport({
-    url,
-    pool: true,
-    maxConnections: 10,
-    maxMessages: Infinity,
-    // A stuck server must fail the send (and the attempt) rather than hang it past the job's timeout.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  });
-  return {
-    async send(message) {
-      // No maintained instrumentation covers nodemailer: our own client span, with no address or content in it.
-      const info = await traceSpan('smtp send', { 'network.protocol.name': 'smtp' }, () =>
-        transport.sendMail({ from, ...message }),
-      );
-      logger.debug({ messageId: message.messageId, response: info.response }, 'mail accepted by SMTP server');
-    },
-    close: () => transport.close(),
-  };
+  return options.smtpUrl ? smtpMailer(options.smtpUrl, options.from, options.logger) : fileMailer(options);
 }
 
 function fileMailer({ from, dir, logger }: MailerOptions): Mailer {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   let ready: Promise<unknown> | undefined;
   return {
-    async send(message) {
+    async send(message, options = {}) {
+      await options.beforeSend?.();
       const info = await transport.sendMail({ from, ...message });
       const raw = info.message;
       if (!Buffer.isBuffer(raw)) throw new Error('nodemailer did not return the message as a buffer');

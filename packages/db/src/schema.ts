@@ -10,6 +10,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uuid,
 } from 'drizzle-orm/pg-core';
 
 import { inList } from './check-list.ts';
@@ -156,6 +157,12 @@ export const idempotencyKeys = pgTable(
      * job's expiry (its lease); null before 0002, and after an attempt gave its claim up.
      */
     claimExpiresAt: timestamp('claim_expires_at', { withTimezone: true }),
+    /**
+     * The fencing token of the key's latest claim: a fresh random value on every claim, so an attempt that lost its
+     * lease (its worker froze, the claim expired and another attempt took it) no longer matches, and its renewals,
+     * its check before the effect's call and its marks change nothing (`effects/claims.ts`). Null before 0014.
+     */
+    claimToken: uuid('claim_token'),
     completedAt: timestamp('completed_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -72,6 +72,7 @@ export { eventIdempotencyKey, messageIdFor, scopedIdempotencyKey } from './effec
 export {
   database,
   external,
+  LeaseLostError,
   PermanentEffectError,
   type DatabaseEffect,
   type DatabaseEffectContext,

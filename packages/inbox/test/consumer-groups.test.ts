@@ -303,7 +303,7 @@ describe('ledger statements on group rows', () => {
     expect((await pool.query(ledger.startAttempts([key], 'other'))).rows).toEqual([]);
 
     const failed = await pool.query<ledger.SettledRow>(
-      ledger.settleEvents([{ ...key, receivedAt, status: 'failed', lastError: 'e: boom' }], 'g'),
+      ledger.settleEvents([{ ...key, receivedAt, attempt: 1, status: 'failed', lastError: 'e: boom' }], 'g'),
     );
     expect(failed.rows).toMatchObject([{ status: 'failed', last_error: 'e: boom', type: 'x' }]);
     const dead = await pool.query(ledger.markDead(key, 'timed out', 'g'));
@@ -311,14 +311,19 @@ describe('ledger statements on group rows', () => {
     // Dead once: neither a second mark nor a late dead settlement reports it again.
     expect((await pool.query(ledger.markDead(key, 'again', 'g'))).rows).toEqual([]);
     expect(
-      (await pool.query(ledger.settleEvents([{ ...key, receivedAt, status: 'dead', lastError: 'x' }], 'g')))
-        .rows,
+      (
+        await pool.query(
+          ledger.settleEvents([{ ...key, receivedAt, attempt: 1, status: 'dead', lastError: 'x' }], 'g'),
+        )
+      ).rows,
     ).toEqual([]);
     // A replay's attempt that processes it wins; a late failure never overwrites processed.
     await pool.query(
-      ledger.settleEvents([{ ...key, receivedAt, status: 'processed', lastError: null }], 'g'),
+      ledger.settleEvents([{ ...key, receivedAt, attempt: 1, status: 'processed', lastError: null }], 'g'),
     );
-    await pool.query(ledger.settleEvents([{ ...key, receivedAt, status: 'failed', lastError: 'late' }], 'g'));
+    await pool.query(
+      ledger.settleEvents([{ ...key, receivedAt, attempt: 1, status: 'failed', lastError: 'late' }], 'g'),
+    );
     expect(await groupRows('ledger-g1')).toEqual({ g: 'processed' });
     expect(await status('ledger-g1')).toBe('received');
   });

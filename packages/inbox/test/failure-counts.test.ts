@@ -20,11 +20,17 @@ beforeAll(() => {
 afterAll(async () => pool.end());
 
 const ids = Array.from({ length: EVENTS }, (_, i) => `evt_count_${String(i).padStart(4, '0')}`);
+/** The events' `received_at`: a hundred days ago. */
+const RECEIVED_AT = new Date(Date.now() - 100 * 86_400_000);
+/** A ref fenced to the events' state: never started (attempt 0), as recorded. */
 const ref = (eventId: string) => ({
   provider: 'stripe',
   eventId,
   effect: 'syncCrm',
   idempotencyKey: `stripe:${eventId}:syncCrm`,
+  scoped: false,
+  attempt: 0,
+  receivedAt: RECEIVED_AT,
 });
 
 /** The ledger's failing rows per key, and the counts' answer, each sorted the same way. */
@@ -58,9 +64,9 @@ describe('failure counts', () => {
   it('equal the ledger through concurrent failures, retries, completions, deaths, replays, folds and a purge', async () => {
     await pool.query(
       `insert into webhook_events (provider, event_id, type, status, received_at)
-       select 'stripe', id, 'checkout.session.completed', 'processing', now() - interval '100 days'
+       select 'stripe', id, 'checkout.session.completed', 'processing', $2
          from unnest($1::text[]) as id`,
-      [ids],
+      [ids, RECEIVED_AT],
     );
 
     // Every connection fails its events' effect with one cause, one group, all in transactions open at once: none
@@ -107,7 +113,7 @@ describe('failure counts', () => {
           );
           break;
         case 1:
-          await client.query(ledger.claimDatabaseEffects([{ ...ref(eventId), scoped: false }]));
+          await client.query(ledger.claimDatabaseEffects([ref(eventId)]));
           break;
         case 2:
           await client.query(ledger.markDead(key, 'retries exhausted'));

@@ -9,6 +9,8 @@ export interface ReceivedMail {
   text: string;
   /** The port of the client that sent it (a proxy in front of one worker tells that worker's messages apart). */
   clientPort: number;
+  /** When its transaction began (the server read MAIL FROM), ms since the epoch. */
+  mailFromAt: number;
 }
 
 export interface SmtpSink {
@@ -27,6 +29,11 @@ export interface SmtpSink {
    * not know it. Only those of connections from `ports` (the client side's ports), when given.
    */
   unacknowledged(ports?: readonly number[]): number;
+  /**
+   * Transactions open now: MAIL FROM read, and the message not yet acknowledged (being sent, or read and its answer
+   * held or delayed). Only those of connections from `ports`, when given.
+   */
+  openTransactions(ports?: readonly number[]): number;
   close(): Promise<void>;
 }
 
@@ -50,18 +57,32 @@ export async function startSmtpSink(
   let received = 0;
   /** The client port of each message read and not yet acknowledged. */
   const unacknowledged: number[] = [];
+  /** When the open transaction of each session began (MAIL FROM), by session id, and its client port. */
+  const transactions = new Map<string, { at: number; port: number }>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     // No reverse DNS of 127.0.0.1 per connection (hundreds of ms on some machines).
     disableReverseLookup: true,
     logger: false,
+    onMailFrom(_address, session, callback) {
+      transactions.set(session.id, { at: Date.now(), port: session.remotePort });
+      callback();
+    },
+    onClose(session) {
+      transactions.delete(session.id);
+    },
     onData(stream, session, callback) {
+      const mailFromAt = transactions.get(session.id)?.at ?? Date.now();
+      const end = (error?: Error | null) => {
+        transactions.delete(session.id);
+        callback(error);
+      };
       if (options.parse === false) {
         // Benchmarks: read the message, count it, keep nothing.
         stream.on('end', () => {
           received++;
-          callback();
+          end();
         });
         stream.resume();
         return;
@@ -75,11 +96,12 @@ export async function startSmtpSink(
             subject: mail.subject ?? '',
             text: mail.text ?? '',
             clientPort: session.remotePort,
+            mailFromAt,
           });
           unacknowledged.push(session.remotePort);
           const acknowledge = (error?: Error) => {
             unacknowledged.splice(unacknowledged.indexOf(session.remotePort), 1);
-            callback(error);
+            end(error);
           };
           const delay = options.delayMs?.() ?? 0;
           const delayed = () => (delay > 0 ? setTimeout(() => acknowledge(), delay) : acknowledge());
@@ -87,7 +109,7 @@ export async function startSmtpSink(
             options.hold(session.remotePort).then(delayed, (error: Error) => acknowledge(error));
           else delayed();
         },
-        (error: Error) => callback(error),
+        (error: Error) => end(error),
       );
     },
   });
@@ -107,6 +129,8 @@ export async function startSmtpSink(
     received: () => received,
     counts,
     duplicates: () => messages.length - counts().size,
+    openTransactions: (ports) =>
+      [...transactions.values()].filter(({ port }) => !ports || ports.includes(port)).length,
     unacknowledged: (ports) =>
       ports ? unacknowledged.filter((port) => ports.includes(port)).length : unacknowledged.length,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

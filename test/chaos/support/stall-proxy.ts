@@ -20,6 +20,7 @@ export class StallProxy {
   readonly port: number;
   readonly #targetPort: number;
   readonly #pairs = new Set<Pair>();
+  readonly #everPorts = new Set<number>();
   #server: net.Server | undefined;
 
   private constructor(port: number, targetPort: number) {
@@ -48,6 +49,7 @@ export class StallProxy {
   #accept(client: net.Socket): void {
     const upstream = net.connect(this.#targetPort, '127.0.0.1');
     const pair: Pair = { client, upstream, stalled: false };
+    upstream.once('connect', () => upstream.localPort && this.#everPorts.add(upstream.localPort));
     this.#pairs.add(pair);
     for (const socket of [client, upstream]) socket.on('error', () => {});
     client.on('data', (data: Buffer) => upstream.write(data));
@@ -64,6 +66,11 @@ export class StallProxy {
   /** Local ports of the upstream connections (pg_stat_activity.client_port of the sessions behind the proxy). */
   sessionPorts(): number[] {
     return [...this.#pairs].flatMap(({ upstream }) => (upstream.localPort ? [upstream.localPort] : []));
+  }
+
+  /** Local ports of every upstream connection the proxy has made, open or closed since. */
+  everPorts(): number[] {
+    return [...this.#everPorts];
   }
 
   /** Every connection open now hangs, both ways. Returns how many. */

@@ -73,15 +73,19 @@ export function sendWelcomeEmail({
       if (customerId) return `account:${customerId}`;
       return email ? `email:${email.toLowerCase()}` : undefined;
     },
-    run: async ({ event, idempotencyKey }) => {
+    run: async ({ event, idempotencyKey, holdLease }) => {
       const { email, name } = checkoutCustomer(event);
       if (!email) throw new PermanentEffectError('the checkout session has no customer email');
-      await mailer.send({
-        to: email,
-        subject: 'Welcome aboard',
-        text: `Hello${name ? ` ${name}` : ''},\n\nthank you for signing up. Your account is ready.\n`,
-        messageId: messageIdFor(idempotencyKey, messageIdDomain),
-      });
+      await mailer.send(
+        {
+          to: email,
+          subject: 'Welcome aboard',
+          text: `Hello${name ? ` ${name}` : ''},\n\nthank you for signing up. Your account is ready.\n`,
+          messageId: messageIdFor(idempotencyKey, messageIdDomain),
+        },
+        // After the wait for an SMTP connection: a message that waited through a freeze is not sent.
+        { beforeSend: holdLease },
+      );
     },
   });
 }

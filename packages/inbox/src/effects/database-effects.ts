@@ -1,6 +1,11 @@
 /**
  * Database effects: each runs in the same transaction as its ledger row, so it commits exactly once.
  *
+ * Each transaction is fenced to its events' attempts: the claim of their ledger rows share-locks the events' rows
+ * where the attempt is still the latest (`ledger.claimDatabaseEffects`), so no other attempt can start before it
+ * commits; an event another attempt took over (this worker froze or was cut off past its heartbeat) has nothing
+ * claimed and nothing run (`LeaseLostError`), and its failure is not recorded over the new attempt's ledger.
+ *
  * A batch's database effects run first in a few transactions that also write their ledger rows (a few commits
  * for the batch, not one per effect). When one of them fails, its transaction rolls back and its effects run
  * again one by one, each in its own transaction with its ledger row, so a failure stays with its effect.
@@ -13,12 +18,16 @@ import {
   asError,
   bindings,
   contextBase,
+  fencedRef,
   keyOf,
   spanAttributes,
   type Task,
   type TaskContext,
 } from './task.ts';
-import type { DatabaseEffectContext, Tx } from './types.ts';
+import { LeaseLostError, type DatabaseEffectContext, type Tx } from './types.ts';
+
+const TAKEN_OVER =
+  'another attempt of the event started (this one was taken over): its effects were not run here';
 
 // A batch's database effects commit in at most this many transactions, of at least this many events each.
 const TRANSACTIONS_PER_BATCH = 4;
@@ -60,17 +69,24 @@ async function runTogether(
   ctx: TaskContext,
   tasks: Task[],
 ): Promise<{ culprit: Task | undefined; error: Error; ms: number } | undefined> {
-  const outcomes = new Map<Task, { outcome: 'completed' | 'skipped'; ms: number }>();
+  const outcomes = new Map<Task, { outcome: 'completed' | 'skipped' | Error; ms: number }>();
   let current: Task | undefined;
   let t0 = 0;
   try {
     await transaction(ctx, async (tx) => {
       const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects(tasks.map((task) => task.ref))),
+        toSql(ledger.claimDatabaseEffects(tasks.map(fencedRef), ctx.group)),
       );
-      const claims = new Map(rows.map((row) => [keyOf(row.provider, row.event_id, row.effect), row.fresh]));
+      const claims = new Map(
+        rows.map((row) => [keyOf(row.provider, row.event_id, row.effect ?? ''), row.fresh]),
+      );
+      const lost = new Set(rows.filter((row) => !row.held).map((row) => keyOf(row.provider, row.event_id)));
       const scopesUsed = new Set<string>();
       for (const task of tasks) {
+        if (lost.has(keyOf(task.ref.provider, task.ref.eventId))) {
+          outcomes.set(task, { outcome: new LeaseLostError(TAKEN_OVER), ms: 0 });
+          continue;
+        }
         const fresh = claims.get(keyOf(task.ref.provider, task.ref.eventId, task.ref.effect));
         // Two events of one scope in this batch: the first runs, the second finds it done.
         const scopeTaken = task.ref.scoped && scopesUsed.has(task.ref.idempotencyKey);
@@ -102,8 +118,9 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   try {
     const outcome = await transaction(ctx, async (tx) => {
       const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects([task.ref])),
+        toSql(ledger.claimDatabaseEffects([fencedRef(task)], ctx.group)),
       );
+      if (rows[0]?.held === false) return new LeaseLostError(TAKEN_OVER);
       if (!rows[0]?.fresh) return 'skipped' as const;
       await traceEffect(task.run.span, spanAttributes(task), async () =>
         task.effect.run(effectContext(ctx, task, tx)),
@@ -137,7 +154,7 @@ async function recordFailure(
 ): Promise<void> {
   ctx.finish(task, failure, ms);
   await ctx.pool
-    .query(ledger.recordDatabaseFailure(task.ref, startedAt, errorLine(failure)))
+    .query(ledger.recordDatabaseFailure(fencedRef(task), startedAt, errorLine(failure), ctx.group))
     .catch((e: unknown) =>
       ctx.log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
     );

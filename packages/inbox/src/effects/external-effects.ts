@@ -4,8 +4,12 @@
  * long as its job's heartbeat (`claimLeaseMs`), and its attempt renews it until the mark has landed, so another
  * attempt or another event of the same key waits rather than run it too, however long the effect takes; a worker
  * that dies or freezes stops renewing, and its keys are free by the time pg-boss has noticed the silent heartbeat
- * and retried the job. It happens at least once, and twice only if the process dies between the claim and the
- * mark (or the mark cannot land: see `markDone`).
+ * and retried the job. It happens at least once, and twice only if the process dies (or freezes past the lease)
+ * between the start of the call and the mark (or the mark cannot land: see `markDone`).
+ *
+ * A claim is also a fence (`lease.ts`): right before the effect's call (and again where the effect calls
+ * `holdLease`), the attempt proves its claim is still its own and unexpired; a worker that froze past its lease
+ * and thawed finds it taken, runs nothing, and its marks change nothing (`claims.ts`).
  *
  * Leases are rows, not locks of a database session: nothing outlives a statement, so it works the same behind a
  * transaction-mode pooler, and a worker that waits holds no connection and no key.
@@ -17,10 +21,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
-import * as ledger from './ledger.ts';
+import * as claims from './claims.ts';
+import { Lease } from './lease.ts';
 import { traceEffect } from '../telemetry.ts';
 import { asError, bindings, contextBase, spanAttributes, type Task, type TaskContext } from './task.ts';
-import type { ExternalEffectContext } from './types.ts';
+import { LeaseLostError, type ExternalEffectContext } from './types.ts';
 
 export interface ExternalEffectsContext extends TaskContext {
   /** How long a task waits for another holder of its key (same account, same event). */
@@ -37,8 +42,12 @@ const MARK_EXPIRY_MARGIN_MS = 1_000;
 
 // A claim's lease when its job has neither heartbeat nor expiry: pg-boss's default job expiry.
 const DEFAULT_LEASE_MS = 15 * 60_000;
-// Renewals, a third of the lease apart (two can be lost before the lease runs out), never more often than this.
-const MIN_RENEWAL_MS = 250;
+
+/** A claim as the claiming statement answered it, and when (performance.now()) that statement was sent. */
+interface ClaimAnswer {
+  row: claims.ExternalClaimRow | undefined;
+  sentAt: number;
+}
 
 /**
  * Runs the external tasks of a batch, concurrently, at most one task per key at a time (two events of one
@@ -69,12 +78,13 @@ export async function runExternalEffects(ctx: ExternalEffectsContext, tasks: Tas
  */
 async function runRound(ctx: ExternalEffectsContext, tasks: Task[]): Promise<void> {
   const client = await ctx.pool.connect();
-  let claims: Map<string, ledger.ExternalClaimRow>;
+  let answers: Map<string, claims.ExternalClaimRow>;
+  const sentAt = performance.now();
   try {
-    const { rows } = await client.query<ledger.ExternalClaimRow>(
-      ledger.claimExternalEffects(tasks.map(claimRefOf)),
+    const { rows } = await client.query<claims.ExternalClaimRow>(
+      claims.claimExternalEffects(tasks.map(claimRefOf)),
     );
-    claims = new Map(rows.map((row) => [row.key, row]));
+    answers = new Map(rows.map((row) => [row.key, row]));
   } catch (error) {
     // Nothing was claimed, nothing ran.
     client.release(true);
@@ -83,8 +93,11 @@ async function runRound(ctx: ExternalEffectsContext, tasks: Task[]): Promise<voi
   }
   const mine: Task[] = [];
   const held: Task[] = [];
-  for (const task of tasks) (claims.get(task.ref.idempotencyKey)?.held_until ? held : mine).push(task);
-  await Promise.all([runOnClient(ctx, client, mine, claims), ...held.map((task) => runWhenFree(ctx, task))]);
+  for (const task of tasks) (answers.get(task.ref.idempotencyKey)?.held_until ? held : mine).push(task);
+  await Promise.all([
+    runOnClient(ctx, client, mine, answers, sentAt),
+    ...held.map((task) => runWhenFree(ctx, task)),
+  ]);
 }
 
 /** Runs and marks the tasks claimed on `client`, then releases it. */
@@ -92,7 +105,8 @@ async function runOnClient(
   ctx: ExternalEffectsContext,
   client: pg.PoolClient,
   tasks: Task[],
-  claims: Map<string, ledger.ExternalClaimRow>,
+  answers: Map<string, claims.ExternalClaimRow>,
+  sentAt: number,
 ): Promise<void> {
   let broken = false;
   // Marks go out as their sends finish, pipelined on this connection. Each task ends on its own: one that fails
@@ -100,7 +114,7 @@ async function runOnClient(
   await Promise.all(
     tasks.map(async (task) => {
       try {
-        await runClaimed(ctx, task, claims.get(task.ref.idempotencyKey), client);
+        await runClaimed(ctx, task, { row: answers.get(task.ref.idempotencyKey), sentAt }, client);
       } catch (error) {
         broken = true;
         if (!task.outcome) ctx.finish(task, asError(error), 0);
@@ -115,7 +129,7 @@ async function runWhenFree(ctx: ExternalEffectsContext, task: Task): Promise<voi
   let client: pg.PoolClient | undefined;
   let broken = false;
   try {
-    let claim: ledger.ExternalClaimRow | undefined;
+    let claim: ClaimAnswer;
     ({ client, claim } = await claimWhenFree(ctx, task));
     await runClaimed(ctx, task, claim, client);
   } catch (error) {
@@ -133,21 +147,22 @@ async function runWhenFree(ctx: ExternalEffectsContext, task: Task): Promise<voi
 async function claimWhenFree(
   ctx: ExternalEffectsContext,
   task: Task,
-): Promise<{ client: pg.PoolClient; claim: ledger.ExternalClaimRow | undefined }> {
+): Promise<{ client: pg.PoolClient; claim: ClaimAnswer }> {
   const deadline = Date.now() + ctx.claimWaitMs;
   let heldUntil: Date | undefined;
   for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
     const client = await ctx.pool.connect();
-    let claim: ledger.ExternalClaimRow | undefined;
+    let claim: claims.ExternalClaimRow | undefined;
+    const sentAt = performance.now();
     try {
       ({
         rows: [claim],
-      } = await client.query<ledger.ExternalClaimRow>(ledger.claimExternalEffects([claimRefOf(task)])));
+      } = await client.query<claims.ExternalClaimRow>(claims.claimExternalEffects([claimRefOf(task)])));
     } catch (error) {
       client.release(true);
       throw error;
     }
-    if (!claim?.held_until) return { client, claim };
+    if (!claim?.held_until) return { client, claim: { row: claim, sentAt } };
     client.release();
     if (!heldUntil) {
       ctx.log.info(
@@ -165,14 +180,17 @@ async function claimWhenFree(
   }
 }
 
-/** Runs a claimed task and marks it, on the connection that claimed it. */
+/**
+ * Runs a claimed task and marks it, on the connection that claimed it: right before the call, the attempt proves
+ * its claim is still its own (`Lease.hold`); one that lost it runs nothing and writes nothing.
+ */
 async function runClaimed(
   ctx: ExternalEffectsContext,
   task: Task,
-  claim: ledger.ExternalClaimRow | undefined,
+  { row: claim, sentAt }: ClaimAnswer,
   client: pg.PoolClient,
 ): Promise<void> {
-  if (!claim?.run_claimed || claim.key_attempts === null) {
+  if (!claim?.run_claimed || claim.key_attempts === null || claim.claim_token === null) {
     if (claim?.run_claimed) ctx.log.info(bindings(task), 'effect already done under its key');
     ctx.finish(task, 'skipped', 0);
     return;
@@ -185,33 +203,44 @@ async function runClaimed(
     );
   }
   const t0 = performance.now();
+  const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };
+  const lease = new Lease(ctx.pool, task.ref, fence, claimLeaseMs(task.run.job), sentAt, log);
   // Renewed until the mark has landed: a mark retried through a database outage still holds the key.
-  const renewal = renewWhileHeld(ctx, task, claim.key_attempts);
+  lease.renewWhileHeld();
   try {
     try {
+      await lease.hold();
       // `db` is the worker's pool, not `client`: this connection carries the round's other claims and marks.
-      const context: ExternalEffectContext<unknown> = { ...contextBase(task, log), db: ctx.db };
+      const context: ExternalEffectContext<unknown> = {
+        ...contextBase(task, log),
+        db: ctx.db,
+        holdLease: () => lease.hold(),
+      };
       await traceEffect(task.run.span, spanAttributes(task), async () => task.effect.run(context as never));
     } catch (error) {
       const failure = asError(error);
       ctx.finish(task, failure, performance.now() - t0);
-      await client.query(ledger.failExternalEffect(task.ref, errorLine(failure)));
+      if (failure instanceof LeaseLostError) {
+        log.warn({ keyAttempts: fence.keyAttempts }, 'lost the claim of the effect before its call: not run');
+        return;
+      }
+      await client.query(claims.failExternalEffect(task.ref, fence, errorLine(failure)));
       return;
     }
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
     // already hold. A connection failure here is retried (for up to
     // `markRetryMs`) rather than turned into a second send on the next attempt.
     try {
-      await markDone(ctx, client, task);
+      await markDone(ctx, client, task, fence);
     } catch (error) {
       // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
       // attempt runs it again (may happen twice) rather than wait for the lease to run out.
-      clearInterval(renewal);
-      await ctx.pool.query(ledger.releaseClaim(task.ref)).catch(() => undefined);
+      lease.stop();
+      await ctx.pool.query(claims.releaseClaim(task.ref, fence)).catch(() => undefined);
       throw error;
     }
   } finally {
-    clearInterval(renewal);
+    lease.stop();
   }
   ctx.finish(task, 'completed', performance.now() - t0);
 }
@@ -222,14 +251,27 @@ async function runClaimed(
  * job is about to expire (another worker may be running it by then), or the pool is being ended (shutdown).
  * Any other error is not retried.
  */
-async function markDone(ctx: ExternalEffectsContext, client: pg.PoolClient, task: Task): Promise<void> {
-  const statement = ledger.completeExternalEffect(task.ref);
+async function markDone(
+  ctx: ExternalEffectsContext,
+  client: pg.PoolClient,
+  task: Task,
+  fence: claims.ClaimFence,
+): Promise<void> {
+  const statement = claims.completeExternalEffect(task.ref, fence);
   const started = Date.now();
   const deadline = Math.min(started + ctx.markRetryMs, task.run.expiresAt - MARK_EXPIRY_MARGIN_MS);
   for (let attempt = 1; ; attempt++) {
     try {
       // After the first failure the held connection is the problem: use a fresh one.
-      await (attempt === 1 ? client.query(statement) : ctx.pool.query(statement));
+      const { rowCount } = await (attempt === 1 ? client.query(statement) : ctx.pool.query(statement));
+      if (rowCount === 0) {
+        // The call ran while the claim was this attempt's; the claim was taken before the mark (a freeze, or the
+        // database away past the lease, mid-call): the new holder marks the key, and may run the effect too.
+        ctx.log.warn(
+          bindings(task),
+          'effect ran, but its claim was taken before the mark: it may happen twice',
+        );
+      }
       if (attempt > 1) {
         ctx.log.info(
           { ...bindings(task), attempts: attempt, ms: Date.now() - started },
@@ -262,28 +304,6 @@ async function pause(pool: pg.Pool, ms: number): Promise<boolean> {
 }
 
 /**
- * Keeps the claim's lease ahead while its attempt holds it: renewed every third of the lease, each time for a
- * whole lease from now, so a slow effect (or a mark retried through an outage) keeps its key, and a worker that
- * dies or freezes loses it one lease after its last renewal. A renewal that fails is logged; the lease it did not
- * extend still runs to its end.
- */
-function renewWhileHeld(ctx: ExternalEffectsContext, task: Task, keyAttempts: number): NodeJS.Timeout {
-  const leaseMs = claimLeaseMs(task.run.job);
-  const timer = setInterval(
-    () => {
-      ctx.pool
-        .query(ledger.renewClaim(task.ref, keyAttempts, leaseMs))
-        .catch((error: unknown) =>
-          ctx.log.warn({ ...bindings(task), err: errorFields(error) }, "could not renew the effect's claim"),
-        );
-    },
-    Math.max(leaseMs / 3, MIN_RENEWAL_MS),
-  );
-  timer.unref();
-  return timer;
-}
-
-/**
  * How long a claim holds its key without renewal: its job's heartbeat, the time pg-boss gives a silent worker
  * before it retries the job elsewhere; the job's expiry when that is shorter or there is no heartbeat. A retry
  * of the job of a worker that died finds its keys free, and a live worker, renewing, keeps them.
@@ -294,6 +314,6 @@ export function claimLeaseMs(job: Pick<Task['run']['job'], 'heartbeatSeconds' | 
 }
 
 /** The task's key, claimed for its job's lease from the database's now (see `claimExternalEffects`). */
-function claimRefOf(task: Task): ledger.ExternalEffectRef {
+function claimRefOf(task: Task): claims.ExternalEffectRef {
   return { ...task.ref, leaseMs: claimLeaseMs(task.run.job) };
 }

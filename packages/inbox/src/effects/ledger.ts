@@ -1,10 +1,17 @@
 /**
- * Every statement the effect runner sends, as text + values (pg-boss's plans.ts style), so the whole protocol can
- * be read in one place. `effect_runs` is the per-event ledger; `idempotency_keys` holds the claims of external
- * effects and the keys of scoped effects. An event's status is `webhook_events`'s for the default consumer group
- * and its `webhook_event_groups` row's for any other: the statements that start, settle and mark events dead
- * take the worker's group. The statements of everything else on these tables (the receiver's insert,
- * the event log's reads, replay, retention, reconciliation) are in `../sql/`, one module per table.
+ * Every statement the effect runner sends about events and database effects, as text + values (pg-boss's plans.ts
+ * style), so the protocol can be read in one place; the claims of external effects are in `claims.ts`.
+ * `effect_runs` is the per-event ledger; `idempotency_keys` holds the claims of external effects and the keys of
+ * scoped effects. An event's status is `webhook_events`'s for the default consumer group and its
+ * `webhook_event_groups` row's for any other: the statements that start, settle and mark events dead take the
+ * worker's group. The statements of everything else on these tables (the receiver's insert, the event log's
+ * reads, replay, retention, reconciliation) are in `../sql/`, one module per table.
+ *
+ * An attempt is fenced by its number: `startAttempts` increments the event's `attempts` (on the group's row for
+ * another group) and returns it, so another attempt of the event (its job retried elsewhere after this worker went
+ * silent) changes it. The statements that write for an attempt (its database effects' claims, a failure's record,
+ * the settlement) match on that number and on the row's `received_at`: an attempt that was taken over writes
+ * nothing over the new one's rows.
  */
 
 import { DEFAULT_GROUP, SETTLED_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
@@ -82,6 +89,8 @@ export interface Settlement extends EventKey {
    * millisecond a JavaScript Date keeps of PostgreSQL's microseconds.
    */
   receivedAt: Date;
+  /** The attempt's number (`startAttempts`): a settlement of an attempt another one took over changes nothing. */
+  attempt: number;
   status: 'processed' | 'failed' | 'dead';
   lastError: string | null;
   /** The event's effects: `processed` stands only if the ledger holds each one completed (`settleEvents`). */
@@ -103,7 +112,7 @@ export const LEDGER_LACKS_EFFECTS = 'the ledger lacks completed effects';
 
 /**
  * Ends the attempts of a batch in one statement, on `webhook_events` (default group) or the group's
- * `webhook_event_groups` rows. A late `failed`/`dead` never overwrites `processed` (another attempt finished every
+ * `webhook_event_groups` rows, each only while its attempt is the event's latest (`attempt`). A late `failed`/`dead` never overwrites `processed` (another attempt finished every
  * effect meanwhile), and an event already `dead` is not returned again, so `onDead` fires once.
  *
  * `processed` stands only where the ledger, read by this statement, holds each of the event's `effects`
@@ -131,13 +140,13 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
          group by q.provider, q.event_id
       ),
       v as (
-        select v.provider, v.event_id, v.received_at,
+        select v.provider, v.event_id, v.received_at, v.attempt,
                case when l.effects is null then v.status else 'failed' end as status,
                case when l.effects is null then v.last_error
                     else '${LEDGER_LACKS_EFFECTS}: ' || l.effects || ' (commits lost, as in a failover); they run again'
                end as last_error
-          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-                 as v(provider, event_id, status, last_error, received_at)
+          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $9::int[])
+                 as v(provider, event_id, status, last_error, received_at, attempt)
           left join lacking l on l.provider = v.provider and l.event_id = v.event_id and v.status = 'processed'
       )
       update ${grouped ? 'webhook_event_groups g' : 'webhook_events e'}
@@ -146,8 +155,9 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
              processed_at = case when v.status = 'processed' then now() else ${t}.processed_at end
         from v${grouped ? ', webhook_events e' : ''}
        where ${t}.provider = v.provider and ${t}.event_id = v.event_id
-         ${grouped ? 'and g.consumer_group = $9 and e.provider = g.provider and e.event_id = g.event_id' : ''}
+         ${grouped ? 'and g.consumer_group = $10 and e.provider = g.provider and e.event_id = g.event_id' : ''}
          and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
+         and ${t}.attempts = v.attempt
          and (v.status = 'processed' or ${t}.status <> 'processed')
          and (v.status <> 'dead' or ${t}.status <> 'dead')
       returning ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at`,
@@ -160,6 +170,7 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
       required.map((r) => r.provider),
       required.map((r) => r.eventId),
       required.map((r) => r.effect),
+      settlements.map((s) => s.attempt),
       ...(grouped ? [group] : []),
     ],
   };
@@ -194,12 +205,49 @@ export interface DatabaseEffectRef extends EffectRef {
   scoped: boolean;
 }
 
+/** The attempt an effect's statements are fenced to: its number (`startAttempts`) and its row's `received_at`. */
+export interface AttemptFence {
+  attempt: number;
+  receivedAt: Date;
+}
+
+export interface FencedDatabaseRef extends DatabaseEffectRef, AttemptFence {}
+
 export interface DatabaseClaimRow extends Record<string, unknown> {
   provider: string;
   event_id: string;
-  effect: string;
+  /** Null on the one row of an event whose attempt is no longer current (`held` false). */
+  effect: string | null;
   /** False when another event already used the scope's key: the body is skipped, the ledger row completes. */
   fresh: boolean;
+  /** False: another attempt of the event started; none of its effects was claimed, and none may run. */
+  held: boolean;
+}
+
+/**
+ * The events of `source` (rows of provider, event_id, attempt, received_at) whose attempt is still the latest,
+ * share-locked in key order until the transaction ends: another attempt cannot start (`startAttempts` updates
+ * the row) before this transaction commits or rolls back, so what held at this statement holds at the commit.
+ */
+function currentAttempts(source: string, group: string | undefined): string {
+  const attempts = `(select distinct provider, event_id, attempt, received_at from ${source}) a`;
+  const sameRow = `e.received_at between a.received_at - interval '1 ms' and a.received_at + interval '1 ms'`;
+  if (group === undefined) {
+    return `
+        select e.provider, e.event_id
+          from webhook_events e join ${attempts} on e.provider = a.provider and e.event_id = a.event_id
+         where e.attempts = a.attempt and ${sameRow}
+         order by e.provider, e.event_id
+           for share of e`;
+  }
+  return `
+        select g.provider, g.event_id
+          from webhook_event_groups g
+          join ${attempts} on g.provider = a.provider and g.event_id = a.event_id and g.consumer_group = ${group}
+          join webhook_events e on e.provider = g.provider and e.event_id = g.event_id
+         where g.attempts = a.attempt and ${sameRow}
+         order by g.provider, g.event_id
+           for share of g`;
 }
 
 /**
@@ -207,194 +255,97 @@ export interface DatabaseClaimRow extends Record<string, unknown> {
  * if the transaction commits) and takes the rows' locks, so a second worker on the same event waits here and
  * then finds them completed. Returns the effects to run; an effect absent from the answer was already completed.
  * Scoped effects also take their scope's key. Rows are written in key order, so two batches lock in one order.
+ *
+ * Fenced: only the effects of events whose attempt is still current (`currentAttempts`, locked to the commit);
+ * an event another attempt has taken over gets one row, `held` false, and nothing of it is claimed.
  */
-export function claimDatabaseEffects(refs: readonly DatabaseEffectRef[]): Statement {
+export function claimDatabaseEffects(
+  refs: readonly FencedDatabaseRef[],
+  group: string = DEFAULT_GROUP,
+): Statement {
+  const grouped = group !== DEFAULT_GROUP;
   return {
     text: `
       with input as (
-        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[])
-          as t(provider, event_id, effect, key, scoped)
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::int[],
+                             $7::timestamptz[])
+          as t(provider, event_id, effect, key, scoped, attempt, received_at)
+      ),
+      held as (${currentAttempts('input', grouped ? '$8' : undefined)}
+      ),
+      mine as (
+        select i.* from input i where exists (select 1 from held h where h.provider = i.provider and h.event_id = i.event_id)
       ),
       k as (
         insert into idempotency_keys (key, effect, provider, event_id, status, attempts, claimed_at, completed_at)
         select distinct on (key) key, effect, provider, event_id, 'completed', 1, now(), now()
-          from input where scoped order by key
+          from mine where scoped order by key
         on conflict (key) do nothing
         returning key
       ),
       r as (
         insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
         select provider, event_id, effect, 'completed', 1, key, now(), now()
-          from input order by provider, event_id, effect
+          from mine order by provider, event_id, effect
         on conflict (provider, event_id, effect) do update
            set status = 'completed', attempts = r.attempts + 1, idempotency_key = excluded.idempotency_key,
                started_at = excluded.started_at, completed_at = excluded.completed_at, last_error = null
          where r.status <> 'completed'
         returning provider, event_id, effect
       )
-      select r.provider, r.event_id, r.effect, (not i.scoped or i.key in (select key from k)) as fresh
-        from r join input i using (provider, event_id, effect)`,
+      select r.provider, r.event_id, r.effect, (not i.scoped or i.key in (select key from k)) as fresh, true as held
+        from r join input i using (provider, event_id, effect)
+      union all
+      select distinct i.provider, i.event_id, null, false, false
+        from input i where not exists (select 1 from mine m where m.provider = i.provider and m.event_id = i.event_id)`,
     values: [
       refs.map((r) => r.provider),
       refs.map((r) => r.eventId),
       refs.map((r) => r.effect),
       refs.map((r) => r.idempotencyKey),
       refs.map((r) => r.scoped),
+      refs.map((r) => r.attempt),
+      refs.map((r) => r.receivedAt),
+      ...(grouped ? [group] : []),
     ],
   };
 }
 
-/** Database effect, after its transaction rolled back: one more attempt, and why it failed. */
-export function recordDatabaseFailure(ref: EffectRef, startedAt: Date, error: string): Statement {
+/**
+ * Database effect, after its transaction rolled back: one more attempt, and why it failed; nothing when another
+ * attempt of the event has started (the ledger row is the new attempt's).
+ */
+export function recordDatabaseFailure(
+  ref: FencedDatabaseRef,
+  startedAt: Date,
+  error: string,
+  group: string = DEFAULT_GROUP,
+): Statement {
+  const grouped = group !== DEFAULT_GROUP;
   return {
-    name: 'webhook_inbox_effect_failed',
+    name: grouped ? 'webhook_inbox_group_effect_failed' : 'webhook_inbox_effect_failed',
     text: `
+      with input as (
+        select $1::text as provider, $2::text as event_id, $7::int as attempt, $8::timestamptz as received_at
+      ),
+      held as (${currentAttempts('input', grouped ? '$9' : undefined)}
+      )
       insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error)
-      values ($1, $2, $3, 'failed', 1, $4, $5, $6)
+      select provider, event_id, $3, 'failed', 1, $4, $5, $6 from held
       on conflict (provider, event_id, effect) do update
          set status = 'failed', attempts = r.attempts + 1, started_at = excluded.started_at,
              last_error = excluded.last_error
        where r.status <> 'completed'`,
-    values: [ref.provider, ref.eventId, ref.effect, ref.idempotencyKey, startedAt, error],
-  };
-}
-
-export interface ExternalClaimRow {
-  key: string;
-  /** Null: the key was already completed, or is held (below), so nothing was claimed. */
-  key_attempts: number | null;
-  /** The key's status before this claim; `claimed` means an earlier attempt never reported back. */
-  prior_status: 'claimed' | 'completed' | 'failed' | null;
-  /** False: this event's effect was already completed, or the key is held. */
-  run_claimed: boolean;
-  /**
-   * Set when another attempt holds the key (its claim has not expired: it may still be running the effect or
-   * marking it done): nothing was claimed or written, and the caller waits and claims again.
-   */
-  held_until: Date | null;
-}
-
-export interface ExternalEffectRef extends EffectRef {
-  /** How long the claim holds the key from the database's now, unless its attempt renews it (`renewClaim`). */
-  leaseMs: number;
-}
-
-/**
- * External effects, committed BEFORE they run (keys unique in one call): each free key is claimed for its lease,
- * and the event's ledger row says `running`. Where the key was completed (by this event, or under its
- * scope by another), the ledger row is completed instead and nothing runs.
- *
- * The claim is the only guard, so it decides on the key's latest row: a conflicting insert waits for a claimant
- * in flight and then updates only a key that is neither completed nor claimed and unexpired. A key it leaves
- * alone that this statement's snapshot did not see completed is reported held (`held_until`: the claim's expiry
- * if it saw one, else now), and the caller claims again after a pause.
- */
-export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statement {
-  return {
-    name: 'webhook_inbox_claim_external',
-    text: `
-      with input as (
-        select provider, event_id, effect, key, now() + make_interval(secs => lease_ms / 1000) as claim_expires_at
-          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])
-            as t(provider, event_id, effect, key, lease_ms)
-      ),
-      prior as (
-        select key, status, claim_expires_at from idempotency_keys where key in (select key from input)
-      ),
-      k as (
-        insert into idempotency_keys as k (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at)
-        select key, effect, provider, event_id, 'claimed', 1, now(), claim_expires_at from input order by key
-        on conflict (key) do update
-           set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(), provider = excluded.provider,
-               event_id = excluded.event_id, claim_expires_at = excluded.claim_expires_at, last_error = null
-         where k.status <> 'completed'
-           and (k.status <> 'claimed' or k.claim_expires_at is null or k.claim_expires_at <= now())
-        returning key, attempts
-      ),
-      outcome as (
-        select i.*, k.attempts as key_attempts, p.status as prior_status,
-               case when k.key is null and p.status is distinct from 'completed'
-                    then greatest(p.claim_expires_at, now()) end as held_until
-          from input i left join k using (key) left join prior p using (key)
-      ),
-      r as (
-        insert into effect_runs as r (provider, event_id, effect, status, attempts, idempotency_key, started_at, completed_at)
-        select provider, event_id, effect,
-               case when key_attempts is null then 'completed' else 'running' end,
-               case when key_attempts is null then 0 else 1 end,
-               key, now(), case when key_attempts is null then now() end
-          from outcome where held_until is null
-         order by provider, event_id, effect
-        on conflict (provider, event_id, effect) do update
-           set status = excluded.status, attempts = r.attempts + excluded.attempts,
-               idempotency_key = excluded.idempotency_key, started_at = excluded.started_at,
-               completed_at = excluded.completed_at, last_error = null
-         where r.status <> 'completed'
-        returning provider, event_id, effect
-      )
-      select o.key, o.key_attempts, o.prior_status, (r.effect is not null) as run_claimed, o.held_until
-        from outcome o left join r using (provider, event_id, effect)`,
     values: [
-      refs.map((r) => r.provider),
-      refs.map((r) => r.eventId),
-      refs.map((r) => r.effect),
-      refs.map((r) => r.idempotencyKey),
-      refs.map((r) => r.leaseMs),
+      ref.provider,
+      ref.eventId,
+      ref.effect,
+      ref.idempotencyKey,
+      startedAt,
+      error,
+      ref.attempt,
+      ref.receivedAt,
+      ...(grouped ? [group] : []),
     ],
-  };
-}
-
-/**
- * An attempt that claimed a key gives up on it without knowing whether the effect happened (its mark could not be
- * written): the key stops being held, so the next attempt need not wait for the lease to run out. Status unchanged.
- */
-export function releaseClaim(ref: EffectRef): Statement {
-  return {
-    name: 'webhook_inbox_release_claim',
-    text: `update idempotency_keys set claim_expires_at = null where key = $1 and status = 'claimed'`,
-    values: [ref.idempotencyKey],
-  };
-}
-
-/**
- * The claiming attempt, still running the effect or marking it done, moves its lease to `leaseMs` from now (never
- * earlier than it was). Only its own claim: `attempts` is the claim's number, so a later claimant's lease is left alone.
- */
-export function renewClaim(ref: EffectRef, attempts: number, leaseMs: number): Statement {
-  return {
-    name: 'webhook_inbox_renew_claim',
-    text: `
-      update idempotency_keys
-         set claim_expires_at = greatest(claim_expires_at, now() + make_interval(secs => $3::float8 / 1000))
-       where key = $1 and status = 'claimed' and attempts = $2`,
-    values: [ref.idempotencyKey, attempts, leaseMs],
-  };
-}
-
-/** External effect, right after it happened: one autocommit statement marks the key and the ledger row. */
-export function completeExternalEffect(ref: EffectRef): Statement {
-  return {
-    name: 'webhook_inbox_complete_external',
-    text: `
-      with k as (
-        update idempotency_keys set status = 'completed', completed_at = now(), last_error = null where key = $4
-      )
-      update effect_runs set status = 'completed', completed_at = now(), last_error = null
-       where provider = $1 and event_id = $2 and effect = $3`,
-    values: [ref.provider, ref.eventId, ref.effect, ref.idempotencyKey],
-  };
-}
-
-/** External effect that threw: the claim is released as `failed` (it did not happen, as far as we know). */
-export function failExternalEffect(ref: EffectRef, error: string): Statement {
-  return {
-    name: 'webhook_inbox_fail_external',
-    text: `
-      with k as (
-        update idempotency_keys set status = 'failed', last_error = $5 where key = $4 and status = 'claimed'
-      )
-      update effect_runs set status = 'failed', last_error = $5
-       where provider = $1 and event_id = $2 and effect = $3 and status <> 'completed'`,
-    values: [ref.provider, ref.eventId, ref.effect, ref.idempotencyKey, error],
   };
 }

@@ -71,6 +71,7 @@ export class EffectRunner {
     this.#onDead = options.onDead;
     this.#tasks = {
       pool: options.pool,
+      group: this.#group,
       db: options.db,
       transactionSettings: options.transactionSettings,
       log: options.logger,
@@ -175,11 +176,13 @@ export class EffectRunner {
       return run;
     }
     const receivedAt = row.received_at;
+    const attempt = row.attempts;
     run.receivedAt = receivedAt;
+    run.attempt = attempt;
     const effects = this.#registry.get(row.provider, row.type);
     run.effects = effects.map((effect) => effect.name);
     if (effects.length === 0) {
-      run.settlement = { provider, eventId, receivedAt, status: 'processed', lastError: null };
+      run.settlement = { provider, eventId, receivedAt, attempt, status: 'processed', lastError: null };
       return run;
     }
     let event: InboxEventBase;
@@ -191,6 +194,7 @@ export class EffectRunner {
         provider,
         eventId,
         receivedAt,
+        attempt,
         status: 'dead',
         lastError: `payload: ${errorLine(error)}`,
       };
@@ -218,15 +222,16 @@ export class EffectRunner {
       if (task.outcome instanceof PermanentEffectError) run.permanent = true;
     }
     const { provider, eventId } = run.job.data;
-    const { receivedAt } = run;
+    const { receivedAt, attempt } = run;
     // No row when the attempt started (retention purged it, or a failover lost it): nothing to settle, and a row
     // recorded under the key since is another event's to settle.
-    if (receivedAt === undefined) return;
+    if (receivedAt === undefined || attempt === undefined) return;
     if (failures.length === 0) {
       run.settlement = {
         provider,
         eventId,
         receivedAt,
+        attempt,
         status: 'processed',
         lastError: null,
         effects: run.effects,
@@ -238,6 +243,7 @@ export class EffectRunner {
       provider,
       eventId,
       receivedAt,
+      attempt,
       status: run.permanent || lastAttempt ? 'dead' : 'failed',
       lastError: failures.join('; '),
     };

@@ -24,6 +24,8 @@ export interface EventRun {
   expiresAt: number;
   /** The `received_at` of the event's row when this attempt started; unset when the job's event is not recorded. */
   receivedAt?: Date;
+  /** The attempt's number (`startAttempts`): the fence its database effects and its settlement match on. */
+  attempt?: number;
   /** The names of the effects registered for the event's type (a `processed` settlement needs each in the ledger). */
   effects?: readonly string[];
   settlement?: ledger.Settlement;
@@ -46,6 +48,8 @@ export interface Task {
 
 /** The connections and log the effects run with, and where each task's outcome is reported. */
 export interface TaskContext {
+  /** The worker's consumer group: whose attempt rows fence its database effects. */
+  group: string;
   /** The worker's effect connections (ledger statements, claims, locks). */
   pool: pg.Pool;
   /** Drizzle over `pool`. */
@@ -55,6 +59,13 @@ export interface TaskContext {
   log: Logger;
   /** Records a task's outcome (metrics, a log line); called once per task. */
   finish(task: Task, outcome: Outcome, durationMs: number): void;
+}
+
+/** A database task's ref with its attempt's fence; a task of a recorded event always has one. */
+export function fencedRef(task: Task): ledger.FencedDatabaseRef {
+  const { attempt, receivedAt } = task.run;
+  if (attempt === undefined || receivedAt === undefined) throw new Error('a task of an event not recorded');
+  return { ...task.ref, attempt, receivedAt };
 }
 
 /** The log fields that name a task. */

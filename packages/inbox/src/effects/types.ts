@@ -1,6 +1,7 @@
 import type { Database } from '@webhook-inbox/db';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
+import { CodedError } from '../errors.ts';
 
 /** The Drizzle transaction a database effect runs in; its ledger row commits in the same transaction. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
@@ -108,6 +109,15 @@ export interface ExternalEffectContext<E> extends EffectContextBase<E> {
    * on it would take in.
    */
   db: Database;
+  /**
+   * Proves that this attempt still holds the effect's claim (its lease, by its fencing token) and extends it;
+   * throws `LeaseLostError` when it does not (the worker froze or lost the database past the lease, and another
+   * attempt may be running the effect). The runner calls it right before `run`. An effect that waits before its
+   * external call (a connection pool, a rate limiter, a queue) calls it again right before the call, so the call
+   * never starts after the lease is gone. Free while the lease last written has more than half its length left by
+   * the monotonic clock (which counts a stopped process's time); one round trip otherwise.
+   */
+  holdLease: () => Promise<void>;
 }
 
 export type DatabaseEffectFn<E> = (ctx: DatabaseEffectContext<E>) => Promise<void> | void;
@@ -159,6 +169,18 @@ export class PermanentEffectError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'PermanentEffectError';
+  }
+}
+
+/**
+ * This attempt no longer holds what it needs to run an effect: the claim of an external effect (its lease ran out
+ * and another attempt took it, or the key was completed meanwhile), or the event's attempt (another attempt of the
+ * event started). Nothing ran, and nothing is written over the new holder's rows; the event is the new attempt's.
+ */
+export class LeaseLostError extends CodedError<'lease_lost'> {
+  override name = 'LeaseLostError';
+  constructor(message: string) {
+    super('lease_lost', message);
   }
 }
 

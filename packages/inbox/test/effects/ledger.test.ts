@@ -5,12 +5,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   claimExternalEffects,
   completeExternalEffect,
-  LEDGER_LACKS_EFFECTS,
+  holdClaim,
   releaseClaim,
-  renewClaim,
+  type ExternalClaimRow,
+} from '../../src/effects/claims.ts';
+import {
+  LEDGER_LACKS_EFFECTS,
   settleEvents,
   startAttempts,
-  type ExternalClaimRow,
   type LoadedEventRow,
   type SettledRow,
 } from '../../src/effects/ledger.ts';
@@ -82,13 +84,19 @@ it('an attempt of a row that was lost never settles the row recorded again under
   await pool.query(`delete from webhook_events where provider = 'stripe' and event_id = $1`, [key.eventId]);
   await record('2026-12-05T10:00:07.5Z');
 
-  const late = { ...key, receivedAt: started!.received_at, status: 'processed' as const, lastError: null };
+  const late = {
+    ...key,
+    receivedAt: started!.received_at,
+    attempt: started!.attempts,
+    status: 'processed' as const,
+    lastError: null,
+  };
   expect((await pool.query(settleEvents([late]))).rows).toEqual([]);
   expect(await statusOf(key.eventId)).toEqual({ status: 'received', attempts: 0 });
 
   // The attempt of the row itself settles it, although a Date keeps only the milliseconds of its time.
   const [current] = (await pool.query<LoadedEventRow>(startAttempts([key]))).rows;
-  const own = { ...late, receivedAt: current!.received_at };
+  const own = { ...late, receivedAt: current!.received_at, attempt: current!.attempts };
   expect((await pool.query(settleEvents([own]))).rows).toHaveLength(1);
   expect(await statusOf(key.eventId)).toEqual({ status: 'processed', attempts: 1 });
 });
@@ -112,9 +120,12 @@ it('settles processed only where the ledger holds every effect completed; else f
     );
   await complete('a');
   const [started] = (await pool.query<LoadedEventRow>(startAttempts([key]))).rows;
+  // The group's attempt too: its first, as the default group's is (each settlement is fenced to its attempt).
+  await pool.query(startAttempts([key], 'g'));
   const processed = {
     ...key,
     receivedAt: started!.received_at,
+    attempt: started!.attempts,
     status: 'processed' as const,
     lastError: null,
     effects: ['a', 'c', 'b'],
@@ -192,11 +203,13 @@ it('leaves a key that is completed, or claimed and unexpired, alone; takes over 
   const claim = async (eventId: string, leaseMs: number) =>
     (await pool.query<ExternalClaimRow>(claimExternalEffects([ref(eventId, leaseMs)]))).rows[0]!;
   const minute = 60_000;
+  const fenceOf = (row: ExternalClaimRow) => ({ keyAttempts: row.key_attempts!, token: row.claim_token! });
 
   // A claim whose lease has run out (its worker died) is taken over, with a warning-worthy prior status.
   expect(await claim('evt_lease_1', -1_000)).toMatchObject({ key_attempts: 1 });
   const claimedAt = Date.now();
-  expect(await claim('evt_lease_2', minute)).toMatchObject({
+  const second = await claim('evt_lease_2', minute);
+  expect(second).toMatchObject({
     key_attempts: 2,
     prior_status: 'claimed',
     run_claimed: true,
@@ -207,10 +220,11 @@ it('leaves a key that is completed, or claimed and unexpired, alone; takes over 
   expect(held).toMatchObject({ key_attempts: null, run_claimed: false });
   expect(Math.abs(held.held_until!.getTime() - (claimedAt + minute))).toBeLessThan(5_000);
   // A released claim (`releaseClaim`: its attempt could not land its mark) does not hold the key.
-  await pool.query(releaseClaim(ref('evt_lease_2', minute)));
-  expect(await claim('evt_lease_3', minute)).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
+  await pool.query(releaseClaim(ref('evt_lease_2', minute), fenceOf(second)));
+  const third = await claim('evt_lease_3', minute);
+  expect(third).toMatchObject({ key_attempts: 3, prior_status: 'claimed' });
   // Completed: the next event's effect is completed under the key without running.
-  await pool.query(completeExternalEffect(ref('evt_lease_3', minute)));
+  await pool.query(completeExternalEffect(ref('evt_lease_3', minute), fenceOf(third)));
   expect(await claim('evt_lease_4', minute)).toMatchObject({
     key_attempts: null,
     prior_status: 'completed',
@@ -228,7 +242,7 @@ it('leaves a key that is completed, or claimed and unexpired, alone; takes over 
   ]);
 });
 
-it("renews a claim's lease for its own attempt only, and never shortens it", async () => {
+it("renews a claim's lease for its own claim only (number and token), and never shortens it", async () => {
   await recordEvents(['evt_renew_1']);
   const ref = {
     provider: 'stripe',
@@ -237,7 +251,8 @@ it("renews a claim's lease for its own attempt only, and never shortens it", asy
     idempotencyKey: 'welcome:account:acct_renew',
     leaseMs: 1_000,
   };
-  await pool.query(claimExternalEffects([ref]));
+  const [claimed] = (await pool.query<ExternalClaimRow>(claimExternalEffects([ref]))).rows;
+  const fence = { keyAttempts: 1, token: claimed!.claim_token! };
   const leaseSeconds = async () =>
     Number(
       (
@@ -248,11 +263,13 @@ it("renews a claim's lease for its own attempt only, and never shortens it", asy
       ).rows[0]!.s,
     );
   expect(await leaseSeconds()).toBeLessThan(2);
-  await pool.query(renewClaim(ref, 1, 60_000));
+  expect((await pool.query(holdClaim(ref, fence, 60_000))).rowCount).toBe(1);
   expect(await leaseSeconds()).toBeGreaterThan(58);
-  // Not a later claimant's lease (another attempt number), and never earlier than it was.
-  await pool.query(renewClaim(ref, 2, 600_000));
-  await pool.query(renewClaim(ref, 1, 1_000));
+  // Not another claim's lease (another number, or another token), and never earlier than it was.
+  const other = '00000000-0000-4000-8000-000000000000';
+  expect((await pool.query(holdClaim(ref, { ...fence, keyAttempts: 2 }, 600_000))).rowCount).toBe(0);
+  expect((await pool.query(holdClaim(ref, { ...fence, token: other }, 600_000))).rowCount).toBe(0);
+  await pool.query(holdClaim(ref, fence, 1_000));
   expect(await leaseSeconds()).toBeLessThan(61);
   expect(await leaseSeconds()).toBeGreaterThan(58);
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import { assertPresentedSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
 import { CREDENTIAL } from './template-rules.ts';
 import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';

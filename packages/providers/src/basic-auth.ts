@@ -1,4 +1,4 @@
-import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import { assertPresentedSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
 import { CREDENTIAL } from './template-rules.ts';
 import { templateProvider, type TemplateSpec } from './template-spec.ts';

@@ -1,6 +1,6 @@
 import { createPrivateKey, sign, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import {
   assertSecrets,
   assertTolerance,

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import { readPointer, scalarText } from './template-body.ts';
 import type { HttpAnswer, SignedRequest } from './types.ts';
 

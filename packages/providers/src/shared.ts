@@ -1,5 +1,5 @@
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError, TimestampOutOfToleranceError } from '../errors.ts';
+import { InvalidPayloadError, TimestampOutOfToleranceError } from './errors.ts';
 import type { VerifiedEvent } from './types.ts';
 
 // Helpers every provider shares. They run on every request: no per-call allocation beyond what crypto needs.

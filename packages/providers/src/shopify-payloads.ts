@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InvalidPayloadError } from '../errors.ts';
+import { InvalidPayloadError } from './errors.ts';
 
 /**
  * What binds a Shopify delivery's unsigned headers to its signed body. Shopify signs only the body, so one signed

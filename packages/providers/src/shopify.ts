@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import {
   assertSecrets,
   bytesEqual,

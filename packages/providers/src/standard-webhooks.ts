@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
+import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import {
   assertSecrets,
   assertTolerance,

@@ -1,4 +1,4 @@
-import { rawJsonText } from '../json.ts';
+import { rawJsonText } from './json.ts';
 import type { VerifiedEvent } from './types.ts';
 
 /**

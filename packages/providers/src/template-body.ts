@@ -1,5 +1,5 @@
-import { InvalidPayloadError } from '../errors.ts';
-import { rawJson, rawJsonText } from '../json.ts';
+import { InvalidPayloadError } from './errors.ts';
+import { rawJson, rawJsonText } from './json.ts';
 import { bodyText } from './shared.ts';
 
 // How a template source reads a verified body: JSON (any value, numbers kept digit for digit) or an

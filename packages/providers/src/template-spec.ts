@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidPayloadError } from '../errors.ts';
+import { InvalidPayloadError } from './errors.ts';
 import { handshakeSpec, createHandshake, type HandshakeSpec } from './handshakes.ts';
 import { headerValue } from './shared.ts';
 import { templateIssues, type Coverage } from './template-rules.ts';

@@ -1,19 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, type CatalogueEntry } from '../../src/providers/catalogue/index.ts';
-import {
-  catalogueDelivery,
-  catalogueSampleType,
-  sampleCredentials,
-} from '../../src/providers/deliveries/index.ts';
-import { signEd25519 } from '../../src/providers/ed25519.ts';
-import { HANDSHAKES, type HandshakeType } from '../../src/providers/handshakes.ts';
-import { signHmac } from '../../src/providers/hmac.ts';
-import { signApiKey } from '../../src/providers/api-key.ts';
-import { parseSourcesFile } from '../../src/providers/sources-file.ts';
-import { createSourceProvider, isBuiltinSource, type SourceDefinition } from '../../src/providers/sources.ts';
-import type { Provider, Reception, SignedRequest } from '../../src/providers/types.ts';
+import { CATALOGUE, type CatalogueEntry } from '../src/catalogue/index.ts';
+import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../src/samples/index.ts';
+import { signEd25519 } from '../src/ed25519.ts';
+import { HANDSHAKES, type HandshakeType } from '../src/handshakes.ts';
+import { signHmac } from '../src/hmac.ts';
+import { signApiKey } from '../src/api-key.ts';
+import { parseSourcesFile } from '../src/sources-file.ts';
+import { createSourceProvider, isBuiltinSource, type SourceDefinition } from '../src/sources.ts';
+import type { Provider, Reception, SignedRequest } from '../src/types.ts';
 
 // No unsigned request may get an answer whose bytes are a signature of a body the same source records: for every
 // catalogue type and one template source per handshake type, fast-check sends unsigned GETs and POSTs carrying

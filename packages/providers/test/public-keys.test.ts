@@ -1,12 +1,12 @@
 import { generateKeyPairSync, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
-import { discordProvider, signDiscord } from '../../src/providers/catalogue/discord.ts';
-import { sendgridProvider } from '../../src/providers/catalogue/sendgrid.ts';
-import { selfSignedCertificate } from '../../src/providers/deliveries/index.ts';
-import { keyWeakness } from '../../src/providers/public-keys.ts';
-import { createProviders } from '../../src/providers/registry.ts';
-import type { SourceDefinition } from '../../src/providers/sources.ts';
+import { discordProvider, signDiscord } from '../src/catalogue/discord.ts';
+import { sendgridProvider } from '../src/catalogue/sendgrid.ts';
+import { selfSignedCertificate } from '../src/samples/index.ts';
+import { keyWeakness } from '../src/public-keys.ts';
+import { createProviders } from '../src/registry.ts';
+import type { SourceDefinition } from '../src/sources.ts';
 import { codeOf, request } from './catalogue/support.ts';
 
 // Every public key a source verifies with is judged when it is configured (public-keys.ts). The small-order

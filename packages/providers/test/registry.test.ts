@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createProviders, parseStandardWebhooksEnv } from '../../src/providers/registry.ts';
-import { MAX_EVENT_FIELD_LENGTH } from '../../src/providers/shared.ts';
-import { signShopify } from '../../src/providers/shopify.ts';
-import { signStandardWebhook } from '../../src/providers/standard-webhooks.ts';
-import { signStripe } from '../../src/providers/stripe.ts';
+import { createProviders, parseStandardWebhooksEnv } from '../src/registry.ts';
+import { MAX_EVENT_FIELD_LENGTH } from '../src/shared.ts';
+import { signShopify } from '../src/shopify.ts';
+import { signStandardWebhook } from '../src/standard-webhooks.ts';
+import { signStripe } from '../src/stripe.ts';
 
 const SW_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const SW_SECRET_2 = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WebhookError } from '../../src/errors.ts';
-import { SHOPIFY_CHECKED_TOPICS } from '../../src/providers/shopify-payloads.ts';
-import { shopifyProvider, signShopify } from '../../src/providers/shopify.ts';
-import type { SignedRequest } from '../../src/providers/types.ts';
+import { WebhookError } from '../src/errors.ts';
+import { SHOPIFY_CHECKED_TOPICS } from '../src/shopify-payloads.ts';
+import { shopifyProvider, signShopify } from '../src/shopify.ts';
+import type { SignedRequest } from '../src/types.ts';
 import { codeOf } from './catalogue/support.ts';
 
 // Shopify/shopify-app-js@ef2043d4 packages/apps/shopify-api/lib/webhooks/__tests__/validate.test.ts

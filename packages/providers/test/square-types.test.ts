@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 // with interfaces by hand: this reads the installed SDK's comments and holds the map to them, so an SDK upgrade
 // that adds or renames an event fails here rather than leaving the map silently stale.
 const sdk = join(dirname(createRequire(import.meta.url).resolve('square')), 'api/types');
-const map = readFileSync(new URL('../../src/providers/types/square.ts', import.meta.url), 'utf8');
+const map = readFileSync(new URL('../src/types/square.ts', import.meta.url), 'utf8');
 const paired = [...map.matchAll(/^ {2}'([a-z0-9_.]+)': wire\.(\w+)\.Raw;$/gm)].map(([, type, name]) => ({
   type: type!,
   name: name!,

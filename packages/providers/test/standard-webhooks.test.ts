@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { WebhookError } from '../../src/errors.ts';
-import { signStandardWebhook, standardWebhooksProvider } from '../../src/providers/standard-webhooks.ts';
-import type { SignedRequest } from '../../src/providers/types.ts';
+import type { WebhookError } from '../src/errors.ts';
+import { signStandardWebhook, standardWebhooksProvider } from '../src/standard-webhooks.ts';
+import type { SignedRequest } from '../src/types.ts';
 import { codeOf, expectSignedBodiesVerifyOrInvalidPayload } from './catalogue/support.ts';
 
 // standard-webhooks/standard-webhooks@b2fa7b87 libraries/javascript/src/webhook.test.ts ('sign function works')

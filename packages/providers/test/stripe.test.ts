@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { signStripe, stripeProvider } from '../../src/providers/stripe.ts';
-import type { SignedRequest } from '../../src/providers/types.ts';
+import { signStripe, stripeProvider } from '../src/stripe.ts';
+import type { SignedRequest } from '../src/types.ts';
 import { codeOf, expectSignedBodiesVerifyOrInvalidPayload } from './catalogue/support.ts';
 
 const SECRET = 'whsec_test_secret_0123456789abcdef';

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPayloadError, InvalidSignatureError } from '../../src/errors.ts';
-import { hmacProvider, signHmac, type HmacSpec } from '../../src/providers/hmac.ts';
-import { parseSourcesFile } from '../../src/providers/sources-file.ts';
+import { InvalidPayloadError, InvalidSignatureError } from '../src/errors.ts';
+import { hmacProvider, signHmac, type HmacSpec } from '../src/hmac.ts';
+import { parseSourcesFile } from '../src/sources-file.ts';
 import {
   decodeForm,
   pointerTokens,
   readPointer,
   parseJsonLossless,
   scalarText,
-} from '../../src/providers/template-body.ts';
-import type { TemplateSpec } from '../../src/providers/template-spec.ts';
-import type { SignedRequest } from '../../src/providers/types.ts';
+} from '../src/template-body.ts';
+import type { TemplateSpec } from '../src/template-spec.ts';
+import type { SignedRequest } from '../src/types.ts';
 
 // The template pieces on their own (no database): pointers, lossless JSON, form fields, signature decoding, and
 // what the sources file refuses. The receiver's tests cover each template over HTTP.

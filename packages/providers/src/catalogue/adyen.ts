@@ -1,5 +1,5 @@
 import { createHmac, type KeyObject, createSecretKey } from 'node:crypto';
-import { InvalidPayloadError, MissingSignatureError } from '../../errors.ts';
+import { InvalidPayloadError, MissingSignatureError } from '../errors.ts';
 import { assertSecrets, decodeJsonBody } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, type BatchProvider } from './batch.ts';

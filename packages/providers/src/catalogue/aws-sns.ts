@@ -1,5 +1,5 @@
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
+import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import { assertSecrets, checkTimestamp, decodeJsonBody } from '../shared.ts';
 import type { Provider, Reception, SignedRequest } from '../types.ts';
 import {

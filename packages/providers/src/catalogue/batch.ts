@@ -1,5 +1,5 @@
-import { InvalidPayloadError } from '../../errors.ts';
-import { rawJson } from '../../json.ts';
+import { InvalidPayloadError } from '../errors.ts';
+import { rawJson } from '../json.ts';
 import { bodyText } from '../shared.ts';
 import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
 

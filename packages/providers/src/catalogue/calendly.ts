@@ -1,4 +1,4 @@
-import { InvalidPayloadError } from '../../errors.ts';
+import { InvalidPayloadError } from '../errors.ts';
 import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import { bodyObject, bodyString, type CatalogueProviderOptions } from './signing.ts';

@@ -1,4 +1,4 @@
-import { InvalidSignatureError } from '../../errors.ts';
+import { InvalidSignatureError } from '../errors.ts';
 import type { Provider, Reception, SignedRequest } from '../types.ts';
 import type { CertificateFetch } from './certificates.ts';
 // What AWS SNS and PayPal share: their signature is an RSA one by a certificate fetched from a URL in the message,

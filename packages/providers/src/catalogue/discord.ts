@@ -1,5 +1,5 @@
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError } from '../../errors.ts';
+import { InvalidPayloadError } from '../errors.ts';
 import { assertSecrets, decodeJsonBody, toBytes } from '../shared.ts';
 import { ed25519PublicKey } from '../public-keys.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';

@@ -1,4 +1,4 @@
-import { InvalidPayloadError } from '../../errors.ts';
+import { InvalidPayloadError } from '../errors.ts';
 import type { HttpAnswer, Provider, Reception, SignedRequest } from '../types.ts';
 
 /**

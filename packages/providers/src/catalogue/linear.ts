@@ -1,4 +1,4 @@
-import { InvalidSignatureError } from '../../errors.ts';
+import { InvalidSignatureError } from '../errors.ts';
 import { checkTimestamp, decodeJsonBody } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';

@@ -1,4 +1,4 @@
-import { InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
+import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import { checkTimestamp, decodeJsonBody, hmacKey, parseUnixSeconds, unixSeconds } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';

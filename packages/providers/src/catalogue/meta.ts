@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidPayloadError } from '../../errors.ts';
+import { InvalidPayloadError } from '../errors.ts';
 import { metaSubscriptionChallenge, verifyTokenHash } from '../handshakes.ts';
 import { decodeJsonBody } from '../shared.ts';
 import type { Reception, SignedRequest, VerifiedEvent } from '../types.ts';

@@ -1,6 +1,6 @@
 import { randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { InvalidSignatureError } from '../../errors.ts';
+import { InvalidSignatureError } from '../errors.ts';
 import { assertSecrets, checkTimestamp, decodeJsonBody, headerValue, toBytes } from '../shared.ts';
 import type { Provider, Reception, SignedRequest } from '../types.ts';
 import {

@@ -1,4 +1,4 @@
-import { InvalidPayloadError, InvalidSignatureError } from '../../errors.ts';
+import { InvalidPayloadError, InvalidSignatureError } from '../errors.ts';
 import { assertSecrets, decodeJsonBody } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';

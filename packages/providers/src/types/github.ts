@@ -5,13 +5,13 @@
  * `ProviderPayloads`; no other module of the package names it.
  *
  * @example
- * import type { GitHubInboxEvent } from '@webhook-inbox/inbox/providers/github';
+ * import type { GitHubInboxEvent } from '@webhook-inbox/providers/github';
  * createInbox().on('github', 'pull_request.opened', {
  *   label: async ({ event }) => event.payload.pull_request.number, // typed
  * });
  */
 import type { operations } from '@octokit/openapi-webhooks-types';
-import type { TypedInboxEvent } from '../../effects/types.ts';
+import type { TypedInboxEvent } from '../payloads.ts';
 
 /** `pull-request-review` → `pull_request_review`: the spec's operation names spell GitHub's `_` as `-`. */
 type Underscored<S extends string> = S extends `${infer Head}-${infer Tail}`
@@ -43,7 +43,7 @@ export type GitHubEventType = Extract<keyof GitHubPayloads, string>;
 /** A GitHub event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type GitHubInboxEvent<T extends GitHubEventType = GitHubEventType> = TypedInboxEvent<'github', T>;
 
-declare module '../../effects/types.ts' {
+declare module '../payloads.ts' {
   interface ProviderPayloads {
     github: GitHubPayloads;
   }

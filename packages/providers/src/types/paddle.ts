@@ -6,13 +6,13 @@
  * names it.
  *
  * @example
- * import type { PaddleInboxEvent } from '@webhook-inbox/inbox/providers/paddle';
+ * import type { PaddleInboxEvent } from '@webhook-inbox/providers/paddle';
  * createInbox().on('paddle', 'transaction.completed', {
  *   fulfil: async ({ event, tx }) => grant(tx, event.payload.data.customer_id), // typed
  * });
  */
 import type { IEvents } from '@paddle/paddle-node-sdk';
-import type { TypedInboxEvent } from '../../effects/types.ts';
+import type { TypedInboxEvent } from '../payloads.ts';
 
 /** Every Paddle event type (`transaction.completed`, `subscription.created`, ...), to its payload. */
 export type PaddlePayloads = {
@@ -24,7 +24,7 @@ export type PaddleEventType = Extract<keyof PaddlePayloads, string>;
 /** A Paddle event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type PaddleInboxEvent<T extends PaddleEventType = PaddleEventType> = TypedInboxEvent<'paddle', T>;
 
-declare module '../../effects/types.ts' {
+declare module '../payloads.ts' {
   interface ProviderPayloads {
     paddle: PaddlePayloads;
   }

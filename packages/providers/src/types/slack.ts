@@ -9,13 +9,13 @@
  * stays `unknown` (parse it with `parsePayload`).
  *
  * @example
- * import type { SlackInboxEvent } from '@webhook-inbox/inbox/providers/slack';
+ * import type { SlackInboxEvent } from '@webhook-inbox/providers/slack';
  * createInbox().on('slack', 'app_mention', {
  *   reply: external({ run: async ({ event }) => say(event.payload.event.channel, event.payload.event.text) }),
  * });
  */
 import type { SlackEvent } from '@slack/types';
-import type { TypedInboxEvent } from '../../effects/types.ts';
+import type { TypedInboxEvent } from '../payloads.ts';
 
 /** One authorization an `event_callback` carries: a workspace (or org) the app is installed in. */
 export interface SlackAuthorization {
@@ -57,7 +57,7 @@ export type SlackEventType = Extract<keyof SlackPayloads, string>;
 /** A Slack event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type SlackInboxEvent<T extends SlackEventType = SlackEventType> = TypedInboxEvent<'slack', T>;
 
-declare module '../../effects/types.ts' {
+declare module '../payloads.ts' {
   interface ProviderPayloads {
     slack: SlackPayloads;
   }

@@ -7,13 +7,13 @@
  * module once, which adds `square` to `ProviderPayloads`; no other module of the package names it.
  *
  * @example
- * import type { SquareInboxEvent } from '@webhook-inbox/inbox/providers/square';
+ * import type { SquareInboxEvent } from '@webhook-inbox/providers/square';
  * createInbox().on('square', 'payment.updated', {
  *   settle: async ({ event, tx }) => settle(tx, event.payload.data?.object?.payment?.id), // typed
  * });
  */
 import type { serialization as wire } from 'square';
-import type { TypedInboxEvent } from '../../effects/types.ts';
+import type { TypedInboxEvent } from '../payloads.ts';
 
 /**
  * The receiver records a Square event under its body's `type` and refuses one without `event_id`, so both are
@@ -187,7 +187,7 @@ export type SquareEventType = Extract<keyof SquarePayloads, string>;
 /** A Square event, its payload typed by its type; for a union of types, a union `event.type` narrows. */
 export type SquareInboxEvent<T extends SquareEventType = SquareEventType> = TypedInboxEvent<'square', T>;
 
-declare module '../../effects/types.ts' {
+declare module '../payloads.ts' {
   interface ProviderPayloads {
     square: SquarePayloads;
   }

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { useCertificateServer, useTempFiles } from '@webhook-inbox/testing';
 import MessageValidator from 'sns-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awsSnsProvider, signSns } from '../../../src/providers/catalogue/aws-sns.ts';
-import { catalogueEntry } from '../../../src/providers/catalogue/index.ts';
-import { sampleCredentials, selfSignedCertificate } from '../../../src/providers/deliveries/index.ts';
-import type { Reception } from '../../../src/providers/types.ts';
+import { awsSnsProvider, signSns } from '../../src/catalogue/aws-sns.ts';
+import { catalogueEntry } from '../../src/catalogue/index.ts';
+import { sampleCredentials, selfSignedCertificate } from '../../src/samples/index.ts';
+import type { Reception } from '../../src/types.ts';
 import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request } from './support.ts';
 

@@ -1,8 +1,8 @@
 /** The cases every body-HMAC provider's test file owes, registered from one table row per provider. */
 import { createHmac } from 'node:crypto';
 import { expect, it } from 'vitest';
-import type { Digest, SignatureEncoding } from '../../../src/providers/catalogue/signing.ts';
-import type { Provider, VerifiedEvent } from '../../../src/providers/types.ts';
+import type { Digest, SignatureEncoding } from '../../src/catalogue/signing.ts';
+import type { Provider, VerifiedEvent } from '../../src/types.ts';
 import { expectForgeriesRefused, refusal, request, verifiedEvent, without } from './support.ts';
 
 /** The moment every body-HMAC case verifies at: these providers sign no timestamp. */

@@ -8,8 +8,8 @@ import {
   PAYPAL_CERTIFICATE_HOSTS,
   SNS_CERTIFICATE_HOSTS,
   type CertificateFetch,
-} from '../../../src/providers/catalogue/certificates.ts';
-import { selfSignedCertificate } from '../../../src/providers/deliveries/index.ts';
+} from '../../src/catalogue/certificates.ts';
+import { selfSignedCertificate } from '../../src/samples/index.ts';
 
 // The certificate store against a real loopback HTTP server holding a self-signed certificate made by openssl for
 // this test: the injectable fetch maps the documented https URL onto the server, which counts the requests it gets.

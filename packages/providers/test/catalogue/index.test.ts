@@ -1,12 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, catalogueEntry } from '../../../src/providers/catalogue/index.ts';
-import {
-  catalogueDelivery,
-  catalogueSampleType,
-  sampleCredentials,
-} from '../../../src/providers/deliveries/index.ts';
-import { hasSubject, subjectOf } from '../../../src/providers/subject.ts';
+import { CATALOGUE, catalogueEntry } from '../../src/catalogue/index.ts';
+import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../../src/samples/index.ts';
+import { hasSubject, subjectOf } from '../../src/subject.ts';
 import { request } from './support.ts';
 
 describe('the catalogue table', () => {

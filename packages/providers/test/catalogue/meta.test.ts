@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { metaProvider, signMeta } from '../../../src/providers/catalogue/meta.ts';
-import type { SignedRequest } from '../../../src/providers/types.ts';
+import { metaProvider, signMeta } from '../../src/catalogue/meta.ts';
+import type { SignedRequest } from '../../src/types.ts';
 import { codeOf, refusal, request, tamper, without } from './support.ts';
 
 // Meta publishes no verification library on npm; its documented recipe ("Validate payloads": sha256= and the hex

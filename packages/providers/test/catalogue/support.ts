@@ -3,9 +3,9 @@ import type { KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook } from 'svix';
 import { expect, it } from 'vitest';
-import { WebhookError, type WebhookErrorCode } from '../../../src/errors.ts';
-import type { KeyPairSignOptions } from '../../../src/providers/catalogue/signing.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../../../src/providers/types.ts';
+import { WebhookError, type WebhookErrorCode } from '../../src/errors.ts';
+import type { KeyPairSignOptions } from '../../src/catalogue/signing.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../src/types.ts';
 
 /** A request with these exact body bytes and headers (looked up case-insensitively, as the receiver does). */
 export function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
-import { signTwilio, twilioProvider } from '../../../src/providers/catalogue/twilio.ts';
-import type { SignedRequest } from '../../../src/providers/types.ts';
+import { signTwilio, twilioProvider } from '../../src/catalogue/twilio.ts';
+import type { SignedRequest } from '../../src/types.ts';
 import { codeOf, tamper } from './support.ts';
 
 // Twilio's own helper library signs (getExpectedTwilioSignature) and verifies (validateRequest): both directions

@@ -29,7 +29,7 @@ const ORDER_BODY =
 const UNCHECKED_TOPIC = 'products/update';
 
 const fixture = (name: string): Buffer =>
-  readFileSync(new URL(`../../../../test/fixtures/shopify/${name}`, import.meta.url));
+  readFileSync(new URL(`../../../test/fixtures/shopify/${name}`, import.meta.url));
 
 /**
  * Shopify's sample payload of each checked topic, naming `shop` as a real delivery does: the compliance samples

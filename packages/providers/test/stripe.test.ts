@@ -14,7 +14,7 @@ const TOLERANCE = 300;
 const BODY = '{"id":"evt_1","object":"event","type":"checkout.session.completed","data":{"object":{}}}';
 
 const fixture = (name: string): Buffer =>
-  readFileSync(new URL(`../../../../test/fixtures/stripe/${name}`, import.meta.url));
+  readFileSync(new URL(`../../../test/fixtures/stripe/${name}`, import.meta.url));
 
 /** Like the receiver: a WHATWG Headers lookup, case-insensitive. */
 function request(body: string | Uint8Array, headers: Record<string, string>): SignedRequest {

@@ -65,7 +65,7 @@ describe('the catalogue table', () => {
 
 describe('docs/providers.md', () => {
   it('has a row and a section for every catalogue provider, with its documentation link', async () => {
-    const docs = await readFile(new URL('../../../../../docs/providers.md', import.meta.url), 'utf8');
+    const docs = await readFile(new URL('../../../../docs/providers.md', import.meta.url), 'utf8');
     for (const entry of CATALOGUE) {
       expect(docs).toMatch(new RegExp(`^\\| \\[${entry.type}\\]\\(#${entry.type}\\)`, 'm'));
       expect(docs).toContain(`\n## ${entry.type}\n`);

@@ -16,7 +16,7 @@ import {
   STRIPE_SECRET,
   type Delivery,
 } from '../../apps/receiver/test/helpers.ts';
-import { signShopify, signStripe } from '../../packages/inbox/src/providers/index.ts';
+import { signShopify, signStripe } from '@webhook-inbox/providers';
 import {
   chaosReceiverEnv,
   crashLines,

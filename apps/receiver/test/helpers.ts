@@ -4,14 +4,8 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { findFreePorts } from '@webhook-inbox/testing/embedded';
-import {
-  createProviders,
-  EVENTS_QUEUE,
-  ensureQueues,
-  signShopify,
-  signStandardWebhook,
-  signStripe,
-} from '@webhook-inbox/inbox';
+import { EVENTS_QUEUE, ensureQueues } from '@webhook-inbox/inbox';
+import { createProviders, signShopify, signStandardWebhook, signStripe } from '@webhook-inbox/providers';
 import { waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import pino from 'pino';

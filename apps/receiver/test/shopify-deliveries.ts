@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { signShopify } from '@webhook-inbox/inbox';
+import { signShopify } from '@webhook-inbox/providers';
 import { fixture, SHOPIFY_SECRET, type Delivery } from './helpers.ts';
 
 /** `body`, signed with the app's secret, under the given topic and shop headers, with a fresh event id. */

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { eventPayloads } from '../sql/index.ts';
+import { eventPayloads } from './sql/index.ts';
 
 /**
  * The partitions of `webhook_event_payloads`, one per UTC day: created ahead of the days they hold (an insert

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { Principal } from '../access/roles.ts';
-import { auditLog } from '../sql/index.ts';
+import type { Principal } from './access/roles.ts';
+import { auditLog } from './sql/index.ts';
 import type { ReconcileReport } from './reconcile.ts';
 import type { PurgeResult } from './retention.ts';
 

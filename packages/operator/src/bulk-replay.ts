@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DEFAULT_GROUP, validateGroup } from './queue.ts';
+import { DEFAULT_GROUP, validateGroup } from '@webhook-inbox/inbox/queue';
 import {
   ReplayError,
   replayEvent,
@@ -7,8 +7,8 @@ import {
   type ReplayOptions,
   type ReplayResult,
 } from './replay.ts';
-import type { EventCursor, EventFilter } from './sql/event-filter.ts';
-import { eventFilter } from './sql/index.ts';
+import type { EventCursor, EventFilter } from '@webhook-inbox/inbox/event-store';
+import { eventFilter } from '@webhook-inbox/inbox/sql';
 
 /**
  * Bulk replay, the one behind the CLI (`replayEvents`) and the console's operations (`replayChunk` per chunk, its

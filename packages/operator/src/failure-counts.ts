@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import * as failureCounts from '../sql/failure-counts.ts';
-import { inTransaction } from '../transaction.ts';
+import * as failureCounts from './sql/failure-counts.ts';
+import { inTransaction } from '@webhook-inbox/inbox/transaction';
 
 /** Deltas folded per transaction: a few hundred milliseconds of work at most, however far behind the fold is. */
 const BATCH = 20_000;

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import * as pgbossJobs from '../sql/pgboss-jobs.ts';
-import * as webhookEventGroups from '../sql/webhook-event-groups.ts';
-import * as webhookEvents from '../sql/webhook-events.ts';
+import { webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import * as pgbossJobs from './sql/pgboss-jobs.ts';
 
 type UnfinishedStatus = (typeof webhookEvents.UNFINISHED_STATUSES)[number];
 type LiveJobState = (typeof pgbossJobs.LIVE_JOB_STATES)[number];

@@ -3,7 +3,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { resolvePurgeOptions, type PurgeOptions } from './retention-options.ts';
-import { systemPrincipal } from '../access/roles.ts';
+import { systemPrincipal } from './access/roles.ts';
 import { auditPurge } from './audit.ts';
 import { purgeExpired, type PurgeResult } from './retention.ts';
 

@@ -2,9 +2,9 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
-import { recordedEventTypes } from '../effect-routes.ts';
-import { ingest } from '../ingest.ts';
-import { webhookEvents } from '../sql/index.ts';
+import { recordedEventTypes } from '@webhook-inbox/inbox/effect-routes';
+import { ingest } from '@webhook-inbox/inbox/ingest';
+import { webhookEvents } from '@webhook-inbox/inbox/sql';
 
 /** How far back Stripe's `GET /v1/events` reaches. */
 export const STRIPE_EVENTS_RETENTION_DAYS = 30;

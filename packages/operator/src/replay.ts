@@ -1,18 +1,19 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import type { EffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import type { Principal } from './access/roles.ts';
-import { CodedError } from './errors.ts';
-import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf, validateGroup, type EventJob } from './queue.ts';
+import { CodedError } from '@webhook-inbox/inbox/errors';
 import {
-  auditLog,
-  effectRuns,
-  idempotencyKeys,
-  pgbossJobs,
-  webhookEventGroups,
-  webhookEvents,
-} from './sql/index.ts';
-import { jobTraceContext, type TraceContext } from './telemetry.ts';
-import { inTransaction } from './transaction.ts';
+  DEFAULT_GROUP,
+  EVENTS_QUEUE,
+  queuesOf,
+  validateGroup,
+  type EventJob,
+} from '@webhook-inbox/inbox/queue';
+import { effectRuns, idempotencyKeys, webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { auditLog, pgbossJobs } from './sql/index.ts';
+import { jobTraceContext, type TraceContext } from '@webhook-inbox/inbox/telemetry';
+import { inTransaction } from '@webhook-inbox/inbox/transaction';
 
 /**
  * Operator replay: puts an event back on a consumer group's queue (the default group's unless told), as the
@@ -21,9 +22,6 @@ import { inTransaction } from './transaction.ts';
  * (`effect_runs.forced_at`). Replaying an event for a group it was never delivered to (it was received before
  * the group's worker first started) creates its group row: that is how a group backfills.
  */
-
-/** Which effects are registered for an event type (the product's inbox knows; the database does not). */
-export type EffectLookup = (provider: string, type: string) => readonly string[];
 
 export interface ReplayOptions {
   /**

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { eventPayloads } from '../sql/index.ts';
-import type { Statement } from '../sql/statement.ts';
+import { eventPayloads, type Statement } from '@webhook-inbox/inbox/sql';
 
 // statement_timeout (and a cancel request) ends a statement with query_canceled.
 const QUERY_CANCELED = '57014';

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { auditLog, deliveryCounts, eventPayloads, inboxSamples, webhookEvents } from '../sql/index.ts';
+import { eventPayloads, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { auditLog, deliveryCounts, inboxSamples } from './sql/index.ts';
 import {
   ensurePayloadPartitions,
   listPayloadPartitions,
   partitionEnd,
   type PayloadPartition,
-} from './partitions.ts';
+} from '@webhook-inbox/inbox/partitions';
 import { AdaptiveBatches, countDayPayloads } from './retention-batches.ts';
 import { resolvePurgeOptions, type PurgeOptions } from './retention-options.ts';
 

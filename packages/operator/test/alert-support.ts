@@ -3,9 +3,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseJsonLossless } from '../src/json.ts';
-import type { Alert } from '../src/ops/alerts/model.ts';
-import type { AlertMessage } from '../src/ops/alerts/slack.ts';
+import { parseJsonLossless } from '@webhook-inbox/inbox';
+import type { Alert } from '../src/alerts/model.ts';
+import type { AlertMessage } from '../src/alerts/slack.ts';
 
 export interface Received {
   method: string | undefined;

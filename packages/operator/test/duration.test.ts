@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, parseSince, sinceDuration } from '../../src/ops/duration.ts';
+import { parseDuration, parseSince, sinceDuration } from '../src/duration.ts';
 
 describe('parseDuration', () => {
   it.each([

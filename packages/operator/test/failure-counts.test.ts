@@ -2,9 +2,9 @@ import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as ledger from '../src/effects/ledger.ts';
-import { foldFailureCounts } from '../src/ops/failure-counts.ts';
-import { purgeExpired } from '../src/ops/retention.ts';
+import { ledger } from '@webhook-inbox/inbox/sql';
+import { foldFailureCounts } from '../src/failure-counts.ts';
+import { purgeExpired } from '../src/retention.ts';
 import { countsSql } from '../src/sql/failure-counts.ts';
 
 // The failure groups' counts (migration 0013) against the ledger they count: after concurrent failures of one

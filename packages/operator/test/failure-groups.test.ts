@@ -2,9 +2,9 @@ import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { normalizeErrorMessage } from '../src/ops/alerts/model.ts';
+import { normalizeErrorMessage } from '../src/alerts/model.ts';
 import * as failureGroups from '../src/sql/failure-groups.ts';
-import { Params } from '../src/sql/statement.ts';
+import { eventFilter, Params } from '@webhook-inbox/inbox/sql';
 
 // Failure groups: the failing effects grouped by consumer group, effect and the alerts' normalized error.
 
@@ -85,7 +85,7 @@ describe('failure groups', () => {
     expect(events.rows.map((e) => e.eventId).sort()).toEqual(['evt_a1', 'evt_a2', 'evt_a3']);
 
     const params = new Params();
-    const clause = failureGroups.failingWith('webhook_events', rows[1]!.effect, rows[1]!.fingerprint, params);
+    const clause = eventFilter.failingWith('webhook_events', rows[1]!.effect, rows[1]!.fingerprint, params);
     const matched = await pool.query<{ event_id: string }>(
       `select event_id from webhook_events where ${clause}`,
       params.values,

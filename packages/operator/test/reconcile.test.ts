@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingest } from '../../src/ingest.ts';
-import { EVENTS_QUEUE } from '../../src/queue.ts';
-import { recordEffectRoutes } from '../../src/effect-routes.ts';
-import { reconcileStripe } from '../../src/ops/reconcile.ts';
-import { openDeps, silentLogger, type OpsTestDeps } from '../support/ops.ts';
+import { ingest } from '@webhook-inbox/inbox/ingest';
+import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
+import { recordEffectRoutes } from '@webhook-inbox/inbox/effect-routes';
+import { reconcileStripe } from '../src/reconcile.ts';
+import { openDeps, silentLogger, type OpsTestDeps } from './support/ops.ts';
 
 const FIXTURES = [
   'checkout.session.completed',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cpuTime } from '@webhook-inbox/testing';
-import { maskString } from '../../src/ops/redact.ts';
+import { maskString } from '../src/redact.ts';
 
 describe('maskString', () => {
   it('masks emails, secrets, cards and phones in free text, and keeps ids, amounts and dates', () => {

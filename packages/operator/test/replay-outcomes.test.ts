@@ -2,7 +2,7 @@ import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeExpired } from '../src/ops/retention.ts';
+import { purgeExpired } from '../src/retention.ts';
 import * as replayOperations from '../src/sql/replay-operations.ts';
 
 // A bulk replay's outcome counts (migration 0013) against its replayed events' statuses read now: recorded while

@@ -10,9 +10,8 @@ import {
   FAST_RETRIES,
   startProducer,
   type Producer,
-} from './support/harness.ts';
-import { external, type DatabaseEffectFn } from '../src/effects/types.ts';
-import { createInbox, type InboxWorker } from '../src/inbox.ts';
+} from '../../inbox/test/support/harness.ts';
+import { createInbox, external, type DatabaseEffectFn, type InboxWorker } from '@webhook-inbox/inbox';
 import { replayEvents } from '../src/bulk-replay.ts';
 import { replayEvent, ReplayError, type ReplayDeps } from '../src/replay.ts';
 import type { Principal } from '../src/access/roles.ts';

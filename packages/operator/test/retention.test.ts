@@ -2,15 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ingest } from '../../src/ingest.ts';
-import type { VerifiedEvent } from '../../src/providers/types.ts';
-import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from '../../src/ops/purge-schedule.ts';
-import { countDayPayloads } from '../../src/ops/retention-batches.ts';
-import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from '../../src/ops/retention-options.ts';
-import { purgeExpired } from '../../src/ops/retention.ts';
-import { openDeps, useOpsDeps } from '../support/ops.ts';
-import { partitionName } from '../../src/sql/event-payloads.ts';
-import { ensurePayloadPartitions, listPayloadPartitions } from '../../src/ops/partitions.ts';
+import { ingest } from '@webhook-inbox/inbox/ingest';
+import type { VerifiedEvent } from '@webhook-inbox/inbox';
+import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from '../src/purge-schedule.ts';
+import { countDayPayloads } from '../src/retention-batches.ts';
+import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from '../src/retention-options.ts';
+import { purgeExpired } from '../src/retention.ts';
+import { openDeps, useOpsDeps } from './support/ops.ts';
+import { ensurePayloadPartitions, listPayloadPartitions } from '@webhook-inbox/inbox/partitions';
+import { eventPayloads } from '@webhook-inbox/inbox/sql';
+
+const { partitionName } = eventPayloads;
 
 const ops = useOpsDeps();
 beforeEach(async () => {

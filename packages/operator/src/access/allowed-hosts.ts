@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { CodedError } from '../errors.ts';
+import { CodedError } from '@webhook-inbox/inbox/errors';
 import { normalizeAddress } from './forwarded.ts';
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Who may do what. Every surface (console, admin API, CLI, scheduled jobs) acts as a `Principal`, checks its
  * permission with `can`, and records the principal in `audit_log` with the change. Roles nest: an operator can do
- * everything a viewer can, an admin everything an operator can.
+ * everything a viewer can, an admin everything an operator can. `Role` is the `api_tokens.role` column's type and
+ * `AuthMethod` the `audit_log.method` column's, so they are declared with those tables' statements.
  */
+import { ROLES, type Role } from '../sql/api-tokens.ts';
+import type { AuthMethod } from '../sql/audit-log.ts';
 
-export const ROLES = ['viewer', 'operator', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type AuthMethod, type Role };
 
 export type Permission =
   /** List and open events; payloads masked unless `read_payload`. */
@@ -35,19 +37,6 @@ export function can(role: Role, permission: Permission): boolean {
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
-
-/** How a principal proved who it is; recorded in the audit log. */
-export type AuthMethod =
-  /** A console session from the company's identity provider (OpenID Connect). */
-  | 'oidc'
-  /** The `ADMIN_TOKEN`: the documented break-glass sign-in, always `admin`. */
-  | 'break_glass'
-  /** A scoped API token (admin API, remote CLI). */
-  | 'api_token'
-  /** The CLI run against the database directly: the OS user and host. */
-  | 'local_cli'
-  /** A scheduled job of the inbox itself (retention, reconcile). */
-  | 'system';
 
 export interface Principal {
   /** The audit actor: a verified subject or email, a token's name, `user@host`, or the job's name; never typed. */

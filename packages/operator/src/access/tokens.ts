@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { CodedError } from '../errors.ts';
-import { inTransaction } from '../transaction.ts';
-import { isGroupName } from '../queue.ts';
+import { CodedError } from '@webhook-inbox/inbox/errors';
+import { inTransaction } from '@webhook-inbox/inbox/transaction';
+import { isGroupName } from '@webhook-inbox/inbox/queue';
 import { apiTokens, auditLog } from '../sql/index.ts';
 import type { ApiTokenRow } from '../sql/api-tokens.ts';
 import { can, isRole, type Principal, type Role } from './roles.ts';

@@ -1,4 +1,4 @@
-import type { Fields } from './excerpt.ts';
+import type { Fields } from './fields.ts';
 
 // One Adyen notification item, as recorded alone or inside the batch it came in.
 const ADYEN_ITEM: Fields = {

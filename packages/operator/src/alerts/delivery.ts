@@ -1,26 +1,15 @@
-import { errorLine } from '../../error-text.ts';
-import { resolveAlerterOptions, type Alerter, type AlerterOptions, type AlerterStats } from './alerter.ts';
+import { errorLine } from '@webhook-inbox/inbox/error-text';
+import {
+  resolveAlerterOptions,
+  type Alerter,
+  type AlerterOptions,
+  type AlerterStats,
+  type AlertOutcome,
+} from './alerter.ts';
 import { alertExcerpt } from './excerpt.ts';
 import { alertFingerprint, withoutPayload, type Alert } from './model.ts';
 import { formatAlert, type Repeats } from './slack.ts';
 import { postWithRetries, type PostPolicy } from './webhook-post.ts';
-
-/** What became of one alert message. */
-export interface AlertOutcome {
-  service: string;
-  kind: Alert['kind'];
-  fingerprint: string;
-  provider: string;
-  eventType: string | null;
-  effect: string | null;
-  eventId: string | null;
-  /** Alerts the message stands for: 1, or a summary's repeats. */
-  occurrences: number;
-  /** `sent` (2xx), `logged` (no URL: the log line is the alert), `failed` (refused, or out of attempts). */
-  outcome: 'sent' | 'logged' | 'failed';
-  /** The message's first line. */
-  headline: string;
-}
 
 interface Queued {
   /** Without its payload: see `excerpt`. */

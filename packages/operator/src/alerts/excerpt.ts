@@ -1,6 +1,7 @@
-import { parseJsonLossless } from '../../json.ts';
+import { parseJsonLossless } from '@webhook-inbox/inbox';
 import { maskString } from '../redact.ts';
 import { CATALOGUE_EXCERPTS } from './catalogue-excerpts.ts';
+import type { Fields } from './fields.ts';
 
 /**
  * The payload excerpt an alert carries: only fields named below, per provider and event type (ids, type,
@@ -8,15 +9,6 @@ import { CATALOGUE_EXCERPTS } from './catalogue-excerpts.ts';
  * details, addresses, `custom_fields`, `metadata`, notes, a field a provider adds next year) never reaches the
  * alert sink: an allow-list fails closed where a list of sensitive names fails open.
  */
-
-/**
- * The fields an excerpt may show. `true`: the field's value when it is a scalar (string, number, boolean, null;
- * an object in its place is left out). An object: the named fields of the object found there, or of each of the
- * first items of an array.
- */
-export interface Fields {
-  readonly [name: string]: true | Fields;
-}
 
 // In the order shown: an excerpt is cut at its length limit, so what tells the event apart comes first.
 const STRIPE_EVENT_HEAD: Fields = { id: true, type: true };

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { errorLine } from '../../error-text.ts';
-import { alertsSent } from '../../sql/index.ts';
-import type { Alerter, AlerterOptions, AlertLogger } from './alerter.ts';
-import { createAlerter, type AlertOutcome } from './delivery.ts';
+import { errorLine } from '@webhook-inbox/inbox/error-text';
+import { alertsSent } from '../sql/index.ts';
+import type { Alerter, AlerterOptions, AlertLogger, AlertOutcome } from './alerter.ts';
+import { createAlerter } from './delivery.ts';
 
 export interface AlertJournal {
   /** The alerter's `onOutcome`: writes one `alerts_sent` row, in the background; a failure is logged. */

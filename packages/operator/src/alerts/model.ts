@@ -1,4 +1,4 @@
-import { errorLine } from '../../error-text.ts';
+import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { EMAIL } from '../redact.ts';
 
 interface EventAlertBase {

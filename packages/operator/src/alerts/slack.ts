@@ -1,4 +1,4 @@
-import { errorLine } from '../../error-text.ts';
+import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { maskString } from '../redact.ts';
 import type { Alert, AlertKind } from './model.ts';
 

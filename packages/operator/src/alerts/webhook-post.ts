@@ -1,4 +1,4 @@
-import { errorLine } from '../../error-text.ts';
+import { errorLine } from '@webhook-inbox/inbox/error-text';
 
 /** How an alert is POSTed: tries, backoff and the deadline of one request. */
 export interface PostPolicy {

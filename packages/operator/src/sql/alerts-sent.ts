@@ -1,9 +1,22 @@
-import type { AlertOutcome } from '../ops/alerts/delivery.ts';
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /** Statements on `alerts_sent`: the record of alert messages, written by the alert journal, read by the console. */
 
-export function insertAlertSent(outcome: AlertOutcome): Statement {
+/** One alert message's row: the alerter's `AlertOutcome` (`alerts/alerter.ts`) is one. */
+export interface AlertSent {
+  service: string;
+  kind: string;
+  fingerprint: string;
+  provider: string;
+  eventType: string | null;
+  effect: string | null;
+  eventId: string | null;
+  occurrences: number;
+  outcome: string;
+  headline: string;
+}
+
+export function insertAlertSent(outcome: AlertSent): Statement {
   return {
     name: 'insert_alert_sent',
     text: `

@@ -1,5 +1,8 @@
-import type { Role } from '../access/roles.ts';
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
+
+/** The roles a principal can hold (`access/roles.ts` says what each may do); `api_tokens.role` is one. */
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
 
 /**
  * Statements on `api_tokens`: the scoped tokens of the admin API and the remote CLI (`access/tokens.ts`). Only a

@@ -1,5 +1,18 @@
-import type { Principal } from '../access/roles.ts';
-import { Params, type Statement } from './statement.ts';
+import { Params, type Statement } from '@webhook-inbox/inbox/sql';
+import type { Role } from './api-tokens.ts';
+
+/** How a principal proved who it is; recorded in the audit log. */
+export type AuthMethod =
+  /** A console session from the company's identity provider (OpenID Connect). */
+  | 'oidc'
+  /** The `ADMIN_TOKEN`: the documented break-glass sign-in, always `admin`. */
+  | 'break_glass'
+  /** A scoped API token (admin API, remote CLI). */
+  | 'api_token'
+  /** The CLI run against the database directly: the OS user and host. */
+  | 'local_cli'
+  /** A scheduled job of the inbox itself (retention, reconcile). */
+  | 'system';
 
 /**
  * Statements on `audit_log`: every state change from every surface (console, admin API, CLI, scheduled jobs), and
@@ -11,7 +24,12 @@ import { Params, type Statement } from './statement.ts';
  * Who a row names: a `Principal`, or for a refused sign-in only what was presented and where from (no role, no
  * method: no one was signed in).
  */
-export type AuditActor = Pick<Principal, 'actor' | 'address'> & Partial<Pick<Principal, 'role' | 'method'>>;
+export interface AuditActor {
+  actor: string;
+  address: string | null;
+  role?: Role;
+  method?: AuthMethod;
+}
 
 /** What was done, to what, with which parameters. */
 export interface AuditAction {

@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Statements on `auth_failures`: refused authentication attempts per (scope, client) in a fixed window that opens

@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Statements on `console_revoked_sessions`: signed-out console sessions (the cookie alone would stay valid until it

@@ -1,5 +1,5 @@
 import { countMinutesBefore, deleteMinutesBefore } from './per-minute.ts';
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Statements on `webhook_delivery_counts` (webhook requests per minute, provider and outcome): the receiver's

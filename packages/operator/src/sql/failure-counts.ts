@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Statements on `failure_count_deltas` and `failure_counts`: the failing `effect_runs` rows counted per provider,

@@ -1,6 +1,6 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import { countsSql } from './failure-counts.ts';
-import { Params, type Statement } from './statement.ts';
+import { Params, type Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Failure groups: the failing effects of unfinished events (failed, dead, or waiting for their retry), grouped by
@@ -175,14 +175,6 @@ export function selectGroupEvents(key: FailureGroupKey, limit: number): Statemen
        order by f.started_at desc`,
     values: [key.effect, key.group, key.fingerprint, limit],
   };
-}
-
-/** An event filter's clause: the event's `effect` fails with this fingerprint (a group's bulk replay). */
-export function failingWith(table: string, effect: string, fingerprint: string, params: Params): string {
-  return `exists (
-    select from effect_runs r
-     where r.provider = ${table}.provider and r.event_id = ${table}.event_id and r.effect = ${params.add(effect)}
-       and r.status = 'failed' and r.fingerprint = ${params.add(fingerprint)})`;
 }
 
 /** An operator acknowledged a group (someone is on it): it stays listed, marked. Clears a resolution. */

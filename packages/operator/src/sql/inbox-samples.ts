@@ -1,5 +1,5 @@
 import { countMinutesBefore, deleteMinutesBefore } from './per-minute.ts';
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Statements on `inbox_samples` (the inbox's state once a minute): the receiver's sampler, the console's overview,

@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /** The tables keyed by a `minute` column first, the console overview's history. */
 export type PerMinuteTable = 'webhook_delivery_counts' | 'inbox_samples';

@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import type { Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Read-only statements on pg-boss's job table (`pgboss.job`). pg-boss owns that table and writes it through its

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Alerter } from '../../../src/ops/alerts/alerter.ts';
-import { createAlerter, type AlertOutcome } from '../../../src/ops/alerts/delivery.ts';
+import type { Alerter, AlertOutcome } from '../../src/alerts/alerter.ts';
+import { createAlerter } from '../../src/alerts/delivery.ts';
 import {
   effectFailed,
   freePort,
@@ -11,7 +11,7 @@ import {
   shopifyOrderWithPersonalData,
   startHook,
   stripeCheckoutWithPersonalData,
-} from '../../alert-support.ts';
+} from '../alert-support.ts';
 
 const CHECKOUT = readFileSync(
   new URL('../../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTime } from '@webhook-inbox/testing';
-import {
-  PERSONAL,
-  shopifyOrderWithPersonalData,
-  stripeCheckoutWithPersonalData,
-} from '../../alert-support.ts';
-import { alertExcerpt } from '../../../src/ops/alerts/excerpt.ts';
+import { PERSONAL, shopifyOrderWithPersonalData, stripeCheckoutWithPersonalData } from '../alert-support.ts';
+import { alertExcerpt } from '../../src/alerts/excerpt.ts';
 
 function expectNoPersonalData(excerpt: string | undefined): void {
   for (const value of PERSONAL) expect(excerpt, value).not.toContain(value);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTime } from '@webhook-inbox/testing';
-import { effectFailed } from '../../alert-support.ts';
-import { alertFingerprint, normalizeErrorMessage } from '../../../src/ops/alerts/model.ts';
+import { effectFailed } from '../alert-support.ts';
+import { alertFingerprint, normalizeErrorMessage } from '../../src/alerts/model.ts';
 
 describe('alertFingerprint', () => {
   it('strips ids, numbers and emails from the error, and keeps what tells failures apart', () => {

@@ -1,10 +1,10 @@
 import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startHook } from '../../alert-support.ts';
-import { createAlerter } from '../../../src/ops/alerts/delivery.ts';
-import type { Alert } from '../../../src/ops/alerts/model.ts';
-import { createSignatureFailureMonitor } from '../../../src/ops/alerts/signature-monitor.ts';
+import { startHook } from '../alert-support.ts';
+import { createAlerter } from '../../src/alerts/delivery.ts';
+import type { Alert } from '../../src/alerts/model.ts';
+import { createSignatureFailureMonitor } from '../../src/alerts/signature-monitor.ts';
 
 function collect() {
   const alerts: Alert[] = [];

@@ -2,18 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { insertEvents, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { UnavailableError } from '../../src/errors.ts';
-import { ingest } from '../../src/ingest.ts';
-import { silentLogger, useOpsDeps } from '../support/ops.ts';
+import { UnavailableError } from '@webhook-inbox/inbox/errors';
+import { ingest } from '@webhook-inbox/inbox/ingest';
+import { silentLogger, useOpsDeps } from './support/ops.ts';
 import {
   ensurePayloadPartitions,
   keepPayloadPartitionsAhead,
   listPayloadPartitions,
   PARTITION_DAYS_AHEAD,
-} from '../../src/ops/partitions.ts';
-import { purgeExpired } from '../../src/ops/retention.ts';
-import { partitionDay, partitionName } from '../../src/sql/event-payloads.ts';
+} from '@webhook-inbox/inbox/partitions';
+import { purgeExpired } from '../src/retention.ts';
+import { eventPayloads } from '@webhook-inbox/inbox/sql';
 
+const { partitionDay, partitionName } = eventPayloads;
 const DAY_MS = 86_400_000;
 const ops = useOpsDeps();
 

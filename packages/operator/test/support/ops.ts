@@ -3,7 +3,7 @@ import pg from 'pg';
 import { startTestBoss, useStarted, useTestDatabase } from '@webhook-inbox/testing';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
-import { ensureQueues } from '../../src/queue.ts';
+import { ensureQueues } from '@webhook-inbox/inbox/queue';
 
 export interface OpsTestDeps {
   pool: pg.Pool;

@@ -1,4 +1,6 @@
-// Operations: alerts, retention, reconciliation. Wired into the worker, receiver and CLI by their owners.
+// @webhook-inbox/operator: what the people who run an inbox use, beside the core a product team imports (alerts,
+// retention, reconciliation, replay, the stats, the audit trail). Wired into the worker, receiver, console and CLI by
+// their owners; access control (roles, tokens, forwarded addresses, throttle) is under `./access/*`.
 export {
   alertExcerpt,
   alertFingerprint,
@@ -26,13 +28,6 @@ export {
   type SignatureFailuresAlert,
 } from './alerts/index.ts';
 export { readInboxStats, type InboxStats } from './inbox-stats.ts';
-export {
-  ensurePayloadPartitions,
-  keepPayloadPartitionsAhead,
-  listPayloadPartitions,
-  PARTITION_DAYS_AHEAD,
-  type PayloadPartition,
-} from './partitions.ts';
 export { auditPurge, auditReconcile } from './audit.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
 export {
@@ -57,3 +52,21 @@ export {
   RetentionOptionError,
   type PurgeOptions,
 } from './retention-options.ts';
+export {
+  replayEvent,
+  ReplayError,
+  type ReplayDeps,
+  type ReplayOptions,
+  type ReplayResult,
+} from './replay.ts';
+export {
+  countBulkReplay,
+  replayChunk,
+  replayEvents,
+  type BulkReplayFilters,
+  type BulkReplayOptions,
+  type BulkReplayResult,
+  type BulkReplaySet,
+  type ChunkOptions,
+  type ChunkOutcome,
+} from './bulk-replay.ts';

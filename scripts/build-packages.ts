@@ -13,6 +13,7 @@ export const PUBLISHED_PACKAGES = [
   'packages/env',
   'packages/db',
   'packages/inbox',
+  'packages/operator',
   'packages/tracing',
   'packages/console',
   'apps/receiver',

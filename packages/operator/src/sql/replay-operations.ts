@@ -1,7 +1,8 @@
 import { DEFAULT_GROUP, OPEN_REPLAY_OPERATION_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
 import type { EventKey } from '@webhook-inbox/inbox';
-import type { EventCursor } from '@webhook-inbox/inbox/event-store';
-import type { Statement } from '@webhook-inbox/inbox/sql';
+import type { eventFilter, Statement } from '@webhook-inbox/inbox/sql';
+
+type EventCursor = eventFilter.EventCursor;
 
 /**
  * Statements on `replay_operations` (bulk replays created by the console, advanced by its operations runner) and

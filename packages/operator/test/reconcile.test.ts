@@ -45,7 +45,7 @@ interface FakeEvent {
 const templates = FIXTURES.map(
   (type) =>
     JSON.parse(
-      readFileSync(new URL(`../../../../test/fixtures/stripe/${type}.json`, import.meta.url), 'utf8'),
+      readFileSync(new URL(`../../../test/fixtures/stripe/${type}.json`, import.meta.url), 'utf8'),
     ) as StripeEventJson,
 );
 // Reconciliation reads only `id`, `type` and `created`: a refund is an invoice event renamed.

@@ -14,7 +14,7 @@ import {
 } from '../alert-support.ts';
 
 const CHECKOUT = readFileSync(
-  new URL('../../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
+  new URL('../../../../test/fixtures/stripe/checkout.session.completed.json', import.meta.url),
   'utf8',
 );
 const checkout = JSON.parse(CHECKOUT) as {

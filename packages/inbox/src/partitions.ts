@@ -4,7 +4,8 @@ import { eventPayloads } from './sql/index.ts';
 
 /**
  * The partitions of `webhook_event_payloads`, one per UTC day: created ahead of the days they hold (an insert
- * for a day without one fails, and the receiver answers 503), dropped by retention (`@webhook-inbox/operator`'s retention.ts).
+ * for a day without one fails, and the receiver answers 503), dropped by retention (`@webhook-inbox/operator`'s
+ * retention.ts).
  */
 
 /** How many days ahead of today partitions exist after `ensurePayloadPartitions`. */

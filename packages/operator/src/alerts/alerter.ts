@@ -1,26 +1,18 @@
 // The alerter's interface: what it is given (`AlerterOptions`, checked by `resolveAlerterOptions`), what it offers
-// (`Alerter`) and counts (`AlerterStats`), what became of each message (`AlertOutcome`). `createAlerter` (delivery.ts) builds one.
+// (`Alerter`) and counts (`AlerterStats`), what became of each message (`AlertOutcome`). `createAlerter`
+// (delivery.ts) builds one.
 import type { Logger } from 'pino';
+import type { AlertSent } from '../sql/alerts-sent.ts';
 import type { Alert } from './model.ts';
 
 /** What the alerter needs from a pino logger. */
 export type AlertLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
-/** What became of one alert message. */
-export interface AlertOutcome {
-  service: string;
+/** What became of one alert message: its `alerts_sent` row, with the kind and outcome typed. */
+export interface AlertOutcome extends AlertSent {
   kind: Alert['kind'];
-  fingerprint: string;
-  provider: string;
-  eventType: string | null;
-  effect: string | null;
-  eventId: string | null;
-  /** Alerts the message stands for: 1, or a summary's repeats. */
-  occurrences: number;
   /** `sent` (2xx), `logged` (no URL: the log line is the alert), `failed` (refused, or out of attempts). */
   outcome: 'sent' | 'logged' | 'failed';
-  /** The message's first line. */
-  headline: string;
 }
 
 export interface AlerterOptions {

@@ -11,8 +11,11 @@ export interface AlertSent {
   eventType: string | null;
   effect: string | null;
   eventId: string | null;
+  /** Alerts the message stands for: 1, or a summary's repeats. */
   occurrences: number;
+  /** What became of the message: `sent`, `logged` or `failed`. */
   outcome: string;
+  /** The message's first line. */
   headline: string;
 }
 

@@ -14,6 +14,7 @@ export const PUBLISHED_PACKAGES = [
   'packages/db',
   'packages/providers',
   'packages/inbox',
+  'packages/operator',
   'packages/tracing',
   'packages/console',
   'apps/receiver',

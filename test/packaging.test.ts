@@ -449,7 +449,13 @@ describe('.dockerignore', () => {
   it('sends what the images are built from', () => {
     const needed = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml'];
     for (const dir of workspace.values()) needed.push(`${dir}/package.json`);
-    for (const dir of ['apps/receiver/src', 'apps/worker/src', 'packages/db/src', 'packages/inbox/src']) {
+    for (const dir of [
+      'apps/receiver/src',
+      'apps/worker/src',
+      'packages/db/src',
+      'packages/inbox/src',
+      'packages/operator/src',
+    ]) {
       for (const file of readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' })) {
         if (file.endsWith('.ts') && !file.endsWith('.test.ts')) needed.push(`${dir}/${file}`);
       }

@@ -7,8 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { AppRoleError, grantAppRole, migrateDatabase } from '@webhook-inbox/db';
-import { ensurePayloadPartitions, listPayloadPartitions } from '../packages/inbox/src/ops/partitions.ts';
-import { purgeExpired } from '@webhook-inbox/inbox/ops/retention';
+import { ensurePayloadPartitions, listPayloadPartitions } from '@webhook-inbox/inbox/partitions';
+import { purgeExpired } from '@webhook-inbox/operator/retention';
 import { TEST_APP_ROLE, useTestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { foldFailureCounts } from '../../packages/inbox/src/ops/failure-counts.ts';
-import { ensurePayloadPartitions } from '../../packages/inbox/src/ops/partitions.ts';
+import { foldFailureCounts } from '../../packages/operator/src/failure-counts.ts';
+import { ensurePayloadPartitions } from '../../packages/inbox/src/partitions.ts';
 
 /** The effect each event type runs (one each), as `effect_routes` registers it for all three providers. */
 const EFFECTS = `(array['sendWelcomeEmail', 'syncCrm', 'updateSubscription'])[1 + (i / 3) % 3]`;

@@ -286,7 +286,7 @@ async function withReceiver<T>(env: NodeJS.ProcessEnv, use: (baseUrl: string) =>
 describe('the published packages in a product team’s project', () => {
   it('ship built JavaScript with declarations, their migrations and licence, and nothing of the workspace', async () => {
     const installed = path.join(project, 'node_modules/@webhook-inbox');
-    const names = ['cli', 'console', 'db', 'env', 'inbox', 'providers', 'receiver'];
+    const names = ['cli', 'console', 'db', 'env', 'inbox', 'operator', 'providers', 'receiver'];
     expect((await readdir(installed)).sort()).toEqual(names);
     for (const name of names) {
       const dir = path.join(installed, name);
@@ -309,6 +309,11 @@ describe('the published packages in a product team’s project', () => {
       ).toEqual([]);
     }
     expect(await readdir(path.join(installed, 'db/dist/drizzle'))).toContain('0000_inbox_tables.sql');
+    // The core a team imports pulls none of the operator side (the receiver and the CLI bring it).
+    const inbox = JSON.parse(await readFile(path.join(installed, 'inbox/package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(Object.keys(inbox.dependencies ?? {})).not.toContain('@webhook-inbox/operator');
     // One copy of each shared library: the team's.
     const { stdout } = await inProject('npm', [
       'ls',

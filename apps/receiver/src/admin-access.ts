@@ -6,10 +6,10 @@ import {
   throttleKey,
   type RequestOrigin,
   type TrustedProxies,
-} from '@webhook-inbox/inbox/access/forwarded';
-import { can, type Permission, type Principal } from '@webhook-inbox/inbox/access/roles';
-import { createAuthThrottle, type AuthThrottle } from '@webhook-inbox/inbox/access/throttle';
-import { findApiToken, tokenPrincipal, TokenError } from '@webhook-inbox/inbox/access/tokens';
+} from '@webhook-inbox/operator/access/forwarded';
+import { can, type Permission, type Principal } from '@webhook-inbox/operator/access/roles';
+import { createAuthThrottle, type AuthThrottle } from '@webhook-inbox/operator/access/throttle';
+import { findApiToken, tokenPrincipal, TokenError } from '@webhook-inbox/operator/access/tokens';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { timingSafeEqual } from 'hono/utils/buffer';

@@ -5,7 +5,7 @@ import {
   revokeApiToken,
   TOKEN_NAME,
   type ApiTokenRow,
-} from '@webhook-inbox/inbox/access/tokens';
+} from '@webhook-inbox/operator/access/tokens';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';

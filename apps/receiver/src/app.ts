@@ -9,7 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import { NO_TRUSTED_PROXIES, throttleKey } from '@webhook-inbox/inbox/access/forwarded';
+import { NO_TRUSTED_PROXIES, throttleKey } from '@webhook-inbox/operator/access/forwarded';
 import { originOf, type AdminAccess } from './admin-access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';

@@ -1,6 +1,6 @@
 import { createConsole, type Console } from '@webhook-inbox/console';
 import { createPool, type DatabasePooler } from '@webhook-inbox/db';
-import type { TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
+import type { TrustedProxies } from '@webhook-inbox/operator/access/forwarded';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { Context, Env, Hono } from 'hono';
 import type pg from 'pg';

@@ -1,5 +1,5 @@
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { deliveryCounts } from '@webhook-inbox/inbox/sql';
+import { deliveryCounts } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
 import type { Logger } from './logger.ts';
 

@@ -25,13 +25,13 @@ import {
   NO_TRUSTED_PROXIES,
   parseTrustedProxies,
   type TrustedProxies,
-} from '@webhook-inbox/inbox/access/forwarded';
+} from '@webhook-inbox/operator/access/forwarded';
 import { z } from 'zod';
 import {
   defaultAllowedHosts,
   parseHostList,
   type AllowedHosts,
-} from '@webhook-inbox/inbox/access/allowed-hosts';
+} from '@webhook-inbox/operator/access/allowed-hosts';
 import {
   CONSOLE_VARIABLES,
   describeConsoleConfig,

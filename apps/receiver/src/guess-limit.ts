@@ -1,4 +1,4 @@
-import type { ThrottleVerdict } from '@webhook-inbox/inbox/access/throttle';
+import type { ThrottleVerdict } from '@webhook-inbox/operator/access/throttle';
 
 // A source that authenticates by comparing a presented secret (an API key, Basic credentials, GitLab's token)
 // answers each wrong one with a refusal, so each request is one guess of the secret. This bounds the guesses per

@@ -1,9 +1,9 @@
 import { CodedError, WebhookError, type WebhookErrorCode } from '@webhook-inbox/inbox/errors';
-import { HostNotAllowedError } from '@webhook-inbox/inbox/access/allowed-hosts';
-import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
+import { HostNotAllowedError } from '@webhook-inbox/operator/access/allowed-hosts';
+import { TokenError, type TokenErrorCode } from '@webhook-inbox/operator/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/providers';
-import { ReplayError } from '@webhook-inbox/inbox/replay';
+import { ReplayError } from '@webhook-inbox/operator/replay';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';

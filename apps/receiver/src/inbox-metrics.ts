@@ -1,5 +1,5 @@
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { readInboxStats, type InboxStats } from '@webhook-inbox/inbox/ops/inbox-stats';
+import { readInboxStats, type InboxStats } from '@webhook-inbox/operator/inbox-stats';
 import { DEAD_LETTER_QUEUE, EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import type pg from 'pg';
 import { Gauge, type Registry } from 'prom-client';

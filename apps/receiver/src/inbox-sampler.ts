@@ -1,8 +1,9 @@
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { foldFailureCounts } from '@webhook-inbox/inbox/ops/failure-counts';
-import { readInboxStats } from '@webhook-inbox/inbox/ops/inbox-stats';
+import { foldFailureCounts } from '@webhook-inbox/operator/failure-counts';
+import { readInboxStats } from '@webhook-inbox/operator/inbox-stats';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
-import { effectRuns, inboxSamples } from '@webhook-inbox/inbox/sql';
+import { effectRuns } from '@webhook-inbox/inbox/sql';
+import { inboxSamples } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
 import type { Logger } from './logger.ts';
 

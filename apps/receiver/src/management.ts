@@ -9,7 +9,7 @@ import {
   LOOPBACK_HOSTS,
   parseAllowedHosts,
   type AllowedHosts,
-} from '@webhook-inbox/inbox/access/allowed-hosts';
+} from '@webhook-inbox/operator/access/allowed-hosts';
 import { cachedFor } from './cached.ts';
 import { errorResponse, mapError } from './http-errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';

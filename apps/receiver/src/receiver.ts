@@ -10,9 +10,9 @@ import {
   createRecordedAlerter,
   createSignatureFailureMonitor,
   registerAlertMetrics,
-} from '@webhook-inbox/inbox/ops/alerts';
+} from '@webhook-inbox/operator/alerts';
 import { createAdminAccess } from './admin-access.ts';
-import { LOOPBACK_HOSTS } from '@webhook-inbox/inbox/access/allowed-hosts';
+import { LOOPBACK_HOSTS } from '@webhook-inbox/operator/access/allowed-hosts';
 import { createApp } from './app.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { createDeliveryCounter } from './delivery-counts.ts';

@@ -2,7 +2,7 @@ import {
   allowedHostsOnly,
   HostNotAllowedError,
   type AllowedHosts,
-} from '@webhook-inbox/inbox/access/allowed-hosts';
+} from '@webhook-inbox/operator/access/allowed-hosts';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 

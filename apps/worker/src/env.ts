@@ -4,7 +4,7 @@ import {
   defaultAllowedHosts,
   parseHostList,
   type AllowedHosts,
-} from '@webhook-inbox/inbox/access/allowed-hosts';
+} from '@webhook-inbox/operator/access/allowed-hosts';
 import {
   DEFAULT_GROUP,
   GROUP_NAME_RULE,

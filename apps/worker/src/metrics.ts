@@ -1,4 +1,5 @@
-import type { InboxObserver, PurgeResult } from '@webhook-inbox/inbox';
+import type { InboxObserver } from '@webhook-inbox/inbox';
+import type { PurgeResult } from '@webhook-inbox/operator';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface WorkerMetrics {

@@ -1,23 +1,25 @@
 import { createPool } from '@webhook-inbox/db';
-import { systemPrincipal } from '@webhook-inbox/inbox/access/roles';
+import { systemPrincipal } from '@webhook-inbox/operator/access/roles';
 import {
-  auditReconcile,
   createOperationsBoss,
-  createPurgeHandler,
-  createRecordedAlerter,
   DEFAULT_GROUP,
   ensureQueues,
   getEvent,
   loadEffectLookup,
+  type DeadEvent,
+} from '@webhook-inbox/inbox';
+import {
+  auditReconcile,
+  createPurgeHandler,
+  createRecordedAlerter,
   PURGE_QUEUE,
   reconcileStripe,
   schedulePurge,
   sinceDuration,
   type Alerter,
   type AlerterStats,
-  type DeadEvent,
   type PurgeResult,
-} from '@webhook-inbox/inbox';
+} from '@webhook-inbox/operator';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { WorkerConfig } from './env.ts';

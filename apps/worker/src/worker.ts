@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { registerAlertMetrics, type DeadEvent, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
+import { type DeadEvent, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
+import { registerAlertMetrics } from '@webhook-inbox/operator';
 import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
 import { describeConfig, type WorkerConfig } from './env.ts';

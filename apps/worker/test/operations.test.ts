@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { createSenderBoss, PURGE_QUEUE } from '@webhook-inbox/inbox';
+import { createSenderBoss } from '@webhook-inbox/inbox';
+import { PURGE_QUEUE } from '@webhook-inbox/operator';
 import { metricValue, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPool } from '@webhook-inbox/db';
-import { createSenderBoss, replayEvent } from '@webhook-inbox/inbox';
+import { createSenderBoss } from '@webhook-inbox/inbox';
+import { replayEvent } from '@webhook-inbox/operator';
 import {
   startOtlpCollector,
   useTestDatabase,

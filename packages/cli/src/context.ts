@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Principal } from '@webhook-inbox/inbox/access/roles';
+import type { Principal } from '@webhook-inbox/operator/access/roles';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
 import type { SourceDefinition } from '@webhook-inbox/providers';

@@ -1,4 +1,4 @@
-import { parseSince } from '@webhook-inbox/inbox/ops/duration';
+import { parseSince } from '@webhook-inbox/operator/duration';
 import { UsageError } from './errors.ts';
 
 /** `--since 24h` → the time 24 hours ago; an ISO date is taken as is. Bad input is a usage error (exit 2). */

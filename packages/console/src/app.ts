@@ -1,14 +1,13 @@
-import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { loadEffectLookup, type EffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
-import type { EffectLookup } from '@webhook-inbox/inbox/replay';
 import { Hono } from 'hono';
 import { deleteCookie } from 'hono/cookie';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { NO_TRUSTED_PROXIES, type TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
+import { NO_TRUSTED_PROXIES, type TrustedProxies } from '@webhook-inbox/operator/access/forwarded';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
+import { consoleRevokedSessions } from '@webhook-inbox/operator/sql';
 import { assetRoutes } from './assets.ts';
 import { requireSession, sameOrigin, securityHeaders, SESSION_COOKIE } from './auth/middleware.ts';
 import { createLoginThrottle } from './auth/login-throttle.ts';

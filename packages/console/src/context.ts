@@ -4,10 +4,10 @@ import {
   requestOrigin,
   type RequestOrigin,
   type TrustedProxies,
-} from '@webhook-inbox/inbox/access/forwarded';
-import type { Principal } from '@webhook-inbox/inbox/access/roles';
-import type { EffectLookup } from '@webhook-inbox/inbox/replay';
-import { auditLog } from '@webhook-inbox/inbox/sql';
+} from '@webhook-inbox/operator/access/forwarded';
+import type { Principal } from '@webhook-inbox/operator/access/roles';
+import type { EffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { auditLog } from '@webhook-inbox/operator/sql';
 import type { Context, Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';

@@ -23,7 +23,7 @@ export const CONSOLE_ERRORS = {
   conflict: 409,
   /** Too many refused sign-ins from this address (or at this account) lately. */
   too_many_attempts: 429,
-  /** The signed-in role does not have the permission the action needs (`access/roles.ts`). */
+  /** The signed-in role does not have the permission the action needs (`@webhook-inbox/operator/access/roles`). */
   forbidden: 403,
   /** Signed in at the identity provider, but no entry of `OIDC_ROLES` maps to the user. */
   no_role: 403,

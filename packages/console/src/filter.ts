@@ -1,5 +1,5 @@
 import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
-import { parseDuration } from '@webhook-inbox/inbox/ops/duration';
+import { parseDuration } from '@webhook-inbox/operator/duration';
 import { GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import type { EventFilter } from '@webhook-inbox/inbox/event-store';
 import { ConsoleError } from './errors.ts';

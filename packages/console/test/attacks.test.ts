@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { parseTrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
+import { parseTrustedProxies } from '@webhook-inbox/operator/access/forwarded';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { pino } from 'pino';

@@ -1,4 +1,5 @@
-import { createRecordedAlerter, ingest } from '@webhook-inbox/inbox';
+import { ingest } from '@webhook-inbox/inbox';
+import { createRecordedAlerter } from '@webhook-inbox/operator';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFailedEvents, login, startStack, type Client, type Stack } from './support.ts';

@@ -51,11 +51,11 @@ export const auditLog = pgTable(
   ],
 );
 
-/** The roles of `packages/inbox/src/access/roles.ts`, which a token row may hold. */
+/** The roles of `packages/operator/src/access/roles.ts`, which a token row may hold. */
 const TOKEN_ROLES = ['viewer', 'operator', 'admin'] as const;
 
 /**
- * API tokens for scripts, the remote CLI and other teams (`packages/inbox/src/sql/api-tokens.ts`). Only the SHA-256
+ * API tokens for scripts, the remote CLI and other teams (`packages/operator/src/sql/api-tokens.ts`). Only the SHA-256
  * of a token is kept; the token itself is shown once, at creation. Each has a role, the consumer groups it is
  * limited to (`null`: every group), an expiry, and the last time it was used (written at most once a minute per
  * token). A revoked row stays, so the audit log's actor `token:<name>` always names a row.
@@ -94,7 +94,7 @@ export const consoleRevokedSessions = pgTable('console_revoked_sessions', {
 });
 
 /**
- * Refused authentication attempts per client, for throttling (`packages/inbox/src/sql/auth-failures.ts`): one row
+ * Refused authentication attempts per client, for throttling (`packages/operator/src/sql/auth-failures.ts`): one row
  * per (scope, client) with its refusals in the current window and when the window ends. `scope` names what was
  * tried (`admin_api`); `client` is the address it came from, grouped (an IPv6 /64, every loopback address as one),
  * or another key such as an account. A row whose window has ended counts for nothing and is deleted when a new

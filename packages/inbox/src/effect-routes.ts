@@ -1,10 +1,12 @@
 import type pg from 'pg';
 import { keyOf } from './event-key.ts';
 import { DEFAULT_GROUP, validateGroup } from './queue.ts';
-import type { EffectLookup } from './replay.ts';
 import { effectRoutes } from './sql/index.ts';
 import { inTransaction } from './transaction.ts';
 import type { EffectRouteRow, RecordedRouteRow } from './sql/effect-routes.ts';
+
+/** Which effects are registered for an event type (the product's inbox knows; the database does not). */
+export type EffectLookup = (provider: string, type: string) => readonly string[];
 
 /**
  * The one list of the effects that exist: each consumer group's worker records the effects it registered

@@ -10,7 +10,7 @@ import { EffectRegistry } from './effects/registry.ts';
 import type { EffectRouteRow } from './sql/effect-routes.ts';
 import { transactionSettings } from './sql/transaction-settings.ts';
 import { EffectRunner } from './effects/runner.ts';
-import { keepPayloadPartitionsAhead } from './ops/partitions.ts';
+import { keepPayloadPartitionsAhead } from './partitions.ts';
 import type {
   DeadEvent,
   EffectMap,

@@ -78,9 +78,16 @@ export {
   type TypedProvider,
 } from './effects/types.ts';
 export { parsePayload, type SchemaOutput, type StandardSchema } from './effects/parse-payload.ts';
-export * from './ops/index.ts';
+export {
+  ensurePayloadPartitions,
+  keepPayloadPartitionsAhead,
+  listPayloadPartitions,
+  PARTITION_DAYS_AHEAD,
+  type PayloadPartition,
+} from './partitions.ts';
 export {
   EffectRouteConflictError,
+  type EffectLookup,
   loadEffectLookup,
   readAllEffectRoutes,
   readEffectRoutes,
@@ -89,24 +96,5 @@ export {
 } from './effect-routes.ts';
 export type { EffectRouteRow, RecordedRouteRow } from './sql/effect-routes.ts';
 export { createOperationsBoss, createSenderBoss, type BossOptions } from './boss.ts';
-export {
-  replayEvent,
-  ReplayError,
-  type EffectLookup,
-  type ReplayDeps,
-  type ReplayOptions,
-  type ReplayResult,
-} from './replay.ts';
-export {
-  countBulkReplay,
-  replayChunk,
-  replayEvents,
-  type BulkReplayFilters,
-  type BulkReplayOptions,
-  type BulkReplayResult,
-  type BulkReplaySet,
-  type ChunkOptions,
-  type ChunkOutcome,
-} from './bulk-replay.ts';
 // The inbox's tables travel with @webhook-inbox/db; a team's deploy script applies them from here.
 export { INBOX_MIGRATIONS, migrateDatabase, type MigrateOptions, type MigrationSet } from '@webhook-inbox/db';

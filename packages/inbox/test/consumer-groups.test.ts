@@ -13,12 +13,9 @@ import * as ledger from '../src/effects/ledger.ts';
 import { PermanentEffectError, type DeadEvent } from '../src/effects/types.ts';
 import { getEvent } from '../src/event-store.ts';
 import { createInbox, type Inbox, type InboxWorker } from '../src/inbox.ts';
-import { purgeExpired } from '../src/ops/retention.ts';
-import { readInboxStats } from '../src/ops/inbox-stats.ts';
 import { ensureQueues, queuesOf } from '../src/queue.ts';
 import { effectRoutes, webhookEvents } from '../src/sql/index.ts';
-import { replayEvents } from '../src/bulk-replay.ts';
-import { replayEvent } from '../src/replay.ts';
+import { readInboxStats, replayEvent, replayEvents, purgeExpired } from '@webhook-inbox/operator';
 
 const db = useTestDatabase();
 const harness = useWorkerHarness(() => db.url);

@@ -2,8 +2,8 @@
  * What the console's overview, failures and bulk replay pages show, from a shell: `stats`, `failures`,
  * `operations`.
  */
-import { readInboxStats } from '@webhook-inbox/inbox/ops/inbox-stats';
-import { failureGroups, replayOperations } from '@webhook-inbox/inbox/sql';
+import { readInboxStats } from '@webhook-inbox/operator/inbox-stats';
+import { failureGroups, replayOperations } from '@webhook-inbox/operator/sql';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';

@@ -1,9 +1,9 @@
 import { createSenderBoss } from '@webhook-inbox/inbox/boss';
-import { auditPurge, auditReconcile } from '@webhook-inbox/inbox/ops/audit';
-import { sinceDuration } from '@webhook-inbox/inbox/ops/duration';
-import { reconcileStripe } from '@webhook-inbox/inbox/ops/reconcile';
-import { purgeExpired } from '@webhook-inbox/inbox/ops/retention';
-import { MIN_PAYLOAD_DAYS, RetentionOptionError } from '@webhook-inbox/inbox/ops/retention-options';
+import { auditPurge, auditReconcile } from '@webhook-inbox/operator/audit';
+import { sinceDuration } from '@webhook-inbox/operator/duration';
+import { reconcileStripe } from '@webhook-inbox/operator/reconcile';
+import { purgeExpired } from '@webhook-inbox/operator/retention';
+import { MIN_PAYLOAD_DAYS, RetentionOptionError } from '@webhook-inbox/operator/retention-options';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import type Stripe from 'stripe';
 import type { CliContext } from '../context.ts';

@@ -1,11 +1,11 @@
 import { createSenderBoss } from '@webhook-inbox/inbox/boss';
-import { replayEvents, type BulkReplayResult } from '@webhook-inbox/inbox/bulk-replay';
+import { replayEvents, type BulkReplayResult } from '@webhook-inbox/operator/bulk-replay';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { isEventStatus } from '@webhook-inbox/inbox/event-store';
 import { DEFAULT_GROUP, ensureQueues, validateGroup } from '@webhook-inbox/inbox/queue';
-import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
-import type { Principal } from '@webhook-inbox/inbox/access/roles';
-import { auditLog } from '@webhook-inbox/inbox/sql';
+import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/operator/replay';
+import type { Principal } from '@webhook-inbox/operator/access/roles';
+import { auditLog } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
 import type { CliContext } from '../context.ts';
 import { sinceDate } from '../duration.ts';

@@ -5,7 +5,7 @@ import {
   revokeApiToken,
   TokenError,
   type ApiTokenRow,
-} from '@webhook-inbox/inbox/access/tokens';
+} from '@webhook-inbox/operator/access/tokens';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';

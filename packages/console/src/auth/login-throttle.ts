@@ -1,5 +1,5 @@
-import { throttleKey } from '@webhook-inbox/inbox/access/forwarded';
-import { createAuthThrottle, type ThrottleVerdict } from '@webhook-inbox/inbox/access/throttle';
+import { throttleKey } from '@webhook-inbox/operator/access/forwarded';
+import { createAuthThrottle, type ThrottleVerdict } from '@webhook-inbox/operator/access/throttle';
 import type pg from 'pg';
 import { ConsoleError } from '../errors.ts';
 

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { consoleRevokedSessions } from '@webhook-inbox/inbox/sql';
+import { consoleRevokedSessions } from '@webhook-inbox/operator/sql';
 import { getCookie } from 'hono/cookie';
-import type { TrustedProxies } from '@webhook-inbox/inbox/access/forwarded';
+import type { TrustedProxies } from '@webhook-inbox/operator/access/forwarded';
 import { consoleOrigin, originOf, type ConsoleEnv, type ConsoleServices } from '../context.ts';
 import { run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';

@@ -1,4 +1,4 @@
-import type { Role } from '@webhook-inbox/inbox/access/roles';
+import type { Role } from '@webhook-inbox/operator/access/roles';
 import * as client from 'openid-client';
 import { ConsoleError } from '../errors.ts';
 import { claimValues, type RoleMap } from './role-map.ts';

@@ -1,4 +1,4 @@
-import { can, type Permission } from '@webhook-inbox/inbox/access/roles';
+import { can, type Permission } from '@webhook-inbox/operator/access/roles';
 import type { MiddlewareHandler } from 'hono';
 import type { ConsoleContext, ConsoleEnv } from '../context.ts';
 import { ConsoleError } from '../errors.ts';

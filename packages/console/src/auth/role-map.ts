@@ -1,4 +1,4 @@
-import { isRole, ROLES, type Role } from '@webhook-inbox/inbox/access/roles';
+import { isRole, ROLES, type Role } from '@webhook-inbox/operator/access/roles';
 
 /**
  * Which console role a claim value of the identity provider gives (`OIDC_ROLES`): `platform-admins=admin,

@@ -1,4 +1,4 @@
-import { auditLog } from '@webhook-inbox/inbox/sql';
+import { auditLog } from '@webhook-inbox/operator/sql';
 import type { Context } from 'hono';
 import { html } from 'hono/html';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';

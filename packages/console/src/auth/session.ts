@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isRole, type AuthMethod, type Role } from '@webhook-inbox/inbox/access/roles';
+import { isRole, type AuthMethod, type Role } from '@webhook-inbox/operator/access/roles';
 
 /**
  * Console sessions without a table: the cookie holds `{ id, who, role, method, exp }` and an HMAC over it. The key

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { errorFields, errorLine } from '@webhook-inbox/inbox/error-text';
-import { replayChunk, type BulkReplaySet } from '@webhook-inbox/inbox/bulk-replay';
+import { replayChunk, type BulkReplaySet } from '@webhook-inbox/operator/bulk-replay';
 import { DEFAULT_GROUP, ensureQueues } from '@webhook-inbox/inbox/queue';
-import type { EffectLookup, ReplayDeps } from '@webhook-inbox/inbox/replay';
+import type { EffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import type { ReplayDeps } from '@webhook-inbox/operator/replay';
 import type { EventCursor } from '@webhook-inbox/inbox/event-store';
-import { replayOperations } from '@webhook-inbox/inbox/sql';
+import { replayOperations } from '@webhook-inbox/operator/sql';
 import type { Logger } from 'pino';
 import { storedFilter } from '../filter.ts';
 import { run } from '../db.ts';

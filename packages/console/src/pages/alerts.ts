@@ -1,4 +1,4 @@
-import { alertsSent } from '@webhook-inbox/inbox/sql';
+import { alertsSent } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';

@@ -1,4 +1,4 @@
-import { auditLog } from '@webhook-inbox/inbox/sql';
+import { auditLog } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';

@@ -1,4 +1,4 @@
-import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/inbox/replay';
+import { ReplayError, replayEvent, type ReplayDeps, type ReplayResult } from '@webhook-inbox/operator/replay';
 import { type ConsoleApp, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { ConsoleError } from '../errors.ts';
 import { eventHref, searchParams } from '../views/format.ts';

@@ -5,14 +5,9 @@ import {
   type EffectRunRow,
   type EventGroupRow,
 } from '@webhook-inbox/inbox/event-store';
-import { replayEvent, type ReplayResult } from '@webhook-inbox/inbox/replay';
-import {
-  effectAttempts,
-  effectRuns,
-  pgbossJobs,
-  webhookEventGroups,
-  webhookEvents,
-} from '@webhook-inbox/inbox/sql';
+import { replayEvent, type ReplayResult } from '@webhook-inbox/operator/replay';
+import { effectAttempts, effectRuns, webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { pgbossJobs } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
 import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';

@@ -1,5 +1,5 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
-import { failureGroups } from '@webhook-inbox/inbox/sql';
+import { failureGroups } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { allowed } from '../auth/permissions.ts';
 import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';

@@ -1,4 +1,5 @@
-import { eventFilter, replayOperations } from '@webhook-inbox/inbox/sql';
+import { eventFilter } from '@webhook-inbox/inbox/sql';
+import { replayOperations } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read, run } from '../db.ts';

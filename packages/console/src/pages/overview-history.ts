@@ -1,4 +1,4 @@
-import { deliveryCounts, inboxSamples } from '@webhook-inbox/inbox/sql';
+import { deliveryCounts, inboxSamples } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import type { ConsoleServices } from '../context.ts';
 import { read } from '../db.ts';

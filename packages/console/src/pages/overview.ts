@@ -1,5 +1,6 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
-import { failureGroups, pgbossJobs, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { webhookEvents } from '@webhook-inbox/inbox/sql';
+import { failureGroups, pgbossJobs } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
 import { read } from '../db.ts';

@@ -1,7 +1,8 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import type { EventFilter } from '@webhook-inbox/inbox/event-store';
 import { GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
-import { eventFilter, replayOperations } from '@webhook-inbox/inbox/sql';
+import { eventFilter } from '@webhook-inbox/inbox/sql';
+import { replayOperations } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { audit, type ConsoleContext, type ConsoleServices } from '../context.ts';
 import { read, run } from '../db.ts';

@@ -8,7 +8,7 @@ import {
   TOKEN_NAME,
   TokenError,
   type ApiTokenRow,
-} from '@webhook-inbox/inbox/access/tokens';
+} from '@webhook-inbox/operator/access/tokens';
 import { html } from 'hono/html';
 import { type ConsoleApp, type ConsoleContext, type ConsoleServices, pageSession } from '../context.ts';
 import { ConsoleError } from '../errors.ts';

@@ -1,4 +1,4 @@
-import type { pgbossJobs } from '@webhook-inbox/inbox/sql';
+import type { pgbossJobs } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';

@@ -1,4 +1,4 @@
-import type { failureGroups } from '@webhook-inbox/inbox/sql';
+import type { failureGroups } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { count, searchParams, utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';

@@ -1,6 +1,5 @@
 import { DEFAULT_GROUP, type EventStatus } from '@webhook-inbox/db/statuses';
 import { payloadOf } from './event-payloads.ts';
-import { failingWith } from './failure-groups.ts';
 import { Params, type Statement } from './statement.ts';
 import { SUMMARY_COLUMNS } from './webhook-events.ts';
 
@@ -294,4 +293,12 @@ export function nextEvents(
             limit ${params.add(limit)}`,
     values: params.values,
   };
+}
+
+/** An event filter's clause: the event's `effect` fails with this fingerprint (a failure group's bulk replay). */
+export function failingWith(table: string, effect: string, fingerprint: string, params: Params): string {
+  return `exists (
+    select from effect_runs r
+     where r.provider = ${table}.provider and r.event_id = ${table}.event_id and r.effect = ${params.add(effect)}
+       and r.status = 'failed' and r.fingerprint = ${params.add(fingerprint)})`;
 }

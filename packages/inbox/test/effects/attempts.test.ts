@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { eventRow, useWorkerHarness } from '../support/harness.ts';
 import { createInbox } from '../../src/inbox.ts';
-import { purgeExpired } from '../../src/ops/retention.ts';
+import { purgeExpired } from '@webhook-inbox/operator/retention';
 import { insertAttempts, type AttemptRecord } from '../../src/sql/effect-attempts.ts';
 
 // The attempt history: one row per attempt of each effect, written by a real worker, bounded, purged with events.

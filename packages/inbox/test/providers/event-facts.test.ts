@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE_EXCERPTS } from '../../src/ops/alerts/catalogue-excerpts.ts';
-import { alertExcerpt } from '../../src/ops/alerts/excerpt.ts';
+import { CATALOGUE_EXCERPTS } from '../../../operator/src/alerts/catalogue-excerpts.ts';
+import { alertExcerpt } from '@webhook-inbox/operator/alerts';
 import { EVENT_FACTS, eventFactsOf } from '@webhook-inbox/providers/event-facts';
 import { PERSONAL_VALUES, SAMPLES } from '../support/catalogue-samples.ts';
 

@@ -1,0 +1,91 @@
+import { errorLine } from '@webhook-inbox/inbox/error-text';
+import { EMAIL } from '../redact.ts';
+
+interface EventAlertBase {
+  provider: string;
+  /** The event key (`evt_...`; Shopify `shop:topic:id`). */
+  eventId: string;
+  /** Event type or topic. */
+  type: string;
+  /** The last error: an `Error` or a message. Masked and bounded before it leaves the process. */
+  error: unknown;
+  /** Attempts made so far, when known. */
+  attempts?: number;
+  /** The consumer group whose worker gave up, when it is not the default group. */
+  group?: string;
+  /**
+   * The event payload (parsed JSON, or its text), when at hand. Only an excerpt of allowed fields is sent: see
+   * `alertExcerpt`.
+   */
+  payload?: unknown;
+}
+
+/** The event's job ran out of retries: `webhook_events.status` is now `dead`. */
+export interface EventDeadAlert extends EventAlertBase {
+  kind: 'event_dead';
+  /** The effect that failed last, when known. */
+  effect?: string;
+}
+
+/** One effect of an event failed its last retry. */
+export interface EffectFailedAlert extends EventAlertBase {
+  kind: 'effect_failed';
+  effect: string;
+}
+
+/** More signatures than usual were refused, e.g. a rotated secret that was not deployed (see the monitor). */
+export interface SignatureFailuresAlert {
+  kind: 'signature_failures';
+  provider: string;
+  /** Refusals counted in the window: all of them when `complete`, else those counted when the alert was raised. */
+  count: number;
+  threshold: number;
+  windowMs: number;
+  /** When the window opened. */
+  since: Date;
+  /** True once the window has closed: `count` is its total. */
+  complete: boolean;
+}
+
+/** Everything the alerter can be told about. */
+export type Alert = EventDeadAlert | EffectFailedAlert | SignatureFailuresAlert;
+export type AlertKind = Alert['kind'];
+
+export const MAX_ERROR_LENGTH = 500;
+
+/**
+ * What varies between occurrences of one failure, in the order it is replaced: emails, UUIDs, provider ids
+ * (`evt_1Ab2...`), long hex strings, numbers. `sql/failure-groups.ts` applies the same patterns in SQL.
+ */
+export const ERROR_PLACEHOLDERS: ReadonlyArray<readonly [RegExp, string]> = [
+  [EMAIL, '<email>'],
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
+  [/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>'],
+  [/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>'],
+  [/\d+/g, '<n>'],
+];
+
+/** The error message with what varies between occurrences replaced by placeholders; its first 500 characters. */
+export function normalizeErrorMessage(message: string): string {
+  let text = message.slice(0, MAX_ERROR_LENGTH);
+  for (const [pattern, placeholder] of ERROR_PLACEHOLDERS) text = text.replace(pattern, placeholder);
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** What makes two alerts "the same problem": kind, provider, type, effect and the normalized error. */
+export function alertFingerprint(alert: Alert): string {
+  if (alert.kind === 'signature_failures') return `${alert.kind}|${alert.provider}`;
+  const effect = alert.effect ?? '';
+  const kind = alert.group === undefined ? alert.kind : `${alert.kind}@${alert.group}`;
+  return [kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join('|');
+}
+
+/**
+ * The alert without its payload: what a queue or a group keeps, so that no (possibly large) body outlives the
+ * `notify()` call that brought it.
+ */
+export function withoutPayload(alert: Alert): Alert {
+  return alert.kind === 'signature_failures' || alert.payload === undefined
+    ? alert
+    : { ...alert, payload: undefined };
+}

@@ -10,4 +10,4 @@ export {
   type Producer,
   type RawEvent,
 } from './events.ts';
-export { SERVER_ENTRY, spawnWorker, type WorkerProcess } from './process.ts';
+export { spawnWorker, type WorkerProcess } from './process.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The worker's entry point, run as a process (a path read at run time: the worker is an app, not a dependency). */
-export const SERVER_ENTRY = fileURLToPath(new URL('../../../../apps/worker/src/server.ts', import.meta.url));
+const SERVER_ENTRY = fileURLToPath(new URL('../../../../apps/worker/src/server.ts', import.meta.url));
 
 export interface WorkerProcess {
   readonly child: ChildProcess;

@@ -6,7 +6,7 @@ import { parseConfig } from '../apps/receiver/src/env.ts';
 import { createLogger } from '../apps/receiver/src/logger.ts';
 import { createRequestPool } from '../apps/receiver/src/receiver.ts';
 import { ingest } from '../packages/inbox/src/ingest.ts';
-import type { VerifiedEvent } from '../packages/inbox/src/providers/types.ts';
+import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { ensureQueues } from '../packages/inbox/src/queue.ts';
 import type { BenchContext } from './lib/context.ts';
 import { closedLoop, type LoadResult } from './lib/load.ts';

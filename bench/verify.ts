@@ -1,16 +1,14 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import {
   CATALOGUE,
-  catalogueDelivery,
-  sampleCredentials,
-  catalogueSampleType,
   createProviders,
   signShopify,
   signStandardWebhook,
   signStripe,
   type Provider,
   type SignedRequest,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers';
+import { catalogueDelivery, sampleCredentials, catalogueSampleType } from '@webhook-inbox/providers/samples';
 import type { BenchContext } from './lib/context.ts';
 import { eventBody } from './lib/stripe-requests.ts';
 import { fixed, type BenchTable } from './lib/table.ts';

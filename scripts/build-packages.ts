@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const PUBLISHED_PACKAGES = [
   'packages/env',
   'packages/db',
+  'packages/providers',
   'packages/inbox',
   'packages/tracing',
   'packages/console',

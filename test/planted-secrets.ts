@@ -4,7 +4,8 @@
  * the processes wrote, answered and exported for each. Not a test file.
  */
 import { randomBytes } from 'node:crypto';
-import { CATALOGUE, sampleCredentials } from '@webhook-inbox/inbox/providers';
+import { CATALOGUE } from '@webhook-inbox/providers';
+import { sampleCredentials } from '@webhook-inbox/providers/samples';
 import { RECEIVER_VARIABLES } from '../apps/receiver/src/env.ts';
 import { WORKER_VARIABLES } from '../apps/worker/src/env.ts';
 

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CATALOGUE } from '@webhook-inbox/inbox/providers';
+import { CATALOGUE } from '@webhook-inbox/providers';
 import {
   getWithHost,
   startOtlpCollector,

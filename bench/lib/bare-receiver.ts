@@ -13,7 +13,7 @@ import { parseConfig } from '../../apps/receiver/src/env.ts';
 import { createLogger } from '../../apps/receiver/src/logger.ts';
 import { createRequestPool } from '../../apps/receiver/src/receiver.ts';
 import { ingest } from '../../packages/inbox/src/ingest.ts';
-import { createProviders } from '../../packages/inbox/src/providers/index.ts';
+import { createProviders } from '@webhook-inbox/providers';
 import { ensureQueues } from '../../packages/inbox/src/queue.ts';
 
 const config = parseConfig();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { signStripe } from '../../packages/inbox/src/providers/stripe.ts';
+import { signStripe } from '@webhook-inbox/providers';
 import { httpRequest } from './http-load.ts';
 
 /** The Stripe endpoint secret every benchmarked receiver is started with (`spawnReceiver`). */

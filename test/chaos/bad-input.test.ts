@@ -9,7 +9,7 @@
 import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signShopify, signStripe } from '../../packages/inbox/src/providers/index.ts';
+import { signShopify, signStripe } from '@webhook-inbox/providers';
 import {
   chaosReceiverEnv,
   crashLines,

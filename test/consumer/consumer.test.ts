@@ -163,11 +163,11 @@ beforeAll(async () => {
   withoutTypePackages = {
     installed: installTyped.filter((name) => existsSync(path.join(project, 'node_modules', name))),
     errors: declarationErrors(
-      entries.filter((entry) => !entry.includes('/dist/providers/types/')),
+      entries.filter((entry) => !entry.includes('/@webhook-inbox/providers/dist/types/')),
       own,
     ),
     githubErrors: declarationErrors(
-      entries.filter((entry) => entry.endsWith('/dist/providers/types/github.d.ts')),
+      entries.filter((entry) => entry.endsWith('/@webhook-inbox/providers/dist/types/github.d.ts')),
       own,
     ),
   };
@@ -286,7 +286,7 @@ async function withReceiver<T>(env: NodeJS.ProcessEnv, use: (baseUrl: string) =>
 describe('the published packages in a product team’s project', () => {
   it('ship built JavaScript with declarations, their migrations and licence, and nothing of the workspace', async () => {
     const installed = path.join(project, 'node_modules/@webhook-inbox');
-    const names = ['cli', 'console', 'db', 'env', 'inbox', 'receiver'];
+    const names = ['cli', 'console', 'db', 'env', 'inbox', 'providers', 'receiver'];
     expect((await readdir(installed)).sort()).toEqual(names);
     for (const name of names) {
       const dir = path.join(installed, name);
@@ -364,8 +364,9 @@ describe('the published packages in a product team’s project', () => {
   });
 
   it('compile for a team without the optional type packages, and without skipLibCheck', async () => {
-    const inbox = JSON.parse(
-      await readFile(path.join(project, 'node_modules/@webhook-inbox/inbox/package.json'), 'utf8'),
+    // The typed payloads' modules are @webhook-inbox/providers' (a dependency of the inbox), their type packages its peers.
+    const providers = JSON.parse(
+      await readFile(path.join(project, 'node_modules/@webhook-inbox/providers/package.json'), 'utf8'),
     ) as { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
     for (const name of [
       '@octokit/openapi-webhooks-types',
@@ -373,7 +374,7 @@ describe('the published packages in a product team’s project', () => {
       '@paddle/paddle-node-sdk',
       'square',
     ]) {
-      expect(inbox.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
+      expect(providers.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
     }
     expect(withoutTypePackages.installed).toEqual([]);
     expect(withoutTypePackages.errors).toEqual([]);

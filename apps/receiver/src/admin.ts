@@ -3,7 +3,7 @@ import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
 import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
 import { parseSince } from '@webhook-inbox/inbox/ops/duration';
-import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/inbox/providers';
+import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/providers';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
 import { replayEvent } from '@webhook-inbox/inbox/replay';

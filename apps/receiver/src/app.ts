@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { BatchTooLargeError, UnknownProviderError } from '@webhook-inbox/inbox/errors';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
-import type { Provider, Reception } from '@webhook-inbox/inbox/providers';
+import type { Provider, Reception } from '@webhook-inbox/providers';
 import { annotateRequest, traceIngest } from '@webhook-inbox/inbox/telemetry';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { BlankEnv } from 'hono/types';

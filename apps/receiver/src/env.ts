@@ -3,7 +3,7 @@ import {
   parseStandardWebhooksEnv,
   type SourceDefinition,
   type StandardWebhooksSender,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers';
 import {
   blankToUndefined,
   boundedNumber,

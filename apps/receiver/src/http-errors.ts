@@ -2,7 +2,7 @@ import { CodedError, WebhookError, type WebhookErrorCode } from '@webhook-inbox/
 import { HostNotAllowedError } from '@webhook-inbox/inbox/access/allowed-hosts';
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/inbox/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
-import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/inbox/providers';
+import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/providers';
 import { ReplayError } from '@webhook-inbox/inbox/replay';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';

@@ -2,7 +2,7 @@ import type { Server, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { clientClassFor } from '@webhook-inbox/db';
-import { createProviders, type CertificateFetch } from '@webhook-inbox/inbox/providers';
+import { createProviders, type CertificateFetch } from '@webhook-inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
 import pg from 'pg';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CATALOGUE, type SourceDefinition } from '@webhook-inbox/inbox/providers';
+import { CATALOGUE, type SourceDefinition } from '@webhook-inbox/providers';
 import { blankToUndefined } from '@webhook-inbox/env';
 import { z } from 'zod';
 

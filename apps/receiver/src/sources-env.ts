@@ -1,4 +1,4 @@
-import { loadSourcesFile, SourcesFileError, type SourceDefinition } from '@webhook-inbox/inbox/providers';
+import { loadSourcesFile, SourcesFileError, type SourceDefinition } from '@webhook-inbox/providers';
 
 /** The sources the file declares; each problem in it becomes an issue naming the file, the source and the field. */
 export function readSources(path: string | undefined, issues: string[]): SourceDefinition[] {

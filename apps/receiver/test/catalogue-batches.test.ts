@@ -2,14 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Signature } from '@hubspot/api-client';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
-import {
-  CATALOGUE,
-  createProviders,
-  catalogueDelivery,
-  catalogueEntry,
-  sampleCredentials,
-  type CatalogueEntry,
-} from '@webhook-inbox/inbox/providers';
+import { CATALOGUE, createProviders, catalogueEntry, type CatalogueEntry } from '@webhook-inbox/providers';
+import { catalogueDelivery, sampleCredentials } from '@webhook-inbox/providers/samples';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/index.ts';
 import { sql } from './helpers.ts';

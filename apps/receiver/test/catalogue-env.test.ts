@@ -1,4 +1,5 @@
-import { CATALOGUE, sampleCredentials } from '@webhook-inbox/inbox/providers';
+import { CATALOGUE } from '@webhook-inbox/providers';
+import { sampleCredentials } from '@webhook-inbox/providers/samples';
 import { useTempFiles } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';

@@ -1,10 +1,5 @@
-import {
-  CATALOGUE,
-  CATALOGUE_TYPES_WITHOUT_SAMPLES,
-  CERTIFICATE_SOURCE_TYPES,
-  sampleCredentials,
-  type CatalogueEntry,
-} from '@webhook-inbox/inbox/providers';
+import { CATALOGUE, CERTIFICATE_SOURCE_TYPES, type CatalogueEntry } from '@webhook-inbox/providers';
+import { CATALOGUE_TYPES_WITHOUT_SAMPLES, sampleCredentials } from '@webhook-inbox/providers/samples';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';

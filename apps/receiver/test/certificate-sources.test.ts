@@ -1,11 +1,10 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
+import { catalogueEntry, CERTIFICATE_SOURCE_TYPES } from '@webhook-inbox/providers';
 import {
   catalogueDelivery,
-  catalogueEntry,
-  CERTIFICATE_SOURCE_TYPES,
   sampleCredentials,
   type CatalogueDelivery,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers/samples';
 import { useCertificateServer, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';

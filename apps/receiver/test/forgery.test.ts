@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { signHmac } from '@webhook-inbox/inbox/providers';
+import { signHmac } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
 import { codeOf, META_VERIFY_TOKEN, request, SECRETS, useSourcesReceiver } from './sources-fixture.ts';

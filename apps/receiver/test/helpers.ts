@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createProviders, EVENTS_QUEUE, ensureQueues, signStandardWebhook } from '@webhook-inbox/inbox';
+import { EVENTS_QUEUE, ensureQueues } from '@webhook-inbox/inbox';
+import { createProviders, signStandardWebhook } from '@webhook-inbox/providers';
 import {
   SHOPIFY_SECRET,
   STRIPE_OLD_SECRET,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { ensureQueues, EVENTS_QUEUE, ingest, signStripe, createProviders } from '@webhook-inbox/inbox';
+import { ensureQueues, EVENTS_QUEUE, ingest } from '@webhook-inbox/inbox';
+import { signStripe, createProviders } from '@webhook-inbox/providers';
 import { metricValue, useTestDatabase, fixtureText } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { signShopify } from '@webhook-inbox/inbox';
+import { signShopify } from '@webhook-inbox/providers';
 import { fixtureText } from '@webhook-inbox/testing';
 import { SHOPIFY_SECRET, type Delivery } from '@webhook-inbox/testing/receiver';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { signBasicAuth, signHmac, type HmacSpec } from '@webhook-inbox/inbox/providers';
+import { signBasicAuth, signHmac, type HmacSpec } from '@webhook-inbox/providers';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';

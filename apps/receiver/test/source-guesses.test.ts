@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { signBasicAuth } from '@webhook-inbox/inbox/providers';
+import { signBasicAuth } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { SOURCE_GUESS_LIMIT } from '../src/guess-limit.ts';
 import { configIssues, sql } from './helpers.ts';

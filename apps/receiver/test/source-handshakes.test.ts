@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signEd25519, signHmac, type HmacSpec } from '@webhook-inbox/inbox/providers';
+import { signEd25519, signHmac, type HmacSpec } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
 import {

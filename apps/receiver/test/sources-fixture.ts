@@ -1,11 +1,11 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { type CatalogueEntry } from '@webhook-inbox/providers';
 import {
   catalogueDelivery,
   catalogueSampleType,
   sampleCredentials,
   type CatalogueDelivery,
-  type CatalogueEntry,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers/samples';
 import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from '@webhook-inbox/testing/receiver';

@@ -6,7 +6,7 @@ import {
   signStripe,
   type Ed25519Spec,
   type HmacSpec,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
 import {

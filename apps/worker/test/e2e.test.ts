@@ -3,13 +3,8 @@
  * worker runs the example effects, a real SMTP server receives the email.
  */
 import { createPool } from '@webhook-inbox/db';
-import {
-  EVENTS_QUEUE,
-  messageIdFor,
-  scopedIdempotencyKey,
-  signShopify,
-  signStripe,
-} from '@webhook-inbox/inbox';
+import { EVENTS_QUEUE, messageIdFor, scopedIdempotencyKey } from '@webhook-inbox/inbox';
+import { signShopify, signStripe } from '@webhook-inbox/providers';
 import { useTestDatabase, waitFor, fixtureText } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import pino from 'pino';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Principal } from '@webhook-inbox/inbox/access/roles';
 import { databasePooler, type DatabasePooler } from '@webhook-inbox/env';
 import type pg from 'pg';
-import type { SourceDefinition } from '@webhook-inbox/inbox/providers';
+import type { SourceDefinition } from '@webhook-inbox/providers';
 import { UsageError } from './errors.ts';
 import type { AdminApi } from './remote.ts';
 
@@ -101,7 +101,7 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
     async sources() {
       // The catalogue (every provider's schemas) loads here, for `send`, not at each command's start.
       const { CATALOGUE, loadSourcesFile, parseStandardWebhooksEnv, SourcesFileError } =
-        await import('@webhook-inbox/inbox/providers');
+        await import('@webhook-inbox/providers');
       const fromEnvironment = parseStandardWebhooksEnv(env.STANDARD_WEBHOOKS).map(
         ({ name, secrets }): SourceDefinition => ({
           name,

@@ -1,6 +1,5 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import {
-  catalogueDelivery,
   isBuiltinSource,
   signApiKey,
   signBasicAuth,
@@ -10,7 +9,8 @@ import {
   signStandardWebhook,
   signStripe,
   type SourceDefinition,
-} from '@webhook-inbox/inbox/providers';
+} from '@webhook-inbox/providers';
+import { catalogueDelivery } from '@webhook-inbox/providers/samples';
 import { UsageError } from './errors.ts';
 import { shopifySample, stripeSample, type ShopifySample } from './samples.ts';
 import { signingFor, type SigningOptions } from './signing-key.ts';

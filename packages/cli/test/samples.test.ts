@@ -1,4 +1,4 @@
-import { shopifyProvider, signShopify } from '@webhook-inbox/inbox';
+import { shopifyProvider, signShopify } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { SHOPIFY_SAMPLE_TOPICS, shopifySample } from '../src/samples.ts';
 

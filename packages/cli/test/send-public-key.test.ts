@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { EventWebhook } from '@sendgrid/eventwebhook';
-import { selfSignedCertificate } from '@webhook-inbox/inbox/providers';
+import { selfSignedCertificate } from '@webhook-inbox/providers/samples';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
 import { useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { verifyKey } from 'discord-interactions';

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { useTestDatabase } from '@webhook-inbox/testing';
-import { signStripe } from '@webhook-inbox/inbox';
+import { signStripe } from '@webhook-inbox/providers';
 import type { Receiver } from '@webhook-inbox/receiver';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it, vi } from 'vitest';

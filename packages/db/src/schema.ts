@@ -50,7 +50,7 @@ export const webhookEvents = pgTable(
     lastError: text('last_error'),
     processedAt: timestamp('processed_at', { withTimezone: true }),
     /**
-     * What the event is about, read from its body at ingest (packages/inbox/src/providers/subject.ts): a Stripe
+     * What the event is about, read from its body at ingest (packages/providers/src/subject.ts): a Stripe
      * customer and email, a Shopify shop and customer, a repository; lower-cased. Null when the provider has no
      * subject paths or the body held none of them.
      */

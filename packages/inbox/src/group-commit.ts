@@ -1,7 +1,7 @@
 import type { EventSource } from '@webhook-inbox/db';
 import { InvalidPayloadError } from './errors.ts';
 import { keyOf } from './event-key.ts';
-import type { VerifiedEvent } from './providers/types.ts';
+import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { recordBatch, type BatchEntry, type IngestDeps, type IngestOutcome } from './recording.ts';
 import { jobTraceContext } from './telemetry.ts';
 

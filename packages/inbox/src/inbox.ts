@@ -38,7 +38,7 @@ export const DEFAULT_SUPERVISE_SECONDS = 5;
 
 /**
  * Event types a provider's effects can be registered for: Stripe's, and those of a typed provider whose module is
- * imported (`@webhook-inbox/inbox/providers/github`), are checked; others are any string.
+ * imported (`@webhook-inbox/providers/github`), are checked; others are any string.
  */
 export type EventTypeOf<P extends string> = P extends 'stripe'
   ? Stripe.Event.Type

@@ -9,7 +9,6 @@ export {
   type GroupCommitOptions,
 } from './group-commit.ts';
 export { parseJsonLossless } from './json.ts';
-export type { Provider, SignedRequest, VerifiedEvent } from './providers/types.ts';
 export {
   DEAD_LETTER_QUEUE,
   DEFAULT_GROUP,
@@ -22,26 +21,6 @@ export {
   type GroupQueues,
   type QueueSettings,
 } from './queue.ts';
-export {
-  createProviders,
-  parseStandardWebhooksEnv,
-  PROVIDER_NAME,
-  SHOPIFY_KEPT_HEADERS,
-  shopifyProvider,
-  signShopify,
-  signStandardWebhook,
-  signStripe,
-  standardWebhooksProvider,
-  stripeProvider,
-  type ProvidersConfig,
-  type ShopifyProviderOptions,
-  type SignShopifyOptions,
-  type SignStandardWebhookOptions,
-  type SignStripeOptions,
-  type StandardWebhooksProviderOptions,
-  type StandardWebhooksSender,
-  type StripeProviderOptions,
-} from './providers/index.ts';
 export {
   decodeCursor,
   encodeCursor,

@@ -1,6 +1,6 @@
 import type { EventSource } from '@webhook-inbox/db';
 import { keyOf } from './event-key.ts';
-import type { VerifiedEvent } from './providers/types.ts';
+import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { recordBatch, type IngestDeps, type IngestOutcome } from './recording.ts';
 import { jobTraceContext } from './telemetry.ts';
 

@@ -3,10 +3,10 @@
 // section says. The `@ts-expect-error`
 // lines fail the type-check when what they expect (a refused type name, a field the payload lacks) compiles.
 import { createInbox, external, type DatabaseEffectFn } from '@webhook-inbox/inbox';
-import type { GitHubInboxEvent } from '@webhook-inbox/inbox/providers/github';
-import type { PaddleInboxEvent } from '@webhook-inbox/inbox/providers/paddle';
-import type { SlackInboxEvent } from '@webhook-inbox/inbox/providers/slack';
-import type { SquareInboxEvent } from '@webhook-inbox/inbox/providers/square';
+import type { GitHubInboxEvent } from '@webhook-inbox/providers/github';
+import type { PaddleInboxEvent } from '@webhook-inbox/providers/paddle';
+import type { SlackInboxEvent } from '@webhook-inbox/providers/slack';
+import type { SquareInboxEvent } from '@webhook-inbox/providers/square';
 
 const acknowledge = external<SlackInboxEvent<'app_mention'>>({
   scope: (event) => `${event.payload.team_id}:${event.payload.event.ts}`,

@@ -1,5 +1,5 @@
 import type { EventDetail } from '@webhook-inbox/inbox/event-store';
-import { eventFactsOf } from '@webhook-inbox/inbox/providers/event-facts';
+import { eventFactsOf } from '@webhook-inbox/providers/event-facts';
 import { html } from 'hono/html';
 import { utc } from './format.ts';
 import { statusBadge, type Html } from './layout.ts';

@@ -1,23 +1,25 @@
 import type { Database } from '@webhook-inbox/db';
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
+import type {
+  InboxEventBase,
+  TypedEventType,
+  TypedInboxEvent,
+  TypedProvider,
+} from '@webhook-inbox/providers/payloads';
 import { CodedError } from '../errors.ts';
+
+export type {
+  InboxEventBase,
+  ProviderPayloads,
+  TypedEventOf,
+  TypedEventType,
+  TypedInboxEvent,
+  TypedProvider,
+} from '@webhook-inbox/providers/payloads';
 
 /** The Drizzle transaction a database effect runs in; its ledger row commits in the same transaction. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
-
-/** What every event carries, whatever its provider. */
-export interface InboxEventBase {
-  provider: string;
-  /** The event key (Stripe `evt_...`; Shopify `shop:topic:id`). */
-  eventId: string;
-  type: string;
-  /** The delivery headers the receiver kept (lower-case names), never signatures. */
-  headers: Readonly<Record<string, string>>;
-  receivedAt: Date;
-  /** The body as JSON, integers beyond 2^53 as `bigint`. */
-  payload: unknown;
-}
 
 /**
  * A Stripe event, typed by the official `stripe` package and narrowed by `type`. The type is a compile-time view
@@ -47,33 +49,6 @@ export interface ShopifyEventOf<T extends string> extends InboxEventBase {
 
 /** Any other provider (Standard Webhooks senders, catalogue providers without types): payload `unknown`. */
 export type GenericInboxEvent = InboxEventBase;
-
-/**
- * Payload types by provider and event type: `{ github: { 'pull_request.opened': PullRequestOpened, ... } }`.
- * Empty here, so that this module names no optional type package; each typed provider's module
- * (`@webhook-inbox/inbox/providers/github`, `.../slack`, `.../paddle`, `.../square`) adds its provider by
- * declaration merging, from the type package a team installs with it. A team that imports none of them gets `unknown` payloads.
- */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
-export interface ProviderPayloads {}
-
-/** A provider whose payloads are typed, once its module is imported. */
-export type TypedProvider = Extract<keyof ProviderPayloads, string>;
-
-/** The event types of a typed provider. */
-export type TypedEventType<P extends TypedProvider> = Extract<keyof ProviderPayloads[P], string>;
-
-/** An event of a typed provider; for a union of types, a union of events that `event.type` narrows. */
-export type TypedInboxEvent<
-  P extends TypedProvider,
-  T extends TypedEventType<P> = TypedEventType<P>,
-> = T extends string ? TypedEventOf<P, T> : never;
-
-export interface TypedEventOf<P extends TypedProvider, T extends TypedEventType<P>> extends InboxEventBase {
-  provider: P;
-  type: T;
-  payload: ProviderPayloads[P][T];
-}
 
 /** The event type handed to effects registered for `provider` and `type`. */
 export type InboxEventFor<P extends string, T extends string> = P extends 'stripe'

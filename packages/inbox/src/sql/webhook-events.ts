@@ -65,7 +65,7 @@ const DELIVER_TO_GROUPS = `
  * (the arrays are read in order, nothing sorts them): callers pass each key once, sorted, so two concurrent
  * batches that share keys wait for each other in one order and never deadlock. The arrays are text; a new row's
  * payload is cast to jsonb on its way into `webhook_event_payloads`, so a payload PostgreSQL refuses fails the
- * statement with its SQLSTATE. Each row's `subject` (see `providers/subject.ts`) travels as one text joined by
+ * statement with its SQLSTATE. Each row's `subject` (see `@webhook-inbox/providers/subject`) travels as one text joined by
  * U+001F, which no subject value holds, and is split back into an array; none is null. Named: its parameters are
  * seven arrays whatever the batch's size, so one plan serves every batch.
  */

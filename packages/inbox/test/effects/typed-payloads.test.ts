@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { parsePayload } from '../../src/effects/parse-payload.ts';
 import { PermanentEffectError, type GenericInboxEvent } from '../../src/effects/types.ts';
 import { createInbox } from '../../src/inbox.ts';
-import type { GitHubEventType, GitHubInboxEvent } from '../../src/providers/types/github.ts';
-import type { PaddleInboxEvent } from '../../src/providers/types/paddle.ts';
-import type { SlackInboxEvent } from '../../src/providers/types/slack.ts';
-import type { SquareEventType, SquareInboxEvent } from '../../src/providers/types/square.ts';
+import type { GitHubEventType, GitHubInboxEvent } from '@webhook-inbox/providers/github';
+import type { PaddleInboxEvent } from '@webhook-inbox/providers/paddle';
+import type { SlackInboxEvent } from '@webhook-inbox/providers/slack';
+import type { SquareEventType, SquareInboxEvent } from '@webhook-inbox/providers/square';
 
 // As in api.test.ts, the `expectTypeOf` calls and `@ts-expect-error` lines are the compiler's assertions
 // (`pnpm typecheck` checks this file); the `expect` calls check what ran.

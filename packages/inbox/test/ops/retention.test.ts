@@ -3,7 +3,7 @@ import { waitFor } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest.ts';
-import type { VerifiedEvent } from '../../src/providers/types.ts';
+import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { createPurgeHandler, PURGE_QUEUE, schedulePurge } from '../../src/ops/purge-schedule.ts';
 import { countDayPayloads } from '../../src/ops/retention-batches.ts';
 import { MIN_KEY_DAYS, MIN_PAYLOAD_DAYS, RetentionOptionError } from '../../src/ops/retention-options.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE_EXCERPTS } from '../../src/ops/alerts/catalogue-excerpts.ts';
 import { alertExcerpt } from '../../src/ops/alerts/excerpt.ts';
-import { EVENT_FACTS, eventFactsOf } from '../../src/providers/catalogue/facts.ts';
+import { EVENT_FACTS, eventFactsOf } from '@webhook-inbox/providers/event-facts';
 import { PERSONAL_VALUES, SAMPLES } from '../support/catalogue-samples.ts';
 
 describe('eventFactsOf', () => {

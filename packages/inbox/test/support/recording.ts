@@ -3,7 +3,7 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll } from 'vitest';
-import type { VerifiedEvent } from '../../src/providers/types.ts';
+import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { ensureQueues, EVENTS_QUEUE } from '../../src/queue.ts';
 import type { IngestDeps } from '../../src/recording.ts';
 

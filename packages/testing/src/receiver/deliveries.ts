@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { signShopify, signStripe } from '@webhook-inbox/inbox';
+import { signShopify, signStripe } from '@webhook-inbox/providers';
 import { fixtureText } from '../fixtures.ts';
 
 export const STRIPE_SECRET = 'whsec_test_receiver_primary';

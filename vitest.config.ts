@@ -2,13 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: [
-      'apps/*/src/**/*.test.ts',
-      'apps/*/test/**/*.test.ts',
-      'packages/*/src/**/*.test.ts',
-      'packages/*/test/**/*.test.ts',
-      'test/**/*.test.ts',
-    ],
+    // Every test lives in a test/ folder (CONTRIBUTING.md): a package's own, or the root one for scenarios across
+    // packages. test/packaging.test.ts fails on a test file anywhere else, which this list would not run.
+    include: ['apps/*/test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/chaos/**', 'test/consumer/**'],
     globalSetup: ['./test/global-setup.ts'],
     setupFiles: ['./test/after-each-file.ts'],

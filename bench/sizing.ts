@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
 import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../packages/db/src/index.ts';
 import { createGroupCommit, DEFAULT_GROUP_COMMIT } from '../packages/inbox/src/group-commit.ts';
@@ -8,6 +7,7 @@ import type { BenchContext } from './lib/context.ts';
 import { cpuMs, ownCpuMs } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';
+import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
 
 /** The tables whose size grows with events: the inbox's, pg-boss's jobs, and the example product's. */
 const TABLES = {

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { checkoutEvent, startProducer } from '../apps/worker/test/support/events.ts';
-import { RAW_QUEUE, startRawSender } from '../apps/worker/test/support/raw-boss.ts';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../packages/db/src/index.ts';
 import { configureQueues, DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
@@ -10,10 +8,12 @@ import type { BenchContext } from './lib/context.ts';
 import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
 import { cpuMs, memory, sampleRss, startFlagsOf } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
+import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
+import { RAW_QUEUE, startRawSender } from './lib/raw-boss.ts';
 
 export const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
 const WORKER_PACKAGE = fileURLToPath(new URL('../apps/worker/package.json', import.meta.url));
-const RAW_WORKER = fileURLToPath(new URL('../apps/worker/test/support/raw-boss.ts', import.meta.url));
+const RAW_WORKER = fileURLToPath(new URL('./lib/raw-boss.ts', import.meta.url));
 const NAIVE_WORKER = fileURLToPath(new URL('./lib/naive-worker.ts', import.meta.url));
 const SENDERS = 16;
 

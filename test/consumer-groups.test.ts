@@ -14,8 +14,8 @@ import { requirePgBouncer, startPgBouncer } from '@webhook-inbox/testing/pgbounc
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { post, receiverEnv, stripeDelivery } from '../apps/receiver/test/helpers.ts';
 import { parseConfig, startReceiver, type Receiver } from '../apps/receiver/src/index.ts';
+import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
 
 const TEAM_WORKER = fileURLToPath(new URL('./consumer-groups/team-worker.ts', import.meta.url));
 

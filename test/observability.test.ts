@@ -17,9 +17,9 @@ import { onPath, requireTool, useTestDatabase, waitFor } from '@webhook-inbox/te
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig, startReceiver } from '../apps/receiver/src/index.ts';
-import { receiverEnv, stripeDelivery } from '../apps/receiver/test/helpers.ts';
 import { parseConfig as parseWorkerConfig, startWorker } from '../apps/worker/src/index.ts';
-import { queueEnv } from '../apps/worker/test/support/events.ts';
+import { receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { queueEnv } from '@webhook-inbox/testing/worker';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RULES = path.join(root, 'docs/observability/alerts.yml');

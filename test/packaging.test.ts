@@ -3,7 +3,7 @@
  * against the code they package (entry points, workspace dependencies, env.ts, ports, shutdown budgets,
  * pinned tool versions). `config` of a real compose implementation runs too when one is installed (the v2
  * plugin, or the standalone `docker-compose`, e.g. Debian bookworm's 1.29.2). And the Node floor, stated alike
- * in the engines, the READMEs and CI.
+ * in the engines, the READMEs and CI. And where the test files live.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -837,5 +837,19 @@ describe('the Node floor', () => {
     expect(read('README.md')).toContain('Node.js 22.18 or newer');
     expect(read('packages/inbox/README.md')).toContain('Node.js 22.18 or newer');
     expect(read('.ci/run')).toContain('a > 22 || (a === 22 && b >= 18)');
+  });
+});
+
+describe('where the tests live', () => {
+  // vitest.config.ts runs the test files of the test/ folders only (CONTRIBUTING.md): one under src/ would never run.
+  it('puts every test file of the workspace in a test/ folder', () => {
+    const misplaced = [...workspace.values()].flatMap((dir) =>
+      existsSync(path.join(root, dir, 'src'))
+        ? readdirSync(path.join(root, dir, 'src'), { recursive: true, encoding: 'utf8' })
+            .filter((file) => file.endsWith('.test.ts'))
+            .map((file) => `${dir}/src/${file}`)
+        : [],
+    );
+    expect(misplaced).toEqual([]);
   });
 });

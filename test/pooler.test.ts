@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { requirePgBouncer } from '@webhook-inbox/testing/pgbouncer';
 import { expect, it } from 'vitest';
-import { post } from '../apps/receiver/test/helpers.ts';
 import { chaosReceiverEnv } from './chaos/support/cluster.ts';
 import { mixedEvents } from './chaos/support/events.ts';
 import { snapshot } from './chaos/support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './chaos/support/scenario.ts';
+import { post } from '@webhook-inbox/testing/receiver';
 
 const db = useTestDatabase();
 const EVENTS = 40;

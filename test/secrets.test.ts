@@ -18,15 +18,16 @@ import {
   useTestDatabase,
   waitFor,
   type OtlpCollector,
+  startAlertSink,
+  type AlertSink,
 } from '@webhook-inbox/testing';
 import { findFreePort } from '@webhook-inbox/testing/embedded';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnReceiver, stripeDelivery, type SpawnedReceiver } from '../apps/receiver/test/helpers.ts';
-import { startAlertSink, type AlertSink } from '../apps/worker/test/support/alert-sink.ts';
-import { spawnWorker, type WorkerProcess } from '../apps/worker/test/support/process.ts';
 import { plant, plantedEnvironment, unplanted, type PlantedEnvironment } from './planted-secrets.ts';
+import { spawnReceiver, stripeDelivery, type SpawnedReceiver } from '@webhook-inbox/testing/receiver';
+import { spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 const files = useTempFiles('secrets-test-');

@@ -1,10 +1,10 @@
-import { checkoutEvent, startProducer } from '../../apps/worker/test/support/events.ts';
 import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 import { createPool } from '../../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
 import { cpuMs } from './process.ts';
 import { inTurns } from './turns.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from '../worker.ts';
+import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
 
 export interface DrainTotals {
   events: number;

@@ -12,7 +12,6 @@
  */
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { printError, startBaselineBoss } from '../../apps/worker/test/support/raw-boss.ts';
 import { createDb } from '../../packages/db/src/index.ts';
 import type { StripeInboxEvent } from '../../packages/inbox/src/index.ts';
 import {
@@ -22,6 +21,7 @@ import {
 } from '../../apps/worker/src/effects/stripe.ts';
 import { createLogger } from '../../apps/worker/src/logger.ts';
 import { createMailer } from '../../apps/worker/src/mail.ts';
+import { printError, startBaselineBoss } from './raw-boss.ts';
 
 export const NAIVE_QUEUE = 'bench-naive-checkout';
 

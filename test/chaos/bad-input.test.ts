@@ -9,13 +9,6 @@
 import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  getStatus,
-  post,
-  SHOPIFY_SECRET,
-  STRIPE_SECRET,
-  type Delivery,
-} from '../../apps/receiver/test/helpers.ts';
 import { signShopify, signStripe } from '@webhook-inbox/providers';
 import {
   chaosReceiverEnv,
@@ -25,6 +18,13 @@ import {
   type SpawnedReceiver,
 } from './support/cluster.ts';
 import fc from 'fast-check';
+import {
+  getStatus,
+  post,
+  SHOPIFY_SECRET,
+  STRIPE_SECRET,
+  type Delivery,
+} from '@webhook-inbox/testing/receiver';
 
 const db = useTestDatabase();
 const RUNS = 1_000;

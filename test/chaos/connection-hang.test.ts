@@ -12,7 +12,6 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Producer } from '../../apps/worker/test/support/events.ts';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { CHAOS_QUEUE, report, startStream, waitForOrExplain, type WorkerProcess } from './support/cluster.ts';
 import { mixedEventSource, type ChaosEvent } from './support/events.ts';
@@ -24,6 +23,7 @@ import {
   type Scenario,
 } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
+import { type Producer } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 const MIN_EVENTS_PER_PHASE = 150;

@@ -5,11 +5,11 @@
  */
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { post } from '../../apps/receiver/test/helpers.ts';
 import { chaosReceiverEnv, report } from './support/cluster.ts';
 import { checkout, order, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
+import { post } from '@webhook-inbox/testing/receiver';
 
 const db = useTestDatabase();
 const COPIES = 100;

@@ -7,12 +7,8 @@
  *
  * Alerts: a local HTTP server is given to the workers as ALERT_WEBHOOK_URL; the last test checks what reached it.
  */
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor, startAlertSink, fixtureText } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
-import { shopifyDelivery, stripeDelivery } from '../../apps/receiver/test/helpers.ts';
-import { startAlertSink } from '../../apps/worker/test/support/alert-sink.ts';
-import { queueDrained } from '../../apps/worker/test/support/database.ts';
-import { checkoutEvent, fixtureText, subscriptionEvent } from '../../apps/worker/test/support/events.ts';
 import {
   chaosReceiverEnv,
   deliverUntilAccepted,
@@ -23,6 +19,8 @@ import {
 import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
 import { expectNoCrashLines, startScenario } from './support/scenario.ts';
+import { shopifyDelivery, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { queueDrained, checkoutEvent, subscriptionEvent } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 const GOOD = 200;

@@ -25,7 +25,6 @@ import {
 } from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { getStatus } from '../../apps/receiver/test/helpers.ts';
 import {
   chaosReceiverEnv,
   deliverUntilAccepted,
@@ -37,6 +36,7 @@ import {
 import { keysOf, mixedEventSource } from './support/events.ts';
 import { duplicateEffects, missingKeys, snapshot, sumEffects } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './support/scenario.ts';
+import { getStatus } from '@webhook-inbox/testing/receiver';
 
 const MIN_EVENTS = 400;
 const SENDERS = 16;

@@ -10,13 +10,12 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventStatus, queueDrained } from '../../apps/worker/test/support/database.ts';
-import type { Producer } from '../../apps/worker/test/support/events.ts';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { CHAOS_QUEUE, report, waitForOrExplain } from './support/cluster.ts';
 import { checkout, order } from './support/events.ts';
 import { snapshot } from './support/invariants.ts';
 import { expectNoCrashLines, startScenario, type Scenario } from './support/scenario.ts';
+import { eventStatus, queueDrained, type Producer } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 const EXPIRE_SECONDS = 1;

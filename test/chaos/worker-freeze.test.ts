@@ -17,13 +17,13 @@ import { loadavg } from 'node:os';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { expect, it } from 'vitest';
-import { queueEnv } from '../../apps/worker/test/support/events.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
 import { crashLines, report, waitForOrExplain } from './support/cluster.ts';
 import { checkout } from './support/events.ts';
 import { snapshot } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
+import { queueEnv } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 

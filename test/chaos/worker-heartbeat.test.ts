@@ -13,7 +13,6 @@
 import { randomInt } from 'node:crypto';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { expect, it } from 'vitest';
-import { queueEnv } from '../../apps/worker/test/support/events.ts';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { DEFAULT_QUEUE_SETTINGS, EVENTS_QUEUE } from '../../packages/inbox/src/queue.ts';
 import { report, startStream, waitForOrExplain, type WorkerProcess } from './support/cluster.ts';
@@ -26,6 +25,7 @@ import {
   type Scenario,
 } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
+import { queueEnv } from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 

@@ -25,7 +25,7 @@ import { tokenRoutes } from './admin-tokens.ts';
 import { AdminError, errorResponse, mapError } from './http-errors.ts';
 import type { Logger } from './logger.ts';
 
-export interface AdminDeps {
+interface AdminDeps {
   pool: pg.Pool;
   boss: PgBoss;
   /**
@@ -39,7 +39,7 @@ export interface AdminDeps {
 }
 
 /** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
-export const REPLAY_BODY_LIMIT = 64 * 1024;
+const REPLAY_BODY_LIMIT = 64 * 1024;
 /** The longest event key a lookup accepts: the webhook route records at most `MAX_EVENT_FIELD_LENGTH`. */
 const MAX_LOOKUP_KEY_LENGTH = 1024;
 /** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */

@@ -156,8 +156,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   };
 
   /**
-   * A source with `receive` (or `receiveAsync`): a handshake answered, or its events (one, many, none) recorded
-   * together.
+   * The one answer to a webhook request: a handshake answered, or its events (one, many, none) recorded together.
    */
   const answer = async (c: Context<Env>, name: string, provider: Provider, reception: Reception) => {
     if (reception.kind === 'handshake') {
@@ -220,21 +219,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
           return Array.isArray(value) ? value.join(', ') : value;
         }
       : (field: string) => c.req.raw.headers.get(field);
-    if (provider.receiveAsync || provider.receive) {
-      const request = { rawBody, header, method: 'POST', url: pathOf(c) };
-      // Only the certificate-based sources are awaited: the others verify synchronously, without a promise.
-      const reception = provider.receiveAsync
-        ? await provider.receiveAsync(request, now())
-        : provider.receive!(request, now());
-      return answer(c, name, provider, reception);
-    }
-    const event = provider.verify({ rawBody, header }, now());
-
-    const ingestStartedAt = performance.now();
-    const outcome = await traceIngest(event, () => recorder.record(event));
-    annotateRequest({ provider: name, outcome, eventId: event.eventId, type: event.type });
-    finish(c, name, outcome, { eventId: event.eventId, type: event.type }, ingestStartedAt);
-    return c.body(`{"status":"${outcome}","id":${JSON.stringify(event.eventId)}}`, 200, JSON_HEADERS);
+    // Only the certificate-based sources are awaited: the others verify synchronously, without a promise. A source
+    // without `receive` has one event per request.
+    const reception: Reception = provider.receiveAsync
+      ? await provider.receiveAsync({ rawBody, header, method: 'POST', url: pathOf(c) }, now())
+      : provider.receive
+        ? provider.receive({ rawBody, header, method: 'POST', url: pathOf(c) }, now())
+        : { kind: 'events', events: [provider.verify({ rawBody, header }, now())] };
+    return answer(c, name, provider, reception);
   });
 
   // Only the handshakes some providers send as a GET (Meta's subscription, X's CRC); any other GET is a 404.

@@ -10,7 +10,7 @@
  * every fast one. Only when that cannot make room (the budget is held by bodies already complete, whose
  * requests are being answered) is the new body refused: 503, the sender retries.
  */
-export interface BodyBudgetOptions {
+interface BodyBudgetOptions {
   /** Bytes all bodies together may hold. */
   limitBytes: number;
   /** A body still being read after this long may be cut off to make room for a new one. */

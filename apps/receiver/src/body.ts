@@ -7,7 +7,7 @@ import {
 } from '@webhook-inbox/inbox/errors';
 import type { BodyLease } from './body-budget.ts';
 
-export interface ReadBodyOptions {
+interface ReadBodyOptions {
   /** Largest body accepted (413 above it). */
   limit: number;
   /** This request's share of the receiver-wide body budget (503 when it cannot make room). */
@@ -17,7 +17,7 @@ export interface ReadBodyOptions {
 }
 
 /** Too many bodies are being received at once: the budget is full. */
-export class BodyBudgetFullError extends UnavailableError {
+class BodyBudgetFullError extends UnavailableError {
   constructor() {
     super('too many request bodies are being received at once; retry shortly');
     this.name = 'BodyBudgetFullError';

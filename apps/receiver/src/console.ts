@@ -10,7 +10,7 @@ import { createLogSampler, type Logger } from './logger.ts';
 import { REFUSAL_LOG_WINDOW_MS } from './admin-access.ts';
 
 /** The operator console as the receiver serves it, with the pool it alone uses. */
-export interface ReceiverConsole {
+interface ReceiverConsole {
   console: Console;
   /** Closed after `console.stop()`, at the receiver's shutdown. */
   pool: pg.Pool;

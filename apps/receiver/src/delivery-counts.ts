@@ -12,7 +12,7 @@ export interface DeliveryCounter {
   stop(): Promise<void>;
 }
 
-export interface DeliveryCounterOptions {
+interface DeliveryCounterOptions {
   pool: pg.Pool;
   logger: Logger;
   /** How often the counts are written. Default 5 s. */

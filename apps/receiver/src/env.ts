@@ -138,8 +138,8 @@ const integer = (min: number, max: number, fallback: number) => boundedNumber(mi
 // Parsed by the providers' own parser, so the receiver and the registry agree on the format.
 const standardWebhooks = parsedBy(parseStandardWebhooksEnv, 'STANDARD_WEBHOOKS ');
 
-export const ADMIN_LISTENERS = ['management', 'public'] as const;
-export type AdminListener = (typeof ADMIN_LISTENERS)[number];
+const ADMIN_LISTENERS = ['management', 'public'] as const;
+type AdminListener = (typeof ADMIN_LISTENERS)[number];
 
 const MIB = 1024 * 1024;
 

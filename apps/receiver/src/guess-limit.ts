@@ -5,7 +5,7 @@ import type { ThrottleVerdict } from '@webhook-inbox/operator/access/throttle';
 // client and source, in memory: the happy path costs one Map lookup, and no database round trip is added to any
 // request. Per process: N receivers allow N times the guesses, still a handful per window.
 
-export interface GuessLimitOptions {
+interface GuessLimitOptions {
   /** Refused attempts a client may make at one source in a window; then every attempt is refused unchecked. */
   maxFailures: number;
   /** How long a window lasts from its first refusal. */

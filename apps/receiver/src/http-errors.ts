@@ -9,7 +9,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** The admin API's refusals that are the request's fault. */
-export type AdminErrorCode =
+type AdminErrorCode =
   'unauthorized' | 'forbidden' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
 
 /** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
@@ -98,14 +98,14 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, { code: ErrorCode; message: s
  * restarting database or a drained body budget, short enough that a provider with its own backoff loses
  * nothing.
  */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 /** The JSON error body: `{"error":{"code","message"}}`. */
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }
 
-export interface MappedError {
+interface MappedError {
   status: ContentfulStatusCode;
   body: ErrorBody;
   /** False for a bug: it is logged with its stack and answered 500. */

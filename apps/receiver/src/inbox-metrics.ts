@@ -6,7 +6,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { cachedFor } from './cached.ts';
 import type { Logger } from './logger.ts';
 
-export interface InboxMetricsOptions {
+interface InboxMetricsOptions {
   pool: pg.Pool;
   logger: Logger;
   /** How long one read of the database is reused; scrapes in the meantime share it. Default 5 s. */

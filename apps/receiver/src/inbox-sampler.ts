@@ -7,7 +7,7 @@ import { inboxSamples } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
 import type { Logger } from './logger.ts';
 
-export interface InboxSampler {
+interface InboxSampler {
   /** Samples now, unless this minute has its sample (tests; the timer calls it too). */
   sample(): Promise<void>;
   /** Stops the timer and waits for a sample being taken. */

@@ -79,7 +79,7 @@ export interface LogSampler {
   close(): void;
 }
 
-export interface LogSamplerOptions {
+interface LogSamplerOptions {
   /** Lines of one kind written per window; the rest are counted. */
   perWindow: number;
   windowMs: number;
@@ -120,7 +120,7 @@ export function createLogSampler(
 }
 
 /** Longest echoed value (a provider name from the URL, an error message) written to a log or an answer. */
-export const MAX_ECHOED_CHARS = 100;
+const MAX_ECHOED_CHARS = 100;
 
 /** `text` cut to `max` characters, saying how long it was: `abc… (15000 chars)`. */
 export function truncate(text: string, max = MAX_ECHOED_CHARS): string {

@@ -8,7 +8,7 @@ import { mountConsole } from './console.ts';
 import type { Logger } from './logger.ts';
 
 /** What a listener needs to serve operators: the admin API's token and access, the console. */
-export interface OperatorRouteDeps {
+interface OperatorRouteDeps {
   pool: pg.Pool;
   boss: PgBoss;
   logger: Logger;

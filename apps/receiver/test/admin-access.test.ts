@@ -3,7 +3,8 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_THROTTLE } from '../src/admin-access.ts';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
-import { memoryLogger, receiverEnv, sql } from './helpers.ts';
+import { memoryLogger, sql } from './helpers.ts';
+import { receiverEnv } from '@webhook-inbox/testing/receiver';
 
 // Guessing the admin token over HTTP: the throttle counts and refuses in one statement per attempt, per client
 // address (an IPv6 /64 and every loopback address count as one); forwarding headers count only from a trusted proxy;

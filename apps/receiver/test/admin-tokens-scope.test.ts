@@ -2,7 +2,8 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { adminCaller } from './admin-client.ts';
-import { memoryLogger, receiverEnv, sql } from './helpers.ts';
+import { memoryLogger, sql } from './helpers.ts';
+import { receiverEnv } from '@webhook-inbox/testing/receiver';
 
 // An admin token limited to consumer groups manages only the tokens limited to those groups, over real HTTP: the
 // others (other groups', groups beyond its own, unscoped ones) are absent from its list and answer 404 to its

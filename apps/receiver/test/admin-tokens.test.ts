@@ -2,7 +2,8 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { adminCaller } from './admin-client.ts';
-import { memoryLogger, receiverEnv, sql, stripeDelivery } from './helpers.ts';
+import { memoryLogger, sql } from './helpers.ts';
+import { receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
 
 // Scoped API tokens on the admin API, over real HTTP: the break-glass ADMIN_TOKEN creates them; each acts as its
 // role (403 `forbidden` naming the permission) and its consumer groups (other groups' events are absent, other

@@ -2,7 +2,13 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { receiverEnv, recorded, spawnReceiver, stripeDelivery, type SpawnedReceiver } from './helpers.ts';
+import { recorded } from './helpers.ts';
+import {
+  receiverEnv,
+  spawnReceiver,
+  stripeDelivery,
+  type SpawnedReceiver,
+} from '@webhook-inbox/testing/receiver';
 
 // A 100 MB body against a real receiver process: refused with 413 long before it is all sent, and the
 // receiver's memory never holds it.

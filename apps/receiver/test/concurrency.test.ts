@@ -2,18 +2,16 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
+import { batchCounts, recorded, standardDelivery } from './helpers.ts';
 import {
-  batchCounts,
   post,
   receiverEnv,
-  recorded,
   shopifyDelivery,
   spawnReceiver,
-  standardDelivery,
   stripeDelivery,
   type Delivery,
   type SpawnedReceiver,
-} from './helpers.ts';
+} from '@webhook-inbox/testing/receiver';
 
 // Redeliveries racing each other: each over its own TCP connection to a real server.
 

@@ -1,19 +1,14 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, recorded, send, sql, standardDelivery, type TestApp } from './helpers.ts';
 import {
-  createTestApp,
-  recorded,
-  send,
   shopifyDelivery,
-  sql,
-  standardDelivery,
   stripeDelivery,
   STRIPE_OLD_SECRET,
   SW_NAME,
   type Delivery,
-  type TestApp,
-} from './helpers.ts';
+} from '@webhook-inbox/testing/receiver';
 
 // Every answer of the webhook route (the table in apps/receiver/README.md), for each provider, through
 // app.request() on the real app (real pool, real pg-boss sender, real providers) against this file's own database.

@@ -1,12 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { findFreePorts } from '@webhook-inbox/testing/embedded';
+import { randomBytes } from 'node:crypto';
 import { EVENTS_QUEUE, ensureQueues } from '@webhook-inbox/inbox';
-import { createProviders, signShopify, signStandardWebhook, signStripe } from '@webhook-inbox/providers';
-import { waitFor } from '@webhook-inbox/testing';
+import { createProviders, signStandardWebhook } from '@webhook-inbox/providers';
+import {
+  SHOPIFY_SECRET,
+  STRIPE_OLD_SECRET,
+  STRIPE_SECRET,
+  SW_NAME,
+  SW_SECRET,
+  type Delivery,
+} from '@webhook-inbox/testing/receiver';
 import pg from 'pg';
 import pino from 'pino';
 import {
@@ -20,15 +22,6 @@ import {
   type Logger,
 } from '../src/index.ts';
 
-export const SERVER_ENTRY = fileURLToPath(new URL('../src/server.ts', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/', import.meta.url));
-
-export const STRIPE_SECRET = 'whsec_test_receiver_primary';
-export const STRIPE_OLD_SECRET = 'whsec_test_receiver_rotated_out';
-export const SHOPIFY_SECRET = 'shpss_test_receiver_client_secret';
-export const SW_SECRET = `whsec_${Buffer.from('standard-webhooks-test-key-32byte').toString('base64')}`;
-export const SW_NAME = 'acme';
-
 /** The issues start-up reports for `env` with this DATABASE_URL, or none when the configuration is accepted. */
 export function configIssues(databaseUrl: string, env: Record<string, string>): string[] {
   try {
@@ -38,88 +31,6 @@ export function configIssues(databaseUrl: string, env: Record<string, string>): 
     throw error;
   }
   return [];
-}
-
-/** The receiver's environment for these secrets (plus whatever the test adds). */
-export function receiverEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    DATABASE_URL: databaseUrl,
-    STRIPE_WEBHOOK_SECRET: `${STRIPE_SECRET},${STRIPE_OLD_SECRET}`,
-    SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET,
-    STANDARD_WEBHOOKS: `${SW_NAME}=${SW_SECRET}`,
-    // Any free port: several receivers run at once in the test run.
-    MANAGEMENT_PORT: '0',
-    ...extra,
-  };
-}
-
-export function fixture(path: string): string {
-  return readFileSync(`${FIXTURES}${path}`, 'utf8');
-}
-
-/** One signed HTTP delivery: where to send it, the exact bytes, the headers, and the key it should record. */
-export interface Delivery {
-  provider: string;
-  path: string;
-  body: string;
-  headers: Record<string, string>;
-  key: string;
-}
-
-export function stripeDelivery(
-  options: {
-    id?: string;
-    body?: string;
-    secret?: string;
-    timestamp?: number;
-    signature?: string | null;
-  } = {},
-): Delivery {
-  const id = options.id ?? `evt_${randomBytes(12).toString('hex')}`;
-  const body =
-    options.body ??
-    JSON.stringify({ ...(JSON.parse(fixture('stripe/checkout.session.completed.json')) as object), id });
-  const signature =
-    options.signature === undefined
-      ? signStripe({ payload: body, secret: options.secret ?? STRIPE_SECRET, timestamp: options.timestamp })
-      : options.signature;
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (signature !== null) headers['Stripe-Signature'] = signature;
-  return { provider: 'stripe', path: '/webhooks/stripe', body, headers, key: id };
-}
-
-export function shopifyDelivery(
-  options: {
-    eventId?: string;
-    body?: string;
-    secret?: string;
-    signature?: string | null;
-    omit?: string[];
-  } = {},
-): Delivery {
-  const eventId = options.eventId ?? randomUUID();
-  const body = options.body ?? fixture('shopify/orders_create.json');
-  const signature =
-    options.signature === undefined
-      ? signShopify({ payload: body, secret: options.secret ?? SHOPIFY_SECRET })
-      : options.signature;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'X-Shopify-Topic': 'orders/create',
-    'X-Shopify-Shop-Domain': 'dev-shop.myshopify.com',
-    'X-Shopify-Event-Id': eventId,
-    'X-Shopify-Webhook-Id': randomUUID(),
-    'X-Shopify-Triggered-At': new Date().toISOString(),
-  };
-  if (signature !== null) headers['X-Shopify-Hmac-Sha256'] = signature;
-  for (const name of options.omit ?? []) delete headers[name];
-  return {
-    provider: 'shopify',
-    path: '/webhooks/shopify',
-    body,
-    headers,
-    key: `dev-shop.myshopify.com:orders/create:${eventId}`,
-  };
 }
 
 export function standardDelivery(
@@ -258,139 +169,6 @@ export async function sql(
     await client.end();
   }
 }
-
-export interface HttpResult {
-  status: number;
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-
-/** A POST on its own TCP connection (no agent, no keep-alive), like a separate delivery from the provider. */
-export function post(
-  baseUrl: string,
-  delivery: Delivery,
-  options: { timeoutMs?: number; method?: string } = {},
-): Promise<HttpResult> {
-  const url = new URL(delivery.path, baseUrl);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: options.method ?? 'POST',
-        agent: false,
-        headers: {
-          ...delivery.headers,
-          connection: 'close',
-          'content-length': Buffer.byteLength(delivery.body),
-        },
-        timeout: options.timeoutMs ?? 15_000,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            headers: response.headers,
-          }),
-        );
-        response.on('error', reject);
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error('request timed out')));
-    request.on('error', reject);
-    request.end(delivery.body);
-  });
-}
-
-export async function getStatus(baseUrl: string, path: string): Promise<number> {
-  const response = await fetch(new URL(path, baseUrl), { signal: AbortSignal.timeout(5_000) });
-  await response.arrayBuffer();
-  return response.status;
-}
-
-export interface SpawnedReceiver {
-  child: ChildProcess;
-  url: string;
-  managementUrl: string;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGTERM and wait for the exit. */
-  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/**
-/**
- * `node apps/receiver/src/server.ts` as its own process on free ports (public and management), ready once
- * `/readyz` answers 200. `nodeFlags` as in the package's `start` script, e.g. its heap cap. A port found free can
- * be taken (by any connection's local port) before the receiver binds it: then it starts again on others.
- */
-export async function spawnReceiver(
-  env: Record<string, string>,
-  nodeFlags: string[] = [],
-): Promise<SpawnedReceiver> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnReceiverOnce(env, nodeFlags);
-    } catch (error) {
-      if (!(error instanceof PortTakenError) || attempt === 3) throw error;
-    }
-  }
-}
-
-class PortTakenError extends Error {}
-
-async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[]): Promise<SpawnedReceiver> {
-  const [port, managementPort] = await findFreePorts(2);
-  // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
-  const child = spawn(process.execPath, [...nodeFlags, SERVER_ENTRY], {
-    env: {
-      LOG_LEVEL: 'info',
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      MANAGEMENT_PORT: String(managementPort),
-      MANAGEMENT_HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  const managementUrl = `http://127.0.0.1:${managementPort}`;
-  const state = await waitFor(
-    async () =>
-      child.exitCode !== null ? 'exited' : (await getStatus(managementUrl, '/readyz')) === 200 && 'ready',
-    // Starting a Node process is slow on a loaded machine.
-    { timeout: 120_000, message: 'the spawned receiver to be ready' },
-  ).catch((error: unknown) => {
-    child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
-  });
-  if (state === 'exited') {
-    const message = `the receiver exited early (code ${child.exitCode}):\n${output}`;
-    throw output.includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
-  }
-  return {
-    child,
-    url,
-    managementUrl,
-    output: () => output,
-    exited,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
-
-/** The fault-injection proxy in front of Postgres (cut, black-hole, restore), shared with the worker's tests. */
-export { TcpProxy } from '@webhook-inbox/testing';
 
 /** Group-commit transactions so far, by outcome: how many, and how many of them answered more than one request. */
 export async function batchCounts(

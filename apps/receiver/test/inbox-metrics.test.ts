@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { ensureQueues, EVENTS_QUEUE, ingest } from '@webhook-inbox/inbox';
 import { signStripe, createProviders } from '@webhook-inbox/providers';
-import { metricValue, useTestDatabase } from '@webhook-inbox/testing';
+import { metricValue, useTestDatabase, fixtureText } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createManagementApp,
@@ -11,7 +11,8 @@ import {
   createSender,
   parseConfig,
 } from '../src/index.ts';
-import { fixture, memoryLogger, receiverEnv, STRIPE_SECRET } from './helpers.ts';
+import { memoryLogger } from './helpers.ts';
+import { receiverEnv, STRIPE_SECRET } from '@webhook-inbox/testing/receiver';
 
 // The inbox's gauges on the management listener's /metrics, read from a real database: they move with the
 // events and jobs, and concurrent scrapes share one read.
@@ -51,7 +52,7 @@ async function scrape(app: ReturnType<typeof createManagementApp>): Promise<stri
 
 async function ingestStripe(id: string): Promise<void> {
   const body = JSON.stringify({
-    ...(JSON.parse(fixture('stripe/checkout.session.completed.json')) as object),
+    ...(JSON.parse(fixtureText('stripe/checkout.session.completed.json')) as object),
     id,
   });
   const signature = signStripe({ payload: body, secret: STRIPE_SECRET });

@@ -1,7 +1,12 @@
 import http from 'node:http';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { receiverEnv, spawnReceiver, stripeDelivery, type SpawnedReceiver } from './helpers.ts';
+import {
+  receiverEnv,
+  spawnReceiver,
+  stripeDelivery,
+  type SpawnedReceiver,
+} from '@webhook-inbox/testing/receiver';
 
 // A flood of refused requests against the receiver process: its log stays a few dozen lines, with one summary
 // per kind carrying the true count of what was not written, and nothing a sender echoes is written whole.

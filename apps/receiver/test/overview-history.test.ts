@@ -6,7 +6,8 @@ import { createDeliveryCounter } from '../src/delivery-counts.ts';
 import { parseConfig } from '../src/env.ts';
 import { startInboxSampler } from '../src/inbox-sampler.ts';
 import { startReceiver, type Receiver } from '../src/receiver.ts';
-import { memoryLogger, receiverEnv, sql, stripeDelivery, type Delivery } from './helpers.ts';
+import { memoryLogger, sql } from './helpers.ts';
+import { receiverEnv, stripeDelivery, type Delivery } from '@webhook-inbox/testing/receiver';
 
 // The console overview's history: a real receiver counts its answers per minute into webhook_delivery_counts and
 // samples the inbox into inbox_samples, and its console (on the management listener) charts both.

@@ -1,14 +1,14 @@
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recorded } from './helpers.ts';
+import { shopifySamples as bodies, signedShopifyDelivery as delivery } from './shopify-deliveries.ts';
 import {
   post,
   receiverEnv,
-  recorded,
   spawnReceiver,
   type Delivery,
   type SpawnedReceiver,
-} from './helpers.ts';
-import { shopifySamples as bodies, signedShopifyDelivery as delivery } from './shopify-deliveries.ts';
+} from '@webhook-inbox/testing/receiver';
 
 // Shopify signs the body only. A merchant holding one signed body of their own shop re-sends it under another
 // topic and another shop's domain, with a fresh event id: over real HTTP against a receiver process, each is

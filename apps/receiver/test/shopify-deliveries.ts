@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signShopify } from '@webhook-inbox/providers';
-import { fixture, SHOPIFY_SECRET, type Delivery } from './helpers.ts';
+import { fixtureText } from '@webhook-inbox/testing';
+import { SHOPIFY_SECRET, type Delivery } from '@webhook-inbox/testing/receiver';
 
 /** `body`, signed with the app's secret, under the given topic and shop headers, with a fresh event id. */
 export function signedShopifyDelivery(
@@ -28,7 +29,7 @@ export function signedShopifyDelivery(
 }
 
 const forShop = (name: string, shop: string) =>
-  fixture(`shopify/${name}`).replaceAll('{shop}.myshopify.com', shop);
+  fixtureText(`shopify/${name}`).replaceAll('{shop}.myshopify.com', shop);
 
 /**
  * Shopify's sample payloads, naming `shop` as a real delivery does: the compliance samples say
@@ -37,7 +38,7 @@ const forShop = (name: string, shop: string) =>
 export const shopifySamples = {
   /** The orders/create sample, with its own order and customer ids when given (ids beyond 2^53 edited as text). */
   order: (ids: { order?: string; customer?: string } = {}): string => {
-    let text = fixture('shopify/orders_create.json');
+    let text = fixtureText('shopify/orders_create.json');
     if (ids.order !== undefined) {
       text = text
         .replace(/^\{"id":\d+/, `{"id":${ids.order}`)
@@ -51,7 +52,7 @@ export const shopifySamples = {
   customersRedact: (shop: string) => forShop('customers_redact.json', shop),
   dataRequest: (shop: string) => forShop('customers_data_request.json', shop),
   uninstalled: (shop: string) =>
-    fixture('shopify/app_uninstalled.json').replace(
+    fixtureText('shopify/app_uninstalled.json').replace(
       '"myshopify_domain": null',
       `"myshopify_domain": "${shop}"`,
     ),

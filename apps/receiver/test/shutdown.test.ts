@@ -1,16 +1,16 @@
 import http from 'node:http';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { recorded } from './helpers.ts';
 import {
   getStatus,
   receiverEnv,
-  recorded,
   spawnReceiver,
   stripeDelivery,
   type Delivery,
   type HttpResult,
   type SpawnedReceiver,
-} from './helpers.ts';
+} from '@webhook-inbox/testing/receiver';
 
 // SIGTERM with a request in flight: the request completes, then the process exits 0.
 

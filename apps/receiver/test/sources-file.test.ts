@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
-import { configIssues, SERVER_ENTRY } from './helpers.ts';
+import { configIssues } from './helpers.ts';
 import { writeSourcesFile } from './sources-fixture.ts';
+import { SERVER_ENTRY } from '@webhook-inbox/testing/receiver';
 
 // The sources file is read and validated once, at start-up: every mistake is reported with the source and the
 // field it is in, and a receiver given a wrong file exits 2 before it listens.

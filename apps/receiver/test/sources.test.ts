@@ -8,7 +8,7 @@ import {
   type HmacSpec,
 } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
-import { sql, STRIPE_SECRET } from './helpers.ts';
+import { sql } from './helpers.ts';
 import {
   codeOf,
   DISCORD_PRIVATE_KEY,
@@ -17,6 +17,7 @@ import {
   useSourcesReceiver,
   STRIPE_EU_SECRET,
 } from './sources-fixture.ts';
+import { STRIPE_SECRET } from '@webhook-inbox/testing/receiver';
 
 // Each template source of a sources file, over real HTTP against a receiver on a real PostgreSQL: accepted once and
 // then a duplicate, a tampered body, a wrong secret, a stale timestamp, a missing header, and a rotated-in secret.

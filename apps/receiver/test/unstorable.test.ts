@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recorded, standardDelivery } from './helpers.ts';
 import {
   post,
   receiverEnv,
-  recorded,
   shopifyDelivery,
   spawnReceiver,
-  standardDelivery,
   stripeDelivery,
   type Delivery,
   type SpawnedReceiver,
-} from './helpers.ts';
+} from '@webhook-inbox/testing/receiver';
 
 // Authentic bodies that can never be stored, over real HTTP against a receiver process: each is a 400
 // invalid_payload (the provider stops retrying) with nothing recorded, never a 503 that invites retries for days.

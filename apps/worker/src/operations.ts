@@ -26,7 +26,7 @@ import type { WorkerConfig } from './env.ts';
 import type { Logger } from './logger.ts';
 
 /** The queue the reconciliation schedule feeds. */
-export const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
+const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
 
 /**
  * What the worker does besides effects: alerts on dead events, the retention purge and the Stripe
@@ -40,7 +40,7 @@ export interface Operations {
   stop(): Promise<void>;
 }
 
-export interface OperationsHooks {
+interface OperationsHooks {
   /** Told of every retention run (metrics). */
   onRetentionRun?: (run: { result: PurgeResult } | { error: unknown }) => void;
 }

@@ -5,7 +5,7 @@
  */
 
 /** A reference Stripe sends as an id, or as the object when expanded. */
-export type Ref = string | { id: string } | null | undefined;
+type Ref = string | { id: string } | null | undefined;
 
 export function idOf(ref: Ref): string | null {
   if (typeof ref === 'string') return ref || null;

@@ -8,11 +8,20 @@
 import { createPool } from '@webhook-inbox/db';
 import { createTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
-import { auditCounts, count, eventStatus, installEffectAudit, queueDrained } from './support/database.ts';
 import { CRASH_MARKER, CRASHING_WORKER_ENTRY, type CrashPoint } from './support/crash-points.ts';
-import { checkoutEvent, queueEnv, randomId, startProducer } from './support/events.ts';
-import { spawnWorker } from './support/process.ts';
 import { startSmtpSink } from '@webhook-inbox/testing/smtp';
+import {
+  auditCounts,
+  count,
+  eventStatus,
+  installEffectAudit,
+  queueDrained,
+  checkoutEvent,
+  queueEnv,
+  randomId,
+  startProducer,
+  spawnWorker,
+} from '@webhook-inbox/testing/worker';
 
 const STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit'] as const satisfies CrashPoint[];
 const EFFECTS = ['provisionAccount', 'sendWelcomeEmail', 'recordCheckoutSubscription'] as const;

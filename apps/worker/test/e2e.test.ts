@@ -5,7 +5,7 @@
 import { createPool } from '@webhook-inbox/db';
 import { EVENTS_QUEUE, messageIdFor, scopedIdempotencyKey } from '@webhook-inbox/inbox';
 import { signShopify, signStripe } from '@webhook-inbox/providers';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor, fixtureText } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -15,12 +15,11 @@ import {
   startReceiver,
   type Receiver,
 } from '../../receiver/src/index.ts';
-import { post as postDelivery } from '../../receiver/test/helpers.ts';
 import { shopifySamples, signedShopifyDelivery } from '../../receiver/test/shopify-deliveries.ts';
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
-import { count, eventStatus } from './support/database.ts';
-import { checkoutEvent, fixtureText, queueEnv, randomId } from './support/events.ts';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+import { post as postDelivery } from '@webhook-inbox/testing/receiver';
+import { count, eventStatus, checkoutEvent, queueEnv, randomId } from '@webhook-inbox/testing/worker';
 
 const STRIPE_SECRET = 'whsec_e2e_worker_test_secret';
 const SHOPIFY_SECRET = 'shpss_e2e_worker_test_secret';

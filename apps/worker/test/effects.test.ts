@@ -3,16 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPool } from '@webhook-inbox/db';
 import { EVENTS_QUEUE, messageIdFor, scopedIdempotencyKey } from '@webhook-inbox/inbox';
-import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor, fixture, fixtureText } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
-import { count, eventStatus } from './support/database.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import {
+  count,
+  eventStatus,
   checkoutEvent,
-  fixture,
-  fixtureText,
   queueEnv,
   randomId,
   shopifyEvent,
@@ -20,8 +20,7 @@ import {
   subscriptionEvent,
   type Producer,
   type RawEvent,
-} from './support/events.ts';
-import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+} from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

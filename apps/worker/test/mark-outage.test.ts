@@ -11,16 +11,17 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { createLogger } from '../src/logger.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
-import { count, eventStatus } from './support/database.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import {
+  count,
+  eventStatus,
   checkoutEvent,
   queueEnv,
   randomId,
   startProducer,
   TEST_QUEUE,
   type Producer,
-} from './support/events.ts';
-import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+} from '@webhook-inbox/testing/worker';
 
 const OUTAGE_MS = 3_000;
 // Long enough for the mark to be retried through the outage (the retries stop short of the job's expiry).

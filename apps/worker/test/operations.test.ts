@@ -1,13 +1,12 @@
 import os from 'node:os';
 import { createSenderBoss } from '@webhook-inbox/inbox';
 import { PURGE_QUEUE } from '@webhook-inbox/operator';
-import { metricValue, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { metricValue, useTestDatabase, waitFor, startAlertSink } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
-import { startAlertSink } from './support/alert-sink.ts';
-import { checkoutEvent, queueEnv, startProducer } from './support/events.ts';
+import { checkoutEvent, queueEnv, startProducer } from '@webhook-inbox/testing/worker';
 
 // The worker's operations: the retention purge and (with STRIPE_API_KEY) the reconciliation run on pg-boss
 // schedules; RETENTION_KEY_DAYS below 7 and RETENTION_PAYLOAD_DAYS below 3 are refused at start-up. A dead

@@ -7,8 +7,11 @@ import { configureQueues, type QueueSettings } from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { count, eventStatus, queueDrained } from './support/database.ts';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import {
+  count,
+  eventStatus,
+  queueDrained,
   checkoutEvent,
   queueEnv,
   randomId,
@@ -16,9 +19,9 @@ import {
   TEST_QUEUE,
   type Producer,
   type RawEvent,
-} from './support/events.ts';
-import { spawnWorker, type WorkerProcess } from './support/process.ts';
-import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+  spawnWorker,
+  type WorkerProcess,
+} from '@webhook-inbox/testing/worker';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

@@ -7,7 +7,7 @@ import {
   type InvoiceSubscriptionShape,
   type SubscriptionShape,
 } from '../src/stripe-shapes.ts';
-import { fixture } from './support/events.ts';
+import { fixture } from '@webhook-inbox/testing';
 
 type Envelope<T> = { data: { object: T } };
 

@@ -19,6 +19,7 @@ import {
   type OtlpCollector,
 } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 // The receiver is another app of this repository; the worker does not depend on it, this test does.
 import {
   post,
@@ -27,10 +28,8 @@ import {
   STRIPE_SECRET,
   stripeDelivery,
   type SpawnedReceiver,
-} from '../../receiver/test/helpers.ts';
-import { queueEnv } from './support/events.ts';
-import { spawnWorker, type WorkerProcess } from './support/process.ts';
-import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+} from '@webhook-inbox/testing/receiver';
+import { queueEnv, spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
 
 const SERVER = 2;
 const CONSUMER = 5;

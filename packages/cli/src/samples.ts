@@ -20,7 +20,7 @@ export interface StripeSampleOptions {
   created?: number;
 }
 
-export const STRIPE_SAMPLE_TYPES = [
+const STRIPE_SAMPLE_TYPES = [
   'checkout.session.completed',
   'customer.subscription.created',
   'customer.subscription.updated',

@@ -16,7 +16,7 @@ import { shopifySample, stripeSample, type ShopifySample } from './samples.ts';
 import { signingFor, type SigningOptions } from './signing-key.ts';
 
 /** One signed request for a configured source: what `send` posts. */
-export interface SourceDelivery {
+interface SourceDelivery {
   /** Appended to `/webhooks/<name>` (an API key in the query, for instance). */
   query: string;
   body: string;

@@ -12,8 +12,8 @@ export interface TestBossOptions {
 /**
  * The pg-boss the tests and benchmarks send with, started. Sender settings, as the inbox's `createSenderBoss`:
  * no supervision, cron, migration or schema creation (the test database is migrated), no instance registration,
- * warnings table or spans. (This package cannot use `createSenderBoss` itself: the inbox's own tests import this
- * package.)
+ * warnings table or spans. (Not `createSenderBoss` itself: the inbox's own tests import this package's root, which
+ * loads nothing of the inbox.)
  *
  * @example
  * const boss = await startTestBoss(db.url);

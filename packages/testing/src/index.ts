@@ -12,3 +12,5 @@ export { removeTempFiles, useTempFiles, type TempFiles } from './temp-files.ts';
 export { useCertificateServer, type CertificateServer } from './certificate-server.ts';
 export { useStarted, type Started } from './started.ts';
 export { cpuTime } from './cpu-time.ts';
+export { fixture, fixtureText } from './fixtures.ts';
+export { startAlertSink, type AlertSink } from './alert-sink.ts';

@@ -1,6 +1,6 @@
 /**
- * Shared pieces of the chaos scenarios: real receiver and worker processes (the apps' own test helpers spawn
- * them), a sender that retries like Stripe does, and the figures every scenario prints and checks.
+ * Shared pieces of the chaos scenarios: real receiver and worker processes (spawned by `@webhook-inbox/testing`),
+ * a sender that retries like Stripe does, and the figures every scenario prints and checks.
  */
 import { waitFor, type WaitOptions } from '@webhook-inbox/testing';
 import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
@@ -10,9 +10,8 @@ import {
   spawnReceiver,
   type Delivery,
   type SpawnedReceiver,
-} from '../../../apps/receiver/test/helpers.ts';
-import { queueEnv, TEST_QUEUE } from '../../../apps/worker/test/support/events.ts';
-import { spawnWorker, type WorkerProcess } from '../../../apps/worker/test/support/process.ts';
+} from '@webhook-inbox/testing/receiver';
+import { queueEnv, TEST_QUEUE, spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
 
 export type { Delivery, SpawnedReceiver, WorkerProcess };
 

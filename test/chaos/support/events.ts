@@ -4,15 +4,10 @@
  * database effects it must cause exactly once.
  */
 import { randomBytes } from 'node:crypto';
-import { shopifyDelivery, stripeDelivery, type Delivery } from '../../../apps/receiver/test/helpers.ts';
-import {
-  checkoutEvent,
-  fixtureText,
-  shopifyEvent,
-  subscriptionEvent,
-  type RawEvent,
-} from '../../../apps/worker/test/support/events.ts';
 import type { EffectCounts } from './invariants.ts';
+import { shopifyDelivery, stripeDelivery, type Delivery } from '@webhook-inbox/testing/receiver';
+import { checkoutEvent, shopifyEvent, subscriptionEvent, type RawEvent } from '@webhook-inbox/testing/worker';
+import { fixtureText } from '@webhook-inbox/testing';
 
 export interface ChaosEvent {
   delivery: Delivery;

@@ -16,7 +16,6 @@
  * processed (the ledger refuses it, and the retry runs its effects again).
  */
 import { expect } from 'vitest';
-import { getStatus } from '../../../apps/receiver/test/helpers.ts';
 import {
   chaosReceiverEnv,
   deliverUntilAccepted,
@@ -32,6 +31,7 @@ import { duplicateEffects, missingKeys, processedCount, snapshot, sumEffects } f
 import { startReplicatedPostgres } from './replication.ts';
 import { LEDGER_LACKS_EFFECTS } from '../../../packages/inbox/src/effects/ledger.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './scenario.ts';
+import { getStatus } from '@webhook-inbox/testing/receiver';
 
 const SENDERS = 16;
 const MIN_EVENTS = 300;

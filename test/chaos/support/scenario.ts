@@ -9,8 +9,6 @@ import { migrateExampleDatabase } from '@webhook-inbox/worker/migrations';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import type { QueueSettings } from '../../../packages/inbox/src/queue.ts';
-import { queueDrained } from '../../../apps/worker/test/support/database.ts';
-import { startProducer, type Producer } from '../../../apps/worker/test/support/events.ts';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import {
   crashLines,
@@ -25,6 +23,7 @@ import {
 } from './cluster.ts';
 import { accountsOf, type ChaosEvent } from './events.ts';
 import { installAudit, processedCount, snapshot, sumEffects, type Snapshot } from './invariants.ts';
+import { queueDrained, startProducer, type Producer } from '@webhook-inbox/testing/worker';
 
 export interface ScenarioOptions {
   /** The scenario's database: a migrated test database, or one to `migrate`. */

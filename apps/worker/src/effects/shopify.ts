@@ -7,7 +7,7 @@ import { z } from 'zod';
  * A Shopify id. The payload was parsed losslessly, so ids beyond 2^53 arrive as `bigint` and smaller ones as
  * exact numbers; both become `bigint`, never passing through a rounded double.
  */
-export const shopifyId = z
+const shopifyId = z
   .union([z.bigint(), z.number().int().refine(Number.isSafeInteger, { error: 'is not an exact integer' })])
   .transform((value) => BigInt(value));
 

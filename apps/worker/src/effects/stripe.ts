@@ -19,15 +19,15 @@ import {
   type SubscriptionShape,
 } from '../stripe-shapes.ts';
 
-export type CheckoutCompleted = StripeInboxEvent<'checkout.session.completed'>;
+type CheckoutCompleted = StripeInboxEvent<'checkout.session.completed'>;
 export const SUBSCRIPTION_EVENTS = [
   'customer.subscription.created',
   'customer.subscription.updated',
   'customer.subscription.deleted',
 ] as const;
-export type SubscriptionEvent = StripeInboxEvent<(typeof SUBSCRIPTION_EVENTS)[number]>;
+type SubscriptionEvent = StripeInboxEvent<(typeof SUBSCRIPTION_EVENTS)[number]>;
 export const INVOICE_EVENTS = ['invoice.paid', 'invoice.payment_failed'] as const;
-export type InvoiceEvent = StripeInboxEvent<(typeof INVOICE_EVENTS)[number]>;
+type InvoiceEvent = StripeInboxEvent<(typeof INVOICE_EVENTS)[number]>;
 
 /** The customer a checkout session belongs to, and where to reach them. */
 function checkoutCustomer(event: CheckoutCompleted) {
@@ -53,7 +53,7 @@ export const provisionAccount: DatabaseEffectFn<CheckoutCompleted> = async ({ ev
     });
 };
 
-export interface WelcomeEmailOptions {
+interface WelcomeEmailOptions {
   mailer: Mailer;
   /** The domain of Message-IDs (MAIL_FROM's). */
   messageIdDomain: string;

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { ConsoleError } from '../errors.ts';
 
 /** Refused break-glass sign-ins allowed per window, per client address and per account. */
-export interface LoginThrottleOptions {
+interface LoginThrottleOptions {
   /** Per address (an IPv6 /64, every loopback address as one). Default 5. */
   maxFailures: number;
   /**

@@ -28,13 +28,13 @@ export interface OidcOptions {
 }
 
 /** A sign-in begun: where to send the browser, and what its callback must match (kept in a signed cookie). */
-export interface OidcStart {
+interface OidcStart {
   authorizationUrl: URL;
   pending: { state: string; nonce: string; verifier: string; redirect: string };
 }
 
 /** A verified sign-in: the audit actor and the role it maps to (undefined: no entry of `OIDC_ROLES` matched). */
-export interface OidcIdentity {
+interface OidcIdentity {
   /** The email the provider verified, else `oidc:<sub>@<issuer host>` (issuer and subject name one account). */
   actor: string;
   subject: string;
@@ -143,7 +143,7 @@ export function createOidcClient(options: OidcOptions): OidcClient {
   };
 }
 
-export function isLoopback(url: URL): boolean {
+function isLoopback(url: URL): boolean {
   return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
 }
 

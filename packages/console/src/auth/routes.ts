@@ -22,7 +22,7 @@ const REASONS: Record<string, string> = {
 const BREAK_GLASS = 'break-glass';
 const OIDC_FLOW_MS = 10 * 60_000;
 
-export interface AuthRoutesOptions {
+interface AuthRoutesOptions {
   sessionTtlMs: number;
   throttle: LoginThrottle;
   /** Sign-in through the company's identity provider; undefined: not configured. */

@@ -15,7 +15,7 @@ import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts';
 import { wantsJson } from '../views/error-page.ts';
-import { count, eventHref, searchParams, utc } from '../views/format.ts';
+import { count, eventHref, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
 import { listAddress, refusalAlert, replaySelected, selectionBox, selectionForm } from './replay-selected.ts';
 
@@ -48,10 +48,6 @@ interface ScannedRow extends Omit<EventRow, 'eventId'> {
   edgeProvider: string;
   edgeId: string;
   scanned: number;
-}
-
-export function eventsHref(base: string, extra: Record<string, string>): string {
-  return `${base}/events?${searchParams(extra)}`;
 }
 
 /** What the list holds: its rows, where the next page starts, and how the rows relate to the whole. */

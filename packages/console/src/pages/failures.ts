@@ -15,7 +15,7 @@ const STATES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as cons
 type StateFilter = (typeof STATES)[number];
 
 /** Which groups a state filter shows: `unresolved` (the default) is open and acknowledged. */
-export function inState(filter: StateFilter, row: failureGroups.FailureGroupRow): boolean {
+function inState(filter: StateFilter, row: failureGroups.FailureGroupRow): boolean {
   if (filter === 'all') return true;
   if (filter === 'unresolved') return row.state !== 'resolved';
   return row.state === filter;

@@ -6,7 +6,7 @@ import { age, count, optionalCount, utc } from '../views/format.ts';
 import type { Html } from '../views/layout.ts';
 
 /** A window of the overview's charts: its buckets' starts (epoch ms, oldest first) and their width. */
-export interface ChartWindow {
+interface ChartWindow {
   starts: number[];
   bucketSeconds: number;
   label: string;

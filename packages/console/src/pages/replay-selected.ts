@@ -12,9 +12,9 @@ import { count } from '../views/format.ts';
 import { csrfField, type Html } from '../views/layout.ts';
 
 /** The most events one selection replays: the longest list page shows 100 rows. */
-export const MAX_SELECTED = 100;
+const MAX_SELECTED = 100;
 /** The id of the form the rows' checkboxes belong to (`form=` on each box). */
-export const SELECTION_FORM = 'replay-selected';
+const SELECTION_FORM = 'replay-selected';
 const SHOWN_UNKNOWN = 5;
 
 /**

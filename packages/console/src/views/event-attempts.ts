@@ -5,13 +5,13 @@ import { statusBadge, type Html } from './layout.ts';
 import { table } from './table.ts';
 
 /** Two attempts to compare, as the event page's form names them: `effect#attempt`. */
-export interface AttemptPair {
+interface AttemptPair {
   a: string;
   b: string;
 }
 
 /** An attempt's name in the compare form and the page's query (`?a=sendWelcomeEmail%233`). */
-export function attemptName(row: Pick<AttemptRow, 'effect' | 'attempt'>): string {
+function attemptName(row: Pick<AttemptRow, 'effect' | 'attempt'>): string {
   return `${row.effect}#${row.attempt}`;
 }
 

@@ -29,7 +29,7 @@ export function age(seconds: number | null | undefined): string {
 }
 
 /** A word for the shell: quoted when it holds anything a shell would read (Shopify keys hold `:` and `/`). */
-export function shellWord(value: string): string {
+function shellWord(value: string): string {
   return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 

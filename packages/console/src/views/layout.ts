@@ -3,7 +3,7 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-export interface LayoutOptions {
+interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */

@@ -49,11 +49,6 @@ const FAILING_BY_EFFECT = `
    where e.status in ${sqlList(UNFINISHED_STATUSES)} and r.status = 'failed'
    group by r.effect`;
 
-/** The failing effects, one row each (`effect`, `n`, one of its errors), the most failing first: the console. */
-export function selectFailingEffects(): Statement {
-  return { text: `${FAILING_BY_EFFECT} order by n desc, r.effect`, values: [] };
-}
-
 /** The failing effects as one object, `{"notifyCrm": 3}`: the samples. */
 export function countFailingByEffect(): Statement {
   return {

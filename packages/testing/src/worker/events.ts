@@ -1,22 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '@webhook-inbox/inbox';
 import { startProducer as startInboxProducer } from '@webhook-inbox/inbox/testing';
+import type pg from 'pg';
+import { fixture } from '../fixtures.ts';
 
 export type { Producer } from '@webhook-inbox/inbox/testing';
-import type pg from 'pg';
-
-const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/', import.meta.url));
-
-/** A project fixture, as text (the exact bytes: Shopify ids above 2^53 must not pass through JSON.parse). */
-export function fixtureText(path: string): string {
-  return readFileSync(`${FIXTURES}${path}`, 'utf8');
-}
-
-export function fixture<T = Record<string, unknown>>(path: string): T {
-  return JSON.parse(fixtureText(path)) as T;
-}
 
 export const randomId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SERVER_ENTRY = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
+/** The worker's entry point, run as a process (a path read at run time: the worker is an app, not a dependency). */
+const SERVER_ENTRY = fileURLToPath(new URL('../../../../apps/worker/src/server.ts', import.meta.url));
 
 export interface WorkerProcess {
   readonly child: ChildProcess;

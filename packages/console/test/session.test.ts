@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSessions, type SessionSecrets } from './session.ts';
+import { createSessions, type SessionSecrets } from '../src/auth/session.ts';
 
 const identity = { who: 'ada@example.com', role: 'admin', method: 'oidc' } as const;
 const sessions = (secrets: SessionSecrets) => createSessions({ ...secrets, ttlMs: 60_000, now: () => 0 });

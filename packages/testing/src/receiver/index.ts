@@ -1,0 +1,13 @@
+export {
+  receiverEnv,
+  SHOPIFY_SECRET,
+  shopifyDelivery,
+  STRIPE_OLD_SECRET,
+  STRIPE_SECRET,
+  stripeDelivery,
+  SW_NAME,
+  SW_SECRET,
+  type Delivery,
+} from './deliveries.ts';
+export { getStatus, post, type HttpResult } from './http.ts';
+export { SERVER_ENTRY, spawnReceiver, type SpawnedReceiver } from './process.ts';

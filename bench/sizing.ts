@@ -7,7 +7,7 @@ import type { BenchContext } from './lib/context.ts';
 import { cpuMs, ownCpuMs } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';
-import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
+import { checkoutEvent, startProducer } from '@webhook-inbox/scenarios/worker';
 
 /** The tables whose size grows with events: the inbox's, pg-boss's jobs, and the example product's. */
 const TABLES = {

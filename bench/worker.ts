@@ -8,7 +8,7 @@ import type { BenchContext } from './lib/context.ts';
 import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
 import { cpuMs, memory, sampleRss, startFlagsOf } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
+import { checkoutEvent, startProducer } from '@webhook-inbox/scenarios/worker';
 import { RAW_QUEUE, startRawSender } from './lib/raw-boss.ts';
 
 export const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));

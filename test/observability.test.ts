@@ -18,8 +18,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig as parseReceiverConfig, startReceiver } from '../apps/receiver/src/index.ts';
 import { parseConfig as parseWorkerConfig, startWorker } from '../apps/worker/src/index.ts';
-import { receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
-import { queueEnv } from '@webhook-inbox/testing/worker';
+import { receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
+import { queueEnv } from '@webhook-inbox/scenarios/worker';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RULES = path.join(root, 'docs/observability/alerts.yml');

@@ -13,7 +13,7 @@ import { chaosReceiverEnv } from './chaos/support/cluster.ts';
 import { mixedEvents } from './chaos/support/events.ts';
 import { snapshot } from './chaos/support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './chaos/support/scenario.ts';
-import { post } from '@webhook-inbox/testing/receiver';
+import { post } from '@webhook-inbox/scenarios/receiver';
 
 const db = useTestDatabase();
 const EVENTS = 40;

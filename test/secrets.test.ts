@@ -26,8 +26,8 @@ import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plant, plantedEnvironment, unplanted, type PlantedEnvironment } from './planted-secrets.ts';
-import { spawnReceiver, stripeDelivery, type SpawnedReceiver } from '@webhook-inbox/testing/receiver';
-import { spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
+import { spawnReceiver, stripeDelivery, type SpawnedReceiver } from '@webhook-inbox/scenarios/receiver';
+import { spawnWorker, type WorkerProcess } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 const files = useTempFiles('secrets-test-');

@@ -4,7 +4,7 @@ import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
 import { cpuMs } from './process.ts';
 import { inTurns } from './turns.ts';
 import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from '../worker.ts';
-import { checkoutEvent, startProducer } from '@webhook-inbox/testing/worker';
+import { checkoutEvent, startProducer } from '@webhook-inbox/scenarios/worker';
 
 export interface DrainTotals {
   events: number;

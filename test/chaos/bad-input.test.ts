@@ -24,7 +24,7 @@ import {
   SHOPIFY_SECRET,
   STRIPE_SECRET,
   type Delivery,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 const db = useTestDatabase();
 const RUNS = 1_000;

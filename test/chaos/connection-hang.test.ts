@@ -23,7 +23,7 @@ import {
   type Scenario,
 } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
-import { type Producer } from '@webhook-inbox/testing/worker';
+import { type Producer } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 const MIN_EVENTS_PER_PHASE = 150;

@@ -9,7 +9,7 @@ import { chaosReceiverEnv, report } from './support/cluster.ts';
 import { checkout, order, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
-import { post } from '@webhook-inbox/testing/receiver';
+import { post } from '@webhook-inbox/scenarios/receiver';
 
 const db = useTestDatabase();
 const COPIES = 100;

@@ -19,8 +19,8 @@ import {
 import { accountsOf, mixedEvents, type ChaosEvent } from './support/events.ts';
 import { duplicateEffects, snapshot, sumEffects } from './support/invariants.ts';
 import { expectNoCrashLines, startScenario } from './support/scenario.ts';
-import { shopifyDelivery, stripeDelivery } from '@webhook-inbox/testing/receiver';
-import { queueDrained, checkoutEvent, subscriptionEvent } from '@webhook-inbox/testing/worker';
+import { shopifyDelivery, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
+import { queueDrained, checkoutEvent, subscriptionEvent } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 const GOOD = 200;

@@ -36,7 +36,7 @@ import {
 import { keysOf, mixedEventSource } from './support/events.ts';
 import { duplicateEffects, missingKeys, snapshot, sumEffects } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './support/scenario.ts';
-import { getStatus } from '@webhook-inbox/testing/receiver';
+import { getStatus } from '@webhook-inbox/scenarios/receiver';
 
 const MIN_EVENTS = 400;
 const SENDERS = 16;

@@ -15,7 +15,7 @@ import { CHAOS_QUEUE, report, waitForOrExplain } from './support/cluster.ts';
 import { checkout, order } from './support/events.ts';
 import { snapshot } from './support/invariants.ts';
 import { expectNoCrashLines, startScenario, type Scenario } from './support/scenario.ts';
-import { eventStatus, queueDrained, type Producer } from '@webhook-inbox/testing/worker';
+import { eventStatus, queueDrained, type Producer } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 const EXPIRE_SECONDS = 1;

@@ -23,7 +23,7 @@ import { checkout } from './support/events.ts';
 import { snapshot } from './support/invariants.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, withScenario } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
-import { queueEnv } from '@webhook-inbox/testing/worker';
+import { queueEnv } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 

@@ -25,7 +25,7 @@ import {
   type Scenario,
 } from './support/scenario.ts';
 import { StallProxy } from './support/stall-proxy.ts';
-import { queueEnv } from '@webhook-inbox/testing/worker';
+import { queueEnv } from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 

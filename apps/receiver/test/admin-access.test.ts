@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_THROTTLE } from '../src/admin-access.ts';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { memoryLogger, sql } from './helpers.ts';
-import { receiverEnv } from '@webhook-inbox/testing/receiver';
+import { receiverEnv } from '@webhook-inbox/scenarios/receiver';
 
 // Guessing the admin token over HTTP: the throttle counts and refuses in one statement per attempt, per client
 // address (an IPv6 /64 and every loopback address count as one); forwarding headers count only from a trusted proxy;

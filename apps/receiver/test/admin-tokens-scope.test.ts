@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { adminCaller } from './admin-client.ts';
 import { memoryLogger, sql } from './helpers.ts';
-import { receiverEnv } from '@webhook-inbox/testing/receiver';
+import { receiverEnv } from '@webhook-inbox/scenarios/receiver';
 
 // An admin token limited to consumer groups manages only the tokens limited to those groups, over real HTTP: the
 // others (other groups', groups beyond its own, unscoped ones) are absent from its list and answer 404 to its

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { adminCaller } from './admin-client.ts';
 import { memoryLogger, sql } from './helpers.ts';
-import { receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 
 // Scoped API tokens on the admin API, over real HTTP: the break-glass ADMIN_TOKEN creates them; each acts as its
 // role (403 `forbidden` naming the permission) and its consumer groups (other groups' events are absent, other

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { startReceiver, type Receiver } from '../src/receiver.ts';
 import { memoryLogger } from './helpers.ts';
-import { receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 
 // A jump in refused signatures (a rotated secret not deployed) reaches ALERT_WEBHOOK_URL, once per window.
 

@@ -8,7 +8,7 @@ import {
   spawnReceiver,
   stripeDelivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // A 100 MB body against a real receiver process: refused with 413 long before it is all sent, and the
 // receiver's memory never holds it.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { sql } from './helpers.ts';
 import { codeOf, request } from './sources-fixture.ts';
-import { post, receiverEnv } from '@webhook-inbox/testing/receiver';
+import { post, receiverEnv } from '@webhook-inbox/scenarios/receiver';
 
 // AWS SNS and PayPal end to end: a receiver on a real PostgreSQL, declared by AWS_SNS_WEBHOOK_SECRET and
 // PAYPAL_WEBHOOK_SECRET, reached over real HTTP. Their certificates come from a loopback HTTP server through the

@@ -11,7 +11,7 @@ import {
   stripeDelivery,
   type Delivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // Redeliveries racing each other: each over its own TCP connection to a real server.
 

@@ -8,7 +8,7 @@ import {
   STRIPE_OLD_SECRET,
   SW_NAME,
   type Delivery,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // Every answer of the webhook route (the table in apps/receiver/README.md), for each provider, through
 // app.request() on the real app (real pool, real pg-boss sender, real providers) against this file's own database.

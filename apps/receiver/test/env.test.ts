@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, parseConfig } from '../src/env.ts';
-import { SERVER_ENTRY } from '@webhook-inbox/testing/receiver';
+import { SERVER_ENTRY } from '@webhook-inbox/scenarios/receiver';
 
 const DB = 'postgres://u:p@127.0.0.1:5432/db';
 const STRIPE = 'whsec_do_not_print_me_1';

@@ -1,7 +1,7 @@
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, send, sql, standardDelivery, type TestApp } from './helpers.ts';
-import { shopifyDelivery, stripeDelivery, SW_NAME } from '@webhook-inbox/testing/receiver';
+import { shopifyDelivery, stripeDelivery, SW_NAME } from '@webhook-inbox/scenarios/receiver';
 
 /**
  * The subject an event is about, read from its verified body by the receiver and stored with the event in the one

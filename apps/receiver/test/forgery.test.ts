@@ -3,7 +3,7 @@ import { signHmac } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';
 import { codeOf, META_VERIFY_TOKEN, request, SECRETS, useSourcesReceiver } from './sources-fixture.ts';
-import { post } from '@webhook-inbox/testing/receiver';
+import { post } from '@webhook-inbox/scenarios/receiver';
 
 // What an attacker without the secret can do with what the receiver answers and what it was once sent, over real
 // HTTP against a receiver on a real PostgreSQL: ask an unsigned handshake for the answer to a body it chose and post

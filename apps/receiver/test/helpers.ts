@@ -8,7 +8,7 @@ import {
   SW_NAME,
   SW_SECRET,
   type Delivery,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 import pg from 'pg';
 import pino from 'pino';
 import {

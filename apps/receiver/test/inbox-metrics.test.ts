@@ -12,7 +12,7 @@ import {
   parseConfig,
 } from '../src/index.ts';
 import { memoryLogger } from './helpers.ts';
-import { receiverEnv, STRIPE_SECRET } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, STRIPE_SECRET } from '@webhook-inbox/scenarios/receiver';
 
 // The inbox's gauges on the management listener's /metrics, read from a real database: they move with the
 // events and jobs, and concurrent scrapes share one read.

@@ -6,7 +6,7 @@ import {
   spawnReceiver,
   stripeDelivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // A flood of refused requests against the receiver process: its log stays a few dozen lines, with one summary
 // per kind carrying the true count of what was not written, and nothing a sender echoes is written whole.

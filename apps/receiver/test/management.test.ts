@@ -10,7 +10,7 @@ import {
   type Receiver,
 } from '../src/index.ts';
 import { memoryLogger, sql } from './helpers.ts';
-import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 
 // Health, readiness, metrics and the admin API live on the management listener (127.0.0.1 by default), off
 // the port providers (and anyone else) reach; only a database-free /healthz stays public.

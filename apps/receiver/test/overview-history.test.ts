@@ -7,7 +7,7 @@ import { parseConfig } from '../src/env.ts';
 import { startInboxSampler } from '../src/inbox-sampler.ts';
 import { startReceiver, type Receiver } from '../src/receiver.ts';
 import { memoryLogger, sql } from './helpers.ts';
-import { receiverEnv, stripeDelivery, type Delivery } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';
 
 // The console overview's history: a real receiver counts its answers per minute into webhook_delivery_counts and
 // samples the inbox into inbox_samples, and its console (on the management listener) charts both.

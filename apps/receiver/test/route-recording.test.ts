@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { memoryLogger } from './helpers.ts';
-import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/testing/receiver';
+import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 
 // A new consumer group's worker records its routes (effect_routes), which every receiver insert reads, while a
 // pg_dump holds its ACCESS SHARE lock on the table: the recording must not queue the inserts behind it.

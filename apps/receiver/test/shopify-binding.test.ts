@@ -8,7 +8,7 @@ import {
   spawnReceiver,
   type Delivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // Shopify signs the body only. A merchant holding one signed body of their own shop re-sends it under another
 // topic and another shop's domain, with a fresh event id: over real HTTP against a receiver process, each is

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signShopify } from '@webhook-inbox/providers';
 import { fixtureText } from '@webhook-inbox/testing';
-import { SHOPIFY_SECRET, type Delivery } from '@webhook-inbox/testing/receiver';
+import { SHOPIFY_SECRET, type Delivery } from '@webhook-inbox/scenarios/receiver';
 
 /** `body`, signed with the app's secret, under the given topic and shop headers, with a fresh event id. */
 export function signedShopifyDelivery(

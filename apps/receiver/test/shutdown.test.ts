@@ -10,7 +10,7 @@ import {
   type Delivery,
   type HttpResult,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // SIGTERM with a request in flight: the request completes, then the process exits 0.
 

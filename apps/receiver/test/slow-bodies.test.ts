@@ -10,7 +10,7 @@ import {
   stripeDelivery,
   type HttpResult,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // Slow request bodies against real sockets. Every body is buffered whole before its signature can be checked,
 // so slow senders must not be able to hold unbounded memory, nor lock out the providers' real webhooks.

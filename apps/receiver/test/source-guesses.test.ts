@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SOURCE_GUESS_LIMIT } from '../src/guess-limit.ts';
 import { configIssues, sql } from './helpers.ts';
 import { SECRETS, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
-import { post } from '@webhook-inbox/testing/receiver';
+import { post } from '@webhook-inbox/scenarios/receiver';
 
 // The sources that compare a presented secret as it is (api-key, basic-auth): each wrong one is a guess, so a
 // client's guesses per source are bounded (429 too_many_attempts with Retry-After, right secret or wrong), and a

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { configIssues } from './helpers.ts';
 import { writeSourcesFile } from './sources-fixture.ts';
-import { SERVER_ENTRY } from '@webhook-inbox/testing/receiver';
+import { SERVER_ENTRY } from '@webhook-inbox/scenarios/receiver';
 
 // The sources file is read and validated once, at start-up: every mistake is reported with the source and the
 // field it is in, and a receiver given a wrong file exits 2 before it listens.

@@ -8,7 +8,7 @@ import {
 } from '@webhook-inbox/providers/samples';
 import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
-import { post, receiverEnv } from '@webhook-inbox/testing/receiver';
+import { post, receiverEnv } from '@webhook-inbox/scenarios/receiver';
 
 // A receiver started in this process on a sources file declaring one source of each template and handshake,
 // reached over real HTTP. The secrets are test values.

@@ -17,7 +17,7 @@ import {
   useSourcesReceiver,
   STRIPE_EU_SECRET,
 } from './sources-fixture.ts';
-import { STRIPE_SECRET } from '@webhook-inbox/testing/receiver';
+import { STRIPE_SECRET } from '@webhook-inbox/scenarios/receiver';
 
 // Each template source of a sources file, over real HTTP against a receiver on a real PostgreSQL: accepted once and
 // then a duplicate, a tampered body, a wrong secret, a stale timestamp, a missing header, and a rotated-in secret.

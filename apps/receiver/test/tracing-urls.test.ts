@@ -1,7 +1,7 @@
 import { startOtlpCollector, useTestDatabase, waitFor, type OtlpCollector } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { META_VERIFY_TOKEN, SECRETS, writeSourcesFile } from './sources-fixture.ts';
-import { receiverEnv, spawnReceiver, type SpawnedReceiver } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, spawnReceiver, type SpawnedReceiver } from '@webhook-inbox/scenarios/receiver';
 
 // With tracing on, a request's server span carries its path and its query with every value redacted: never an API
 // key sent in the query string (Graph's `key`, SendGrid's `token`), Meta's verify token, or a wrong guess at them.

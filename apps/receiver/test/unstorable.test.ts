@@ -10,7 +10,7 @@ import {
   stripeDelivery,
   type Delivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
+} from '@webhook-inbox/scenarios/receiver';
 
 // Authentic bodies that can never be stored, over real HTTP against a receiver process: each is a 400
 // invalid_payload (the provider stops retrying) with nothing recorded, never a 503 that invites retries for days.

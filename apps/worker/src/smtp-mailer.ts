@@ -17,7 +17,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Logger } from 'pino';
 import { traceSpan } from '@webhook-inbox/inbox/telemetry';
 import { slots } from './slots.ts';
-import type { MailMessage, Mailer, SendOptions } from './mail.ts';
+import type { MailMessage, Mailer, SendOptions } from './mailer.ts';
 
 export const SMTP_CONNECTIONS = 10;
 

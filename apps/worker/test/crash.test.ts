@@ -21,7 +21,7 @@ import {
   randomId,
   startProducer,
   spawnWorker,
-} from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/worker';
 
 const STEPS = ['before-effect', 'after-effect-before-commit', 'after-commit'] as const satisfies CrashPoint[];
 const EFFECTS = ['provisionAccount', 'sendWelcomeEmail', 'recordCheckoutSubscription'] as const;

@@ -18,8 +18,8 @@ import {
 import { shopifySamples, signedShopifyDelivery } from '../../receiver/test/shopify-deliveries.ts';
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
-import { post as postDelivery } from '@webhook-inbox/testing/receiver';
-import { count, eventStatus, checkoutEvent, queueEnv, randomId } from '@webhook-inbox/testing/worker';
+import { post as postDelivery } from '@webhook-inbox/scenarios/receiver';
+import { count, eventStatus, checkoutEvent, queueEnv, randomId } from '@webhook-inbox/scenarios/worker';
 
 const STRIPE_SECRET = 'whsec_e2e_worker_test_secret';
 const SHOPIFY_SECRET = 'shpss_e2e_worker_test_secret';

@@ -20,7 +20,7 @@ import {
   subscriptionEvent,
   type Producer,
   type RawEvent,
-} from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

@@ -21,7 +21,7 @@ import {
   startProducer,
   TEST_QUEUE,
   type Producer,
-} from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/worker';
 
 const OUTAGE_MS = 3_000;
 // Long enough for the mark to be retried through the outage (the retries stop short of the job's expiry).

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/env.ts';
 import { startWorker, type Worker } from '../src/worker.ts';
-import { checkoutEvent, queueEnv, startProducer } from '@webhook-inbox/testing/worker';
+import { checkoutEvent, queueEnv, startProducer } from '@webhook-inbox/scenarios/worker';
 
 // The worker's operations: the retention purge and (with STRIPE_API_KEY) the reconciliation run on pg-boss
 // schedules; RETENTION_KEY_DAYS below 7 and RETENTION_PAYLOAD_DAYS below 3 are refused at start-up. A dead

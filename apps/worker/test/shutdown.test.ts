@@ -21,7 +21,7 @@ import {
   type RawEvent,
   spawnWorker,
   type WorkerProcess,
-} from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/worker';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

@@ -28,8 +28,8 @@ import {
   STRIPE_SECRET,
   stripeDelivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
-import { queueEnv, spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/receiver';
+import { queueEnv, spawnWorker, type WorkerProcess } from '@webhook-inbox/scenarios/worker';
 
 const SERVER = 2;
 const CONSUMER = 5;

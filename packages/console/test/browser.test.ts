@@ -5,7 +5,7 @@ import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, BREAK_GLASS_ACTOR, insertFailedEvents, startStack, type Stack } from './support.ts';
-import { receiverEnv, spawnReceiver, stripeDelivery, type Delivery } from '@webhook-inbox/testing/receiver';
+import { receiverEnv, spawnReceiver, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';
 
 /**
  * The console end to end in a real browser: Debian's Chromium (`apt-get install chromium`; .ci/run installs it)

@@ -10,8 +10,8 @@ import {
   spawnReceiver,
   type Delivery,
   type SpawnedReceiver,
-} from '@webhook-inbox/testing/receiver';
-import { queueEnv, TEST_QUEUE, spawnWorker, type WorkerProcess } from '@webhook-inbox/testing/worker';
+} from '@webhook-inbox/scenarios/receiver';
+import { queueEnv, TEST_QUEUE, spawnWorker, type WorkerProcess } from '@webhook-inbox/scenarios/worker';
 
 export type { Delivery, SpawnedReceiver, WorkerProcess };
 

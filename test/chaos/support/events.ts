@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { EffectCounts } from './invariants.ts';
-import { shopifyDelivery, stripeDelivery, type Delivery } from '@webhook-inbox/testing/receiver';
-import { checkoutEvent, shopifyEvent, subscriptionEvent, type RawEvent } from '@webhook-inbox/testing/worker';
+import { shopifyDelivery, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';
+import { checkoutEvent, shopifyEvent, subscriptionEvent, type RawEvent } from '@webhook-inbox/scenarios/worker';
 import { fixtureText } from '@webhook-inbox/testing';
 
 export interface ChaosEvent {

@@ -31,7 +31,7 @@ import { duplicateEffects, missingKeys, processedCount, snapshot, sumEffects } f
 import { startReplicatedPostgres } from './replication.ts';
 import { LEDGER_LACKS_EFFECTS } from '../../../packages/inbox/src/effects/ledger.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './scenario.ts';
-import { getStatus } from '@webhook-inbox/testing/receiver';
+import { getStatus } from '@webhook-inbox/scenarios/receiver';
 
 const SENDERS = 16;
 const MIN_EVENTS = 300;

@@ -5,7 +5,7 @@
  */
 import { EVENTS_QUEUE } from '../../../packages/inbox/src/queue.ts';
 import type pg from 'pg';
-import { auditCounts, installEffectAudit } from '@webhook-inbox/testing/worker';
+import { auditCounts, installEffectAudit } from '@webhook-inbox/scenarios/worker';
 
 export type EffectTable = 'accounts' | 'subscriptions' | 'shopify_orders';
 export type EffectCounts = Partial<Record<EffectTable, number>>;

@@ -23,7 +23,7 @@ import {
 } from './cluster.ts';
 import { accountsOf, type ChaosEvent } from './events.ts';
 import { installAudit, processedCount, snapshot, sumEffects, type Snapshot } from './invariants.ts';
-import { queueDrained, startProducer, type Producer } from '@webhook-inbox/testing/worker';
+import { queueDrained, startProducer, type Producer } from '@webhook-inbox/scenarios/worker';
 
 export interface ScenarioOptions {
   /** The scenario's database: a migrated test database, or one to `migrate`. */

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signShopify, signStripe } from '@webhook-inbox/providers';
-import { fixtureText } from '../fixtures.ts';
+import { fixtureText } from '@webhook-inbox/testing';
 
 export const STRIPE_SECRET = 'whsec_test_receiver_primary';
 export const STRIPE_OLD_SECRET = 'whsec_test_receiver_rotated_out';

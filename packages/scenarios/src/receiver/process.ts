@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { findFreePorts } from '../embedded-postgres.ts';
-import { waitFor } from '../wait.ts';
+import { findFreePorts } from '@webhook-inbox/testing/embedded';
+import { waitFor } from '@webhook-inbox/testing';
 import { getStatus } from './http.ts';
 
 /** The receiver's entry point, run as a process (a path read at run time: the receiver is an app, not a dependency). */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '@webhook-inbox/inbox';
 import { startProducer as startInboxProducer } from '@webhook-inbox/inbox/testing';
 import type pg from 'pg';
-import { fixture } from '../fixtures.ts';
+import { fixture } from '@webhook-inbox/testing';
 
 export type { Producer } from '@webhook-inbox/inbox/testing';
 

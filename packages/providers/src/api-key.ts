@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import { assertPresentedSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
 import { CREDENTIAL } from './template-rules.ts';
-import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
+import { headerName, type TemplateSpec } from './template-schema.ts';
+import { templateProvider } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
 export const apiKeySpec = z

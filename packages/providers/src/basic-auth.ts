@@ -1,7 +1,8 @@
 import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import { assertPresentedSecrets, credentialDigest, headerValue, matchesCredential } from './shared.ts';
 import { CREDENTIAL } from './template-rules.ts';
-import { templateProvider, type TemplateSpec } from './template-spec.ts';
+import type { TemplateSpec } from './template-schema.ts';
+import { templateProvider } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
 export interface BasicAuthProviderOptions {

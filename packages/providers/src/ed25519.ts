@@ -11,7 +11,8 @@ import {
 } from './shared.ts';
 import type { Coverage } from './template-rules.ts';
 import { ed25519PublicKey } from './public-keys.ts';
-import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
+import { headerName, type TemplateSpec } from './template-schema.ts';
+import { templateProvider } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
 export const ed25519Spec = z

@@ -13,7 +13,8 @@ import {
 } from './shared.ts';
 import { formPairs } from './template-body.ts';
 import type { Coverage } from './template-rules.ts';
-import { headerName, templateProvider, type TemplateSpec } from './template-spec.ts';
+import { headerName, type TemplateSpec } from './template-schema.ts';
+import { templateProvider } from './template-spec.ts';
 import type { Provider, SignedRequest } from './types.ts';
 
 export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;

@@ -52,7 +52,7 @@ export {
   type SourceDefinition,
 } from './sources.ts';
 export { loadSourcesFile, parseSourcesFile, SourcesFileError } from './sources-file.ts';
-export type { TemplateSpec } from './template-spec.ts';
+export type { TemplateSpec } from './template-schema.ts';
 export {
   CATALOGUE,
   CERTIFICATE_SOURCE_TYPES,

@@ -9,7 +9,8 @@ import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
 import { stripeProvider } from './stripe.ts';
 import { CREDENTIAL } from './template-rules.ts';
-import { checkTemplate, templateFields, type TemplateSpec } from './template-spec.ts';
+import { checkTemplate } from './template-rules.ts';
+import { templateFields, type TemplateSpec } from './template-schema.ts';
 import type { Provider } from './types.ts';
 
 // The sources file's schema (`WEBHOOK_SOURCES_FILE`, read by sources-file.ts) and how a declared source becomes a

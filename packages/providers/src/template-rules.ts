@@ -1,4 +1,5 @@
-import type { TemplateSpec } from './template-spec.ts';
+import type { z } from 'zod';
+import type { TemplateSpec } from './template-schema.ts';
 
 // The cross-field rules of a template source, in one list that both the sources file (a start-up error naming the
 // source and the field) and a provider built in code (a TypeError) apply. Some depend on what the source's
@@ -65,4 +66,10 @@ export function templateIssues(spec: TemplateSpec, coverage: Coverage): Template
     );
   }
   return issues;
+}
+
+/** The cross-field rules of a template source (below), reported against the field to change. */
+export function checkTemplate(spec: TemplateSpec, ctx: z.RefinementCtx, coverage: Coverage): void {
+  for (const { path, message } of templateIssues(spec, coverage))
+    ctx.addIssue({ code: 'custom', path, message });
 }

@@ -9,7 +9,7 @@ import {
   parseJsonLossless,
   scalarText,
 } from '../src/template-body.ts';
-import type { TemplateSpec } from '../src/template-spec.ts';
+import type { TemplateSpec } from '../src/template-schema.ts';
 import type { SignedRequest } from '../src/types.ts';
 
 // The template pieces on their own (no database): pointers, lossless JSON, form fields, signature decoding, and

@@ -8,6 +8,7 @@ import {
   SW_NAME,
   SW_SECRET,
   type Delivery,
+  type DeliveryOptions,
 } from '@webhook-inbox/scenarios/receiver';
 import pg from 'pg';
 import pino from 'pino';
@@ -33,15 +34,7 @@ export function configIssues(databaseUrl: string, env: Record<string, string>): 
   return [];
 }
 
-export function standardDelivery(
-  options: {
-    id?: string;
-    body?: string;
-    secret?: string;
-    timestamp?: number;
-    signature?: string | null;
-  } = {},
-): Delivery {
+export function standardDelivery(options: DeliveryOptions = {}): Delivery {
   const id = options.id ?? `msg_${randomBytes(10).toString('hex')}`;
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
   const body =

@@ -30,15 +30,17 @@ export interface Delivery {
   key: string;
 }
 
-export function stripeDelivery(
-  options: {
-    id?: string;
-    body?: string;
-    secret?: string;
-    timestamp?: number;
-    signature?: string | null;
-  } = {},
-): Delivery {
+/** What a test may choose of a signed delivery; the rest is made up (a fresh id, now, the test secret). */
+export interface DeliveryOptions {
+  id?: string;
+  body?: string;
+  secret?: string;
+  timestamp?: number;
+  /** The signature header's value, or `null` for none. */
+  signature?: string | null;
+}
+
+export function stripeDelivery(options: DeliveryOptions = {}): Delivery {
   const id = options.id ?? `evt_${randomBytes(12).toString('hex')}`;
   const body =
     options.body ??

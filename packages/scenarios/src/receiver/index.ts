@@ -8,6 +8,7 @@ export {
   SW_NAME,
   SW_SECRET,
   type Delivery,
+  type DeliveryOptions,
 } from './deliveries.ts';
 export { getStatus, post, type HttpResult } from './http.ts';
 export { SERVER_ENTRY, spawnReceiver, type SpawnedReceiver } from './process.ts';

@@ -34,7 +34,7 @@ import {
  * How often a worker's pg-boss looks for silent or expired jobs. With the default heartbeat (10 s) and retry delay
  * (5-10 s for a first retry), a dead worker's events start again elsewhere within about 25 s.
  */
-export const DEFAULT_SUPERVISE_SECONDS = 5;
+const DEFAULT_SUPERVISE_SECONDS = 5;
 
 /**
  * Event types a provider's effects can be registered for: Stripe's, and those of a typed provider whose module is

@@ -12,7 +12,7 @@ import { eventPayloads } from './sql/index.ts';
 export const PARTITION_DAYS_AHEAD = 14;
 
 /** How often a running worker checks that the partitions ahead exist (a catalog read; DDL only when one is due). */
-export const PARTITION_CHECK_INTERVAL_MS = 60 * 60 * 1000;
+const PARTITION_CHECK_INTERVAL_MS = 60 * 60 * 1000;
 
 const DAY_MS = 86_400_000;
 
@@ -34,7 +34,7 @@ export async function listPayloadPartitions(pool: pg.Pool | pg.PoolClient): Prom
   return partitions.sort((a, b) => a.day.getTime() - b.day.getTime());
 }
 
-export interface EnsurePartitionsOptions {
+interface EnsurePartitionsOptions {
   /** Days after today to cover. Default `PARTITION_DAYS_AHEAD`. */
   daysAhead?: number;
   /**

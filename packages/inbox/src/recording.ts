@@ -94,7 +94,7 @@ const UNSTORABLE: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** The `InvalidPayloadError` a failed statement means, when PostgreSQL refused the payload itself. */
-export function unstorablePayload(error: unknown): InvalidPayloadError | undefined {
+function unstorablePayload(error: unknown): InvalidPayloadError | undefined {
   const code = error instanceof pg.DatabaseError ? error.code : undefined;
   const reason = code === undefined ? undefined : UNSTORABLE.get(code);
   return reason === undefined
@@ -185,7 +185,7 @@ function jobConnection(client: pg.PoolClient, commitBehind: boolean, inserts: nu
 }
 
 /** The recording transaction on its connection: `open` is true between its `begin` and its end. */
-export interface RecordingTransaction {
+interface RecordingTransaction {
   client: pg.PoolClient;
   open: boolean;
 }
@@ -197,7 +197,7 @@ export interface RecordingTransaction {
  * becomes `UnavailableError` (the sender retries) and discards the connection, which also ends its transaction
  * on the server, rather than wait on a rollback that may never be answered or keep a session in an unknown state.
  */
-export async function onRecordingConnection<T>(
+async function onRecordingConnection<T>(
   pool: pg.Pool,
   work: (transaction: RecordingTransaction) => Promise<T>,
 ): Promise<T> {
@@ -239,7 +239,7 @@ export async function onRecordingConnection<T>(
  * `begin`, then `insert`: on a pipelined connection both go out in one write, before either answer (if `begin`
  * failed, the insert fails too).
  */
-export async function beginWith<R extends pg.QueryResultRow>(
+async function beginWith<R extends pg.QueryResultRow>(
   transaction: RecordingTransaction,
   insert: Statement,
 ): Promise<pg.QueryResult<R>> {
@@ -263,7 +263,7 @@ export async function beginWith<R extends pg.QueryResultRow>(
  * Ends a transaction that wrote nothing: ending it cannot change the answer, so with a pipeline it goes out
  * behind the answer (the connection's next user queues after it) instead of costing a round trip.
  */
-export async function endEmpty(transaction: RecordingTransaction): Promise<void> {
+async function endEmpty(transaction: RecordingTransaction): Promise<void> {
   const end = transaction.client.query('commit');
   transaction.open = false;
   if (transaction.client.pipeline) end.catch(() => {});
@@ -274,7 +274,7 @@ export async function endEmpty(transaction: RecordingTransaction): Promise<void>
  * The jobs of the events a receiver insert created: each event's job on the default group's queue, and one on the
  * queue of every other group it was delivered to (`CreatedEventRow.groups`), all with the same data.
  */
-export function jobBatchesFor(
+function jobBatchesFor(
   rows: readonly CreatedEventRow[],
   dataOf: (row: CreatedEventRow) => EventJob,
 ): JobBatch[] {
@@ -291,7 +291,7 @@ export function jobBatchesFor(
 }
 
 /** The jobs for one pg-boss queue: the default group's, or another group's. */
-export interface JobBatch {
+interface JobBatch {
   queue: string;
   jobs: Array<JobInsert<EventJob>>;
 }
@@ -303,7 +303,7 @@ export interface JobBatch {
  * and `commit` follows the last one in the same write (if an insert fails, Postgres answers the commit with a
  * rollback, so both or neither still holds): two round trips per batch whatever the number of queues.
  */
-export async function insertJobsAndCommit(
+async function insertJobsAndCommit(
   transaction: RecordingTransaction,
   boss: PgBoss,
   batches: readonly JobBatch[],

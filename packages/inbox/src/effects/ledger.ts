@@ -206,7 +206,7 @@ export interface DatabaseEffectRef extends EffectRef {
 }
 
 /** The attempt an effect's statements are fenced to: its number (`startAttempts`) and its row's `received_at`. */
-export interface AttemptFence {
+interface AttemptFence {
   attempt: number;
   receivedAt: Date;
 }

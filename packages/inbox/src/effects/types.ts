@@ -31,7 +31,7 @@ export type StripeInboxEvent<T extends Stripe.Event.Type = Stripe.Event.Type> = 
   ? StripeEventOf<T>
   : never;
 
-export interface StripeEventOf<T extends Stripe.Event.Type> extends InboxEventBase {
+interface StripeEventOf<T extends Stripe.Event.Type> extends InboxEventBase {
   provider: 'stripe';
   type: T;
   payload: Extract<Stripe.Event, { type: T }>;
@@ -40,7 +40,7 @@ export interface StripeEventOf<T extends Stripe.Event.Type> extends InboxEventBa
 /** A Shopify event: the payload stays `unknown` until a schema parses it. */
 export type ShopifyInboxEvent<T extends string = string> = T extends string ? ShopifyEventOf<T> : never;
 
-export interface ShopifyEventOf<T extends string> extends InboxEventBase {
+interface ShopifyEventOf<T extends string> extends InboxEventBase {
   provider: 'shopify';
   type: T;
   /** `X-Shopify-Shop-Domain`, e.g. `shop.myshopify.com`. */

@@ -8,7 +8,7 @@ import type { Statement } from './statement.ts';
  */
 
 /** Attempts kept per effect beyond its first: the first says how it started, these how it is going. */
-export const KEEP_LAST_ATTEMPTS = 20;
+const KEEP_LAST_ATTEMPTS = 20;
 
 export interface AttemptRecord {
   provider: string;

@@ -12,7 +12,7 @@ import type { Statement } from './statement.ts';
  * accepts only those. The DDL is migration 0014's functions', which check the names they are given themselves.
  */
 
-export const PAYLOADS_TABLE = 'webhook_event_payloads';
+const PAYLOADS_TABLE = 'webhook_event_payloads';
 const PREFIX = `${PAYLOADS_TABLE}_p`;
 
 /**

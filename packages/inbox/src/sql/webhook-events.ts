@@ -14,7 +14,7 @@ import type { Statement } from './statement.ts';
  * effect runner's, which are in `../effects/ledger.ts`.
  */
 
-export interface NewEvent {
+interface NewEvent {
   provider: string;
   eventId: string;
   type: string;
@@ -24,7 +24,7 @@ export interface NewEvent {
 }
 
 /** Joins an event's subject values into the one text the insert splits (`chr(31)`). */
-export const SUBJECT_SEPARATOR = '\u001f';
+const SUBJECT_SEPARATOR = '\u001f';
 
 /** A row the receiver's inserts return: an event they created, and the other consumer groups it went to. */
 export interface CreatedEventRow {

@@ -4,13 +4,13 @@ import { InvalidSignatureError, MissingSignatureError } from './errors.ts';
 import {
   assertSecrets,
   assertTolerance,
-  bytesEqual,
   checkTimestamp,
   headerValue,
   hmacKey,
   parseUnixSeconds,
   toBytes,
 } from './shared.ts';
+import { anyKeyMatches, decodeSignature } from './signature-kernel.ts';
 import { formPairs } from './template-body.ts';
 import type { Coverage } from './template-rules.ts';
 import { headerName, type TemplateSpec } from './template-schema.ts';
@@ -63,7 +63,7 @@ export function signedParts(signed: string): Part[] {
 }
 
 /** The cross-field rules of an HMAC source (each placeholder needs what fills it), against the field to change. */
-export function checkHmac(
+export function checkHmacRules(
   spec: HmacSpec,
   template: TemplateSpec,
   addIssue: (path: string[], message: string) => void,
@@ -121,17 +121,6 @@ function digest(algorithm: string, key: KeyObject, parts: readonly Part[], value
   return hmac.digest();
 }
 
-/** A signature as bytes, or `undefined` when it is not the canonical encoding of a digest of `length` bytes. */
-function decodeSignature(text: string, encoding: HmacSpec['encoding'], length: number): Buffer | undefined {
-  if (encoding === 'hex')
-    return /^[0-9a-fA-F]+$/.test(text) && text.length === length * 2 ? Buffer.from(text, 'hex') : undefined;
-  const bytes = Buffer.from(text, encoding);
-  const canonical = bytes.toString(encoding);
-  return bytes.length === length && canonical.replace(/=+$/, '') === text.replace(/=+$/, '')
-    ? bytes
-    : undefined;
-}
-
 /** The public URL a request was sent to: the configured one plus the request's query string. */
 function publicUrlOf(publicUrl: string | undefined, request: SignedRequest): string {
   const url = request.url ?? '';
@@ -174,7 +163,7 @@ export function hmacProvider(options: HmacProviderOptions): Provider {
     for (const entry of hmac.separator === undefined ? [value] : value.split(hmac.separator)) {
       const text = entry.trim();
       if (!text.startsWith(hmac.prefix)) continue;
-      const signature = decodeSignature(text.slice(hmac.prefix.length), hmac.encoding, length);
+      const signature = decodeSignature(text.slice(hmac.prefix.length), hmac.encoding, length, 'optional');
       if (signature !== undefined) signatures.push(signature);
     }
     const values: SigningValues = { body: request.rawBody, url: publicUrlOf(template.publicUrl, request) };
@@ -193,13 +182,7 @@ export function hmacProvider(options: HmacProviderOptions): Provider {
       if (values.id === undefined)
         throw new InvalidSignatureError(`${name}: the ${hmac.id.header} header is absent`);
     }
-    const matched =
-      signatures.length > 0 &&
-      keys.some((key) => {
-        const expected = digest(hmac.algorithm, key, parts, values);
-        return signatures.some((signature) => bytesEqual(expected, signature));
-      });
-    if (!matched) {
+    if (!anyKeyMatches(keys, signatures, (key) => digest(hmac.algorithm, key, parts, values))) {
       throw new InvalidSignatureError(
         `${name}: no signature in ${hmac.header} matched any configured secret (${hmac.algorithm}, ${hmac.encoding}` +
           `${hmac.prefix ? `, prefix "${hmac.prefix}"` : ''}, over "${hmac.signed}"); is the body the raw bytes sent?`,

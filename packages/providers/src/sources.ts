@@ -4,7 +4,7 @@ import { basicAuthProvider } from './basic-auth.ts';
 import type { CertificateFetch } from './catalogue/certificates.ts';
 import { CATALOGUE, catalogueEntry, type CatalogueEntry } from './catalogue/index.ts';
 import { ed25519Coverage, ed25519Provider, ed25519Spec } from './ed25519.ts';
-import { checkHmac, hmacCoverage, hmacProvider, hmacSpec } from './hmac.ts';
+import { checkHmacRules, hmacCoverage, hmacProvider, hmacSpec } from './hmac.ts';
 import { shopifyProvider } from './shopify.ts';
 import { PROVIDER_NAME, standardWebhooksProvider } from './standard-webhooks.ts';
 import { stripeProvider } from './stripe.ts';
@@ -39,7 +39,7 @@ const hmacSource = z
   .strict()
   .superRefine((source, ctx) => {
     checkTemplate(source, ctx, hmacCoverage(source.hmac));
-    checkHmac(source.hmac, source, issueAdder(ctx));
+    checkHmacRules(source.hmac, source, issueAdder(ctx));
   });
 const basicAuthSource = z
   .object({ type: z.literal('basic-auth'), ...secretFields, ...templateFields })

@@ -4,7 +4,7 @@ import { assertSecrets, decodeJsonBody } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
-import { anyKeyMatches, bodyObject, bodyString, decodeSignature, noMatch, sourceName } from './signing.ts';
+import { partsMatch, bodyObject, bodyString, decodeDigest, noMatch, sourceName } from './signing.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 
 export const ADYEN_FACTS: ProviderFacts = {
@@ -105,8 +105,8 @@ function checkItem(name: string, keys: readonly KeyObject[], item: Record<string
       `${name}: a notification item has no additionalData.hmacSignature; is HMAC enabled on the webhook?`,
     );
   }
-  const signature = decodeSignature(text, 'sha256', 'base64');
-  if (!anyKeyMatches('sha256', keys, [adyenSignedText(item)], signature ? [signature] : [])) {
+  const signature = decodeDigest(text, 'sha256', 'base64');
+  if (!partsMatch('sha256', keys, [adyenSignedText(item)], signature ? [signature] : [])) {
     throw noMatch(name, "a notification item's hmacSignature");
   }
 }

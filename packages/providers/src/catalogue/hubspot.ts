@@ -5,7 +5,7 @@ import type { ProviderFacts } from './facts.ts';
 import {
   bodyString,
   checkHmac,
-  hmac,
+  hmacOf,
   hmacSource,
   publicUrl,
   signatureHeader,
@@ -118,5 +118,5 @@ export interface SignHubspotOptions {
 /** The `X-HubSpot-Signature-v3` value HubSpot would send; send it with `X-HubSpot-Request-Timestamp`. */
 export function signHubspot({ payload, secret, url, timestampMs }: SignHubspotOptions): string {
   const parts = [`POST${hubspotSignedUri(url)}`, toBytes(payload), String(Math.floor(timestampMs))];
-  return hmac('sha256', hmacKey(secret), parts).toString('base64');
+  return hmacOf('sha256', hmacKey(secret), parts).toString('base64');
 }

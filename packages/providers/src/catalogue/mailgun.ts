@@ -3,11 +3,11 @@ import { checkTimestamp, decodeJsonBody, hmacKey, parseUnixSeconds, unixSeconds 
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
-  anyKeyMatches,
+  partsMatch,
   bodyObject,
   bodyString,
-  decodeSignature,
-  hmac,
+  decodeDigest,
+  hmacOf,
   hmacSource,
   noMatch,
   type CatalogueProviderOptions,
@@ -74,10 +74,10 @@ export function mailgunProvider(options: CatalogueProviderOptions): Provider {
         );
       }
       const timestamp = parseUnixSeconds(timestampText);
-      const signature = decodeSignature(signatureText, 'sha256', 'hex');
+      const signature = decodeDigest(signatureText, 'sha256', 'hex');
       if (
         timestamp === undefined ||
-        !anyKeyMatches('sha256', keys, [timestampText, token], signature ? [signature] : [])
+        !partsMatch('sha256', keys, [timestampText, token], signature ? [signature] : [])
       ) {
         throw noMatch(name, 'signature.signature');
       }
@@ -108,5 +108,5 @@ export function signMailgun({
   timestamp?: number;
 }): { timestamp: string; token: string; signature: string } {
   const t = String(Math.floor(timestamp));
-  return { timestamp: t, token, signature: hmac('sha256', hmacKey(secret), [t, token]).toString('hex') };
+  return { timestamp: t, token, signature: hmacOf('sha256', hmacKey(secret), [t, token]).toString('hex') };
 }

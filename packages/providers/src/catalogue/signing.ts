@@ -1,4 +1,4 @@
-import { createHash, createHmac, type KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import {
   assertSecrets,
@@ -9,19 +9,23 @@ import {
   hmacKey,
   parseUnixSeconds,
 } from '../shared.ts';
+import {
+  anyKeyMatches,
+  decodeSignature,
+  hmacOf,
+  type SignatureEncoding as KernelEncoding,
+} from '../signature-kernel.ts';
 import { PROVIDER_NAME } from '../standard-webhooks.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 
-// What the catalogue's providers share beyond ../shared.ts: digests other than SHA-256, signatures in either
-// encoding, and the option checks every factory makes. Construction-time checks throw TypeError/RangeError;
+// What the catalogue's providers share beyond ../shared.ts and ../signature-kernel.ts: digests other than SHA-256,
+// signatures in either encoding, and the option checks every factory makes. Construction-time checks throw TypeError/RangeError;
 // request-time ones throw the typed WebhookErrors.
 
 export type Digest = 'sha1' | 'sha256';
-export type SignatureEncoding = 'hex' | 'base64';
+export type SignatureEncoding = Exclude<KernelEncoding, 'base64url'>;
 
 const DIGEST_BYTES: Record<Digest, number> = { sha1: 20, sha256: 32 };
-const HEX = /^[0-9a-fA-F]+$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The options every catalogue factory takes. */
 export interface CatalogueProviderOptions {
@@ -68,44 +72,22 @@ export function tolerance(name: string, asked: number | undefined, providerDefau
   return seconds;
 }
 
-/** HMAC of the parts in order (strings as UTF-8), without concatenating them. */
-export function hmac(digest: Digest, key: KeyObject, parts: readonly (string | Uint8Array)[]): Buffer {
-  const mac = createHmac(digest, key);
-  for (const part of parts) mac.update(part);
-  return mac.digest();
-}
-
 /**
- * A signature as bytes, or `undefined` when it is not the canonical encoding of a digest of this kind: wrong
- * length, stray characters, or base64 whose padding bits are not zero (decoders ignore them, so several strings
- * would otherwise stand for one signature).
+ * A signature as the bytes of a digest of this kind, or `undefined`: the kernel's decoding with the canonical
+ * padding rule (one spelling per signature).
  */
-export function decodeSignature(
-  text: string,
-  digest: Digest,
-  encoding: SignatureEncoding,
-): Buffer | undefined {
-  const bytes = DIGEST_BYTES[digest];
-  if (encoding === 'hex') {
-    return text.length === bytes * 2 && HEX.test(text) ? Buffer.from(text, 'hex') : undefined;
-  }
-  if (!BASE64.test(text)) return undefined;
-  const decoded = Buffer.from(text, 'base64');
-  return decoded.length === bytes && decoded.toString('base64') === text ? decoded : undefined;
+export function decodeDigest(text: string, digest: Digest, encoding: SignatureEncoding): Buffer | undefined {
+  return decodeSignature(text, encoding, DIGEST_BYTES[digest], 'canonical');
 }
 
 /** Whether any key's HMAC of the parts equals any of the signatures, each compared in constant time. */
-export function anyKeyMatches(
+export function partsMatch(
   digest: Digest,
   keys: readonly KeyObject[],
   parts: readonly (string | Uint8Array)[],
   signatures: readonly Buffer[],
 ): boolean {
-  if (signatures.length === 0) return false;
-  return keys.some((key) => {
-    const expected = hmac(digest, key, parts);
-    return signatures.some((signature) => bytesEqual(expected, signature));
-  });
+  return anyKeyMatches(keys, signatures, (key) => hmacOf(digest, key, parts));
 }
 
 /**
@@ -121,8 +103,8 @@ export function checkHmac(
   digest: Digest = 'sha256',
   encoding: SignatureEncoding = 'base64',
 ): void {
-  const signature = decodeSignature(signatureText, digest, encoding);
-  if (!anyKeyMatches(digest, keys, parts, signature ? [signature] : [])) throw noMatch(name, what);
+  const signature = decodeDigest(signatureText, digest, encoding);
+  if (!partsMatch(digest, keys, parts, signature ? [signature] : [])) throw noMatch(name, what);
 }
 
 /** The signature header's value, or `missing_signature` naming it. */
@@ -263,7 +245,7 @@ export function checkBodySignature(
 /** The header value `checkBodySignature` accepts for this body and secret. */
 export function signBody(spec: BodySignature, secret: string, payload: string | Uint8Array): string {
   const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-  return spec.prefix + hmac(spec.digest, hmacKey(secret), [body]).toString(spec.encoding);
+  return spec.prefix + hmacOf(spec.digest, hmacKey(secret), [body]).toString(spec.encoding);
 }
 
 /**
@@ -323,7 +305,7 @@ export function parseTimestampedHeader(
       }
       timestampText = text;
     } else if (field === layout.signatureField) {
-      const signature = decodeSignature(text, 'sha256', 'hex');
+      const signature = decodeDigest(text, 'sha256', 'hex');
       if (signature !== undefined) signatures.push(signature);
     }
   }
@@ -387,3 +369,5 @@ export function checkKeyPairSignature(
   }
   checkTimestamp(name, value, now, toleranceSeconds);
 }
+
+export { hmacOf } from '../signature-kernel.ts';

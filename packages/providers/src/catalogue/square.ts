@@ -4,7 +4,7 @@ import type { ProviderFacts } from './facts.ts';
 import {
   checkHmac,
   bodyKeyedEvent,
-  hmac,
+  hmacOf,
   publicUrl,
   secretKeys,
   signatureHeader,
@@ -76,5 +76,5 @@ export function signSquare({
   secret: string;
   url: string;
 }): string {
-  return hmac('sha256', hmacKey(secret), [url, toBytes(payload)]).toString('base64');
+  return hmacOf('sha256', hmacKey(secret), [url, toBytes(payload)]).toString('base64');
 }

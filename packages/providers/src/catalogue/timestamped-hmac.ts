@@ -2,8 +2,8 @@ import type { KeyObject } from 'node:crypto';
 import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import {
-  anyKeyMatches,
-  hmac,
+  partsMatch,
+  hmacOf,
   noMatch,
   parseTimestampedHeader,
   secretKeys,
@@ -69,7 +69,7 @@ function checkTimestampedHmac(
 ): void {
   const header = signatureHeader(name, request, scheme.header.toLowerCase(), scheme.sender);
   const { timestamp, signatures } = parseTimestampedHeader(name, header, scheme);
-  if (!anyKeyMatches('sha256', keys, [`${timestamp}${scheme.joiner}`, request.rawBody], signatures)) {
+  if (!partsMatch('sha256', keys, [`${timestamp}${scheme.joiner}`, request.rawBody], signatures)) {
     throw noMatch(name, `no ${scheme.signatureField} signature`);
   }
   checkTimestamp(name, timestamp, now, toleranceSeconds);
@@ -90,7 +90,7 @@ export function signTimestampedHmac(
   { payload, secret, timestamp = unixSeconds() }: SignTimestampedOptions,
 ): string {
   const t = Math.floor(timestamp);
-  const signature = hmac('sha256', hmacKey(secret), [`${t}${scheme.joiner}`, toBytes(payload)]).toString(
+  const signature = hmacOf('sha256', hmacKey(secret), [`${t}${scheme.joiner}`, toBytes(payload)]).toString(
     'hex',
   );
   return `${scheme.timestampField}=${t}${scheme.separator}${scheme.signatureField}=${signature}`;

@@ -4,9 +4,9 @@ import { decodeForm, formPairs } from '../template-body.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
-  anyKeyMatches,
-  decodeSignature,
-  hmac,
+  partsMatch,
+  decodeDigest,
+  hmacOf,
   keptHeaders,
   noMatch,
   publicUrl,
@@ -63,7 +63,7 @@ export function twilioProvider(options: TwilioProviderOptions): Provider {
   const base = publicUrl(name, options.url).replace(/[?#].*$/, '');
 
   const verify = (request: SignedRequest): VerifiedEvent => {
-    const signature = decodeSignature(
+    const signature = decodeDigest(
       signatureHeader(name, request, 'x-twilio-signature', 'Twilio'),
       'sha1',
       'base64',
@@ -73,7 +73,7 @@ export function twilioProvider(options: TwilioProviderOptions): Provider {
     const parts = (candidate: string) =>
       jsonBody === null ? [candidate, ...sortedFields(request.rawBody)] : [candidate];
     const matched = urlVariants(url).some((candidate) =>
-      anyKeyMatches('sha1', keys, parts(candidate), signature ? [signature] : []),
+      partsMatch('sha1', keys, parts(candidate), signature ? [signature] : []),
     );
     if (!matched) throw noMatch(name, 'X-Twilio-Signature (over the public URL and the form fields)');
     if (jsonBody !== null && jsonBody !== createHash('sha256').update(request.rawBody).digest('hex')) {
@@ -136,5 +136,5 @@ export interface SignTwilioOptions {
 /** The `X-Twilio-Signature` Twilio would send for this URL and form (tests and the dev CLI). */
 export function signTwilio({ url, payload, secret }: SignTwilioOptions): string {
   if (!URL.canParse(url)) throw new TypeError('twilio: sign needs the absolute URL Twilio requests');
-  return hmac('sha1', hmacKey(secret), [url, ...sortedFields(Buffer.from(payload))]).toString('base64');
+  return hmacOf('sha1', hmacKey(secret), [url, ...sortedFields(Buffer.from(payload))]).toString('base64');
 }

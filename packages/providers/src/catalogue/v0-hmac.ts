@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { checkTimestamp, hmacKey, toBytes } from '../shared.ts';
 import type { SignedRequest } from '../types.ts';
-import { checkHmac, hmac, signatureHeader, signedTimestampHeader } from './signing.ts';
+import { checkHmac, hmacOf, signatureHeader, signedTimestampHeader } from './signing.ts';
 
 // The `v0=<hex HMAC-SHA256 of "v0:<timestamp>:<raw body>">` scheme Slack and Zoom share, each with its own headers.
 
@@ -40,6 +40,6 @@ export function signV0(
   timestamp: number,
 ): Record<string, string> {
   const t = String(Math.floor(timestamp));
-  const signature = hmac('sha256', hmacKey(secret), [basestring(t), toBytes(payload)]).toString('hex');
+  const signature = hmacOf('sha256', hmacKey(secret), [basestring(t), toBytes(payload)]).toString('hex');
   return { [headers.signature]: `v0=${signature}`, [headers.timestamp]: t };
 }

@@ -4,7 +4,7 @@ import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import {
   checkHmac,
-  hmac,
+  hmacOf,
   hmacSource,
   keptHeaders,
   requiredHeader,
@@ -102,5 +102,5 @@ export interface SignZendeskOptions {
 
 /** The `X-Zendesk-Webhook-Signature` value Zendesk would send with this timestamp and body. */
 export function signZendesk({ payload, secret, timestamp }: SignZendeskOptions): string {
-  return hmac('sha256', hmacKey(secret), [timestamp, toBytes(payload)]).toString('base64');
+  return hmacOf('sha256', hmacKey(secret), [timestamp, toBytes(payload)]).toString('base64');
 }

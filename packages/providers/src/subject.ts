@@ -5,7 +5,8 @@ import type { VerifiedEvent } from './types.ts';
  * An event's subject: the few values an operator searches for (a Stripe customer and its email, a Shopify shop and
  * customer, a GitHub repository), read from the verified body at ingest and stored lower-cased in
  * `webhook_events.subject` (GIN-indexed), so "which events are about cus_123" is an index lookup instead of a
- * payload scan. Keyed by the provider's name as configured (a catalogue source renamed from its type has none).
+ * payload scan. Keyed by the provider's type: a source named otherwise (`github-acme`) carries its type in
+ * `VerifiedEvent.sourceType`.
  *
  * Pure: no I/O, no clock. A provider without an entry costs nothing; one with an entry reads the body its
  * verification parsed (`VerifiedEvent.body`), or parses the text once, before the recording transaction.
@@ -52,9 +53,9 @@ const MAX_VALUE_LENGTH = 200;
 
 const SHOPIFY_HEADERS = ['x-shopify-shop-domain', 'x-shopify-event-id', 'x-shopify-webhook-id'];
 
-/** Whether the provider has subject paths (tests, docs). */
-export function hasSubject(provider: string): boolean {
-  return Object.hasOwn(PATHS, provider);
+/** Whether the provider type has subject paths (tests, docs). */
+export function hasSubject(type: string): boolean {
+  return Object.hasOwn(PATHS, type);
 }
 
 /**
@@ -63,7 +64,8 @@ export function hasSubject(provider: string): boolean {
  * event id. A body that does not parse has none (it was verified and is stored all the same).
  */
 export function subjectOf(event: VerifiedEvent): string[] {
-  const paths = Object.hasOwn(PATHS, event.provider) ? PATHS[event.provider] : undefined;
+  const type = event.sourceType ?? event.provider;
+  const paths = Object.hasOwn(PATHS, type) ? PATHS[type] : undefined;
   if (!paths) return [];
   const values = new Set<string>();
   const add = (value: unknown) => {
@@ -72,7 +74,7 @@ export function subjectOf(event: VerifiedEvent): string[] {
     if (value.length <= MAX_VALUE_LENGTH && !value.includes('\u0000') && !value.includes('\u001f'))
       values.add(value.toLowerCase());
   };
-  if (event.provider === 'shopify') for (const name of SHOPIFY_HEADERS) add(event.headers[name]);
+  if (type === 'shopify') for (const name of SHOPIFY_HEADERS) add(event.headers[name]);
   let body: unknown = event.body;
   if (body === undefined) {
     try {

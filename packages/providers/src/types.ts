@@ -13,6 +13,11 @@ export interface SignedRequest {
 export interface VerifiedEvent {
   /** The provider's name as configured (`stripe`, `shopify`, or a Standard Webhooks name). */
   provider: string;
+  /**
+   * The catalogue type of a source named otherwise (`github` for a source `github-acme`): what its subject is read
+   * by. Unset: the name is the type. Never stored.
+   */
+  sourceType?: string;
   /** The event key, unique per provider: what redeliveries of one event share. */
   eventId: string;
   /** Event type or topic, e.g. `checkout.session.completed`, `orders/create`. */

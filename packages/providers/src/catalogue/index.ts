@@ -1,4 +1,5 @@
 import type { Provider } from '../types.ts';
+import { withSourceType } from './source-type.ts';
 import { ADYEN_FACTS, adyenProvider, signAdyen } from './adyen.ts';
 import { AWS_SNS_FACTS, awsSnsProvider, signSns } from './aws-sns.ts';
 import type { CertificateFetch } from './certificates.ts';
@@ -57,7 +58,12 @@ export interface CatalogueEntry {
 }
 
 function entry(type: string, facts: ProviderFacts, create: CatalogueEntry['create']): CatalogueEntry {
-  return { type, envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`, create, facts };
+  return {
+    type,
+    envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`,
+    create: (options) => withSourceType(type, create(options)),
+    facts,
+  };
 }
 
 /** The options of a provider that signs its public URL; the factory checks that the URL is one. */

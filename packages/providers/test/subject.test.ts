@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, catalogueEntry } from '../src/catalogue/index.ts';
+import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../src/samples/index.ts';
+import { hasSubject, subjectOf } from '../src/subject.ts';
+import type { VerifiedEvent } from '../src/types.ts';
+import { request } from './catalogue/support.ts';
+
+const URL_SIGNED = 'https://hooks.example.com/webhooks/x';
+
+/** The first event of the type's sample delivery, verified by a source named after the type and by one named `name`. */
+function sampleEvents(type: string, name: string): { own: VerifiedEvent; named: VerifiedEvent } {
+  const entry = catalogueEntry(type)!;
+  const credentials = sampleCredentials(entry);
+  const delivery = catalogueDelivery(type, {
+    ...credentials,
+    type: catalogueSampleType(type)!,
+    url: URL_SIGNED,
+  })!;
+  const first = (source: string | undefined): VerifiedEvent => {
+    const options = { secrets: [credentials.secret], url: URL_SIGNED, verifyToken: 'verify-me' };
+    const provider = entry.create({ ...options, name: source });
+    const signed = request(delivery.body, delivery.headers);
+    // The types with subjects verify synchronously; a batch gives its events through `receive`.
+    if (!provider.receive) return provider.verify(signed, new Date());
+    const reception = provider.receive(signed, new Date());
+    if (reception.kind !== 'events') throw new Error(`${type}: the sample is a handshake`);
+    return reception.events[0]!;
+  };
+  return { own: first(undefined), named: first(name) };
+}
+
+describe('subjectOf, keyed by the provider type', () => {
+  it('reads GitHub subjects from an event of a source named github-acme', () => {
+    const { own, named } = sampleEvents('github', 'github-acme');
+    expect(named.provider).toBe('github-acme');
+    expect(named.sourceType).toBe('github');
+    expect(subjectOf(named).length).toBeGreaterThan(0);
+    expect(subjectOf(named)).toEqual(subjectOf(own));
+  });
+
+  it('gives every type with subjects the same subject under another source name', () => {
+    const types = CATALOGUE.map((entry) => entry.type).filter((type) => hasSubject(type));
+    expect(types.length).toBeGreaterThan(15);
+    for (const type of types) {
+      const { own, named } = sampleEvents(type, `${type}-acme`);
+      expect(named.provider, type).toBe(`${type}-acme`);
+      expect(subjectOf(named), type).toEqual(subjectOf(own));
+    }
+  });
+
+  it('leaves an event of a source named after its type unmarked', () => {
+    expect(sampleEvents('github', 'github-acme').own.sourceType).toBeUndefined();
+  });
+});

@@ -6,6 +6,7 @@ import { batchProvider, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
 import { partsMatch, bodyObject, bodyString, decodeDigest, noMatch, sourceName } from './signing.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const ADYEN_FACTS: ProviderFacts = {
   scheme:
@@ -117,3 +118,10 @@ export function signAdyen({ item, secret }: { item: Record<string, unknown>; sec
     .update(adyenSignedText(item), 'utf8')
     .digest('base64');
 }
+
+/** The catalogue's adyen: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'adyen',
+  facts: ADYEN_FACTS,
+  create: adyenProvider,
+};

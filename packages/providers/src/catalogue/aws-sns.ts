@@ -11,6 +11,7 @@ import {
 import { CertificateError, createCertificateStore, SNS_CERTIFICATE_HOSTS } from './certificates.ts';
 import type { ProviderFacts } from './facts.ts';
 import { bodyString, keptHeaders, sourceName, tolerance, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const AWS_SNS_FACTS: ProviderFacts = {
   scheme:
@@ -185,3 +186,11 @@ export function signSns({
     SigningCertURL: certificateUrl,
   });
 }
+
+/** The catalogue's aws-sns: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'aws-sns',
+  facts: AWS_SNS_FACTS,
+  create: awsSnsProvider,
+  certificateHosts: SNS_CERTIFICATE_HOSTS,
+};

@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const BITBUCKET_FACTS: ProviderFacts = {
   scheme: 'X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
   eventKey:
@@ -50,3 +51,10 @@ export function bitbucketProvider(options: CatalogueProviderOptions): Provider {
 export function signBitbucket({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(BITBUCKET, payload, secret);
 }
+
+/** The catalogue's bitbucket: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'bitbucket',
+  facts: BITBUCKET_FACTS,
+  create: bitbucketProvider,
+};

@@ -8,6 +8,7 @@ import {
   type SignTimestampedOptions,
   type TimestampedHmacProvider,
 } from './timestamped-hmac.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const CALENDLY_FACTS: ProviderFacts = {
   scheme:
@@ -67,3 +68,10 @@ export type SignCalendlyOptions = SignTimestampedOptions;
 export function signCalendly(options: SignCalendlyOptions): string {
   return signTimestampedHmac(SCHEME, options);
 }
+
+/** The catalogue's calendly: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'calendly',
+  facts: CALENDLY_FACTS,
+  create: calendlyProvider,
+};

@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import { SVIX_RETRIES, SVIX_TOLERANCE_SECONDS, signSvix, svixSenderProvider } from './svix-based.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const CLERK_FACTS: ProviderFacts = {
   scheme:
@@ -32,3 +33,10 @@ export function clerkProvider(options: CatalogueProviderOptions): Provider {
 
 /** The `svix-*` headers Clerk would send with this body, for tests and the dev CLI. */
 export const signClerk = signSvix;
+
+/** The catalogue's clerk: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'clerk',
+  facts: CLERK_FACTS,
+  create: clerkProvider,
+};

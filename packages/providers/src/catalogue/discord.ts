@@ -13,6 +13,7 @@ import {
   type CatalogueProviderOptions,
   checkKeyPairSignature,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const DISCORD_FACTS: ProviderFacts = {
   scheme:
@@ -134,3 +135,10 @@ export function signDiscord({ payload, privateKey, timestamp }: KeyPairSignOptio
   const message = timestampThenBody(String(Math.floor(timestamp)), toBytes(payload));
   return sign(null, message, privateKey).toString('hex');
 }
+
+/** The catalogue's discord: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'discord',
+  facts: DISCORD_FACTS,
+  create: discordProvider,
+};

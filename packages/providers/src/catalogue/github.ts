@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const GITHUB_FACTS: ProviderFacts = {
   scheme: 'X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
@@ -65,3 +66,10 @@ export function githubProvider(options: CatalogueProviderOptions): Provider {
 export function signGithub({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(GITHUB, payload, secret);
 }
+
+/** The catalogue's github: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'github',
+  facts: GITHUB_FACTS,
+  create: githubProvider,
+};

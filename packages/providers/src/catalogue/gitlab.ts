@@ -10,6 +10,7 @@ import {
   withAction,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const GITLAB_FACTS: ProviderFacts = {
   scheme:
@@ -100,3 +101,10 @@ export function signGitlab({
 }): Record<string, string> {
   return { 'x-gitlab-token': secret, 'idempotency-key': idempotencyKey };
 }
+
+/** The catalogue's gitlab: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'gitlab',
+  facts: GITLAB_FACTS,
+  create: gitlabProvider,
+};

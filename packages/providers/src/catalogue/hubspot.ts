@@ -12,6 +12,7 @@ import {
   signedTimestampHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import { withUrl, type CatalogueDefinition } from './definition.ts';
 
 export const HUBSPOT_FACTS: ProviderFacts = {
   scheme:
@@ -120,3 +121,10 @@ export function signHubspot({ payload, secret, url, timestampMs }: SignHubspotOp
   const parts = [`POST${hubspotSignedUri(url)}`, toBytes(payload), String(Math.floor(timestampMs))];
   return hmacOf('sha256', hmacKey(secret), parts).toString('base64');
 }
+
+/** The catalogue's hubspot: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'hubspot',
+  facts: HUBSPOT_FACTS,
+  create: (options) => hubspotProvider(withUrl(options)),
+};

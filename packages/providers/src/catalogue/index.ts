@@ -1,47 +1,36 @@
 import type { Provider } from '../types.ts';
-import { withSourceType } from './source-type.ts';
-import { ADYEN_FACTS, adyenProvider, signAdyen } from './adyen.ts';
-import { AWS_SNS_FACTS, awsSnsProvider, signSns } from './aws-sns.ts';
-import type { CertificateFetch } from './certificates.ts';
-import { BITBUCKET_FACTS, bitbucketProvider, signBitbucket } from './bitbucket.ts';
-import { CALENDLY_FACTS, calendlyProvider, signCalendly } from './calendly.ts';
-import { CLERK_FACTS, clerkProvider, signClerk } from './clerk.ts';
-import { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
+import { definition as adyen } from './adyen.ts';
+import { definition as awsSns } from './aws-sns.ts';
+import { definition as bitbucket } from './bitbucket.ts';
+import { definition as calendly } from './calendly.ts';
+import { definition as clerk } from './clerk.ts';
+import { definition as discord } from './discord.ts';
+import { definition as github } from './github.ts';
+import { definition as gitlab } from './gitlab.ts';
+import { definition as hubspot } from './hubspot.ts';
+import { definition as intercom } from './intercom.ts';
+import { definition as jira } from './jira.ts';
+import { definition as linear } from './linear.ts';
+import { definition as mailgun } from './mailgun.ts';
+import { definition as meta } from './meta.ts';
+import { definition as paddle } from './paddle.ts';
+import { definition as paypal } from './paypal.ts';
+import { definition as postmark } from './postmark.ts';
+import { definition as resend } from './resend.ts';
+import { definition as segment } from './segment.ts';
+import { definition as sendgrid } from './sendgrid.ts';
+import { definition as sentry } from './sentry.ts';
+import { definition as slack } from './slack.ts';
+import { definition as square } from './square.ts';
+import { definition as twilio } from './twilio.ts';
+import { definition as typeform } from './typeform.ts';
+import { definition as vercel } from './vercel.ts';
+import { definition as woocommerce } from './woocommerce.ts';
+import { definition as zendesk } from './zendesk.ts';
+import { definition as zoom } from './zoom.ts';
+import type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
-import { GITHUB_FACTS, githubProvider, signGithub } from './github.ts';
-import { GITLAB_FACTS, gitlabProvider, signGitlab } from './gitlab.ts';
-import { HUBSPOT_FACTS, hubspotProvider, signHubspot } from './hubspot.ts';
-import { INTERCOM_FACTS, intercomProvider, signIntercom } from './intercom.ts';
-import { JIRA_FACTS, jiraProvider, signJira } from './jira.ts';
-import { LINEAR_FACTS, linearProvider, signLinear } from './linear.ts';
-import { MAILGUN_FACTS, mailgunProvider, signMailgun } from './mailgun.ts';
-import { META_FACTS, metaProvider, signMeta } from './meta.ts';
-import { PADDLE_FACTS, paddleProvider, signPaddle } from './paddle.ts';
-import { PAYPAL_FACTS, paypalProvider, signPaypal } from './paypal.ts';
-import { POSTMARK_FACTS, postmarkProvider, signPostmark } from './postmark.ts';
-import { RESEND_FACTS, resendProvider, signResend } from './resend.ts';
-import { SEGMENT_FACTS, segmentProvider, signSegment } from './segment.ts';
-import { SENDGRID_FACTS, sendgridProvider, signSendgrid } from './sendgrid.ts';
-import { SENTRY_FACTS, sentryProvider, signSentry } from './sentry.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import { SLACK_FACTS, signSlack, slackProvider } from './slack.ts';
-import { SQUARE_FACTS, signSquare, squareProvider } from './square.ts';
-import { TWILIO_FACTS, signTwilio, twilioProvider } from './twilio.ts';
-import { TYPEFORM_FACTS, signTypeform, typeformProvider } from './typeform.ts';
-import { VERCEL_FACTS, signVercel, vercelProvider } from './vercel.ts';
-import { WOOCOMMERCE_FACTS, signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
-import { ZOOM_FACTS, signZoom, zoomProvider } from './zoom.ts';
-import { ZENDESK_FACTS, signZendesk, zendeskProvider } from './zendesk.ts';
-
-/** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
-export interface CatalogueSourceOptions extends CatalogueProviderOptions {
-  /** The public URL the provider sends to, for providers that sign it (`facts.requiredOptions` lists `url`). */
-  url?: string;
-  /** The verify token typed into the provider's dashboard, for a GET subscription handshake (Meta). */
-  verifyToken?: string;
-  /** How AWS SNS and PayPal fetch their signing certificates; unset: the global fetch. */
-  certificateFetch?: CertificateFetch;
-}
+import { withSourceType } from './source-type.ts';
 
 /** One catalogue provider, as the sources framework registers it. */
 export interface CatalogueEntry {
@@ -57,7 +46,43 @@ export interface CatalogueEntry {
   facts: ProviderFacts;
 }
 
-function entry(type: string, facts: ProviderFacts, create: CatalogueEntry['create']): CatalogueEntry {
+/**
+ * Every catalogue provider's module, once, in the docs' order. Stripe, Shopify and Standard Webhooks are registered
+ * by ../registry.ts and are not repeated here.
+ */
+export const DEFINITIONS: readonly CatalogueDefinition[] = [
+  github,
+  gitlab,
+  bitbucket,
+  jira,
+  linear,
+  paddle,
+  square,
+  hubspot,
+  intercom,
+  zendesk,
+  postmark,
+  mailgun,
+  resend,
+  clerk,
+  sentry,
+  vercel,
+  typeform,
+  calendly,
+  woocommerce,
+  segment,
+  sendgrid,
+  discord,
+  slack,
+  twilio,
+  zoom,
+  adyen,
+  meta,
+  awsSns,
+  paypal,
+];
+
+function entry({ type, facts, create }: CatalogueDefinition): CatalogueEntry {
   return {
     type,
     envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`,
@@ -66,49 +91,13 @@ function entry(type: string, facts: ProviderFacts, create: CatalogueEntry['creat
   };
 }
 
-/** The options of a provider that signs its public URL; the factory checks that the URL is one. */
-const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options.url ?? '' });
-
-/**
- * Every catalogue provider, by type. Stripe, Shopify and Standard Webhooks are registered by ../registry.ts and
- * are not repeated here.
- */
-export const CATALOGUE: readonly CatalogueEntry[] = [
-  entry('github', GITHUB_FACTS, githubProvider),
-  entry('gitlab', GITLAB_FACTS, gitlabProvider),
-  entry('bitbucket', BITBUCKET_FACTS, bitbucketProvider),
-  entry('jira', JIRA_FACTS, jiraProvider),
-  entry('linear', LINEAR_FACTS, linearProvider),
-  entry('paddle', PADDLE_FACTS, paddleProvider),
-  entry('square', SQUARE_FACTS, (options) => squareProvider(withUrl(options))),
-  entry('hubspot', HUBSPOT_FACTS, (options) => hubspotProvider(withUrl(options))),
-  entry('intercom', INTERCOM_FACTS, intercomProvider),
-  entry('zendesk', ZENDESK_FACTS, zendeskProvider),
-  entry('postmark', POSTMARK_FACTS, postmarkProvider),
-  entry('mailgun', MAILGUN_FACTS, mailgunProvider),
-  entry('resend', RESEND_FACTS, resendProvider),
-  entry('clerk', CLERK_FACTS, clerkProvider),
-  entry('sentry', SENTRY_FACTS, sentryProvider),
-  entry('vercel', VERCEL_FACTS, vercelProvider),
-  entry('typeform', TYPEFORM_FACTS, typeformProvider),
-  entry('calendly', CALENDLY_FACTS, calendlyProvider),
-  entry('woocommerce', WOOCOMMERCE_FACTS, wooCommerceProvider),
-  entry('segment', SEGMENT_FACTS, segmentProvider),
-  entry('sendgrid', SENDGRID_FACTS, sendgridProvider),
-  entry('discord', DISCORD_FACTS, discordProvider),
-  entry('slack', SLACK_FACTS, slackProvider),
-  entry('twilio', TWILIO_FACTS, (options) => twilioProvider(withUrl(options))),
-  entry('zoom', ZOOM_FACTS, zoomProvider),
-  entry('adyen', ADYEN_FACTS, adyenProvider),
-  entry('meta', META_FACTS, (options) =>
-    metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
-  ),
-  entry('aws-sns', AWS_SNS_FACTS, awsSnsProvider),
-  entry('paypal', PAYPAL_FACTS, paypalProvider),
-];
+/** Every catalogue provider, by type. */
+export const CATALOGUE: readonly CatalogueEntry[] = DEFINITIONS.map(entry);
 
 /** The catalogue types whose signing certificate is fetched from a URL in the message (certificates.ts). */
-export const CERTIFICATE_SOURCE_TYPES: readonly string[] = ['aws-sns', 'paypal'];
+export const CERTIFICATE_SOURCE_TYPES: readonly string[] = DEFINITIONS.filter(
+  (definition) => definition.certificateHosts !== undefined,
+).map((definition) => definition.type);
 
 /** The catalogue entry of a source type, or `undefined`. */
 export function catalogueEntry(type: string): CatalogueEntry | undefined {
@@ -120,66 +109,35 @@ export { discordPublicKey, verifyDiscordSignature } from './discord.ts';
 export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
+export type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
 export { snsStringToSign } from './aws-sns.ts';
 export { paypalSignedText } from './paypal.ts';
-export {
-  DISCORD_FACTS,
-  adyenProvider,
-  awsSnsProvider,
-  paypalProvider,
-  signSns,
-  signPaypal,
-  signAdyen,
-  bitbucketProvider,
-  calendlyProvider,
-  clerkProvider,
-  discordProvider,
-  githubProvider,
-  gitlabProvider,
-  hubspotProvider,
-  intercomProvider,
-  jiraProvider,
-  linearProvider,
-  mailgunProvider,
-  metaProvider,
-  paddleProvider,
-  postmarkProvider,
-  resendProvider,
-  segmentProvider,
-  sendgridProvider,
-  sentryProvider,
-  slackProvider,
-  twilioProvider,
-  zoomProvider,
-  signBitbucket,
-  signCalendly,
-  signClerk,
-  signDiscord,
-  signGithub,
-  signGitlab,
-  signHubspot,
-  signIntercom,
-  signJira,
-  signLinear,
-  signMailgun,
-  signMeta,
-  signPaddle,
-  signPostmark,
-  signResend,
-  signSegment,
-  signSendgrid,
-  signSentry,
-  signSlack,
-  signTwilio,
-  signZoom,
-  signSquare,
-  signTypeform,
-  signVercel,
-  signWooCommerce,
-  signZendesk,
-  squareProvider,
-  typeformProvider,
-  vercelProvider,
-  wooCommerceProvider,
-  zendeskProvider,
-};
+export { adyenProvider, signAdyen } from './adyen.ts';
+export { awsSnsProvider, signSns } from './aws-sns.ts';
+export { bitbucketProvider, signBitbucket } from './bitbucket.ts';
+export { calendlyProvider, signCalendly } from './calendly.ts';
+export { clerkProvider, signClerk } from './clerk.ts';
+export { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
+export { githubProvider, signGithub } from './github.ts';
+export { gitlabProvider, signGitlab } from './gitlab.ts';
+export { hubspotProvider, signHubspot } from './hubspot.ts';
+export { intercomProvider, signIntercom } from './intercom.ts';
+export { jiraProvider, signJira } from './jira.ts';
+export { linearProvider, signLinear } from './linear.ts';
+export { mailgunProvider, signMailgun } from './mailgun.ts';
+export { metaProvider, signMeta } from './meta.ts';
+export { paddleProvider, signPaddle } from './paddle.ts';
+export { paypalProvider, signPaypal } from './paypal.ts';
+export { postmarkProvider, signPostmark } from './postmark.ts';
+export { resendProvider, signResend } from './resend.ts';
+export { segmentProvider, signSegment } from './segment.ts';
+export { sendgridProvider, signSendgrid } from './sendgrid.ts';
+export { sentryProvider, signSentry } from './sentry.ts';
+export { signSlack, slackProvider } from './slack.ts';
+export { signSquare, squareProvider } from './square.ts';
+export { signTwilio, twilioProvider } from './twilio.ts';
+export { signTypeform, typeformProvider } from './typeform.ts';
+export { signVercel, vercelProvider } from './vercel.ts';
+export { signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
+export { signZendesk, zendeskProvider } from './zendesk.ts';
+export { signZoom, zoomProvider } from './zoom.ts';

@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const INTERCOM_FACTS: ProviderFacts = {
   scheme: "X-Hub-Signature: sha1=<hex HMAC-SHA1 of the raw body>, keyed with the app's client secret",
   eventKey:
@@ -48,3 +49,10 @@ export function intercomProvider(options: CatalogueProviderOptions): Provider {
 export function signIntercom({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(INTERCOM, payload, secret);
 }
+
+/** The catalogue's intercom: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'intercom',
+  facts: INTERCOM_FACTS,
+  create: intercomProvider,
+};

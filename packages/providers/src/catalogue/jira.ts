@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { bodyString, requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const JIRA_FACTS: ProviderFacts = {
   scheme:
     'X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the secret of an admin webhook ' +
@@ -54,3 +55,10 @@ export function jiraProvider(options: CatalogueProviderOptions): Provider {
 export function signJira({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(JIRA, payload, secret);
 }
+
+/** The catalogue's jira: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'jira',
+  facts: JIRA_FACTS,
+  create: jiraProvider,
+};

@@ -13,6 +13,7 @@ import {
   type BodySignature,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const LINEAR_FACTS: ProviderFacts = {
   scheme:
@@ -83,3 +84,10 @@ export function linearProvider(options: CatalogueProviderOptions): Provider {
 export function signLinear({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBody(SIGNATURE, secret, payload);
 }
+
+/** The catalogue's linear: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'linear',
+  facts: LINEAR_FACTS,
+  create: linearProvider,
+};

@@ -12,6 +12,7 @@ import {
   noMatch,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const MAILGUN_FACTS: ProviderFacts = {
   scheme:
@@ -110,3 +111,10 @@ export function signMailgun({
   const t = String(Math.floor(timestamp));
   return { timestamp: t, token, signature: hmacOf('sha256', hmacKey(secret), [t, token]).toString('hex') };
 }
+
+/** The catalogue's mailgun: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'mailgun',
+  facts: MAILGUN_FACTS,
+  create: mailgunProvider,
+};

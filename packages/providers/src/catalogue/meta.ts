@@ -7,6 +7,7 @@ import { batchProvider, type BatchProvider } from './batch.ts';
 import { checkBodySignature, signBody, bodyString, secretKeys, sourceName } from './signing.ts';
 import type { BodySignature, CatalogueProviderOptions } from './signing.ts';
 import type { ProviderFacts } from './facts.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const META_FACTS: ProviderFacts = {
   scheme:
@@ -127,3 +128,10 @@ function messagingType(object: string, item: unknown): string {
 export function signMeta({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBody(SIGNATURE, secret, payload);
 }
+
+/** The catalogue's meta: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'meta',
+  facts: META_FACTS,
+  create: (options) => metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
+};

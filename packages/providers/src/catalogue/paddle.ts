@@ -7,6 +7,7 @@ import {
   type SignTimestampedOptions,
   type TimestampedHmacProvider,
 } from './timestamped-hmac.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const PADDLE_FACTS: ProviderFacts = {
   scheme:
@@ -58,3 +59,10 @@ export type SignPaddleOptions = SignTimestampedOptions;
 export function signPaddle(options: SignPaddleOptions): string {
   return signTimestampedHmac(SCHEME, options);
 }
+
+/** The catalogue's paddle: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'paddle',
+  facts: PADDLE_FACTS,
+  create: paddleProvider,
+};

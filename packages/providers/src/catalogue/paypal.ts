@@ -11,6 +11,7 @@ import {
 } from './certificate-signed.ts';
 import { createCertificateStore, PAYPAL_CERTIFICATE_HOSTS } from './certificates.ts';
 import type { ProviderFacts } from './facts.ts';
+import type { CatalogueDefinition } from './definition.ts';
 import {
   bodyKeyedEvent,
   keptHeaders,
@@ -148,3 +149,11 @@ export function signPaypal(options: SignPaypalOptions): Record<string, string> {
     [HEADERS.algorithm]: ALGORITHM,
   };
 }
+
+/** The catalogue's paypal: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'paypal',
+  facts: PAYPAL_FACTS,
+  create: paypalProvider,
+  certificateHosts: PAYPAL_CERTIFICATE_HOSTS,
+};

@@ -3,6 +3,7 @@ import { assertSecrets, decodeJsonBody } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import { signatureHeader, sourceName, tokenMatches, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const POSTMARK_FACTS: ProviderFacts = {
   scheme:
@@ -102,3 +103,10 @@ function exactId(text: string, id: unknown): unknown {
 export function signPostmark({ secret }: { secret: string }): string {
   return `Basic ${Buffer.from(secret, 'utf8').toString('base64')}`;
 }
+
+/** The catalogue's postmark: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'postmark',
+  facts: POSTMARK_FACTS,
+  create: postmarkProvider,
+};

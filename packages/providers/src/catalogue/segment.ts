@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { bodyString, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const SEGMENT_FACTS: ProviderFacts = {
   scheme: "X-Signature: <hex HMAC-SHA1 of the raw body>, keyed with the Webhooks destination's shared secret",
   eventKey:
@@ -44,3 +45,10 @@ export function segmentProvider(options: CatalogueProviderOptions): Provider {
 export function signSegment({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(SEGMENT, payload, secret);
 }
+
+/** The catalogue's segment: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'segment',
+  facts: SEGMENT_FACTS,
+  create: segmentProvider,
+};

@@ -13,6 +13,7 @@ import {
   type CatalogueProviderOptions,
   checkKeyPairSignature,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const SENDGRID_FACTS: ProviderFacts = {
   scheme:
@@ -111,3 +112,10 @@ export function sendgridProvider(options: CatalogueProviderOptions): BatchProvid
 
   return batchProvider(name, verifyBatch);
 }
+
+/** The catalogue's sendgrid: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'sendgrid',
+  facts: SENDGRID_FACTS,
+  create: sendgridProvider,
+};

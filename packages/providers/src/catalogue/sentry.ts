@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const SENTRY_FACTS: ProviderFacts = {
   scheme:
     "Sentry-Hook-Signature: <hex HMAC-SHA256 of the raw body>, keyed with the integration's client secret " +
@@ -53,3 +54,10 @@ export function sentryProvider(options: CatalogueProviderOptions): Provider {
 export function signSentry({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(SENTRY, payload, secret);
 }
+
+/** The catalogue's sentry: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'sentry',
+  facts: SENTRY_FACTS,
+  create: sentryProvider,
+};

@@ -7,6 +7,7 @@ import type { ProviderFacts } from './facts.ts';
 import { handshakingProvider } from './handshaking.ts';
 import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from './signing.ts';
 import { checkV0Signature, signV0 } from './v0-hmac.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const SLACK_FACTS: ProviderFacts = {
   scheme:
@@ -133,3 +134,10 @@ export function signSlack({
 }: SignSlackOptions): Record<string, string> {
   return signV0(HEADERS, payload, secret, timestamp);
 }
+
+/** The catalogue's slack: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'slack',
+  facts: SLACK_FACTS,
+  create: slackProvider,
+};

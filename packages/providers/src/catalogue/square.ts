@@ -11,6 +11,7 @@ import {
   sourceName,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import { withUrl, type CatalogueDefinition } from './definition.ts';
 
 export const SQUARE_FACTS: ProviderFacts = {
   scheme:
@@ -78,3 +79,10 @@ export function signSquare({
 }): string {
   return hmacOf('sha256', hmacKey(secret), [url, toBytes(payload)]).toString('base64');
 }
+
+/** The catalogue's square: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'square',
+  facts: SQUARE_FACTS,
+  create: (options) => squareProvider(withUrl(options)),
+};

@@ -15,6 +15,7 @@ import {
   sourceName,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import { withUrl, type CatalogueDefinition } from './definition.ts';
 
 export const TWILIO_FACTS: ProviderFacts = {
   scheme:
@@ -138,3 +139,10 @@ export function signTwilio({ url, payload, secret }: SignTwilioOptions): string 
   if (!URL.canParse(url)) throw new TypeError('twilio: sign needs the absolute URL Twilio requests');
   return hmacOf('sha1', hmacKey(secret), [url, ...sortedFields(Buffer.from(payload))]).toString('base64');
 }
+
+/** The catalogue's twilio: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'twilio',
+  facts: TWILIO_FACTS,
+  create: (options) => twilioProvider(withUrl(options)),
+};

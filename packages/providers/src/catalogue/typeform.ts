@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const TYPEFORM_FACTS: ProviderFacts = {
   scheme: "Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
   eventKey: "the body's event_id, the same across retries; refused as invalid_payload when absent",
@@ -44,3 +45,10 @@ export function typeformProvider(options: CatalogueProviderOptions): Provider {
 export function signTypeform({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(TYPEFORM, payload, secret);
 }
+
+/** The catalogue's typeform: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'typeform',
+  facts: TYPEFORM_FACTS,
+  create: typeformProvider,
+};

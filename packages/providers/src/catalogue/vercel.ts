@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const VERCEL_FACTS: ProviderFacts = {
   scheme:
     "x-vercel-signature: <hex HMAC-SHA1 of the raw body>, keyed with the webhook secret (an integration's " +
@@ -40,3 +41,10 @@ export function vercelProvider(options: CatalogueProviderOptions): Provider {
 export function signVercel({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
   return signBodyHmac(VERCEL, payload, secret);
 }
+
+/** The catalogue's vercel: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'vercel',
+  facts: VERCEL_FACTS,
+  create: vercelProvider,
+};

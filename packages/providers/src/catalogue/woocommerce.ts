@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
 import type { ProviderFacts } from './facts.ts';
 import { requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 export const WOOCOMMERCE_FACTS: ProviderFacts = {
   scheme: "X-WC-Webhook-Signature: <base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
   eventKey:
@@ -64,3 +65,10 @@ export function signWooCommerce({
 }): string {
   return signBodyHmac(WOOCOMMERCE, payload, secret);
 }
+
+/** The catalogue's woocommerce: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'woocommerce',
+  facts: WOOCOMMERCE_FACTS,
+  create: wooCommerceProvider,
+};

@@ -11,6 +11,7 @@ import {
   signatureHeader,
   type CatalogueProviderOptions,
 } from './signing.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const ZENDESK_FACTS: ProviderFacts = {
   scheme:
@@ -104,3 +105,10 @@ export interface SignZendeskOptions {
 export function signZendesk({ payload, secret, timestamp }: SignZendeskOptions): string {
   return hmacOf('sha256', hmacKey(secret), [timestamp, toBytes(payload)]).toString('base64');
 }
+
+/** The catalogue's zendesk: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'zendesk',
+  facts: ZENDESK_FACTS,
+  create: zendeskProvider,
+};

@@ -5,6 +5,7 @@ import type { ProviderFacts } from './facts.ts';
 import { handshakingProvider } from './handshaking.ts';
 import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from './signing.ts';
 import { checkV0Signature, signV0 } from './v0-hmac.ts';
+import type { CatalogueDefinition } from './definition.ts';
 
 export const ZOOM_FACTS: ProviderFacts = {
   scheme:
@@ -87,3 +88,10 @@ export function signZoom({
 }): Record<string, string> {
   return signV0(HEADERS, payload, secret, timestamp);
 }
+
+/** The catalogue's zoom: its facts and its factory. */
+export const definition: CatalogueDefinition = {
+  type: 'zoom',
+  facts: ZOOM_FACTS,
+  create: zoomProvider,
+};

@@ -1,4 +1,4 @@
-import { CATALOGUE } from '../catalogue/index.ts';
+import { CATALOGUE, DEFINITIONS } from '../catalogue/index.ts';
 import { BUSINESS_DELIVERIES } from './business.ts';
 import { DEVELOPER_DELIVERIES } from './developer.ts';
 import { MESSAGING_DELIVERIES } from './messaging.ts';
@@ -6,9 +6,13 @@ import { PAYMENT_DELIVERIES } from './payments.ts';
 import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
 
 // A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
-// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post.
+// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post. A provider's
+// module may carry its own (`definition.sample`); the others are written here by category.
 
 const BUILDERS: Record<string, DeliveryBuilder> = {
+  ...Object.fromEntries(
+    DEFINITIONS.flatMap((definition) => (definition.sample ? [[definition.type, definition.sample]] : [])),
+  ),
   ...DEVELOPER_DELIVERIES,
   ...BUSINESS_DELIVERIES,
   ...MESSAGING_DELIVERIES,

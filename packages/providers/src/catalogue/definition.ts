@@ -1,0 +1,34 @@
+import type { DeliveryBuilder } from '../samples/shared.ts';
+import type { Provider } from '../types.ts';
+import type { CertificateFetch } from './certificates.ts';
+import type { ProviderFacts } from './facts.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
+
+/** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
+export interface CatalogueSourceOptions extends CatalogueProviderOptions {
+  /** The public URL the provider sends to, for providers that sign it (`facts.requiredOptions` lists `url`). */
+  url?: string;
+  /** The verify token typed into the provider's dashboard, for a GET subscription handshake (Meta). */
+  verifyToken?: string;
+  /** How AWS SNS and PayPal fetch their signing certificates; unset: the global fetch. */
+  certificateFetch?: CertificateFetch;
+}
+
+/**
+ * One catalogue provider as its module declares it (`catalogue/<type>.ts` exports it as `definition`); the
+ * catalogue index lists the modules once and builds its entries, the certificate types and the samples from them.
+ */
+export interface CatalogueDefinition {
+  /** The source type (`github`), also the default source name and URL segment. */
+  type: string;
+  facts: ProviderFacts;
+  /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
+  create: (options: CatalogueSourceOptions) => Provider;
+  /** The hosts its signing certificates are fetched from, for the types that fetch one (certificates.ts). */
+  certificateHosts?: readonly (string | RegExp)[];
+  /** A signed sample delivery, where the module writes its own (the others' are in ../samples/). */
+  sample?: DeliveryBuilder;
+}
+
+/** The options of a provider that signs its public URL; the factory checks that the URL is one. */
+export const withUrl = (options: CatalogueSourceOptions) => ({ ...options, url: options.url ?? '' });

@@ -4,6 +4,7 @@ import { definition as awsSns } from './aws-sns.ts';
 import { definition as bitbucket } from './bitbucket.ts';
 import { definition as calendly } from './calendly.ts';
 import { definition as clerk } from './clerk.ts';
+import { definition as customerio } from './customerio.ts';
 import { definition as discord } from './discord.ts';
 import { definition as github } from './github.ts';
 import { definition as gitlab } from './gitlab.ts';
@@ -71,6 +72,7 @@ export const DEFINITIONS: readonly CatalogueDefinition[] = [
   calendly,
   woocommerce,
   segment,
+  customerio,
   sendgrid,
   discord,
   slack,

@@ -22,7 +22,7 @@ import {
 } from 'dockerfile-ast';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseConfig as parseReceiverConfig } from '../apps/receiver/src/env.ts';
+import { parseConfig as parseReceiverConfig } from '../packages/receiver/src/config/env.ts';
 import { parseConfig as parseWorkerConfig } from '../apps/worker/src/env.ts';
 import { requireTool, useTempFiles } from '@webhook-inbox/testing';
 

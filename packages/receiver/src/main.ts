@@ -2,7 +2,7 @@ import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { configOrExit, installShutdown } from '@webhook-inbox/env/startup';
 import type { startTracing } from '@webhook-inbox/tracing';
-import { parseConfig } from './env.ts';
+import { parseConfig } from './config/env.ts';
 import { createLogger, flushLogs } from './logger.ts';
 
 /**

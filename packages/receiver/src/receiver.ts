@@ -11,19 +11,19 @@ import {
   createSignatureFailureMonitor,
   registerAlertMetrics,
 } from '@webhook-inbox/operator/alerts';
-import { createAdminAccess } from './admin-access.ts';
+import { createAdminAccess } from './admin/access.ts';
 import { LOOPBACK_HOSTS } from '@webhook-inbox/operator/access/allowed-hosts';
-import { createApp } from './app.ts';
-import { createBodyBudget } from './body-budget.ts';
-import { createDeliveryCounter } from './delivery-counts.ts';
-import { startInboxSampler } from './inbox-sampler.ts';
-import { createReceiverConsole } from './console.ts';
+import { createApp } from './ingress/app.ts';
+import { createBodyBudget } from './ingress/body-budget.ts';
+import { createDeliveryCounter } from './ingress/delivery-counts.ts';
+import { startInboxSampler } from './management/inbox-sampler.ts';
+import { createReceiverConsole } from './management/console.ts';
 import { createSender } from './boss.ts';
-import { describeConfig, type ReceiverConfig } from './env.ts';
+import { describeConfig, type ReceiverConfig } from './config/env.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { createLogger, createLogSampler, type Logger } from './logger.ts';
-import { createManagementApp } from './management.ts';
-import { createMetrics } from './metrics.ts';
+import { createManagementApp } from './management/app.ts';
+import { createMetrics } from './management/metrics.ts';
 
 export interface Receiver {
   /** The public listener, e.g. `http://127.0.0.1:3000` (the real port when `config.port` was 0). */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN_THROTTLE } from '../src/admin-access.ts';
+import { ADMIN_THROTTLE } from '../src/admin/access.ts';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { memoryLogger, sql } from './helpers.ts';
 import { receiverEnv } from '@webhook-inbox/scenarios/receiver';

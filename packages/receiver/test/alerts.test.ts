@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/env.ts';
+import { parseConfig } from '../src/config/env.ts';
 import { startReceiver, type Receiver } from '../src/receiver.ts';
 import { memoryLogger } from './helpers.ts';
 import { receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';

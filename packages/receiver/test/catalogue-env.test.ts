@@ -2,7 +2,7 @@ import { CATALOGUE } from '@webhook-inbox/providers';
 import { sampleCredentials } from '@webhook-inbox/providers/samples';
 import { useTempFiles } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/env.ts';
+import { parseConfig } from '../src/config/env.ts';
 import { configIssues } from './helpers.ts';
 
 // The catalogue's variables: `<TYPE>_WEBHOOK_SECRET` (and `_FILE`, and `<TYPE>_WEBHOOK_URL` where the provider

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeConfig, parseConfig } from '../src/env.ts';
+import { describeConfig, parseConfig } from '../src/config/env.ts';
 import { configIssues } from './helpers.ts';
 
 const DB = 'postgres://localhost/inbox';

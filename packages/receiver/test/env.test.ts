@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, parseConfig } from '../src/env.ts';
-import { SERVER_ENTRY } from '@webhook-inbox/scenarios/receiver';
+import { ConfigError, describeConfig, parseConfig } from '../src/config/env.ts';
+import { RECEIVER_ARGS } from '@webhook-inbox/scenarios/receiver';
 
 const DB = 'postgres://u:p@127.0.0.1:5432/db';
 const STRIPE = 'whsec_do_not_print_me_1';
@@ -228,7 +228,7 @@ describe('parseConfig', () => {
 
 function runServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SERVER_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...RECEIVER_ARGS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,10 +1,10 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, login } from '../../../packages/console/test/support.ts';
-import { createDeliveryCounter } from '../src/delivery-counts.ts';
-import { parseConfig } from '../src/env.ts';
-import { startInboxSampler } from '../src/inbox-sampler.ts';
+import { ADMIN_TOKEN, login } from '../../console/test/support.ts';
+import { createDeliveryCounter } from '../src/ingress/delivery-counts.ts';
+import { parseConfig } from '../src/config/env.ts';
+import { startInboxSampler } from '../src/management/inbox-sampler.ts';
 import { startReceiver, type Receiver } from '../src/receiver.ts';
 import { memoryLogger, sql } from './helpers.ts';
 import { receiverEnv, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signBasicAuth } from '@webhook-inbox/providers';
 import { describe, expect, it } from 'vitest';
-import { SOURCE_GUESS_LIMIT } from '../src/guess-limit.ts';
+import { SOURCE_GUESS_LIMIT } from '../src/ingress/guess-limit.ts';
 import { configIssues, sql } from './helpers.ts';
 import { SECRETS, useSourcesReceiver, writeSourcesFile } from './sources-fixture.ts';
 import { post } from '@webhook-inbox/scenarios/receiver';

@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/env.ts';
+import { parseConfig } from '../src/config/env.ts';
 import { configIssues } from './helpers.ts';
 import { writeSourcesFile } from './sources-fixture.ts';
-import { SERVER_ENTRY } from '@webhook-inbox/scenarios/receiver';
+import { RECEIVER_ARGS } from '@webhook-inbox/scenarios/receiver';
 
 // The sources file is read and validated once, at start-up: every mistake is reported with the source and the
 // field it is in, and a receiver given a wrong file exits 2 before it listens.
@@ -255,7 +255,7 @@ sources:
 
   it('a receiver process given a wrong file exits 2 and says what is wrong', async () => {
     const path = writeSourcesFile(WRONG);
-    const child = spawn(process.execPath, [SERVER_ENTRY], {
+    const child = spawn(process.execPath, [...RECEIVER_ARGS], {
       env: { DATABASE_URL: DB, WEBHOOK_SOURCES_FILE: path },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -14,8 +14,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import type pg from 'pg';
-import { AdminError, ThrottledError } from './http-errors.ts';
-import { createLogSampler, type Logger, type LogSampler } from './logger.ts';
+import { AdminError, ThrottledError } from '../http/errors.ts';
+import { createLogSampler, type Logger, type LogSampler } from '../logger.ts';
 
 /** Refused bearer tokens one client may send in a window before every attempt is refused (429) until it ends. */
 export const ADMIN_THROTTLE = { scope: 'admin_api', maxFailures: 10, windowSeconds: 15 * 60 } as const;

@@ -14,16 +14,10 @@ import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
-import {
-  adminPrincipal,
-  originOf,
-  requirePermission,
-  type AdminAccess,
-  type AdminEnv,
-} from './admin-access.ts';
-import { tokenRoutes } from './admin-tokens.ts';
-import { AdminError, errorResponse, mapError } from './http-errors.ts';
-import type { Logger } from './logger.ts';
+import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
+import { tokenRoutes } from './tokens.ts';
+import { AdminError, errorResponse, mapError } from '../http/errors.ts';
+import type { Logger } from '../logger.ts';
 
 interface AdminDeps {
   pool: pg.Pool;

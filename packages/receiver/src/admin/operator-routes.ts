@@ -2,10 +2,10 @@ import type { Console } from '@webhook-inbox/console';
 import type { Env, Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { createAdminApp } from './admin.ts';
-import { createAdminAccess, type AdminAccess } from './admin-access.ts';
-import { mountConsole } from './console.ts';
-import type { Logger } from './logger.ts';
+import { createAdminApp } from './api.ts';
+import { createAdminAccess, type AdminAccess } from './access.ts';
+import { mountConsole } from '../management/console.ts';
+import type { Logger } from '../logger.ts';
 
 /** What a listener needs to serve operators: the admin API's token and access, the console. */
 interface OperatorRouteDeps {

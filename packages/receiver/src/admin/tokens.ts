@@ -10,8 +10,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type pg from 'pg';
 import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
-import type { AdminEnv } from './admin-access.ts';
-import { AdminError } from './http-errors.ts';
+import type { AdminEnv } from './access.ts';
+import { AdminError } from '../http/errors.ts';
 
 /** The largest token request read: a name, a role, a few group names and a number. */
 const TOKEN_BODY_LIMIT = 8 * 1024;

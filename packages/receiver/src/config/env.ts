@@ -37,16 +37,16 @@ import {
   describeConsoleConfig,
   parseConsoleConfig,
   type ConsoleConfig,
-} from './console-env.ts';
-import { batchFields, batchLimits, type BatchLimits } from './batch-env.ts';
-import { readSources } from './sources-env.ts';
+} from './console.ts';
+import { batchFields, batchLimits, type BatchLimits } from './batch.ts';
+import { readSources } from './sources.ts';
 import {
   catalogueEntryOf,
   catalogueSchema,
   catalogueSources,
   secretList,
   withSecretFiles,
-} from './secret-env.ts';
+} from './secrets.ts';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
 

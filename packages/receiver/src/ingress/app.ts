@@ -10,18 +10,18 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
 import { NO_TRUSTED_PROXIES, throttleKey } from '@webhook-inbox/operator/access/forwarded';
-import { originOf, type AdminAccess } from './admin-access.ts';
+import { originOf, type AdminAccess } from '../admin/access.ts';
 import { readRawBody } from './body.ts';
 import { createBodyBudget, type BodyBudget, type BodyLease } from './body-budget.ts';
-import { DEFAULT_BATCH_LIMITS, type BatchLimits } from './batch-env.ts';
+import { DEFAULT_BATCH_LIMITS, type BatchLimits } from '../config/batch.ts';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { DeliveryCounter } from './delivery-counts.ts';
-import { errorResponse, mapError, SIGNATURE_CODES, ThrottledError } from './http-errors.ts';
+import { errorResponse, mapError, SIGNATURE_CODES, ThrottledError } from '../http/errors.ts';
 import { createGuessLimit, SOURCE_GUESS_LIMIT, type GuessLimit } from './guess-limit.ts';
-import { truncate, type Logger, type LogSampler } from './logger.ts';
-import type { ReceiverMetrics } from './metrics.ts';
-import { noSniff } from './nosniff.ts';
-import { mountOperatorRoutes } from './operator-routes.ts';
+import { truncate, type Logger, type LogSampler } from '../logger.ts';
+import type { ReceiverMetrics } from '../management/metrics.ts';
+import { noSniff } from '../http/nosniff.ts';
+import { mountOperatorRoutes } from '../admin/operator-routes.ts';
 
 export interface AppDeps {
   /** The request pool: each group-commit transaction, and the admin API, take a connection from it. */

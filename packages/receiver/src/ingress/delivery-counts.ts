@@ -1,7 +1,7 @@
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { deliveryCounts } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 export interface DeliveryCounter {
   /** Counts one answered webhook request, in memory: never waits, never throws, never touches the database. */

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Console } from '@webhook-inbox/console';
-import type { AdminAccess } from './admin-access.ts';
+import type { AdminAccess } from '../admin/access.ts';
 import {
   allowedHostsOnly,
   LOOPBACK_HOSTS,
@@ -11,12 +11,12 @@ import {
   type AllowedHosts,
 } from '@webhook-inbox/operator/access/allowed-hosts';
 import { cachedFor } from './cached.ts';
-import { errorResponse, mapError } from './http-errors.ts';
+import { errorResponse, mapError } from '../http/errors.ts';
 import { registerInboxMetrics } from './inbox-metrics.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import type { ReceiverMetrics } from './metrics.ts';
-import { noSniff } from './nosniff.ts';
-import { mountOperatorRoutes } from './operator-routes.ts';
+import { noSniff } from '../http/nosniff.ts';
+import { mountOperatorRoutes } from '../admin/operator-routes.ts';
 
 export interface ManagementDeps {
   /** The request pool, which readiness checks with `select 1`. */

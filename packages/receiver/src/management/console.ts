@@ -5,9 +5,9 @@ import { errorFields } from '@webhook-inbox/inbox/error-text';
 import type { Context, Env, Hono } from 'hono';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { ConsoleConfig } from './console-env.ts';
-import { createLogSampler, type Logger } from './logger.ts';
-import { REFUSAL_LOG_WINDOW_MS } from './admin-access.ts';
+import type { ConsoleConfig } from '../config/console.ts';
+import { createLogSampler, type Logger } from '../logger.ts';
+import { REFUSAL_LOG_WINDOW_MS } from '../admin/access.ts';
 
 /** The operator console as the receiver serves it, with the pool it alone uses. */
 interface ReceiverConsole {

@@ -4,7 +4,7 @@ import { DEAD_LETTER_QUEUE, EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import type pg from 'pg';
 import { Gauge, type Registry } from 'prom-client';
 import { cachedFor } from './cached.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 interface InboxMetricsOptions {
   pool: pg.Pool;

@@ -5,7 +5,7 @@ import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
 import { effectRuns } from '@webhook-inbox/inbox/sql';
 import { inboxSamples } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 interface InboxSampler {
   /** Samples now, unless this minute has its sample (tests; the timer calls it too). */

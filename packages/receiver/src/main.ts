@@ -1,6 +1,6 @@
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
-import { configOrExit, installShutdown } from '@webhook-inbox/env/startup';
+import { runService } from '@webhook-inbox/env/startup';
 import type { startTracing } from '@webhook-inbox/tracing';
 import { parseConfig } from './config/env.ts';
 import { createLogger, flushLogs } from './logger.ts';
@@ -13,32 +13,20 @@ import { createLogger, flushLogs } from './logger.ts';
  */
 export async function runReceiver(): Promise<void> {
   loadDotEnv();
-  const config = configOrExit('receiver', () => parseConfig());
-  const logger = createLogger(config.logLevel);
-  // Tracing first, and only when the OTEL_* environment asks for it: the SDK must see `pg` being imported, so
-  // the receiver (which imports it) is loaded after it.
-  const tracing = config.tracing
-    ? (await loadTracing()).startTracing({
-        serviceName: 'webhook-inbox-receiver',
-        statementSpans: false,
-      })
-    : undefined;
-  const { startReceiver } = await import('./receiver.ts');
-  try {
-    const receiver = await startReceiver(config, { logger });
-    installShutdown(
-      async () => {
-        await receiver.close();
-        await tracing?.shutdown();
-      },
-      logger,
-      () => flushLogs(logger),
-    );
-  } catch (error) {
-    logger.fatal({ err: errorFields(error) }, 'receiver failed to start');
-    await flushLogs(logger);
-    process.exit(1);
-  }
+  await runService({
+    service: 'receiver',
+    parseConfig: () => parseConfig(),
+    createLogger: (config) => createLogger(config.logLevel),
+    // Only when the OTEL_* environment asks for it.
+    startTracing: async (config) =>
+      config.tracing
+        ? (await loadTracing()).startTracing({ serviceName: 'webhook-inbox-receiver', statementSpans: false })
+        : undefined,
+    start: async (config, logger) => (await import('./receiver.ts')).startReceiver(config, { logger }),
+    stopSignals: 'started',
+    flush: (logger) => flushLogs(logger),
+    errorField: errorFields,
+  });
 }
 
 const TRACING_PACKAGE = '@webhook-inbox/tracing';

@@ -8,17 +8,14 @@ import {
   blankToUndefined,
   boundedNumber,
   ConfigError,
-  databasePooler,
-  databaseUrl,
   maskUrl,
-  logLevel,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
+  serviceConfig,
+  SERVICE_VARIABLES,
   textOr,
-  tracingEnabled,
-  type DatabasePooler,
-  type LogLevel,
+  type ServiceConfig,
 } from '@webhook-inbox/env';
 import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
 import {
@@ -54,10 +51,7 @@ export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
  * The receiver's configuration, parsed once from the environment at start-up. Nothing else in the app reads
  * `process.env`: everything below receives a `ReceiverConfig`.
  */
-export interface ReceiverConfig {
-  databaseUrl: string;
-  /** `transaction`: DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS Proxy). */
-  databasePooler: DatabasePooler;
+export interface ReceiverConfig extends ServiceConfig {
   /** The public listener: the webhooks and a database-free `/healthz`. */
   host: string;
   port: number;
@@ -105,7 +99,6 @@ export interface ReceiverConfig {
   maxBodyBytes: number;
   /** A batching source's limits: items per request, body bytes (batch-env.ts). */
   batch: BatchLimits;
-  logLevel: LogLevel;
   /** Connections the request path may hold at once. */
   poolSize: number;
   /** Group commit: transactions recording events at once (at most `poolSize`). */
@@ -127,9 +120,6 @@ export interface ReceiverConfig {
   alertWebhookUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
-  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
-  tracing: boolean;
-  production: boolean;
 }
 
 // Whole numbers only: "must be a whole number between <min> and <max>".
@@ -144,8 +134,7 @@ type AdminListener = (typeof ADMIN_LISTENERS)[number];
 const MIB = 1024 * 1024;
 
 const schema = z.object({
-  DATABASE_URL: databaseUrl,
-  DATABASE_POOLER: databasePooler,
+  ...SERVICE_VARIABLES,
   HOST: textOr('127.0.0.1'),
   PORT: integer(0, 65_535, 3000),
   MANAGEMENT_HOST: textOr('127.0.0.1'),
@@ -169,7 +158,6 @@ const schema = z.object({
   WEBHOOK_TOLERANCE_SECONDS: integer(1, 86_400, 300),
   WEBHOOK_MAX_BODY_BYTES: integer(1, 64 * 1024 * 1024, 1_048_576),
   ...batchFields,
-  LOG_LEVEL: logLevel,
   DATABASE_POOL_SIZE: integer(1, 200, 16),
   // Unset (0): the group-commit default, or the pool's size when that is smaller.
   GROUP_COMMIT_TRANSACTIONS: integer(1, 200, 0),
@@ -190,7 +178,6 @@ const schema = z.object({
   ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
-  NODE_ENV: textOr('development'),
 });
 
 /** Every variable the receiver reads (its schemas' keys; each secret also as `<NAME>_FILE`), for tests to walk. */
@@ -222,7 +209,8 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     if (error instanceof ConfigError) throw new ConfigError([...issues, ...error.issues]);
     throw error;
   }
-  const production = e.NODE_ENV === 'production';
+  const service = serviceConfig(e, env);
+  const { production } = service;
   const envSources = catalogueSources(catalogueEnv);
   // A sources file or a catalogue variable says which endpoints exist; without either, production needs both
   // built-in secrets.
@@ -301,8 +289,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
-    databaseUrl: e.DATABASE_URL,
-    databasePooler: e.DATABASE_POOLER,
+    ...service,
     host: e.HOST,
     port: e.PORT,
     managementHost: e.MANAGEMENT_HOST,
@@ -324,7 +311,6 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     batch,
-    logLevel: e.LOG_LEVEL,
     poolSize: e.DATABASE_POOL_SIZE,
     groupCommitTransactions:
       e.GROUP_COMMIT_TRANSACTIONS || Math.min(DEFAULT_GROUP_COMMIT.maxTransactions, e.DATABASE_POOL_SIZE),
@@ -335,8 +321,6 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     console: consoleConfig,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
-    tracing: tracingEnabled(env),
-    production,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The pieces of environment parsing the apps share (apps/receiver and apps/worker `env.ts`): how a blank
+ * The pieces of environment parsing the receiver and the worker share (their `env.ts`): how a blank
  * variable, a bounded number, a log level or a database URL is read, and how a failed parse is reported. Each
  * app keeps its own schema (its variables, defaults and bounds) and is still the only place that reads
  * `process.env`; this package never does. How a URL is logged without its secrets is in `./mask.ts`.

@@ -8,7 +8,7 @@ import { createLogger, flushLogs } from './logger.ts';
 /**
  * The receiver as this process, configured by the environment only (and a `.env` file if present): it listens
  * until SIGTERM/SIGINT, then shuts down gracefully and exits. Exits 2 on a configuration error (what is wrong is
- * on stderr), 1 when it cannot start. `node apps/receiver/src/server.ts` here, `npx webhook-inbox receiver` from
+ * on stderr), 1 when it cannot start. The apps/receiver entry here, `npx webhook-inbox receiver` from
  * the published packages.
  */
 export async function runReceiver(): Promise<void> {

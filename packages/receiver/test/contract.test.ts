@@ -10,7 +10,7 @@ import {
   type Delivery,
 } from '@webhook-inbox/scenarios/receiver';
 
-// Every answer of the webhook route (the table in apps/receiver/README.md), for each provider, through
+// Every answer of the webhook route (the table in packages/receiver/README.md), for each provider, through
 // app.request() on the real app (real pool, real pg-boss sender, real providers) against this file's own database.
 
 const db = useTestDatabase();

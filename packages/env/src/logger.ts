@@ -66,3 +66,18 @@ export function flushLogs(logger: Logger, timeoutMs = 1_000): Promise<void> {
     }
   });
 }
+
+/**
+ * The logger a service starts with (the one its caller gave, or `create()`), once it has written
+ * `<service> starting` with the configuration as it is safe to log.
+ */
+export function startingLogger<L extends Pick<Logger, 'info'>>(
+  service: string,
+  given: L | undefined,
+  create: () => L,
+  safeConfig: Record<string, unknown>,
+): L {
+  const logger = given ?? create();
+  logger.info({ config: safeConfig }, `${service} starting`);
+  return logger;
+}

@@ -2,6 +2,7 @@ import type { Server, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { clientClassFor } from '@webhook-inbox/db';
+import { startingLogger } from '@webhook-inbox/env/logger';
 import { createProviders, type CertificateFetch } from '@webhook-inbox/providers';
 import { ensureQueues } from '@webhook-inbox/inbox/queue';
 import { tracingInstalled } from '@webhook-inbox/inbox/telemetry';
@@ -60,8 +61,12 @@ export interface StartOptions {
  * await receiver.close();
  */
 export async function startReceiver(config: ReceiverConfig, options: StartOptions = {}): Promise<Receiver> {
-  const logger = options.logger ?? createLogger(config.logLevel);
-  logger.info({ config: describeConfig(config) }, 'receiver starting');
+  const logger = startingLogger(
+    'receiver',
+    options.logger,
+    () => createLogger(config.logLevel),
+    describeConfig(config),
+  );
   const providers = createProviders({
     stripeSecrets: config.stripeSecrets,
     shopifySecrets: config.shopifySecrets,

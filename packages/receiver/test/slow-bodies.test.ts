@@ -92,9 +92,10 @@ function peakRss(pid: number): number {
   return Number(match?.[1] ?? 0) * 1024;
 }
 
-/** The receiver's Node flags, as its `start` script (and the image) runs it: the heap cap among them. */
+/** The receiver's Node flags, as the app's `start` script (and the image) runs it: the heap cap among them. */
 function startFlags(): string[] {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  const appManifest = new URL('../../../apps/receiver/package.json', import.meta.url);
+  const manifest = JSON.parse(readFileSync(appManifest, 'utf8')) as {
     scripts: { start: string };
   };
   return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));

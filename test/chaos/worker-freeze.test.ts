@@ -14,7 +14,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { expect, it } from 'vitest';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
@@ -65,13 +65,26 @@ function repeats(smtp: SmtpSink, victimPorts: ReadonlySet<number>, thawedAt: num
 
 it('a worker frozen holding emails and thawed after another finished them sends none of them again', async () => {
   const proxies: StallProxy[] = [];
+  // Once the victim has sent its first emails, the sink holds the answers to its next ones until the freeze: its
+  // connections stay mid-transaction and the rest of its claimed emails wait for one, however busy the machine.
+  let holdVictim: ((clientPort: number) => boolean) | undefined;
+  const held: Array<() => void> = [];
+  const releaseHeld = () => {
+    holdVictim = undefined;
+    for (const release of held.splice(0)) release();
+  };
   await withScenario(
     {
       databaseUrl: db.url,
       // A message takes 20-120 ms to be accepted: a batch's twenty emails wait for the ten SMTP connections.
       smtpDelayMs: () => randomInt(20, 120),
+      smtpHold: (clientPort) =>
+        holdVictim?.(clientPort) ? new Promise<void>((resolve) => held.push(resolve)) : Promise.resolve(),
       producerQueue: DEFAULT_QUEUE_SETTINGS,
-      afterStop: async () => void (await Promise.all(proxies.map((p) => p.close()))),
+      afterStop: async () => {
+        releaseHeld();
+        await Promise.all(proxies.map((p) => p.close()));
+      },
     },
     async (scenario) => {
       const { pool, smtp, producer } = scenario;
@@ -97,8 +110,13 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       await Promise.all(events.map((event) => producer.send(event.raw)));
 
       // The victim holds claims beyond the emails inside their SMTP transaction (the others wait for a
-      // connection), with its SMTP connections open (ten emails sent).
+      // connection), with its SMTP connections open (ten emails sent) and their next answers held.
       const victimSent = () => smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
+      await waitFor(() => victimSent() >= SMTP_CONNECTIONS, {
+        timeout: 120_000,
+        message: "the victim's first emails sent",
+      });
+      holdVictim = (clientPort) => mail.everPorts().includes(clientPort);
       const claimed = async () =>
         (
           await pool.query<{ n: number }>(
@@ -107,12 +125,10 @@ it('a worker frozen holding emails and thawed after another finished them sends 
         ).rows[0]!.n;
       await waitForOrExplain(
         async () =>
-          victimSent() >= SMTP_CONNECTIONS &&
           smtp.openTransactions(mail.everPorts()) > 0 &&
           (await claimed()) > smtp.openTransactions(mail.everPorts()),
         {
           timeout: 120_000,
-          interval: 5,
           message: 'emails of the victim claimed and waiting for a connection',
         },
         () => snapshot(pool),
@@ -122,6 +138,8 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       const openAtFreeze = smtp.openTransactions(mail.everPorts());
       const victimSentBefore = victimSent();
       const claimedAtFreeze = await claimed();
+      // Answered while it is stopped: it reads them after the thaw, when its claims are another worker's.
+      releaseHeld();
 
       // Another worker finishes every event, the victim's included (its heartbeat went silent).
       await scenario.startWorker(env());

@@ -6,7 +6,9 @@
  * without the message's closing dot.
  *
  * Two worker processes with production's queue settings (heartbeat 10 s), 60 checkouts of 60 accounts, the SMTP
- * sink slow enough that a batch's emails queue for its connections. The victim reaches the sink through a proxy,
+ * sink slow enough that a batch's emails queue for its connections; once the victim has sent ten, the sink holds
+ * the answers to its next ones until the freeze, so it is frozen with every connection mid-transaction and more
+ * emails claimed than it has connections. The victim reaches the sink through a proxy,
  * so the sink tells its messages apart. The only repeat allowed is a copy whose SMTP transaction the victim had
  * begun before it was stopped (MAIL FROM read by the sink before the SIGCONT): a send in flight at the freeze, or
  * one that had ended but whose mark had not landed; the scenario counts and prints them. A message of the victim

@@ -11,7 +11,6 @@ import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackages, PUBLISHED_PACKAGES } from '../../scripts/build-packages.ts';
-import { npmEnv } from './npm-env.ts';
 import { declarationErrors } from './declaration-errors.ts';
 import { exportedAny } from './exported-any.ts';
 
@@ -88,7 +87,7 @@ async function inProject(
   try {
     return await run(command, args, {
       cwd: project,
-      env: { ...process.env, ...npmEnv(work), ...env },
+      env: { ...process.env, ...env },
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
@@ -240,7 +239,7 @@ function startInProject(
 ): { child: ChildProcess; output: () => string; exited: Promise<unknown[]> } {
   const child = spawn(command, args, {
     cwd: project,
-    env: { ...process.env, ...npmEnv(work), ...env },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

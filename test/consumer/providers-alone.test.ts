@@ -6,7 +6,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { npmEnv } from './npm-env.ts';
 
 /**
  * `@webhook-inbox/providers` as a service that is not an inbox installs it: its tarball alone, with npm, in a fresh
@@ -22,11 +21,7 @@ let project: string;
 
 async function inProject(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(command, args, {
-      cwd: project,
-      env: { ...process.env, ...npmEnv(work) },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    return await run(command, args, { cwd: project, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} failed:\n${stdout}\n${stderr}`, { cause: error });

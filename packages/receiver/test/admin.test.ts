@@ -1,7 +1,12 @@
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, send, sql, type TestApp } from './helpers.ts';
-import { receiverEnv, shopifyDelivery, spawnReceiver, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
+import {
+  receiverEnv,
+  shopifyDelivery,
+  spawnReceiver,
+  stripeDelivery,
+} from '@webhook-inbox/scenarios/receiver';
 
 // The admin API on the real app: list with filters and a cursor, show, replay; bearer auth; off when unset.
 

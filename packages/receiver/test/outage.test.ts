@@ -4,7 +4,13 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { batchCounts, sql } from './helpers.ts';
-import { getStatus, post, receiverEnv, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';
+import {
+  getStatus,
+  post,
+  receiverEnv,
+  stripeDelivery,
+  type Delivery,
+} from '@webhook-inbox/scenarios/receiver';
 
 // The database goes away while deliveries are flowing. Whatever happens, no 2xx for an event that is not
 // committed (with its job), failures are 503s, and the receiver recovers by itself once the database is back.

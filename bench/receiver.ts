@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createSender } from '../apps/receiver/src/boss.ts';
-import { parseConfig } from '../apps/receiver/src/env.ts';
-import { createLogger } from '../apps/receiver/src/logger.ts';
-import { createRequestPool } from '../apps/receiver/src/receiver.ts';
+import { createSender } from '../packages/receiver/src/boss.ts';
+import { parseConfig } from '../packages/receiver/src/config/env.ts';
+import { createLogger } from '../packages/receiver/src/logger.ts';
+import { createRequestPool } from '../packages/receiver/src/receiver.ts';
 import { ingest } from '../packages/inbox/src/ingest.ts';
 import type { VerifiedEvent } from '@webhook-inbox/providers';
 import { ensureQueues } from '../packages/inbox/src/queue.ts';

@@ -17,7 +17,7 @@ export const PUBLISHED_PACKAGES = [
   'packages/operator',
   'packages/tracing',
   'packages/console',
-  'apps/receiver',
+  'packages/receiver',
   'packages/cli',
 ] as const;
 

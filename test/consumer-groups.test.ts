@@ -14,7 +14,7 @@ import { requirePgBouncer, startPgBouncer } from '@webhook-inbox/testing/pgbounc
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { parseConfig, startReceiver, type Receiver } from '../apps/receiver/src/index.ts';
+import { parseConfig, startReceiver, type Receiver } from '../packages/receiver/src/index.ts';
 import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 
 const TEAM_WORKER = fileURLToPath(new URL('./consumer-groups/team-worker.ts', import.meta.url));

@@ -16,7 +16,7 @@ import { PURGE_QUEUE } from '@webhook-inbox/operator';
 import { onPath, requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseConfig as parseReceiverConfig, startReceiver } from '../apps/receiver/src/index.ts';
+import { parseConfig as parseReceiverConfig, startReceiver } from '../packages/receiver/src/index.ts';
 import { parseConfig as parseWorkerConfig, startWorker } from '../apps/worker/src/index.ts';
 import { receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
 import { queueEnv } from '@webhook-inbox/scenarios/worker';

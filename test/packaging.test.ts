@@ -22,7 +22,7 @@ import {
 } from 'dockerfile-ast';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseConfig as parseReceiverConfig } from '../apps/receiver/src/env.ts';
+import { parseConfig as parseReceiverConfig } from '../packages/receiver/src/config/env.ts';
 import { parseConfig as parseWorkerConfig } from '../apps/worker/src/env.ts';
 import { requireTool, useTempFiles } from '@webhook-inbox/testing';
 
@@ -255,14 +255,14 @@ function runtimeClosure(name: string, seen = new Set<string>()): Set<string> {
 const apps = [
   {
     target: 'receiver',
-    package: '@webhook-inbox/receiver',
+    package: '@webhook-inbox/receiver-app',
     dir: 'apps/receiver',
     service: 'receiver',
     hostVar: 'HOST',
     portVar: 'PORT',
     defaults: parseReceiverConfig({ DATABASE_URL: 'postgres://localhost/x' }),
     parse: (env: Record<string, string>) => parseReceiverConfig(env),
-    envFile: 'apps/receiver/src/env.ts',
+    envFile: 'packages/receiver/src/config/env.ts',
   },
   {
     target: 'worker',
@@ -361,7 +361,7 @@ describe('docker/Dockerfile', () => {
 
   it('installs each app with its workspace dependencies and ships all of them, outside node_modules', () => {
     for (const [target, pkg] of [
-      ['receiver', '@webhook-inbox/receiver'],
+      ['receiver', '@webhook-inbox/receiver-app'],
       ['worker', '@webhook-inbox/worker'],
       ['migrate', '@webhook-inbox/worker'],
     ] as const) {
@@ -451,6 +451,7 @@ describe('.dockerignore', () => {
     for (const dir of workspace.values()) needed.push(`${dir}/package.json`);
     for (const dir of [
       'apps/receiver/src',
+      'packages/receiver/src',
       'apps/worker/src',
       'packages/db/src',
       'packages/inbox/src',
@@ -626,7 +627,7 @@ describe('docker-compose.yml', () => {
 
   it('waits longer than the apps take to stop', () => {
     // The receiver waits SHUTDOWN_TIMEOUT_MS for requests, then up to this long for pg-boss.
-    const bossStop = /boss\.stop\(\{[^}]*timeout: ([\d_]+)/.exec(read('apps/receiver/src/receiver.ts'));
+    const bossStop = /boss\.stop\(\{[^}]*timeout: ([\d_]+)/.exec(read('packages/receiver/src/receiver.ts'));
     expect(bossStop, 'the receiver bounds its pg-boss stop').not.toBeNull();
     const budgets = {
       receiver: (env: Record<string, string>) =>

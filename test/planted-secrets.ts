@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { CATALOGUE } from '@webhook-inbox/providers';
 import { sampleCredentials } from '@webhook-inbox/providers/samples';
-import { RECEIVER_VARIABLES } from '../apps/receiver/src/env.ts';
+import { RECEIVER_VARIABLES } from '../packages/receiver/src/config/env.ts';
 import { WORKER_VARIABLES } from '../apps/worker/src/env.ts';
 
 const RUN = randomBytes(6).toString('hex');

@@ -44,6 +44,7 @@ let mailDir: string;
 const answers: string[] = [];
 
 const RECEIVER_ENTRY = path.join(import.meta.dirname, '../apps/receiver/src/server.ts');
+const WORKER_ENTRY = path.join(import.meta.dirname, '../apps/worker/src/server.ts');
 const OTEL = {
   OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
   OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -87,15 +88,18 @@ beforeAll(async () => {
   receiver = await spawnReceiver({ ...env.receiver, ...otel, LOG_LEVEL: 'debug' });
   const port = await findFreePort();
   workerUrl = `http://127.0.0.1:${port}`;
-  worker = spawnWorker({
-    ...env.worker,
-    ...otel,
-    LOG_LEVEL: 'debug',
-    WORKER_PORT: String(port),
-    MAIL_DIR: mailDir,
-    WORKER_RETRY_LIMIT: '0',
-    WORKER_POLL_SECONDS: '0.5',
-  });
+  worker = spawnWorker(
+    {
+      ...env.worker,
+      ...otel,
+      LOG_LEVEL: 'debug',
+      WORKER_PORT: String(port),
+      MAIL_DIR: mailDir,
+      WORKER_RETRY_LIMIT: '0',
+      WORKER_POLL_SECONDS: '0.5',
+    },
+    { entry: WORKER_ENTRY },
+  );
   await waitFor(async () => (await fetch(`${workerUrl}/healthz`).catch(() => undefined))?.status === 200, {
     timeout: 120_000,
     message: 'the worker to listen',
@@ -221,11 +225,14 @@ describe('planted secrets', () => {
       },
       { entry: RECEIVER_ENTRY },
     );
-    const workerRun = spawnWorker({
-      DATABASE_URL: `postgres://inbox:${bad}@`,
-      SMTP_URL: `ftp://mailer:${bad}@127.0.0.1`,
-      ALERT_WEBHOOK_URL: `not-a-url-${bad}`,
-    });
+    const workerRun = spawnWorker(
+      {
+        DATABASE_URL: `postgres://inbox:${bad}@`,
+        SMTP_URL: `ftp://mailer:${bad}@127.0.0.1`,
+        ALERT_WEBHOOK_URL: `not-a-url-${bad}`,
+      },
+      { entry: WORKER_ENTRY },
+    );
     // A sources file read once the variables are right: a secret of the wrong form is named by source and position.
     const sourcesRun = spawnWorker(
       {

@@ -4,11 +4,11 @@ import { findFreePorts } from '../../packages/testing/src/embedded-postgres.ts';
 import { startFlagsOf } from './process.ts';
 import { STRIPE_SECRET } from './stripe-requests.ts';
 
-/** The receiver's entry point, as `pnpm --filter @webhook-inbox/receiver start` runs it. */
+/** The receiver's entry point, as `pnpm --filter @webhook-inbox/receiver-app start` runs it. */
 export const SERVER = fileURLToPath(new URL('../../apps/receiver/src/server.ts', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('../../apps/receiver/package.json', import.meta.url));
 
-/** The Node flags of `pnpm --filter @webhook-inbox/receiver start` (`node <flags> src/server.ts`). */
+/** The Node flags of `pnpm --filter @webhook-inbox/receiver-app start` (`node <flags> src/server.ts`). */
 export const startFlags = () => startFlagsOf(PACKAGE);
 
 export interface SpawnedReceiver {
@@ -20,7 +20,7 @@ export interface SpawnedReceiver {
 }
 
 /**
- * The receiver as `pnpm --filter @webhook-inbox/receiver start` runs it (or the bare reference server, with the
+ * The receiver as `pnpm --filter @webhook-inbox/receiver-app start` runs it (or the bare reference server, with the
  * same flags and environment), in its own process (its RSS is its own).
  */
 export async function spawnReceiver(

@@ -6,7 +6,9 @@
  * without the message's closing dot.
  *
  * Two worker processes with production's queue settings (heartbeat 10 s), 60 checkouts of 60 accounts, the SMTP
- * sink slow enough that a batch's emails queue for its connections. The victim reaches the sink through a proxy,
+ * sink slow enough that a batch's emails queue for its connections; once the victim has sent ten, the sink holds
+ * the answers to its next ones until the freeze, so it is frozen with every connection mid-transaction and more
+ * emails claimed than it has connections. The victim reaches the sink through a proxy,
  * so the sink tells its messages apart. The only repeat allowed is a copy whose SMTP transaction the victim had
  * begun before it was stopped (MAIL FROM read by the sink before the SIGCONT): a send in flight at the freeze, or
  * one that had ended but whose mark had not landed; the scenario counts and prints them. A message of the victim
@@ -14,7 +16,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type { SmtpSink } from '@webhook-inbox/testing/smtp';
 import { expect, it } from 'vitest';
 import { DEFAULT_QUEUE_SETTINGS } from '../../packages/inbox/src/queue.ts';
@@ -65,13 +67,26 @@ function repeats(smtp: SmtpSink, victimPorts: ReadonlySet<number>, thawedAt: num
 
 it('a worker frozen holding emails and thawed after another finished them sends none of them again', async () => {
   const proxies: StallProxy[] = [];
+  // Once the victim has sent its first emails, the sink holds the answers to its next ones until the freeze: its
+  // connections stay mid-transaction and the rest of its claimed emails wait for one, however busy the machine.
+  let holdVictim: ((clientPort: number) => boolean) | undefined;
+  const held: Array<() => void> = [];
+  const releaseHeld = () => {
+    holdVictim = undefined;
+    for (const release of held.splice(0)) release();
+  };
   await withScenario(
     {
       databaseUrl: db.url,
       // A message takes 20-120 ms to be accepted: a batch's twenty emails wait for the ten SMTP connections.
       smtpDelayMs: () => randomInt(20, 120),
+      smtpHold: (clientPort) =>
+        holdVictim?.(clientPort) ? new Promise<void>((resolve) => held.push(resolve)) : Promise.resolve(),
       producerQueue: DEFAULT_QUEUE_SETTINGS,
-      afterStop: async () => void (await Promise.all(proxies.map((p) => p.close()))),
+      afterStop: async () => {
+        releaseHeld();
+        await Promise.all(proxies.map((p) => p.close()));
+      },
     },
     async (scenario) => {
       const { pool, smtp, producer } = scenario;
@@ -97,8 +112,13 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       await Promise.all(events.map((event) => producer.send(event.raw)));
 
       // The victim holds claims beyond the emails inside their SMTP transaction (the others wait for a
-      // connection), with its SMTP connections open (ten emails sent).
+      // connection), with its SMTP connections open (ten emails sent) and their next answers held.
       const victimSent = () => smtp.messages.filter((m) => mail.everPorts().includes(m.clientPort)).length;
+      await waitFor(() => victimSent() >= SMTP_CONNECTIONS, {
+        timeout: 120_000,
+        message: "the victim's first emails sent",
+      });
+      holdVictim = (clientPort) => mail.everPorts().includes(clientPort);
       const claimed = async () =>
         (
           await pool.query<{ n: number }>(
@@ -107,12 +127,10 @@ it('a worker frozen holding emails and thawed after another finished them sends 
         ).rows[0]!.n;
       await waitForOrExplain(
         async () =>
-          victimSent() >= SMTP_CONNECTIONS &&
           smtp.openTransactions(mail.everPorts()) > 0 &&
           (await claimed()) > smtp.openTransactions(mail.everPorts()),
         {
           timeout: 120_000,
-          interval: 5,
           message: 'emails of the victim claimed and waiting for a connection',
         },
         () => snapshot(pool),
@@ -122,6 +140,8 @@ it('a worker frozen holding emails and thawed after another finished them sends 
       const openAtFreeze = smtp.openTransactions(mail.everPorts());
       const victimSentBefore = victimSent();
       const claimedAtFreeze = await claimed();
+      // Answered while it is stopped: it reads them after the thaw, when its claims are another worker's.
+      releaseHeld();
 
       // Another worker finishes every event, the victim's included (its heartbeat went silent).
       await scenario.startWorker(env());

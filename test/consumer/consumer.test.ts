@@ -181,7 +181,7 @@ beforeAll(async () => {
     '@paddle/paddle-node-sdk',
     'square@^46',
   ]);
-}, 600_000);
+});
 
 afterAll(async () => {
   for (const database of databases) await database.drop();

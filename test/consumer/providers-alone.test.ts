@@ -92,7 +92,7 @@ beforeAll(async () => {
     JSON.stringify({ name: 'verifier', private: true, type: 'module' }),
   );
   await inProject('npm', ['install', '--no-audit', '--no-fund', path.join(tarballs, tarball!)]);
-}, 600_000);
+});
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });

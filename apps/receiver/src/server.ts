@@ -1,4 +1,6 @@
-import { runReceiver } from './main.ts';
+import { runReceiver } from '@webhook-inbox/receiver/main';
 
-// The receiver on its own: `pnpm --filter @webhook-inbox/receiver start` (or `node apps/receiver/src/server.ts`).
+// The receiver as a deployable process: `pnpm --filter @webhook-inbox/receiver-app start`, the Docker image's
+// command, `node apps/receiver/src/server.ts`. Everything it runs is the package's (`npx webhook-inbox receiver`
+// runs the same `runReceiver`).
 await runReceiver();

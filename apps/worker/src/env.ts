@@ -15,17 +15,14 @@ import {
   blankToUndefined as blank,
   boundedNumber,
   ConfigError,
-  databasePooler,
-  databaseUrl,
   maskUrl,
-  logLevel,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
+  serviceConfig,
+  SERVICE_VARIABLES,
   textOr,
-  tracingEnabled,
-  type DatabasePooler,
-  type LogLevel,
+  type ServiceConfig,
 } from '@webhook-inbox/env';
 import { z } from 'zod';
 
@@ -35,10 +32,7 @@ export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
  * The worker's configuration, parsed once from the environment at start-up. Nothing else in the app reads
  * `process.env`: everything receives a `WorkerConfig`.
  */
-export interface WorkerConfig {
-  databaseUrl: string;
-  /** `transaction`: DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS Proxy). */
-  databasePooler: DatabasePooler;
+export interface WorkerConfig extends ServiceConfig {
   host: string;
   /** `/healthz` and `/metrics`. 0: any free port (tests). */
   port: number;
@@ -51,7 +45,6 @@ export interface WorkerConfig {
   smtpUrl: string | undefined;
   mailFrom: string;
   mailDir: string;
-  logLevel: LogLevel;
   /**
    * The worker's consumer group (`WORKER_GROUP`): the team whose effects it runs. Every group with an effect for
    * an event's type gets the event, with its own queue, status, retries and dead letters. `default`: the single
@@ -80,9 +73,6 @@ export interface WorkerConfig {
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
-  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
-  tracing: boolean;
-  production: boolean;
 }
 
 // The worker's numbers say "must be a number between <min> and <max>", whole or not.
@@ -99,8 +89,7 @@ const bool = (fallback: boolean) =>
   );
 
 const schema = z.object({
-  DATABASE_URL: databaseUrl,
-  DATABASE_POOLER: databasePooler,
+  ...SERVICE_VARIABLES,
   WORKER_HOST: textOr('127.0.0.1'),
   WORKER_PORT: number(0, 65_535, 3001),
   WORKER_ALLOWED_HOSTS: parsedBy(parseHostList),
@@ -121,7 +110,6 @@ const schema = z.object({
   ),
   MAIL_FROM: textOr('welcome@localhost'),
   MAIL_DIR: textOr('.data/mail'),
-  LOG_LEVEL: logLevel,
   WORKER_RETRY_LIMIT: number(0, 1_000, 8),
   WORKER_RETRY_DELAY_SECONDS: number(0, 86_400, 5),
   WORKER_RETRY_BACKOFF: bool(true),
@@ -150,7 +138,6 @@ const schema = z.object({
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
   RECONCILE_CRON: textOr('*/30 * * * *'),
   RECONCILE_SINCE: textOr('3d'),
-  NODE_ENV: textOr('development'),
   INIT_CWD: z.string().optional(),
 });
 
@@ -163,7 +150,6 @@ export const WORKER_VARIABLES: readonly string[] = Object.keys(schema.shape);
  */
 export function parseConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
   const e = parseEnv(schema, env);
-  const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
   if (e.WORKER_RETRY_BACKOFF && e.WORKER_RETRY_DELAY_MAX_SECONDS < e.WORKER_RETRY_DELAY_SECONDS) {
     issues.push('WORKER_RETRY_DELAY_MAX_SECONDS must be at least WORKER_RETRY_DELAY_SECONDS');
@@ -174,8 +160,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (issues.length > 0) throw new ConfigError(issues);
 
   return {
-    databaseUrl: e.DATABASE_URL,
-    databasePooler: e.DATABASE_POOLER,
+    ...serviceConfig(e, env),
     host: e.WORKER_HOST,
     port: e.WORKER_PORT,
     allowedHosts: e.WORKER_ALLOWED_HOSTS ?? defaultAllowedHosts(e.WORKER_HOST),
@@ -183,7 +168,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     mailFrom: e.MAIL_FROM,
     // Relative to where pnpm was invoked (the repo root for `pnpm start`), not to apps/worker.
     mailDir: path.resolve(e.INIT_CWD ?? process.cwd(), e.MAIL_DIR),
-    logLevel: e.LOG_LEVEL,
     group: e.WORKER_GROUP,
     queue: {
       retryLimit: e.WORKER_RETRY_LIMIT,
@@ -210,8 +194,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
-    tracing: tracingEnabled(env),
-    production,
   };
 }
 

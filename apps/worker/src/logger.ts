@@ -1,35 +1,18 @@
-import pino from 'pino';
+import type pino from 'pino';
+import { createServiceLogger, type Logger } from '@webhook-inbox/env/logger';
 import type { LogLevel } from './env.ts';
 
-export type Logger = pino.Logger;
+export type { Logger };
 
 /**
- * JSON lines on stdout. Effects log their provider, event key and effect name; never a payload or a secret.
- * `redact` is a second line of defence should someone log more later.
+ * JSON lines on stdout, each written as it comes. Effects log their provider, event key and effect name; never a
+ * payload, headers or an address (redacted should someone log more later).
  */
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      base: { service: 'worker' },
-      redact: {
-        paths: ['payload', '*.payload', 'headers', '*.headers', 'to', '*.to', 'email', '*.email'],
-        censor: '[redacted]',
-      },
-    },
-    destination ?? stdout(),
-  );
-}
-
-/** Asynchronous writes, flushed on exit so the last lines are not lost. */
-function stdout(): pino.DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false });
-  process.once('exit', () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // stdout already closed.
-    }
+  return createServiceLogger({
+    service: 'worker',
+    level,
+    redact: ['payload', '*.payload', 'headers', '*.headers', 'to', '*.to', 'email', '*.email'],
+    destination,
   });
-  return destination;
 }

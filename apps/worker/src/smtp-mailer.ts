@@ -27,12 +27,6 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 /** nodemailer's codes for a connection that failed or was closed (not a refusal by the server). */
 const LOST_CONNECTION = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT']);
 
-interface Sent {
-  response: string;
-  /** Whether the message's bytes were handed to the connection (the proof passed). */
-  written: boolean;
-}
-
 export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
   const { host, port, secure, auth } = parseConnectionUrl(url);
   const slot = slots(SMTP_CONNECTIONS);
@@ -67,12 +61,18 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
     return connection;
   }
 
+  /**
+   * One message on `connection`; resolves with the server's answer. Rejects with `written: false` on the error when
+   * nothing of the message went out (the proof was not reached). The connection goes back to the pool after a
+   * success and is closed after a failure: mid-DATA without the closing dot the server drops the message, and any
+   * other failure leaves the session in a state not worth recovering.
+   */
   async function sendOn(
     connection: SMTPConnection,
     raw: Buffer,
     to: string,
-    options: SendOptions,
-  ): Promise<Sent> {
+    { beforeSend }: SendOptions,
+  ): Promise<string> {
     let started = false;
     let written = false;
     let refused: Error | undefined;
@@ -81,7 +81,7 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
       read() {
         if (started) return;
         started = true;
-        (options.beforeSend?.() ?? Promise.resolve()).then(
+        (beforeSend?.() ?? Promise.resolve()).then(
           () => {
             written = true;
             this.push(raw);
@@ -94,51 +94,45 @@ export function smtpMailer(url: string, from: string, logger: Logger): Mailer {
         );
       },
     });
-    return new Promise<Sent>((resolve, reject) => {
-      connection.send({ from, to: [to] }, body, (error, info) => {
-        if (refused) reject(refused);
-        else if (error) reject(Object.assign(error, { written }));
-        else resolve({ response: info.response, written });
+    try {
+      const response = await new Promise<string>((resolve, reject) => {
+        connection.send({ from, to: [to] }, body, (error, info) => {
+          if (refused) reject(refused);
+          else if (error) reject(Object.assign(error, { written }));
+          else resolve(info.response);
+        });
       });
-    });
+      if (open.has(connection)) idle.add(connection);
+      return response;
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
   }
+
+  /** A kept connection the server closed while it was idle: nothing of the message went out. */
+  const lostBeforeSending = (error: unknown) =>
+    (error as { written?: boolean }).written === false &&
+    LOST_CONNECTION.has((error as { code?: string }).code ?? '');
 
   return {
     async send(message: MailMessage, options: SendOptions = {}) {
       const raw = await new MailComposer({ from, ...message }).compile().build();
       const release = await slot();
       try {
-        const info = await traceSpan('smtp send', { 'network.protocol.name': 'smtp' }, async () => {
+        const response = await traceSpan('smtp send', { 'network.protocol.name': 'smtp' }, async () => {
           const reused = idle.values().next().value;
-          if (reused) idle.delete(reused);
-          const connection = reused ?? (await connect());
+          if (!reused) return sendOn(await connect(), raw, message.to, options);
+          idle.delete(reused);
           try {
-            const sent = await sendOn(connection, raw, message.to, options);
-            if (open.has(connection)) idle.add(connection);
-            return sent;
+            return await sendOn(reused, raw, message.to, options);
           } catch (error) {
-            // Mid-DATA without the closing dot the server drops the message; any other failure leaves the
-            // session in a state not worth recovering.
-            connection.close();
-            const written = (error as { written?: boolean }).written;
-            // A kept connection the server closed while it was idle: nothing of the message went out, so it goes
-            // out over a new one.
-            if (reused && written === false && LOST_CONNECTION.has((error as { code?: string }).code ?? '')) {
-              const fresh = await connect();
-              const sent = await sendOn(fresh, raw, message.to, options).catch((retryError: unknown) => {
-                fresh.close();
-                throw retryError;
-              });
-              if (open.has(fresh)) idle.add(fresh);
-              return sent;
-            }
+            // It goes out over a new one.
+            if (lostBeforeSending(error)) return sendOn(await connect(), raw, message.to, options);
             throw error;
           }
         });
-        logger.debug(
-          { messageId: message.messageId, response: info.response },
-          'mail accepted by SMTP server',
-        );
+        logger.debug({ messageId: message.messageId, response }, 'mail accepted by SMTP server');
       } finally {
         release();
       }

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { type DeadEvent, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
+import { startingLogger } from '@webhook-inbox/env/logger';
 import { registerAlertMetrics } from '@webhook-inbox/operator';
 import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
@@ -37,8 +38,12 @@ export interface StartWorkerOptions {
  * await worker.close();
  */
 export async function startWorker(config: WorkerConfig, options: StartWorkerOptions = {}): Promise<Worker> {
-  const logger = options.logger ?? createLogger(config.logLevel);
-  logger.info({ config: describeConfig(config) }, 'worker starting');
+  const logger = startingLogger(
+    'worker',
+    options.logger,
+    () => createLogger(config.logLevel),
+    describeConfig(config),
+  );
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,

@@ -9,6 +9,7 @@ import { createPool } from '@webhook-inbox/db';
 import { createTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { CRASH_MARKER, CRASHING_WORKER_ENTRY, type CrashPoint } from './support/crash-points.ts';
+import { WORKER_ENTRY } from './support/entry.ts';
 import { startSmtpSink } from '@webhook-inbox/testing/smtp';
 import {
   auditCounts,
@@ -84,7 +85,7 @@ describe('SIGKILL at every step boundary', () => {
         expect(await doomed.exited, doomed.output()).toBe('SIGKILL');
         expect(doomed.output()).toContain(CRASH_MARKER);
 
-        const survivor = spawnWorker(env);
+        const survivor = spawnWorker(env, { entry: WORKER_ENTRY });
         try {
           // The recovery's deadline starts once the survivor runs: a process start on a loaded machine is no
           // part of what is measured.

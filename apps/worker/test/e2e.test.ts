@@ -14,8 +14,8 @@ import {
   parseConfig as parseReceiverConfig,
   startReceiver,
   type Receiver,
-} from '../../receiver/src/index.ts';
-import { shopifySamples, signedShopifyDelivery } from '../../receiver/test/shopify-deliveries.ts';
+} from '../../../packages/receiver/src/index.ts';
+import { shopifySamples, signedShopifyDelivery } from '../../../packages/receiver/test/shopify-deliveries.ts';
 import { parseConfig, startWorker, type Worker } from '../src/index.ts';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
 import { post as postDelivery } from '@webhook-inbox/scenarios/receiver';

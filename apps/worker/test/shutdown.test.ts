@@ -5,6 +5,7 @@
 import { createPool } from '@webhook-inbox/db';
 import { configureQueues, type QueueSettings } from '@webhook-inbox/inbox';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { WORKER_ENTRY } from './support/entry.ts';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
@@ -63,15 +64,18 @@ async function send(event: RawEvent, settings: QueueSettings): Promise<void> {
 }
 
 function start(settings: QueueSettings = TEST_QUEUE): WorkerProcess {
-  const worker = spawnWorker({
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    WORKER_POLL_SECONDS: '0.5',
-    WORKER_SUPERVISE_SECONDS: '1',
-    // Longer than any send the test holds.
-    SHUTDOWN_TIMEOUT_MS: '30000',
-    ...queueEnv(settings),
-  });
+  const worker = spawnWorker(
+    {
+      DATABASE_URL: db.url,
+      SMTP_URL: smtp.url,
+      WORKER_POLL_SECONDS: '0.5',
+      WORKER_SUPERVISE_SECONDS: '1',
+      // Longer than any send the test holds.
+      SHUTDOWN_TIMEOUT_MS: '30000',
+      ...queueEnv(settings),
+    },
+    { entry: WORKER_ENTRY },
+  );
   spawned.push(worker);
   return worker;
 }

@@ -20,6 +20,7 @@ import {
 } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink, type SmtpSink } from '@webhook-inbox/testing/smtp';
+import { WORKER_ENTRY } from './support/entry.ts';
 // The receiver is another app of this repository; the worker does not depend on it, this test does.
 import {
   post,
@@ -53,14 +54,17 @@ beforeAll(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '100',
   };
   receiver = await spawnReceiver({ ...receiverEnv(db.url), ...otel });
-  worker = spawnWorker({
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    MAIL_DIR: mailDir,
-    WORKER_POLL_SECONDS: '0.5',
-    ...queueEnv(),
-    ...otel,
-  });
+  worker = spawnWorker(
+    {
+      DATABASE_URL: db.url,
+      SMTP_URL: smtp.url,
+      MAIL_DIR: mailDir,
+      WORKER_POLL_SECONDS: '0.5',
+      ...queueEnv(),
+      ...otel,
+    },
+    { entry: WORKER_ENTRY },
+  );
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * The pieces of environment parsing the apps share (apps/receiver and apps/worker `env.ts`): how a blank
+ * The pieces of environment parsing the receiver and the worker share (their `env.ts`): how a blank
  * variable, a bounded number, a log level or a database URL is read, and how a failed parse is reported. Each
  * app keeps its own schema (its variables, defaults and bounds) and is still the only place that reads
  * `process.env`; this package never does. How a URL is logged without its secrets is in `./mask.ts`.
@@ -167,4 +167,41 @@ export function tracingEnabled(env: Record<string, string | undefined>): boolean
     set('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined ||
     set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined
   );
+}
+
+/**
+ * The variables every service reads the same way: its database, the pooler in front of it, its log level and
+ * `NODE_ENV`. The receiver's and the worker's schemas spread them first; `serviceConfig` reads them back.
+ */
+export const SERVICE_VARIABLES = {
+  DATABASE_URL: databaseUrl,
+  DATABASE_POOLER: databasePooler,
+  LOG_LEVEL: logLevel,
+  NODE_ENV: textOr('development'),
+};
+
+/** The part of a service's configuration that `SERVICE_VARIABLES` and the OTEL_* environment give. */
+export interface ServiceConfig {
+  databaseUrl: string;
+  /** `transaction`: DATABASE_URL goes through a transaction-mode pooler (PgBouncer, RDS Proxy). */
+  databasePooler: DatabasePooler;
+  logLevel: LogLevel;
+  /** OpenTelemetry traces: on when the OTEL_* environment asks for them (`tracingEnabled`). */
+  tracing: boolean;
+  /** `NODE_ENV=production`: stricter defaults (required secrets, no development fallbacks). */
+  production: boolean;
+}
+
+/** `SERVICE_VARIABLES` as parsed, and the environment they were parsed from, as a `ServiceConfig`. */
+export function serviceConfig(
+  e: z.output<z.ZodObject<typeof SERVICE_VARIABLES>>,
+  env: Record<string, string | undefined>,
+): ServiceConfig {
+  return {
+    databaseUrl: e.DATABASE_URL,
+    databasePooler: e.DATABASE_POOLER,
+    logLevel: e.LOG_LEVEL,
+    tracing: tracingEnabled(env),
+    production: e.NODE_ENV === 'production',
+  };
 }

@@ -60,3 +60,66 @@ export function installShutdown(
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 }
+
+/** What the start-up writes with: the shutdown's methods and `fatal`, for a start that failed. */
+export interface ServiceLogger extends ShutdownLogger {
+  fatal(fields: object, message: string): void;
+}
+
+export interface RunServiceOptions<C, L extends ServiceLogger, S extends { close(): Promise<unknown> }> {
+  /** The process's name on stderr and in its log lines: `receiver`, `worker`. */
+  service: string;
+  /** Reads the environment; a `ConfigError` exits 2 (`configOrExit`). */
+  parseConfig: () => C;
+  createLogger: (config: C) => L;
+  /**
+   * Starts tracing when the configuration asks for it. It runs before `start`, which loads the modules that
+   * import `pg`: the SDK must see that import to instrument it.
+   */
+  startTracing: (config: C) => Promise<{ shutdown(): Promise<void> } | undefined>;
+  /** Loads and starts the service; its `close()` is the graceful stop. */
+  start: (config: C, logger: L) => Promise<S>;
+  /**
+   * When SIGTERM/SIGINT become a graceful stop: `starting` (from the tick the start begins: a signal during
+   * start-up waits for the start, then stops) or `started` (once the start has succeeded).
+   */
+  stopSignals: 'starting' | 'started';
+  /** Writes what the logger buffers, before the process exits. Default: `logger.flush()`. */
+  flush?: (logger: L) => Promise<void>;
+  /** The `err` field of the `<service> failed to start` line. Default: the error itself. */
+  errorField?: (error: unknown) => unknown;
+}
+
+/**
+ * A service's process, the same for the receiver and the worker: configuration (exit 2 when wrong), logger,
+ * tracing, start, then a graceful stop on SIGTERM/SIGINT (`installShutdown`). A start that fails logs
+ * `<service> failed to start` and exits 1.
+ */
+export async function runService<C, L extends ServiceLogger, S extends { close(): Promise<unknown> }>(
+  options: RunServiceOptions<C, L, S>,
+): Promise<void> {
+  const config = configOrExit(options.service, options.parseConfig);
+  const logger = options.createLogger(config);
+  const tracing = await options.startTracing(config);
+  const flush = () => (options.flush ? options.flush(logger) : Promise.resolve(logger.flush()));
+  const stop = async (service: S) => {
+    await service.close();
+    await tracing?.shutdown();
+  };
+  const starting = options.start(config, logger);
+  if (options.stopSignals === 'starting') {
+    starting.catch(() => {}); // A failed start is reported below.
+    installShutdown(async () => stop(await starting), logger, flush);
+  }
+  try {
+    const service = await starting;
+    if (options.stopSignals === 'started') installShutdown(() => stop(service), logger, flush);
+  } catch (error) {
+    logger.fatal(
+      { err: options.errorField ? options.errorField(error) : error },
+      `${options.service} failed to start`,
+    );
+    await flush();
+    process.exit(1);
+  }
+}

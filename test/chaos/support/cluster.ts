@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 /**
  * Shared pieces of the chaos scenarios: real receiver and worker processes (spawned by `@webhook-inbox/testing`),
  * a sender that retries like Stripe does, and the figures every scenario prints and checks.
@@ -43,9 +44,12 @@ export function workerEnv(
   };
 }
 
+/** The worker's entry point, as its image runs it. */
+const WORKER_ENTRY = fileURLToPath(new URL('../../../apps/worker/src/server.ts', import.meta.url));
+
 /** Spawns a worker and waits until it works (its queues configured, its consumers registered). */
 export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const worker = spawnWorker(env);
+  const worker = spawnWorker(env, { entry: WORKER_ENTRY });
   let ended: NodeJS.Signals | number | undefined;
   void worker.exited.then((how) => (ended = how));
   try {

@@ -6,7 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { EffectCounts } from './invariants.ts';
 import { shopifyDelivery, stripeDelivery, type Delivery } from '@webhook-inbox/scenarios/receiver';
-import { checkoutEvent, shopifyEvent, subscriptionEvent, type RawEvent } from '@webhook-inbox/scenarios/worker';
+import {
+  checkoutEvent,
+  shopifyEvent,
+  subscriptionEvent,
+  type RawEvent,
+} from '@webhook-inbox/scenarios/worker';
 import { fixtureText } from '@webhook-inbox/testing';
 
 export interface ChaosEvent {

@@ -11,4 +11,4 @@ export {
   type DeliveryOptions,
 } from './deliveries.ts';
 export { getStatus, post, type HttpResult } from './http.ts';
-export { SERVER_ENTRY, spawnReceiver, type SpawnedReceiver } from './process.ts';
+export { RECEIVER_ARGS, spawnReceiver, type SpawnedReceiver } from './process.ts';

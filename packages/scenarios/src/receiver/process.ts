@@ -1,13 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { findFreePorts } from '@webhook-inbox/testing/embedded';
 import { waitFor } from '@webhook-inbox/testing';
 import { getStatus } from './http.ts';
 
-/** The receiver's entry point, run as a process (a path read at run time: the receiver is an app, not a dependency). */
-export const SERVER_ENTRY = fileURLToPath(
-  new URL('../../../../apps/receiver/src/server.ts', import.meta.url),
-);
+/**
+ * Node's arguments that run the receiver as its own process: `runReceiver()` of `@webhook-inbox/receiver/main`,
+ * the runtime that `webhook-inbox receiver` and the apps/receiver entry start. Found by path at run time rather
+ * than imported: the receiver's own tests use this package, so a dependency on the receiver would be a cycle.
+ */
+export const RECEIVER_ARGS: readonly string[] = [
+  '--input-type=module',
+  '--eval',
+  `const { runReceiver } = await import(${JSON.stringify(
+    new URL('../../../receiver/src/main.ts', import.meta.url).href,
+  )});\nawait runReceiver();`,
+];
 
 export interface SpawnedReceiver {
   child: ChildProcess;
@@ -20,7 +27,7 @@ export interface SpawnedReceiver {
 }
 
 /**
- * `node apps/receiver/src/server.ts` as its own process on free ports (public and management), ready once
+ * The receiver (`RECEIVER_ARGS`) as its own process on free ports (public and management), ready once
  * `/readyz` answers 200. `nodeFlags` as in the package's `start` script, e.g. its heap cap. A port found free can
  * be taken (by any connection's local port) before the receiver binds it: then it starts again on others.
  */
@@ -42,7 +49,7 @@ class PortTakenError extends Error {}
 async function spawnReceiverOnce(env: Record<string, string>, nodeFlags: string[]): Promise<SpawnedReceiver> {
   const [port, managementPort] = await findFreePorts(2);
   // Only what the test gives it (not this process's DATABASE_URL, which is the admin database).
-  const child = spawn(process.execPath, [...nodeFlags, SERVER_ENTRY], {
+  const child = spawn(process.execPath, [...nodeFlags, ...RECEIVER_ARGS], {
     env: {
       LOG_LEVEL: 'info',
       ...env,

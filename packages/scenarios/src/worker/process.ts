@@ -1,10 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The worker's entry point, run as a process (a path read at run time: the worker is an app, not a dependency). */
-const SERVER_ENTRY = fileURLToPath(new URL('../../../../apps/worker/src/server.ts', import.meta.url));
 
 export interface WorkerProcess {
   readonly child: ChildProcess;
@@ -16,12 +12,12 @@ export interface WorkerProcess {
 }
 
 /**
- * The real worker (`node src/server.ts`, or `entry` with `args`) as a child process, with exactly this
- * environment.
+ * The real worker (`entry`, its `src/server.ts`, with `args`) as a child process, with exactly this environment.
+ * The caller names the entry: the worker is an app, which no package depends on.
  */
 export function spawnWorker(
   env: Record<string, string>,
-  { entry = SERVER_ENTRY, args = [] }: { entry?: string; args?: readonly string[] } = {},
+  { entry, args = [] }: { entry: string; args?: readonly string[] },
 ): WorkerProcess {
   const child = spawn(process.execPath, [entry, ...args], {
     env: {

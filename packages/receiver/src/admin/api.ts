@@ -1,0 +1,292 @@
+import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { errorFields } from '@webhook-inbox/inbox/error-text';
+import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
+import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
+import { parseSince } from '@webhook-inbox/operator/duration';
+import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/providers';
+import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
+import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import { replayEvent } from '@webhook-inbox/operator/replay';
+import { can, coversGroup, type Principal } from '@webhook-inbox/operator/access/roles';
+import { effectRoutes } from '@webhook-inbox/inbox/sql';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import { z } from 'zod';
+import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
+import { tokenRoutes } from './tokens.ts';
+import { AdminError, errorResponse, mapError } from '../http/errors.ts';
+import type { Logger } from '../logger.ts';
+
+interface AdminDeps {
+  pool: pg.Pool;
+  boss: PgBoss;
+  /**
+   * The break-glass bearer token (`ADMIN_TOKEN`); API tokens (`api_tokens`) are taken beside it. Unset: every
+   * /admin route answers 404, as if it did not exist.
+   */
+  token: string | undefined;
+  logger: Logger;
+  /** The throttle, the trusted proxies and the refusal log's sampler (admin-access.ts). */
+  access: AdminAccess;
+}
+
+/** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
+const REPLAY_BODY_LIMIT = 64 * 1024;
+/** The longest event key a lookup accepts: the webhook route records at most `MAX_EVENT_FIELD_LENGTH`. */
+const MAX_LOOKUP_KEY_LENGTH = 1024;
+/** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
+
+// Text PostgreSQL can compare: no NUL (text cannot hold it), bounded.
+const text = (max: number) =>
+  z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((value) => !value.includes('\u0000'), { error: 'must not contain NUL' });
+const providerName = text(MAX_EVENT_FIELD_LENGTH).regex(PROVIDER_NAME, {
+  error: 'must be lower-case letters, digits and "-"',
+});
+// An empty value is no filter, as when the parameter is left out.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const LIST_QUERY = z.strictObject({
+  provider: optional(providerName),
+  type: optional(text(MAX_EVENT_FIELD_LENGTH)),
+  // Free text (EventFilter.search): an event id or its start, a subject value (customer, email, shop), a type.
+  q: optional(text(MAX_EVENT_FIELD_LENGTH)),
+  status: optional(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` })),
+  since: optional(
+    z
+      .string()
+      .max(64, { error: 'must be at most 64 characters' })
+      .transform((value, ctx) => {
+        try {
+          return parseSince(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+  ),
+  limit: optional(
+    z
+      .string()
+      .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
+      .transform(Number)
+      .pipe(
+        z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }),
+      ),
+  ),
+  cursor: optional(
+    z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9_-]+$/, { error: 'is not one this API returned' }),
+  ),
+});
+
+const REPLAY_BODY = z.strictObject({
+  forceEffect: text(MAX_EVENT_FIELD_LENGTH).optional(),
+  group: z
+    .string()
+    .refine(isGroupName, { message: `not a consumer group name (${GROUP_NAME_RULE})` })
+    .optional(),
+});
+
+/** The first problem zod found, as `field: what is wrong`. */
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
+}
+
+/**
+ * The admin API (`Authorization: Bearer <ADMIN_TOKEN or an API token>`): list events with filters and a cursor,
+ * show one event with its effects and attempts, replay one, manage API tokens (admin-tokens.ts). Each route checks
+ * its permission (403 `forbidden`) and the principal's consumer groups: a principal limited to some groups sees only
+ * events of types they have effects for (others are 404, as if absent) and replays only their effects. Each change
+ * writes its audit row in its own transaction. Event keys may contain `/` (Shopify's `shop:orders/create:id`):
+ * send them URL-encoded or as is; both work. Every refusal is thrown as a typed error and answered by
+ * `mapError` (`{"error":{"code","message"}}`); this app has its own error handler so it answers the same
+ * wherever it is mounted.
+ *
+ * @example
+ * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
+ */
+export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps): Hono<AdminEnv> {
+  const admin = new Hono<AdminEnv>();
+
+  admin.onError((error, c) => {
+    const mapped = mapError(error);
+    const fields = {
+      path: c.req.path.slice(0, 200),
+      status: mapped.status,
+      code: mapped.body.error.code,
+      client: originOf(c, access.trustedProxies).address,
+    };
+    if (!mapped.expected) {
+      logger.error({ ...fields, err: errorFields(error, { stack: true }) }, 'unexpected error');
+    } else if (access.refusals.allow(`admin request refused ${fields.code}`)) {
+      // The first of a kind, then a count per window: a flood of guesses is a few lines.
+      logger.warn({ ...fields, reason: mapped.body.error.message }, 'admin request refused');
+    }
+    return errorResponse(c, mapped);
+  });
+
+  if (!token) {
+    admin.all('*', () => {
+      throw new AdminError('not_found', 'no such route');
+    });
+    return admin;
+  }
+  if (!BEARER_TOKEN.test(token)) {
+    throw new TypeError(
+      'ADMIN_TOKEN may contain only letters, digits and . _ ~ + / - (then = padding), as a bearer token does',
+    );
+  }
+  admin.use('*', adminPrincipal(token, pool, access));
+  admin.route('/tokens', tokenRoutes(pool));
+
+  // A principal limited to some groups: an event of a type none of them has an effect for is not there for it.
+  const requireVisible = async (principal: Principal, provider: string, eventId: string) => {
+    if (principal.groups === null) return;
+    const { rows } = await pool.query<{ visible: boolean }>(
+      effectRoutes.selectEventVisible(provider, eventId, principal.groups),
+    );
+    if (!rows[0]?.visible) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
+  };
+
+  admin.get('/events', async (c) => {
+    const principal = c.get('principal');
+    requirePermission(principal, 'read');
+    const query = LIST_QUERY.safeParse(c.req.query());
+    if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
+    const { q, ...filters } = query.data;
+    return c.json(
+      await listEvents(pool, { ...filters, search: q, visibleTo: principal.groups ?? undefined }),
+    );
+  });
+
+  admin.get('/events/:provider/*', async (c) => {
+    const principal = c.get('principal');
+    requirePermission(principal, 'read');
+    const { provider, eventId } = eventKeyFrom(c.req.url);
+    // A principal limited to some groups sees only their part of an event (their effects, attempts and group
+    // rows), and no event of a type none of them has an effect for.
+    const found = await getEvent(pool, provider, eventId, { visibleTo: principal.groups ?? undefined });
+    if (!found) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
+    // A viewer reads an event's facts, not its customer's data.
+    const event = can(principal.role, 'read_payload')
+      ? found
+      : { ...found, payload: null, payloadHidden: true };
+    // Shopify ids above 2^53 are bigint: keep their digits as strings.
+    return c.body(
+      JSON.stringify(event, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+      200,
+      { 'content-type': 'application/json' },
+    );
+  });
+
+  admin.post(
+    '/events/:provider/*',
+    bodyLimit({
+      maxSize: REPLAY_BODY_LIMIT,
+      onError: () => {
+        throw new PayloadTooLargeError(REPLAY_BODY_LIMIT);
+      },
+    }),
+    async (c) => {
+      const principal = c.get('principal');
+      const { provider, eventId } = eventKeyFrom(c.req.url, true);
+      const { forceEffect, group = DEFAULT_GROUP } = replayOptions(await c.req.text());
+      // Refused before anything is read or changed.
+      requirePermission(principal, forceEffect === undefined ? 'replay' : 'force');
+      if (!coversGroup(principal, group)) {
+        throw new AdminError(
+          'forbidden',
+          `you are limited to consumer groups ${principal.groups?.join(', ')}: not "${group}"`,
+        );
+      }
+      await requireVisible(principal, provider, eventId);
+      // The effects the group's worker recorded, read per replay: the CLI's lookup, so both replay alike.
+      const effectsFor = await loadEffectLookup(pool, group);
+      if (!effectsFor && group !== DEFAULT_GROUP) {
+        throw new AdminError(
+          'invalid_request',
+          `no worker of consumer group "${group}" has recorded its effects yet: start it first`,
+        );
+      }
+      // Its worker created them before recording its routes; a replay does not depend on that.
+      if (group !== DEFAULT_GROUP) await ensureQueues(boss, undefined, group);
+      const result = await replayEvent(
+        { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
+        provider,
+        eventId,
+        { forceEffect, group, auditAs: principal },
+      );
+      logger.info(
+        {
+          provider,
+          eventId,
+          group,
+          forced: result.forced,
+          enqueued: result.enqueued,
+          actor: principal.actor,
+        },
+        'admin replay',
+      );
+      return c.json(result, 202);
+    },
+  );
+
+  return admin;
+}
+
+/**
+ * The provider and event key from `.../events/<provider>/<key>` (then `/replay` for a replay), each URL-decoded
+ * once from the request's own URL, so an encoded `/` in a Shopify key and a literal one read the same.
+ */
+function eventKeyFrom(url: string, replay = false): { provider: string; eventId: string } {
+  const match = /\/events\/([^/]*)\/(.*)$/.exec(new URL(url).pathname);
+  const key = match?.[2];
+  if (!match || key === undefined || (replay && !key.endsWith('/replay'))) {
+    throw new AdminError('not_found', 'no such route; replay is POST /admin/events/:provider/:id/replay');
+  }
+  return {
+    provider: decode('provider', match[1]!, providerName),
+    eventId: decode('event id', replay ? key.slice(0, -'/replay'.length) : key, text(MAX_LOOKUP_KEY_LENGTH)),
+  };
+}
+
+function decode(what: string, raw: string, schema: z.ZodType<string>): string {
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    throw new AdminError('invalid_request', `${what}: not valid percent-encoding`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new AdminError('invalid_request', `${what}: ${firstIssue(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The replay body: empty, or a JSON object with nothing but an optional `forceEffect` name and `group`. */
+function replayOptions(body: string): { forceEffect?: string; group?: string } {
+  if (body.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new AdminError(
+      'invalid_request',
+      'the body is not JSON; send {"forceEffect":"<name>","group":"<group>"} (both optional) or nothing',
+    );
+  }
+  const parsed = REPLAY_BODY.safeParse(json);
+  if (!parsed.success) throw new AdminError('invalid_request', `body: ${firstIssue(parsed.error)}`);
+  return parsed.data;
+}

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { parse as parseYaml, YAMLError } from 'yaml';
 import { z } from 'zod';
 import { GROUP_NAME_RULE, isGroupName, DEFAULT_GROUP } from '../queue.ts';
 
@@ -152,10 +152,7 @@ const destination = z
 
 const file = z
   .object({
-    destinations: z.record(
-      z.string().refine(isGroupName, `a destination's name must be ${GROUP_NAME_RULE}`),
-      destination,
-    ),
+    destinations: z.record(z.string(), destination),
   })
   .strict();
 
@@ -169,32 +166,39 @@ export function parseDestinations(text: string, fileName: string): Destination[]
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      throw new DestinationsFileError(fileName, [`is not valid JSON: ${(error as Error).message}`]);
+      // V8's message quotes the input: its position only.
+      const position = /at position \d+/.exec((error as Error).message)?.[0] ?? 'unreadable';
+      throw new DestinationsFileError(fileName, [`is not valid JSON: ${position}`]);
     }
   } else {
-    const document = parseDocument(text, { prettyErrors: false });
-    const [first] = document.errors;
-    if (first) {
-      // The position and the parser's reason, never the line's text (it may hold a secret).
-      const at = first.linePos?.[0];
-      const where = at ? `line ${at.line}, column ${at.col}: ` : '';
-      throw new DestinationsFileError(fileName, [
-        `is not valid YAML: ${where}${first.message.split('\n')[0] ?? ''}`,
-      ]);
+    try {
+      raw = parseYaml(text);
+    } catch (error) {
+      // The position and the parser's code, never its message: it quotes the line, which may hold a secret.
+      const [at] = error instanceof YAMLError ? (error.linePos ?? []) : [];
+      const where = at ? `line ${at.line}, column ${at.col}` : 'unreadable';
+      const code = error instanceof YAMLError ? ` (${error.code})` : '';
+      throw new DestinationsFileError(fileName, [`is not valid YAML: ${where}${code}`]);
     }
-    raw = document.toJS();
   }
   const parsed = file.safeParse(raw);
-  if (!parsed.success) {
-    throw new DestinationsFileError(
-      fileName,
-      parsed.error.issues.map((issue) => {
+  const badNames = Object.keys((raw as { destinations?: unknown } | null)?.destinations ?? {}).filter(
+    (name) => !isGroupName(name),
+  );
+  const nameProblems = badNames.map(
+    (name) => `destination "${name}": name: must be ${GROUP_NAME_RULE} (it names a queue and an effect)`,
+  );
+  if (!parsed.success || nameProblems.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues;
+    throw new DestinationsFileError(fileName, [
+      ...nameProblems,
+      ...issues.map((issue) => {
         const [top, name, ...field] = issue.path.map(String);
         if (top !== 'destinations' || name === undefined)
           return `${issue.path.join('.') || 'file'}: ${issue.message}`;
         return `destination "${name}": ${field.join('.') || 'name'}: ${issue.message}`;
       }),
-    );
+    ]);
   }
   const problems: string[] = [];
   const destinations = Object.entries(parsed.data.destinations).map(([name, spec]) => {

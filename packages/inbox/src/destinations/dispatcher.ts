@@ -10,6 +10,7 @@
  * Deliveries run on the destination's queue with its own concurrency and rate limit, so a slow or down
  * destination holds only its own queue's slots: the others' deliveries never wait behind it.
  */
+import { createPool, type DatabasePooler } from '@webhook-inbox/db';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { fromDrizzle, PgBoss } from 'pg-boss';
@@ -31,8 +32,13 @@ export function destinationQueue(name: string): string {
 
 export interface DestinationsOptions {
   connectionString: string;
-  /** The inbox's pool: deliveries read events and write the ledger with it. */
-  pool: pg.Pool;
+  /**
+   * Where deliveries read events and write the ledger and states. Default: a pool of the destinations' own, of
+   * 2 + their concurrencies' sum connections (at most 50), ended by `stop`.
+   */
+  pool?: pg.Pool;
+  /** `transaction` behind a transaction-mode pooler (statements unnamed), for the pool made here. */
+  pooler?: DatabasePooler;
   destinations: readonly Destination[];
   log: Logger;
   /** How often an idle delivery slot polls its queue. Default 1 s. */
@@ -59,13 +65,25 @@ export function createDestinations(options: DestinationsOptions): Destinations {
     connectionString: options.connectionString,
     max: 2 + options.destinations.length,
     application_name: 'webhook-inbox-destinations',
-    supervise: true,
+    // The inbox worker's pg-boss supervises every queue (expired and silent jobs, these queues' among them).
+    supervise: false,
     schedule: false,
     migrate: false,
     createSchema: false,
     persistWarnings: false,
   });
   boss.on('error', (error) => options.log.error({ err: errorLine(error) }, 'destinations queue error'));
+  const ownPool = options.pool === undefined;
+  const pool =
+    options.pool ??
+    createPool({
+      connectionString: options.connectionString,
+      max: Math.min(50, 2 + options.destinations.reduce((sum, d) => sum + d.concurrency, 0)),
+      applicationName: 'webhook-inbox-destinations',
+      connectionTimeoutMillis: 30_000,
+      pooler: options.pooler ?? 'none',
+      onError: (error) => options.log.warn({ err: errorLine(error) }, 'destinations pool connection error'),
+    });
   let started = false;
 
   return {
@@ -90,6 +108,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       }
     },
     async start() {
+      if (options.destinations.length === 0) return;
       await boss.start();
       started = true;
       for (const destination of options.destinations) {
@@ -102,7 +121,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
         });
       }
       if (options.destinations.length > 0) {
-        await options.pool.query(
+        await pool.query(
           destinationStates.registerDestinations(
             options.destinations.map((d) => ({ name: d.name, url: d.url.href })),
           ),
@@ -110,6 +129,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       }
     },
     async work() {
+      if (!started) return;
       for (const destination of options.destinations) {
         const queue = destinationQueue(destination.name);
         const limiter = new RateLimiter(destination.rateLimit);
@@ -123,15 +143,17 @@ export function createDestinations(options: DestinationsOptions): Destinations {
           },
           async ([job]) => {
             if (!job) return;
-            await deliver({ pool: options.pool, boss, log, destination, queue, limiter }, job.data, job.id);
+            await deliver({ pool, boss, log, destination, queue, limiter }, job.data, job.id);
           },
         );
       }
     },
     async stop({ timeoutMs = 10_000 } = {}) {
-      if (!started) return;
-      started = false;
-      await boss.stop({ graceful: true, timeout: timeoutMs, close: true });
+      if (started) {
+        started = false;
+        await boss.stop({ graceful: true, timeout: timeoutMs, close: true });
+      }
+      if (ownPool && !pool.ending) await pool.end();
     },
   };
 }

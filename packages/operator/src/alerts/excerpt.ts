@@ -1,7 +1,7 @@
 import { parseJsonLossless } from '@webhook-inbox/inbox';
 import { maskString } from '../redact.ts';
-import { CATALOGUE_EXCERPTS } from './catalogue-excerpts.ts';
-import type { Fields } from './fields.ts';
+import { EXCERPT_POINTERS } from '@webhook-inbox/providers/paths';
+import { fieldsOf, type Fields } from './fields.ts';
 
 /**
  * The payload excerpt an alert carries: only fields named below, per provider and event type (ids, type,
@@ -152,6 +152,11 @@ const STANDARD_WEBHOOK: Fields = {
   data: { id: true, object: true, type: true, status: true },
 };
 
+// Each catalogue provider's fields, as its definition lists them (@webhook-inbox/providers), by catalogue type.
+const CATALOGUE_FIELDS: Readonly<Record<string, Fields>> = Object.fromEntries(
+  Object.entries(EXCERPT_POINTERS).map(([type, pointers]) => [type, fieldsOf(pointers)]),
+);
+
 /** The fields an excerpt of this provider's event of this type may show. */
 function fieldsFor(provider: string, type: string): Fields {
   if (provider === 'stripe') {
@@ -164,7 +169,7 @@ function fieldsFor(provider: string, type: string): Fields {
   }
   // A catalogue provider's own list (by its type, the source's default name); any other name is a Standard
   // Webhooks sender, or a source whose fields nobody listed: the envelope only.
-  return CATALOGUE_EXCERPTS[provider] ?? STANDARD_WEBHOOK;
+  return CATALOGUE_FIELDS[provider] ?? STANDARD_WEBHOOK;
 }
 
 const MAX_ARRAY_ITEMS = 5;

@@ -1,6 +1,7 @@
 import type { Pointer } from '@webhook-inbox/providers/paths';
 
-// The shape of an alert excerpt's allow-list (excerpt.ts): written as JSON pointers, walked as a tree.
+// The shape of an alert excerpt's allow-list: written as JSON pointers (excerpt-fields.ts), walked as a tree
+// (excerpt.ts).
 
 /**
  * The fields an excerpt may show. `true`: the field's value when it is a scalar (string, number, boolean, null;

@@ -124,9 +124,12 @@ program
   .addHelpText(
     'after',
     '\nEnvironment: DATABASE_URL, a webhook secret (STRIPE_WEBHOOK_SECRET, ...), PORT, ADMIN_TOKEN, ...: docs/configuration.md.\n' +
-      'Runs until SIGTERM or SIGINT, then stops gracefully. Exit codes: 2 a configuration error, 1 failed to start.',
+      'Runs until SIGTERM or SIGINT (or until its parent exits: npx), then stops gracefully. Exit codes: 2 a configuration error, 1 failed to start.',
   )
-  .action(async () => (await import('@webhook-inbox/receiver/main')).runReceiver());
+  .action(async () => {
+    (await import('./parent-exit.ts')).stopWhenOrphaned();
+    await (await import('@webhook-inbox/receiver/main')).runReceiver();
+  });
 
 program
   .command('replay')

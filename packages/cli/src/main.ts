@@ -157,6 +157,11 @@ program
     '--group <name>',
     "the consumer group whose effects run (default: the default group); bulk with --group and no --status: every event of the group's types in the range, those it never had included (a backfill)",
   )
+  .option(
+    '--effect <name>',
+    'bulk, with --fingerprint: the events of one failure group (as `failures` lists it): this effect failing ...',
+  )
+  .option('--fingerprint <error>', "... with this normalized error (the failure group's fingerprint)")
   .option('--force-effect <name>', 'also re-run this completed effect (recorded as forced)')
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)

@@ -1,5 +1,6 @@
 import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { maskString } from '../redact.ts';
+import { shellArg } from '../shell.ts';
 import type { Alert, AlertKind } from './model.ts';
 
 /** A Slack-compatible incoming-webhook body (also understood by Mattermost, Rocket.Chat, Discord `/slack`). */
@@ -24,11 +25,6 @@ const TITLES: Record<AlertKind, string> = {
   effect_failed: 'Effect failed its last retry',
   signature_failures: 'Refused signatures above threshold',
 };
-
-/** Quotes an argument for a POSIX shell when it needs it. */
-function shellArg(value: string): string {
-  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The exact command that re-runs the event's unfinished effects (of one consumer group, when given). */
 export function replayCommand(provider: string, eventId: string, group?: string): string {

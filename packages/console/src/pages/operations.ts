@@ -379,5 +379,7 @@ function bulkCli(form: FilterForm): string {
   if (form.type) words.push('--type', form.type);
   if (form.from) words.push('--since', form.from);
   if (form.group) words.push('--group', form.group);
+  // A failure group's events: exactly the set this page replays, for any group, the default one included.
+  if (form.effect && form.fingerprint) words.push('--effect', form.effect, '--fingerprint', form.fingerprint);
   return `${cliCommand(...words)}${form.to || form.eventId || form.path ? '   # the CLI has no to/event id/payload filter' : ''}`;
 }

@@ -5,7 +5,7 @@ import {
   type RequestOrigin,
   type TrustedProxies,
 } from '@webhook-inbox/operator/access/forwarded';
-import type { Principal } from '@webhook-inbox/operator/access/roles';
+import type { Principal, Role } from '@webhook-inbox/operator/access/roles';
 import type { EffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { auditLog } from '@webhook-inbox/operator/sql';
 import type { Context, Hono } from 'hono';
@@ -44,6 +44,8 @@ export interface ConsoleServices {
   queryTimeoutMs: number;
   /** True when a refusal of this kind may be logged (the receiver samples them: one a minute per kind). */
   sampleRefusal: (kind: string) => boolean;
+  /** The roles that see subjects and error texts masked (`masking.ts`). */
+  maskedRoles: readonly Role[];
   /** Tells this process's operations runner that an operation is waiting (it also polls). */
   wakeRunner: () => void;
 }

@@ -1,6 +1,6 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import { effectRoutes } from '@webhook-inbox/inbox/sql';
-import { coversGroup } from '@webhook-inbox/operator/access/roles';
+import { coversGroup, type Principal } from '@webhook-inbox/operator/access/roles';
 import { getCookie, setCookie } from 'hono/cookie';
 import { isHttps } from './auth/middleware.ts';
 import type { ConsoleContext, ConsoleServices } from './context.ts';
@@ -87,4 +87,23 @@ export function actionGroup(c: ConsoleContext, given: string | undefined): strin
     });
   }
   return group;
+}
+
+/**
+ * Refuses (404, as for an event that is not there) an event a principal limited to groups may not see: one of a
+ * type none of its groups has effects for.
+ */
+export async function visibleEvent(
+  services: ConsoleServices,
+  principal: Principal,
+  provider: string,
+  eventId: string,
+): Promise<void> {
+  if (principal.groups === null) return;
+  const [row] = await read<{ visible: boolean }>(
+    services.pool,
+    effectRoutes.selectEventVisible(provider, eventId, principal.groups),
+    services.queryTimeoutMs,
+  );
+  if (!row?.visible) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
 }

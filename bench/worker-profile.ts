@@ -5,6 +5,7 @@
  * checkout events, three effects each, the worker's default batches), once, for reading, not for a ratio.
  *
  *   node bench/worker-profile.ts [--events=2000] [--out=/tmp/worker-profile] [--explain]
+ *     [--batch-size=50] [--concurrency=4] [--flags='--max-semi-space-size=8']   (the worker's; flags: Node's)
  *
  * `--explain` also logs the plan (EXPLAIN ANALYZE, nested statements too) of every statement slower than 20 ms to
  * `<out>/pglog/`: which statement's plan or trigger takes the time.
@@ -22,7 +23,14 @@ import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags }
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
-  options: { events: { type: 'string' }, out: { type: 'string' }, explain: { type: 'boolean' } },
+  options: {
+    events: { type: 'string' },
+    out: { type: 'string' },
+    explain: { type: 'boolean' },
+    'batch-size': { type: 'string' },
+    concurrency: { type: 'string' },
+    flags: { type: 'string' },
+  },
 });
 const events = Number(values.events ?? 2_000);
 const out = path.resolve(values.out ?? '/tmp/worker-profile');
@@ -60,13 +68,27 @@ try {
     ),
   );
   await producer.stop();
-  const env = { DATABASE_URL: url, SMTP_URL: smtp.url, LOG_LEVEL: 'info', WORKER_PORT: '0' };
+  const env: Record<string, string> = {
+    DATABASE_URL: url,
+    SMTP_URL: smtp.url,
+    LOG_LEVEL: 'info',
+    WORKER_PORT: '0',
+    WORKER_BATCH_SIZE: values['batch-size'] ?? '50',
+    WORKER_CONCURRENCY: values.concurrency ?? '4',
+  };
   const worker = await spawnReady(
     process.execPath,
-    [...workerStartFlags(), '--cpu-prof', `--cpu-prof-dir=${out}`, WORKER],
+    [
+      ...workerStartFlags(),
+      ...(values.flags?.split(' ').filter(Boolean) ?? []),
+      '--cpu-prof',
+      `--cpu-prof-dir=${out}`,
+      WORKER,
+    ],
     env,
     '"worker started"',
   );
+  const idleRss = memory(worker.pid!).rssMiB;
   await pool.query('select pg_stat_statements_reset()');
   const cpuBefore = cpuMs(worker.pid!);
   const rate = await timeUntil(events, () =>
@@ -74,6 +96,7 @@ try {
   );
   const cpu = (cpuMs(worker.pid!) - cpuBefore) / events;
   const peak = memory(worker.pid!).peakMiB;
+  const idle = idleRss;
   const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string }>(
     `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls, total_exec_time as ms, rows
        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
@@ -84,7 +107,7 @@ try {
 
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(
-    `# drain of ${events} events: ${rate.perSecond.toFixed(0)}/s, worker CPU ${cpu.toFixed(2)} ms/event, peak RSS ${peak.toFixed(0)} MiB`,
+    `# drain of ${events} events (batches of ${env.WORKER_BATCH_SIZE}, ${env.WORKER_CONCURRENCY} in flight${values.flags ? `, ${values.flags}` : ''}): ${rate.perSecond.toFixed(0)}/s, worker CPU ${cpu.toFixed(2)} ms/event, RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB`,
   );
   const totalCalls = rows.reduce((s, r) => s + Number(r.calls), 0);
   const totalMs = rows.reduce((s, r) => s + r.ms, 0);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dockerignoreModule from '@balena/dockerignore';
 import { INBOX_MIGRATIONS } from '@webhook-inbox/db';
+import { SERVICE_VARIABLES } from '@webhook-inbox/env';
 import { EXAMPLE_MIGRATIONS } from '@webhook-inbox/worker/migrations';
 import {
   DockerfileParser,
@@ -191,9 +192,15 @@ function durationMs(value: Yaml | undefined): number {
   return parts.reduce((total, part) => total + Number(part[1]) * units[part[2]!]!, 0);
 }
 
-/** The schema keys of an env.ts (`  NAME: z...` at the top level of `z.object({...})`). */
+/**
+ * The schema keys of an env.ts (`  NAME: z...` at the top level of `z.object({...})`), and the variables every
+ * service reads (`SERVICE_VARIABLES`) where the schema spreads them in.
+ */
 function envKeysRead(file: string): Set<string> {
-  return new Set([...read(file).matchAll(/^ {2}([A-Z][A-Z0-9_]*): /gm)].map((match) => match[1]!));
+  const text = read(file);
+  const own = [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]*): /gm)].map((match) => match[1]!);
+  const shared = /^ {2}\.\.\.SERVICE_VARIABLES,$/m.test(text) ? Object.keys(SERVICE_VARIABLES) : [];
+  return new Set([...own, ...shared]);
 }
 
 function environment(service: Mapping, variables: Record<string, string>): Record<string, string> {

@@ -16,6 +16,7 @@ import {
   boundedNumber,
   ConfigError,
   maskUrl,
+  optionalConsoleUrl,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
@@ -73,6 +74,8 @@ export interface WorkerConfig extends ServiceConfig {
   shutdownTimeoutMs: number;
   /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
   alertWebhookUrl: string | undefined;
+  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
+  consolePublicUrl: string | undefined;
   /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
   retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number; auditDays: number };
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
@@ -135,6 +138,7 @@ const schema = z.object({
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
+  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   // Never below 3, the providers' retry window: within it a dead event may still be replayed, which needs its
   // payload (the purge refuses less without `force`, which a schedule never sets).
   RETENTION_PAYLOAD_DAYS: number(3, 36_500, 30),
@@ -206,6 +210,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     statementTimeoutMs: e.WORKER_STATEMENT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     retention: {
       cron: e.RETENTION_CRON,
       payloadDays: e.RETENTION_PAYLOAD_DAYS,

@@ -113,6 +113,19 @@ describe('parseConfig', () => {
     );
   });
 
+  it("takes the console's public URL for alert links, without its trailing slash; refuses what no link can use", () => {
+    expect(
+      parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: 'https://inbox.example.com/console/' })
+        .consolePublicUrl,
+    ).toBe('https://inbox.example.com/console');
+    expect(parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: '' }).consolePublicUrl).toBeUndefined();
+    for (const wrong of ['inbox.example.com/console', 'ftp://inbox/console', 'https://inbox/console?x=1']) {
+      expect(() => parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: wrong }), wrong).toThrow(
+        /CONSOLE_PUBLIC_URL/,
+      );
+    }
+  });
+
   it('parses comma-separated secrets (trimmed), Standard Webhooks senders and numbers', () => {
     const config = parseConfig({
       DATABASE_URL: DB,

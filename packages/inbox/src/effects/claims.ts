@@ -140,24 +140,64 @@ export function releaseClaim(ref: EffectRef, fence: ClaimFence): Statement {
   };
 }
 
+/** An external effect to mark done: its ref and the claim its attempt holds. */
+export interface ClaimedEffect {
+  ref: EffectRef;
+  fence: ClaimFence;
+}
+
+/** A ledger row `completeExternalEffects` marked. */
+export interface MarkedRow {
+  provider: string;
+  event_id: string;
+  effect: string;
+}
+
 /**
- * External effect, right after it happened: one autocommit statement marks the key and the ledger row, if the
- * claim is still this attempt's (whether or not its lease ran out meanwhile: nobody else claimed it, so the mark is
- * true). An attempt that lost the claim marks nothing: the key and the ledger row are the new holder's to mark.
+ * External effects, right after they happened: one autocommit statement marks the keys and their ledger rows,
+ * each only where the claim is still its attempt's (whether or not its lease ran out meanwhile: nobody else
+ * claimed it, so the mark is true). An attempt that lost its claim marks nothing: the key and the ledger row are
+ * the new holder's to mark. Returns the ledger rows marked. Keys are locked in key order (`for update`), as
+ * `claimExternalEffects` takes them, so two statements over the same keys wait rather than deadlock.
  */
-export function completeExternalEffect(ref: EffectRef, fence: ClaimFence): Statement {
+export function completeExternalEffects(effects: readonly ClaimedEffect[]): Statement {
   return {
-    name: 'webhook_inbox_complete_external',
+    name: 'webhook_inbox_complete_externals',
     text: `
-      with k as (
+      with input as (
+        select * from unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[])
+          as t(key, key_attempts, token, provider, event_id, effect)
+      ),
+      held as (
+        select i.* from idempotency_keys k join input i on k.key = i.key
+         where k.status = 'claimed' and k.attempts = i.key_attempts and k.claim_token = i.token
+         order by k.key
+           for update of k
+      ),
+      k as (
         update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
-         where ${FENCED}
+         where key in (select key from held)
         returning key
       )
-      update effect_runs set status = 'completed', completed_at = now(), last_error = null
-       where provider = $4 and event_id = $5 and effect = $6 and exists (select 1 from k)`,
-    values: [ref.idempotencyKey, fence.keyAttempts, fence.token, ref.provider, ref.eventId, ref.effect],
+      update effect_runs r set status = 'completed', completed_at = now(), last_error = null
+        from held h
+       where r.provider = h.provider and r.event_id = h.event_id and r.effect = h.effect
+         and h.key in (select key from k)
+      returning r.provider, r.event_id, r.effect`,
+    values: [
+      effects.map((e) => e.ref.idempotencyKey),
+      effects.map((e) => e.fence.keyAttempts),
+      effects.map((e) => e.fence.token),
+      effects.map((e) => e.ref.provider),
+      effects.map((e) => e.ref.eventId),
+      effects.map((e) => e.ref.effect),
+    ],
   };
+}
+
+/** `completeExternalEffects` for one effect: its ledger row is returned when it was marked. */
+export function completeExternalEffect(ref: EffectRef, fence: ClaimFence): Statement {
+  return completeExternalEffects([{ ref, fence }]);
 }
 
 /**

@@ -25,6 +25,11 @@ import {
   textOr,
   type ServiceConfig,
 } from '@webhook-inbox/env';
+import {
+  DestinationsFileError,
+  loadDestinationsFile,
+  type Destination,
+} from '@webhook-inbox/inbox/destinations';
 import { z } from 'zod';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
@@ -76,6 +81,11 @@ export interface WorkerConfig extends ServiceConfig {
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
+  /**
+   * The destinations file (`WEBHOOK_DESTINATIONS_FILE`, beside the sources file), read and validated here, once;
+   * the worker delivers to those of its consumer group. Empty: no destinations.
+   */
+  destinations: readonly Destination[];
 }
 
 // The worker's numbers say "must be a number between <min> and <max>", whole or not.
@@ -142,6 +152,7 @@ const schema = z.object({
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
   RECONCILE_CRON: textOr('*/30 * * * *'),
   RECONCILE_SINCE: textOr('3d'),
+  WEBHOOK_DESTINATIONS_FILE: z.preprocess(blank, z.string().trim().optional()),
   INIT_CWD: z.string().optional(),
 });
 
@@ -160,6 +171,16 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
   if (e.WORKER_HEARTBEAT_SECONDS > 0 && e.WORKER_HEARTBEAT_SECONDS < MIN_HEARTBEAT_SECONDS) {
     issues.push(`WORKER_HEARTBEAT_SECONDS must be 0 (off) or at least ${MIN_HEARTBEAT_SECONDS}`);
+  }
+  let destinations: Destination[] = [];
+  if (e.WEBHOOK_DESTINATIONS_FILE) {
+    const file = path.resolve(e.INIT_CWD ?? process.cwd(), e.WEBHOOK_DESTINATIONS_FILE);
+    try {
+      destinations = loadDestinationsFile(file);
+    } catch (error) {
+      if (!(error instanceof DestinationsFileError)) throw error;
+      issues.push(...error.problems.map((problem) => `WEBHOOK_DESTINATIONS_FILE (${problem})`));
+    }
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
@@ -199,6 +220,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
+    destinations,
   };
 }
 
@@ -221,5 +243,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
     tracing: config.tracing ? 'on' : 'off',
+    // Names and origins only: a URL's path or query may carry a token.
+    destinations: config.destinations.map((d) => `${d.name} (${d.group}) ${d.url.origin}`),
   };
 }

@@ -225,3 +225,63 @@ export function failExternalEffect(ref: EffectRef, fence: ClaimFence, error: str
     ],
   };
 }
+
+/** A claim of a key alone (`claimKey`): a destination's delivery, whose ledger row is its fan-out's. */
+export interface KeyClaimRow {
+  /** The claim's number; null when nothing was claimed (completed, or held). */
+  key_attempts: number | null;
+  claim_token: string | null;
+  prior_status: 'claimed' | 'completed' | 'failed' | null;
+  /** Set when another attempt holds the key: nothing was claimed, the caller tries again later. */
+  held_until: Date | null;
+}
+
+/**
+ * A destination's delivery, before it is sent: claims its key for `leaseMs` with a fresh fencing token, under the
+ * same rule as `claimExternalEffects` (a completed key is never claimed again; an unexpired claim is waited for),
+ * on `idempotency_keys` alone. Its `effect_runs` row is the fan-out's, completed when the delivery was enqueued:
+ * the delivery's own record is this key (status, claims made, last error) and its attempts.
+ */
+export function claimKey(ref: EffectRef, leaseMs: number): Statement {
+  return {
+    name: 'webhook_inbox_claim_key',
+    text: `
+      with prior as (select status, claim_expires_at from idempotency_keys where key = $1),
+      k as (
+        insert into idempotency_keys as k
+          (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at, claim_token)
+        values ($1, $2, $3, $4, 'claimed', 1, now(), now() + make_interval(secs => $5::float8 / 1000),
+                gen_random_uuid())
+        on conflict (key) do update
+           set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(),
+               claim_expires_at = excluded.claim_expires_at, claim_token = excluded.claim_token, last_error = null
+         where k.status <> 'completed'
+           and (k.status <> 'claimed' or k.claim_expires_at is null or k.claim_expires_at <= now())
+        returning attempts, claim_token
+      )
+      select k.attempts as key_attempts, k.claim_token::text as claim_token, p.status as prior_status,
+             case when k.attempts is null and p.status is distinct from 'completed'
+                  then greatest(p.claim_expires_at, now()) end as held_until
+        from (select) one left join k on true left join prior p on true`,
+    values: [ref.idempotencyKey, ref.effect, ref.provider, ref.eventId, leaseMs],
+  };
+}
+
+/** A claimed key, after its delivery was answered 2xx: completed, if the claim is still this attempt's. */
+export function completeKey(ref: EffectRef, fence: ClaimFence): Statement {
+  return {
+    name: 'webhook_inbox_complete_key',
+    text: `update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
+            where ${FENCED}`,
+    values: [ref.idempotencyKey, fence.keyAttempts, fence.token],
+  };
+}
+
+/** A claimed key whose delivery failed: released as `failed` with its error, if the claim is still this attempt's. */
+export function failKey(ref: EffectRef, fence: ClaimFence, error: string): Statement {
+  return {
+    name: 'webhook_inbox_fail_key',
+    text: `update idempotency_keys set status = 'failed', last_error = $4 where ${FENCED}`,
+    values: [ref.idempotencyKey, fence.keyAttempts, fence.token, error],
+  };
+}

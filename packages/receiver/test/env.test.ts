@@ -23,7 +23,8 @@ describe('parseConfig', () => {
     expect(managementAllowedHosts.entries).toEqual(['localhost', '127.0.0.1', '[::1]']);
     expect(trustedProxies.entries).toEqual([]);
     expect(config).toEqual({
-      console: { oidc: undefined, sessionSecret: undefined },
+      console: { oidc: undefined, sessionSecret: undefined, maskedRoles: ['viewer'] },
+      consolePublicUrl: undefined,
       databaseUrl: DB,
       databasePooler: 'none',
       host: '127.0.0.1',

@@ -31,8 +31,6 @@ export {
   type EffectRunRow,
   type EventCursor,
   type EventDetail,
-  type GroupEventDetail,
-  type ListedEvent,
   type EventFilter,
   type EventFilters,
   type EventPage,

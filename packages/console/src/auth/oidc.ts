@@ -39,8 +39,6 @@ interface OidcIdentity {
   actor: string;
   subject: string;
   role: Role | undefined;
-  /** The consumer groups the role is limited to (`OIDC_ROLES`' `role@group`); `null`: every group. */
-  groups: readonly string[] | null;
   /** The role claim's values, for the refusal page and the audit row. */
   values: string[];
   /** An email the provider sent without `email_verified: true`: used for nothing, named on a refusal. */
@@ -134,12 +132,10 @@ export function createOidcClient(options: OidcOptions): OidcClient {
       const verified = email !== undefined && source.email_verified === true;
       const values = claim === 'email' && !verified ? [] : claimValues(source[claim]);
       const actor = verified ? email : `oidc:${claims.sub}@${issuer.host}`;
-      const grant = options.roles.grantFor(values);
       return {
         actor,
         subject: claims.sub,
-        role: grant?.role,
-        groups: grant?.groups ?? null,
+        role: options.roles.roleFor(values),
         values,
         unverifiedEmail: verified ? undefined : email,
       };

@@ -74,5 +74,4 @@ export const definition: CatalogueDefinition = {
   type: 'calendly',
   facts: CALENDLY_FACTS,
   create: calendlyProvider,
-  subject: ['/payload/email', '/payload/event'],
 };

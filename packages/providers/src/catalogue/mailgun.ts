@@ -117,5 +117,4 @@ export const definition: CatalogueDefinition = {
   type: 'mailgun',
   facts: MAILGUN_FACTS,
   create: mailgunProvider,
-  subject: ['/event-data/recipient', '/event-data/message/headers/message-id'],
 };

@@ -109,5 +109,4 @@ export const definition: CatalogueDefinition = {
   type: 'postmark',
   facts: POSTMARK_FACTS,
   create: postmarkProvider,
-  subject: ['/Recipient', '/Email', '/MessageID'],
 };

@@ -51,5 +51,4 @@ export const definition: CatalogueDefinition = {
   type: 'segment',
   facts: SEGMENT_FACTS,
   create: segmentProvider,
-  subject: ['/userId', '/anonymousId', '/traits/email'],
 };

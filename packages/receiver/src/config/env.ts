@@ -9,7 +9,6 @@ import {
   boundedNumber,
   ConfigError,
   maskUrl,
-  optionalConsoleUrl,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
@@ -119,8 +118,6 @@ export interface ReceiverConfig extends ServiceConfig {
   console: ConsoleConfig;
   /** Slack-compatible webhook for alerts; unset: alerts are only logged. */
   alertWebhookUrl: string | undefined;
-  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
-  consolePublicUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
 }
@@ -180,7 +177,6 @@ const schema = z.object({
       .optional(),
   ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
-  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
 });
 
@@ -324,7 +320,6 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     adminToken: e.ADMIN_TOKEN,
     console: consoleConfig,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
-    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
   };
 }

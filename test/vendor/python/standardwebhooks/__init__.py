@@ -1,8 +1,0 @@
-from .webhooks import Webhook, WebhookVerificationError
-
-__all__ = [
-    "Webhook",
-    "WebhookVerificationError",
-]
-
-__version__ = "1.1.0"

@@ -1,5 +1,0 @@
-from .webhooks import WebhookVerificationError
-
-__all__ = [
-    "WebhookVerificationError",
-]

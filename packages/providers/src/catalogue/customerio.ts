@@ -3,10 +3,10 @@ import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { CatalogueDefinition } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   bodyString,
   checkHmac,
-  hmacOf,
   hmacSource,
   signatureHeader,
   signedTimestampHeader,

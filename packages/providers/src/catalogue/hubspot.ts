@@ -2,10 +2,10 @@ import { checkTimestamp, hmacKey, toBytes } from '../shared.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   bodyString,
   checkHmac,
-  hmacOf,
   hmacSource,
   publicUrl,
   signatureHeader,

@@ -2,12 +2,12 @@ import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
 import { checkTimestamp, decodeJsonBody, hmacKey, parseUnixSeconds, unixSeconds } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   partsMatch,
   bodyObject,
   bodyString,
   decodeDigest,
-  hmacOf,
   hmacSource,
   noMatch,
   type CatalogueProviderOptions,

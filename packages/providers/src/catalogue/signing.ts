@@ -18,9 +18,9 @@ import {
 import { PROVIDER_NAME } from '../standard-webhooks.ts';
 import type { SignedRequest, VerifiedEvent } from '../types.ts';
 
-// What the catalogue's providers share beyond ../shared.ts and ../signature-kernel.ts: digests other than SHA-256,
-// signatures in either encoding, and the option checks every factory makes. Construction-time checks throw TypeError/RangeError;
-// request-time ones throw the typed WebhookErrors.
+// What the catalogue's providers share beyond ../shared.ts and ../signature-kernel.ts: digests other than
+// SHA-256, signatures in either encoding, and the option checks every factory makes. Construction-time checks
+// throw TypeError/RangeError; request-time ones throw the typed WebhookErrors.
 
 export type Digest = 'sha1' | 'sha256';
 export type SignatureEncoding = Exclude<KernelEncoding, 'base64url'>;
@@ -369,5 +369,3 @@ export function checkKeyPairSignature(
   }
   checkTimestamp(name, value, now, toleranceSeconds);
 }
-
-export { hmacOf } from '../signature-kernel.ts';

@@ -1,10 +1,10 @@
 import { decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   checkHmac,
   bodyKeyedEvent,
-  hmacOf,
   publicUrl,
   secretKeys,
   signatureHeader,

@@ -1,9 +1,9 @@
 import type { KeyObject } from 'node:crypto';
 import { checkTimestamp, decodeJsonBody, hmacKey, toBytes, unixSeconds } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   partsMatch,
-  hmacOf,
   noMatch,
   parseTimestampedHeader,
   secretKeys,

@@ -3,10 +3,10 @@ import { headerValue, hmacKey } from '../shared.ts';
 import { decodeForm, formPairs } from '../template-body.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   partsMatch,
   decodeDigest,
-  hmacOf,
   keptHeaders,
   noMatch,
   publicUrl,

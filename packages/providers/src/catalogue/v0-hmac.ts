@@ -1,7 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { checkTimestamp, hmacKey, toBytes } from '../shared.ts';
 import type { SignedRequest } from '../types.ts';
-import { checkHmac, hmacOf, signatureHeader, signedTimestampHeader } from './signing.ts';
+import { hmacOf } from '../signature-kernel.ts';
+import { checkHmac, signatureHeader, signedTimestampHeader } from './signing.ts';
 
 // The `v0=<hex HMAC-SHA256 of "v0:<timestamp>:<raw body>">` scheme Slack and Zoom share, each with its own headers.
 

@@ -2,9 +2,9 @@ import { InvalidSignatureError } from '../errors.ts';
 import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
+import { hmacOf } from '../signature-kernel.ts';
 import {
   checkHmac,
-  hmacOf,
   hmacSource,
   keptHeaders,
   requiredHeader,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,7 @@ const INBOX_TABLES = [
   'audit_log',
   'auth_failures',
   'console_revoked_sessions',
+  'destination_states',
   'effect_attempts',
   'effect_routes',
   'effect_runs',
@@ -309,6 +310,7 @@ describe('db:migrate', () => {
         audit_log: '1',
         auth_failures: '0',
         console_revoked_sessions: fromConsole,
+        destination_states: '0',
         effect_attempts: '0',
         effect_routes: '0',
         effect_runs: '1',
@@ -507,8 +509,11 @@ describe('db:check', () => {
     const schema = path.join(dir, 'schema.ts');
     const out = path.join(dir, 'drizzle');
     await cp(path.join(packageDir, 'src/schema.ts'), schema);
-    // The schema's own imports come along.
-    for (const name of ['statuses.ts', 'check-list.ts', 'schema-access.ts', 'schema-operations.ts']) {
+    // The schema's own imports come along: its parts (`schema-*.ts`) and the lists they check against.
+    const parts = (await readdir(path.join(packageDir, 'src'))).filter((name) =>
+      /^schema-.+\.ts$/.test(name),
+    );
+    for (const name of ['statuses.ts', 'check-list.ts', ...parts]) {
       await cp(path.join(packageDir, 'src', name), path.join(dir, name));
     }
     await cp(INBOX_MIGRATIONS.folder, out, { recursive: true });

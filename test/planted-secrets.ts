@@ -31,6 +31,7 @@ export const NOT_SECRET: Record<string, string> = {
   HUBSPOT_WEBHOOK_URL: 'the public URL HubSpot signs',
   TWILIO_WEBHOOK_URL: 'the public URL Twilio signs',
   OIDC_REDIRECT_URL: "the console's public callback URL",
+  CONSOLE_PUBLIC_URL: "the console's public address, which alerts link to",
 };
 
 /** What a planted value must look like for the catalogue type that reads it. */

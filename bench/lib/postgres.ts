@@ -22,7 +22,11 @@ export interface BenchPostgres {
  * A fresh embedded PostgreSQL in a throwaway directory. `durable` keeps the production settings (fsync and
  * synchronous commit on: every commit waits for the WAL flush); off trades them away as the test cluster does.
  */
-export async function startBenchPostgres(options: { durable: boolean }): Promise<BenchPostgres> {
+export async function startBenchPostgres(options: {
+  durable: boolean;
+  /** More server settings (`-c name=value`), as `startEmbeddedPostgres` takes them. */
+  settings?: Record<string, string>;
+}): Promise<BenchPostgres> {
   const dataDir = path.join(
     os.tmpdir(),
     `webhook-inbox-bench-pg-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -33,6 +37,7 @@ export async function startBenchPostgres(options: { durable: boolean }): Promise
     persistent: false,
     unsafeFast: !options.durable,
     maxConnections: 300,
+    settings: options.settings,
   });
   return {
     durable: options.durable,

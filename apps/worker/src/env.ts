@@ -16,6 +16,7 @@ import {
   boundedNumber,
   ConfigError,
   maskUrl,
+  optionalConsoleUrl,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
@@ -24,6 +25,11 @@ import {
   textOr,
   type ServiceConfig,
 } from '@webhook-inbox/env';
+import {
+  DestinationsFileError,
+  loadDestinationsFile,
+  type Destination,
+} from '@webhook-inbox/inbox/destinations';
 import { z } from 'zod';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '@webhook-inbox/env';
@@ -68,11 +74,18 @@ export interface WorkerConfig extends ServiceConfig {
   shutdownTimeoutMs: number;
   /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
   alertWebhookUrl: string | undefined;
+  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
+  consolePublicUrl: string | undefined;
   /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
   retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number; auditDays: number };
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
   stripeApiKey: string | undefined;
   reconcile: { cron: string; since: string };
+  /**
+   * The destinations file (`WEBHOOK_DESTINATIONS_FILE`, beside the sources file), read and validated here, once;
+   * the worker delivers to those of its consumer group. Empty: no destinations.
+   */
+  destinations: readonly Destination[];
 }
 
 // The worker's numbers say "must be a number between <min> and <max>", whole or not.
@@ -125,6 +138,7 @@ const schema = z.object({
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
+  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   // Never below 3, the providers' retry window: within it a dead event may still be replayed, which needs its
   // payload (the purge refuses less without `force`, which a schedule never sets).
   RETENTION_PAYLOAD_DAYS: number(3, 36_500, 30),
@@ -138,6 +152,7 @@ const schema = z.object({
   STRIPE_API_KEY: z.preprocess(blank, z.string().trim().optional()),
   RECONCILE_CRON: textOr('*/30 * * * *'),
   RECONCILE_SINCE: textOr('3d'),
+  WEBHOOK_DESTINATIONS_FILE: z.preprocess(blank, z.string().trim().optional()),
   INIT_CWD: z.string().optional(),
 });
 
@@ -156,6 +171,16 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
   if (e.WORKER_HEARTBEAT_SECONDS > 0 && e.WORKER_HEARTBEAT_SECONDS < MIN_HEARTBEAT_SECONDS) {
     issues.push(`WORKER_HEARTBEAT_SECONDS must be 0 (off) or at least ${MIN_HEARTBEAT_SECONDS}`);
+  }
+  let destinations: Destination[] = [];
+  if (e.WEBHOOK_DESTINATIONS_FILE) {
+    const file = path.resolve(e.INIT_CWD ?? process.cwd(), e.WEBHOOK_DESTINATIONS_FILE);
+    try {
+      destinations = loadDestinationsFile(file);
+    } catch (error) {
+      if (!(error instanceof DestinationsFileError)) throw error;
+      issues.push(...error.problems.map((problem) => `WEBHOOK_DESTINATIONS_FILE (${problem})`));
+    }
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
@@ -185,6 +210,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     statementTimeoutMs: e.WORKER_STATEMENT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     retention: {
       cron: e.RETENTION_CRON,
       payloadDays: e.RETENTION_PAYLOAD_DAYS,
@@ -194,6 +220,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     },
     stripeApiKey: e.STRIPE_API_KEY,
     reconcile: { cron: e.RECONCILE_CRON, since: e.RECONCILE_SINCE },
+    destinations,
   };
 }
 
@@ -216,5 +243,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
     tracing: config.tracing ? 'on' : 'off',
+    // Names and origins only: a URL's path or query may carry a token.
+    destinations: config.destinations.map((d) => `${d.name} (${d.group}) ${d.url.origin}`),
   };
 }

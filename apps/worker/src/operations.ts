@@ -60,6 +60,7 @@ export async function startOperations(
   // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
   const alerter = createRecordedAlerter(pool, {
     url: config.alertWebhookUrl,
+    consoleUrl: config.consolePublicUrl,
     logger,
     service: 'webhook-inbox worker',
   });

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { type DeadEvent, type Inbox, type InboxOptions } from '@webhook-inbox/inbox';
 import { startingLogger } from '@webhook-inbox/env/logger';
+import { createDestinations } from '@webhook-inbox/inbox/destinations';
 import { registerAlertMetrics } from '@webhook-inbox/operator';
 import { createApp } from './app.ts';
 import { createExampleInbox } from './effects/index.ts';
@@ -73,8 +74,19 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     },
   });
 
+  // The destinations of this worker's group: their fan-out effects join the inbox's, and their queues exist before
+  // the inbox's first fan-out sends to them.
+  const destinations = createDestinations({
+    connectionString: config.databaseUrl,
+    pooler: config.databasePooler,
+    destinations: config.destinations.filter((d) => d.group === config.group),
+    log: logger,
+  });
+  destinations.register(inbox);
+
   let inboxWorker;
   try {
+    await destinations.start();
     inboxWorker = await inbox.start({
       connectionString: config.databaseUrl,
       pooler: config.databasePooler,
@@ -87,7 +99,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       superviseIntervalSeconds: config.superviseIntervalSeconds,
       statementTimeoutMs: config.statementTimeoutMs,
     });
+    await destinations.work();
   } catch (error) {
+    await inboxWorker?.stop({ graceful: false });
+    await destinations.stop();
     await operations.stop();
     mailer.close();
     throw error;
@@ -107,6 +122,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     server.once('error', reject);
   }).catch(async (error: unknown) => {
     await inboxWorker.stop({ graceful: false });
+    await destinations.stop();
     await operations.stop();
     mailer.close();
     throw error;
@@ -127,6 +143,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
           .catch((error: unknown) => {
             logger.warn({ err: error }, 'the queue worker did not stop cleanly');
           });
+        await destinations.stop({ timeoutMs: config.shutdownTimeoutMs }).catch((error: unknown) => {
+          logger.warn({ err: error }, 'the destinations did not stop cleanly');
+        });
         await operations.stop();
         mailer.close();
         await new Promise<void>((resolve) => {

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, parseConfig } from '../src/env.ts';
@@ -103,5 +105,40 @@ describe('worker configuration', () => {
     );
     expect(described).not.toContain('secret');
     expect(described).not.toContain('hunter2');
+  });
+
+  it('reads the destinations file once, and refuses a wrong one naming the destination and the field', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'destinations-'));
+    try {
+      const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+      const good = path.join(dir, 'destinations.yaml');
+      writeFileSync(
+        good,
+        `destinations:\n  crm:\n    url: https://crm.example.com/h?token=t0p\n    events: [{ source: stripe }]\n    secrets: [${secret}]\n`,
+      );
+      const config = parseConfig({ DATABASE_URL: URL, WEBHOOK_DESTINATIONS_FILE: good });
+      expect(config.destinations.map((d) => d.name)).toEqual(['crm']);
+      expect(JSON.stringify(describeConfig(config))).not.toMatch(/t0p|whsec_/);
+
+      const bad = path.join(dir, 'bad.yaml');
+      writeFileSync(
+        bad,
+        `destinations:\n  crm:\n    url: https://crm.example.com\n    events: [{ source: stripe }]\n    timeout: forever\n    secrets: [${secret}]\n`,
+      );
+      const error = (() => {
+        try {
+          parseConfig({ DATABASE_URL: URL, WEBHOOK_DESTINATIONS_FILE: bad });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toContain(
+        'WEBHOOK_DESTINATIONS_FILE (bad.yaml: destination "crm": timeout: "forever" is not a duration',
+      );
+      expect((error as Error).message).not.toContain('whsec_');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -7,7 +7,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import type { EventsOptions } from './commands/events.ts';
-import type { FailuresOptions } from './commands/operator.ts';
+import type { FailuresOptions, StatsOptions } from './commands/operator.ts';
 import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
 import type { ReplayCliOptions } from './commands/replay.ts';
 import type { SendOptions } from './commands/send.ts';
@@ -70,18 +70,26 @@ program
   .description('Show one event with its effects and attempts')
   .argument('<provider>')
   .argument('<id>', 'event key (Stripe evt_..., Shopify shop:topic:event-id)')
+  .option('--group <name>', 'a consumer group: its status of the event, and only its effects and attempts')
   .option('--json', 'machine-readable output', false)
   .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
   .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
-  .action(async (provider: string, id: string, options: { json: boolean; url?: string; token?: string }) =>
-    (await events()).show(context, provider, id, options),
+  .action(
+    async (
+      provider: string,
+      id: string,
+      options: { json: boolean; group?: string; url?: string; token?: string },
+    ) => (await events()).show(context, provider, id, options),
   );
 
 program
   .command('stats')
   .description('The backlog: events per unfinished status, per consumer group, and live queue jobs')
+  .option('--group <name>', "only this consumer group's part: its events per status, its queues' jobs")
   .option('--json', 'machine-readable output', false)
-  .action(async (options: { json: boolean }) => (await operator()).stats(context, options));
+  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
+  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .action(async (options: StatsOptions) => (await operator()).stats(context, options));
 
 program
   .command('failures')
@@ -124,9 +132,12 @@ program
   .addHelpText(
     'after',
     '\nEnvironment: DATABASE_URL, a webhook secret (STRIPE_WEBHOOK_SECRET, ...), PORT, ADMIN_TOKEN, ...: docs/configuration.md.\n' +
-      'Runs until SIGTERM or SIGINT, then stops gracefully. Exit codes: 2 a configuration error, 1 failed to start.',
+      'Runs until SIGTERM or SIGINT (or until its parent exits: npx), then stops gracefully. Exit codes: 2 a configuration error, 1 failed to start.',
   )
-  .action(async () => (await import('@webhook-inbox/receiver/main')).runReceiver());
+  .action(async () => {
+    (await import('./parent-exit.ts')).stopWhenOrphaned();
+    await (await import('@webhook-inbox/receiver/main')).runReceiver();
+  });
 
 program
   .command('replay')
@@ -149,6 +160,11 @@ program
     '--group <name>',
     "the consumer group whose effects run (default: the default group); bulk with --group and no --status: every event of the group's types in the range, those it never had included (a backfill)",
   )
+  .option(
+    '--effect <name>',
+    'bulk, with --fingerprint: the events of one failure group (as `failures` lists it): this effect failing ...',
+  )
+  .option('--fingerprint <error>', "... with this normalized error (the failure group's fingerprint)")
   .option('--force-effect <name>', 'also re-run this completed effect (recorded as forced)')
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)

@@ -123,7 +123,7 @@ describe('inbox events / show', () => {
     expect(human.stdout).toContain('more: --cursor ');
   });
 
-  it('finds events with --search: a subject value in any case, the start of a key', async () => {
+  it('finds events with --search: a subject value as written (a Stripe id keeps its case), the start of a key', async () => {
     const sent = await inbox(['send', 'stripe', 'checkout.session.completed', '--json']);
     const { eventId } = JSON.parse(sent.stdout) as { eventId: string };
     const { rows } = await pool.query<{ subject: string[] | null }>(
@@ -132,7 +132,7 @@ describe('inbox events / show', () => {
     );
     const [customer] = rows[0]?.subject ?? [];
     expect(customer).toMatch(/^cus_/);
-    for (const search of [customer!.toUpperCase(), eventId.slice(0, -3)]) {
+    for (const search of [customer!, eventId.slice(0, -3)]) {
       const run = await inbox(['events', '--search', search, '--json']);
       expect(run.code, run.stderr).toBe(0);
       const page = JSON.parse(run.stdout) as { events: { eventId: string; subject: string | null }[] };

@@ -5,6 +5,7 @@ import { deleteCookie } from 'hono/cookie';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import type { Role } from '@webhook-inbox/operator/access/roles';
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from '@webhook-inbox/operator/access/forwarded';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { consoleRevokedSessions } from '@webhook-inbox/operator/sql';
@@ -57,6 +58,11 @@ export interface ConsoleOptions {
    * registry is in this process (another group's replays read that group's routes).
    */
   effectsFor?: EffectLookup;
+  /**
+   * The roles that see an event's subject (a customer's id and email) and error texts masked, as every role
+   * without `read_payload` sees payloads (`CONSOLE_MASKED_ROLES`). Default: `viewer`.
+   */
+  maskedRoles?: readonly Role[];
   /** Where the console is mounted. Default `/console`. */
   basePath?: string;
   /** How long a sign-in lasts. Default 8 hours. */
@@ -124,6 +130,7 @@ export function createConsole(options: ConsoleOptions): Console {
     trustedProxies: options.trustedProxies ?? NO_TRUSTED_PROXIES,
     queryTimeoutMs: options.queryTimeoutMs ?? 5000,
     sampleRefusal: options.sampleRefusal ?? (() => true),
+    maskedRoles: options.maskedRoles ?? ['viewer'],
     wakeRunner: () => runner?.wake(),
   };
 

@@ -5,7 +5,8 @@ import {
   type RequestOrigin,
   type TrustedProxies,
 } from '@webhook-inbox/operator/access/forwarded';
-import type { Principal } from '@webhook-inbox/operator/access/roles';
+import { can, type Permission, type Principal, type Role } from '@webhook-inbox/operator/access/roles';
+import { NAV } from './views/layout.ts';
 import type { EffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { auditLog } from '@webhook-inbox/operator/sql';
 import type { Context, Hono } from 'hono';
@@ -20,9 +21,19 @@ export type ConsoleEnv = { Variables: { session: Session; csrf: string; principa
 export type ConsoleApp = Hono<ConsoleEnv>;
 export type ConsoleContext = Context<ConsoleEnv>;
 
-/** What a signed-in page's layout shows and sends: the operator's name and the request's CSRF token. */
-export function pageSession(c: ConsoleContext): { who: string; csrf: string } {
-  return { who: c.get('session').who, csrf: c.get('csrf') };
+/** The permission each navigation section needs beyond `read` (`app.ts` guards its routes with the same). */
+const SECTION_PERMISSIONS: Readonly<Record<string, Permission>> = { tokens: 'manage_tokens' };
+
+/**
+ * What a signed-in page's layout shows and sends: the operator's name, the request's CSRF token, and the sections
+ * the role may open.
+ */
+export function pageSession(c: ConsoleContext): { who: string; csrf: string; sections: string[] } {
+  const { role } = c.get('principal');
+  const sections = NAV.map(([key]) => key as string).filter((key) =>
+    can(role, SECTION_PERMISSIONS[key] ?? 'read'),
+  );
+  return { who: c.get('session').who, csrf: c.get('csrf'), sections };
 }
 
 /** What every page handler gets: dependencies and the few services the console itself provides. */
@@ -44,6 +55,8 @@ export interface ConsoleServices {
   queryTimeoutMs: number;
   /** True when a refusal of this kind may be logged (the receiver samples them: one a minute per kind). */
   sampleRefusal: (kind: string) => boolean;
+  /** The roles that see subjects and error texts masked (`masking.ts`). */
+  maskedRoles: readonly Role[];
   /** Tells this process's operations runner that an operation is waiting (it also polls). */
   wakeRunner: () => void;
 }

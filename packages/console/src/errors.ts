@@ -15,6 +15,8 @@ export const CONSOLE_ERRORS = {
   /** A request sent from another site (`Origin` or `Sec-Fetch-Site`). */
   cross_origin: 403,
   invalid_input: 400,
+  /** A consumer group that is not one of the principal's (`?group=`, a replay's group). */
+  unknown_group: 400,
   unknown_effect: 400,
   not_found: 404,
   /** A search PostgreSQL could not answer within the console's statement timeout. */

@@ -187,7 +187,7 @@ describe.runIf(
   }, 150_000);
 
   it('replays exactly the events ticked in the list, and says why when none is', async () => {
-    await page.goto(`${stack.url}/events?q=evt_pick_0000`);
+    await page.goto(`${stack.url}/events?q=evt_pick_0000&group=default`);
     const rows = page.locator('table.events tbody tr');
     expect(await rows.count()).toBe(9);
     const refused = page.waitForResponse((r) => r.request().method() === 'POST');
@@ -197,7 +197,7 @@ describe.runIf(
     expect(await rows.count()).toBe(9);
 
     await shot('events-selection-refused');
-    await page.goto(`${stack.url}/events?q=evt_pick_0000`);
+    await page.goto(`${stack.url}/events?q=evt_pick_0000&group=default`);
     // The heading's box ticks every row of the page, and clears them.
     const all = page.getByRole('checkbox', { name: 'Select every event of this page' });
     const selected = page.locator('[data-selected-count]');

@@ -243,7 +243,9 @@ describe.runIf(
   });
 
   it(`dry-runs and bulk-replays ${BULK.toLocaleString('en')} events with progress to the end`, async () => {
-    await page.goto(`${stack.url}/events?status=failed&path=data.object.customer&value=cus_bulk`);
+    await page.goto(
+      `${stack.url}/events?status=failed&path=data.object.customer&value=cus_bulk&group=default`,
+    );
     await page.getByRole('link', { name: 'Bulk replay these events…' }).click();
     await page.getByText(`${BULK.toLocaleString('en')} events received up to`).waitFor();
     expect(await page.locator('table.events tbody tr').count()).toBe(20);

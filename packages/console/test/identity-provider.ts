@@ -17,6 +17,8 @@ export const ACCOUNTS: Record<string, string[]> = {
   ada: ['platform-admins', 'staff'],
   olga: ['oncall', 'staff'],
   vic: ['readers'],
+  // An operator of the billing team: its role is limited to consumer group billing (TEAM_ROLE_MAPPING).
+  bill: ['billing-oncall'],
   nobody: ['contractors'],
   // Accounts whose address the provider has not verified (EMAIL_VERIFIED): the console must not trust it.
   eve: ['readers'],
@@ -28,6 +30,8 @@ export const ACCOUNTS: Record<string, string[]> = {
 export const EMAIL_VERIFIED: Record<string, unknown> = { eve: false, abe: 'absent', stu: 'false' };
 
 export const ROLE_MAPPING = 'platform-admins=admin,oncall=operator,readers=viewer';
+/** ROLE_MAPPING and the billing team's operators, limited to their consumer group. */
+export const TEAM_ROLE_MAPPING = `${ROLE_MAPPING},billing-oncall=operator@billing`;
 
 export interface IdentityProvider {
   /** The issuer URL, `http://localhost:<port>`: another site than the console's `127.0.0.1`, as in production. */

@@ -94,9 +94,10 @@ export const alertsSent = pgTable(
 );
 
 /**
- * What operators decided about a failure group (`sql/failure-groups.ts`: failing effects grouped by consumer
- * group, effect and normalized error). The groups themselves are computed from the ledger; a row here only
- * when someone acknowledged or resolved one. A resolved group is open again once it fails after `resolved_at`.
+ * A failure group's identity (`sql/failure-groups.ts`: failing effects grouped by consumer group, effect and
+ * normalized error) and what operators decided about it. Its counts are computed from the ledger; its row is
+ * written by its first failure (`first_seen`) and kept when its failures clear, so a cause that returns is the
+ * same group. A resolved group is open again once it fails after `resolved_at`.
  */
 export const failureGroups = pgTable(
   'failure_groups',
@@ -108,6 +109,11 @@ export const failureGroups = pgTable(
     acknowledgedBy: text('acknowledged_by'),
     resolvedAt: timestamp('resolved_at', { withTimezone: true }),
     resolvedBy: text('resolved_by'),
+    /**
+     * The group's first failure ever: written with the row by its first failing ledger row (migration 0016's
+     * trigger), never moved, so a cause that clears and returns keeps its first sighting.
+     */
+    firstSeen: timestamp('first_seen', { withTimezone: true }),
   },
   (t) => [primaryKey({ columns: [t.consumerGroup, t.effect, t.fingerprint] })],
 );

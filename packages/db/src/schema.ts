@@ -27,6 +27,7 @@ import {
 export * from './statuses.ts';
 export * from './schema-access.ts';
 export * from './schema-operations.ts';
+export * from './schema-destinations.ts';
 
 /**
  * One row per event key. The primary key is what makes a redelivery a no-op:
@@ -292,6 +293,10 @@ export const effectAttempts = pgTable(
     worker: text('worker').notNull(),
     /** The pg-boss job the attempt ran in. */
     jobId: text('job_id'),
+    /** A destination's delivery: the HTTP status answered (null when no answer came: refused, timed out). */
+    responseStatus: integer('response_status'),
+    /** A destination's delivery: the start of the answer's body, at most 1 KiB of text. */
+    responseExcerpt: text('response_excerpt'),
   },
   (t) => [
     primaryKey({ columns: [t.provider, t.eventId, t.effect, t.attempt] }),

@@ -67,3 +67,7 @@ export const DEFAULT_GROUP = 'default';
 export function sqlList(values: readonly string[]): string {
   return `(${values.map((value) => `'${value}'`).join(', ')})`;
 }
+
+/** A destination's state: delivering, paused (410 Gone, or by an operator), or its circuit open after failures. */
+export const DESTINATION_STATES = ['active', 'paused', 'open'] as const;
+export type DestinationState = (typeof DESTINATION_STATES)[number];

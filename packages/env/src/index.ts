@@ -104,6 +104,23 @@ export const optionalHttpUrl = z.preprocess(
 );
 
 /**
+ * The console's address as operators reach it (`CONSOLE_PUBLIC_URL`, e.g. `https://inbox.example.com/console`): an
+ * http(s) URL with no query or fragment, kept without its trailing `/`, so alerts link to its pages. Unset: none.
+ */
+export const optionalConsoleUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+      error: 'must be an http(s):// URL',
+    })
+    .refine((value) => !/[?#]/.test(value), { error: 'must have no query or fragment' })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+);
+
+/**
  * A variable parsed by `parse`, whose error message says what is wrong (less a leading `prefix` naming the variable,
  * which the configuration error names anyway); unset or blank: undefined.
  */

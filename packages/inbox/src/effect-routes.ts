@@ -99,7 +99,14 @@ export async function loadEffectLookup(
     const key = keyOf(route.provider, route.eventType);
     byType.set(key, [...(byType.get(key) ?? []), route.effect]);
   }
-  return (provider, type) => byType.get(keyOf(provider, type)) ?? [];
+  // A route recorded for `*` (a destination's) serves every type, or every provider.
+  return (provider, type) => [
+    ...new Set(
+      [keyOf(provider, type), keyOf(provider, '*'), keyOf('*', type), keyOf('*', '*')].flatMap(
+        (key) => byType.get(key) ?? [],
+      ),
+    ),
+  ];
 }
 
 /** The event types of `provider` that have at least one recorded effect, in any group. */

@@ -1,4 +1,4 @@
-import { EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, EVENT_STATUSES, type EventStatus } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
 import { parseJsonLossless } from './json.ts';
 import type { EventCursor, EventFilter } from './sql/event-filter.ts';
@@ -44,8 +44,20 @@ export interface EventSummary {
   subject: string | null;
 }
 
+/**
+ * An event as the event log lists it: `status`, `attempts`, `lastError` and `processedAt` are those of `group`
+ * (the default group's are the event's own; another group's its `webhook_event_groups` row, `none` when the group
+ * never had the event), and `groups` its rows in the other groups, limited to the reader's (`visibleTo`).
+ */
+export interface ListedEvent extends Omit<EventSummary, 'status'> {
+  status: EventStatus | 'none';
+  /** The consumer group whose status the event's own fields are. */
+  group: string;
+  groups: EventGroupRow[];
+}
+
 export interface EventPage {
-  events: EventSummary[];
+  events: ListedEvent[];
   /** Pass back as `cursor` for the next (older) page; null on the last page. */
   nextCursor: string | null;
 }
@@ -78,6 +90,16 @@ export interface EventDetail extends EventSummary {
    * earlier event): which event, and when. Such an effect completed here in no attempt.
    */
   completedBy: CompletedByRow[];
+}
+
+/**
+ * An event as `getEvent` answers it: `status`, `attempts`, `lastError` and `processedAt` are `group`'s (`none`
+ * when that group never had the event).
+ */
+export interface GroupEventDetail extends Omit<EventDetail, 'status'> {
+  status: EventStatus | 'none';
+  /** The consumer group whose status, attempts, error and processing time are the event's own fields. */
+  group: string;
 }
 
 /** A scoped effect of this event that `provider`/`eventId` completed. */
@@ -119,9 +141,42 @@ export async function listEvents(pool: pg.Pool, filters: EventFilters = {}): Pro
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
+  const groupRows = await pool.query<EventGroupRow & { provider: string; eventId: string }>(
+    webhookEventGroups.selectGroupsOf(page, filter.visibleTo),
+  );
+  const rowsOf = new Map<string, EventGroupRow[]>();
+  for (const { provider, eventId, ...row } of groupRows.rows) {
+    const key = `${provider}\u0000${eventId}`;
+    rowsOf.set(key, [...(rowsOf.get(key) ?? []), row]);
+  }
+  const group = filter.group ?? DEFAULT_GROUP;
   return {
-    events: page.map(({ cursorAt: _at, ...event }) => event),
+    events: page.map(({ cursorAt: _at, ...event }) =>
+      inGroup(event, group, rowsOf.get(`${event.provider}\u0000${event.eventId}`) ?? []),
+    ),
     nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null,
+  };
+}
+
+/**
+ * The event with `group`'s status, attempts, error and processing time as its own: the default group's are the
+ * event row's, another group's its row's (`none`, nothing attempted, when it has none).
+ */
+export function inGroup<T extends EventSummary>(
+  event: T,
+  group: string,
+  groups: EventGroupRow[],
+): Omit<T, 'status'> & { status: EventStatus | 'none'; group: string; groups: EventGroupRow[] } {
+  if (group === DEFAULT_GROUP) return { ...event, group, groups };
+  const own = groups.find((row) => row.group === group);
+  return {
+    ...event,
+    group,
+    groups,
+    status: own?.status ?? 'none',
+    attempts: own?.attempts ?? 0,
+    lastError: own?.lastError ?? null,
+    processedAt: own?.processedAt ?? null,
   };
 }
 
@@ -131,6 +186,11 @@ export function cursorOf(row: { cursorAt: string; provider: string; eventId: str
 }
 
 export interface GetEventOptions {
+  /**
+   * The consumer group whose status, attempts, error and processing time are the event's own fields (default:
+   * the default group's).
+   */
+  group?: string | undefined;
   /**
    * The consumer groups the reader is limited to (an API token's): the event is there only when one of them has
    * an effect for its type, and it comes with only their effects, attempts and group rows. Undefined: all of it.
@@ -147,7 +207,7 @@ export async function getEvent(
   provider: string,
   eventId: string,
   options: GetEventOptions = {},
-): Promise<EventDetail | undefined> {
+): Promise<GroupEventDetail | undefined> {
   const { rows } = await pool.query<
     Omit<EventDetail, 'effects' | 'attemptHistory' | 'groups' | 'completedBy' | 'payload'> & {
       payload: string | null;
@@ -162,9 +222,20 @@ export async function getEvent(
   const attempts = await pool.query<AttemptRow>(effectAttempts.selectAttempts(provider, eventId));
   const shown = <T extends { effect: string }>(row: T) => !visible || visible.has(row.effect);
   const shownEffects = effects.rows.filter(shown);
+  const group = options.group ?? DEFAULT_GROUP;
+  const own = groups.rows.find((row) => row.group === group);
   // Lossless: Shopify ids above 2^53 keep every digit.
   return {
     ...event,
+    ...(group === DEFAULT_GROUP
+      ? {}
+      : {
+          status: own?.status ?? 'none',
+          attempts: own?.attempts ?? 0,
+          lastError: own?.lastError ?? null,
+          processedAt: own?.processedAt ?? null,
+        }),
+    group,
     payload: event.payload === null ? null : parseJsonLossless(event.payload),
     effects: shownEffects,
     attemptHistory: attempts.rows.filter(shown),

@@ -31,6 +31,8 @@ export {
   type EffectRunRow,
   type EventCursor,
   type EventDetail,
+  type GroupEventDetail,
+  type ListedEvent,
   type EventFilter,
   type EventFilters,
   type EventPage,

@@ -112,6 +112,11 @@ export interface BulkReplayFilters {
   provider?: string | undefined;
   type?: string | undefined;
   since?: Date | undefined;
+  /**
+   * The events of one failure group: `effect` failing with this normalized error (`sql/failure-groups.ts`). Enough
+   * on its own, without `status`, for any group.
+   */
+  failure?: EventFilter['failure'];
 }
 
 export interface BulkReplayOptions extends Omit<ReplayOptions, 'forceEffect'> {
@@ -144,8 +149,10 @@ export async function replayEvents(
 ): Promise<BulkReplayResult> {
   const { limit = Infinity, chunkSize = 200, onProgress, group: given, ...replayOptions } = options;
   const group = validateGroup(given ?? DEFAULT_GROUP);
-  if (filters.status === undefined && group === DEFAULT_GROUP) {
-    throw new RangeError("a bulk replay of the default group needs a status (another group's may omit it)");
+  if (filters.status === undefined && filters.failure === undefined && group === DEFAULT_GROUP) {
+    throw new RangeError(
+      "a bulk replay of the default group needs a status or a failure group (another group's may omit both)",
+    );
   }
   const { set, total } = await countBulkReplay(deps.pool, { ...filters, group });
   const results: ReplayResult[] = [];

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DEFAULT_GROUP, queuesOf } from '@webhook-inbox/inbox/queue';
 import { webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
 import * as pgbossJobs from './sql/pgboss-jobs.ts';
 
@@ -7,6 +8,8 @@ type LiveJobState = (typeof pgbossJobs.LIVE_JOB_STATES)[number];
 
 /** What an operator asks of the database without writing SQL: the backlog and what is stuck. */
 export interface InboxStats {
+  /** The consumer group these are of; absent: the whole inbox (`events` then are the default group's). */
+  group?: string;
   /** Events per status, every status but `processed` (0 when none). */
   events: Record<UnfinishedStatus, number>;
   /** Age of the oldest received, processing or failed event, seconds; 0 when there is none. */
@@ -28,11 +31,19 @@ export interface InboxStats {
  * @example
  * const { events, oldestUnprocessedAgeSeconds } = await readInboxStats(pool);
  */
-export async function readInboxStats(pool: pg.Pool): Promise<InboxStats> {
+export async function readInboxStats(
+  pool: pg.Pool,
+  options: { group?: string | undefined } = {},
+): Promise<InboxStats> {
+  const { group } = options;
   const unfinished = await pool.query<{
     oldestUnprocessedAgeSeconds: number;
     byStatus: Partial<Record<UnfinishedStatus, number>>;
-  }>(webhookEvents.countUnfinished());
+  }>(
+    group === undefined || group === DEFAULT_GROUP
+      ? webhookEvents.countUnfinished()
+      : webhookEventGroups.countUnfinishedInGroup(group),
+  );
   const jobs = await pool.query<{ queue: string; state: LiveJobState; n: number }>(
     pgbossJobs.countLiveJobs(),
   );
@@ -43,10 +54,17 @@ export async function readInboxStats(pool: pg.Pool): Promise<InboxStats> {
   const events = Object.fromEntries(
     webhookEvents.UNFINISHED_STATUSES.map((status) => [status, row?.byStatus[status] ?? 0]),
   ) as Record<UnfinishedStatus, number>;
+  // One group's part: its own queues' jobs, and its row among the other groups' (none for the default group).
+  const queues = group === undefined ? undefined : Object.values(queuesOf(group));
   return {
+    ...(group === undefined ? {} : { group }),
     events,
     oldestUnprocessedAgeSeconds: row?.oldestUnprocessedAgeSeconds ?? 0,
-    jobs: jobs.rows.map(({ queue, state, n }) => ({ queue, state, count: n })),
-    groups: groups.rows.map(({ group, status, n }) => ({ group, status, count: n })),
+    jobs: jobs.rows
+      .filter((job) => !queues || queues.includes(job.queue))
+      .map(({ queue, state, n }) => ({ queue, state, count: n })),
+    groups: groups.rows
+      .filter((row) => group === undefined || row.group === group)
+      .map(({ group, status, n }) => ({ group, status, count: n })),
   };
 }

@@ -134,4 +134,30 @@ describe('failure groups', () => {
     await seed(['evt_r2'], 'provision', () => 'quota exceeded', { minutesAgo: 0 });
     expect((await groups())[0]).toMatchObject({ state: 'open', reopened: true, events: 2 });
   });
+
+  it("keeps a cause's identity when it clears and returns: first seen, and the decisions, stay", async () => {
+    await seed(['evt_first'], 'syncCrm', (id) => `crm refused contact ${id}Abcdefghij`, { minutesAgo: 180 });
+    const [before] = await groups();
+    expect(before).toMatchObject({ fingerprint: 'crm refused contact <id>', events: 1 });
+    await pool.query(failureGroups.resolve(before!, 'ana'));
+    await pool.query(`update failure_groups set resolved_at = now() - interval '1 minute'`);
+    // Cleared: its one event processed, its effect completed; no failing row is left.
+    await pool.query(
+      `update effect_runs set status = 'completed', last_error = null where event_id = 'evt_first'`,
+    );
+    await pool.query(`update webhook_events set status = 'processed' where event_id = 'evt_first'`);
+    expect(await groups()).toEqual([]);
+    // The same cause returns with another id: the same group, first seen three hours ago, reopened.
+    await seed(['evt_again'], 'syncCrm', (id) => `crm refused contact ${id}Zyxwvutsrq`, { minutesAgo: 0 });
+    const [after] = await groups();
+    expect(after).toMatchObject({
+      fingerprint: before!.fingerprint,
+      events: 1,
+      state: 'open',
+      reopened: true,
+      resolvedBy: 'ana',
+    });
+    expect(after!.firstSeen).toEqual(before!.firstSeen);
+    expect(after!.lastSeen.getTime()).toBeGreaterThan(before!.lastSeen.getTime());
+  });
 });

@@ -1,7 +1,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from './errors.ts';
-import { readPointer, scalarText } from './template-body.ts';
+import { readPointer } from './pointer.ts';
+import { scalarText } from './template-body.ts';
 import type { HttpAnswer, SignedRequest } from './types.ts';
 
 // The handshakes providers send to prove an endpoint is theirs before (and while) they deliver events. Each is

@@ -12,6 +12,7 @@ import {
 } from './shared.ts';
 import { checkShopifyPayload } from './shopify-payloads.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
+import type { PayloadPaths } from './catalogue/facts.ts';
 
 export interface ShopifyProviderOptions {
   /** The source's name, its URL segment and dedupe namespace; default `shopify`. */
@@ -157,3 +158,12 @@ export interface SignShopifyOptions {
 export function signShopify({ payload, secret }: SignShopifyOptions): string {
   return hmacSha256(hmacKey(secret), '', toBytes(payload)).toString('base64');
 }
+
+/**
+ * Shopify's paths into a delivery (`PayloadPaths`): the shop comes from a header; the body is the resource itself
+ * (an order, a customer, the shop), and subject.ts adds the shop and the bare event id from the headers.
+ */
+export const SHOPIFY_PATHS: PayloadPaths = {
+  eventFacts: [{ label: 'Shop', header: 'x-shopify-shop-domain' }],
+  subject: ['/id', '/email', '/contact_email', '/customer/id', '/customer/email', '/domain'],
+};

@@ -15,6 +15,7 @@ import {
   unixSeconds,
 } from './shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from './types.ts';
+import type { PayloadPaths } from './catalogue/facts.ts';
 
 export interface StripeProviderOptions {
   /** The source's name, its URL segment and dedupe namespace; default `stripe`. */
@@ -173,3 +174,19 @@ export function signStripe({ payload, secret, timestamp = unixSeconds() }: SignS
   const signature = hmacSha256(hmacKey(secret), `${t}.`, toBytes(payload)).toString('hex');
   return `t=${t},v1=${signature}`;
 }
+
+/** Stripe's paths into an event (`PayloadPaths`): its connected account, and the customer the object is about. */
+export const STRIPE_PATHS: PayloadPaths = {
+  eventFacts: [
+    { label: 'Connected account', paths: ['/account'] },
+    { label: 'Live mode', paths: ['/livemode'] },
+  ],
+  subject: [
+    '/data/object/customer',
+    '/data/object/customer/id',
+    '/data/object/customer_email',
+    '/data/object/customer_details/email',
+    '/data/object/receipt_email',
+    '/data/object/billing_details/email',
+  ],
+};

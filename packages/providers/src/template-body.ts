@@ -3,7 +3,7 @@ import { rawJson, rawJsonText } from './json.ts';
 import { bodyText } from './shared.ts';
 
 // How a template source reads a verified body: JSON (any value, numbers kept digit for digit) or an
-// `application/x-www-form-urlencoded` form; and RFC 6901 JSON pointers into what was read.
+// `application/x-www-form-urlencoded` form (pointer.ts reads into what was read).
 
 /** What `JSON.parse`'s reviver is given as its third argument in Node >= 22 (the source text of a primitive). */
 interface ReviverContext {
@@ -68,39 +68,6 @@ export function decodeForm(
 /** A JSON value as stored text (numbers read by `parseJsonLossless` keep their digits). */
 export function jsonText(value: unknown): string {
   return JSON.stringify(value);
-}
-
-/** An RFC 6901 pointer's reference tokens, or a `TypeError` naming what is wrong with it. */
-export function pointerTokens(pointer: string): string[] {
-  if (pointer === '') return [];
-  if (!pointer.startsWith('/')) {
-    throw new TypeError(`JSON pointer ${JSON.stringify(pointer)} must be empty or start with "/"`);
-  }
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((token) => {
-      if (/~[^01]|~$/.test(token)) {
-        throw new TypeError(`JSON pointer ${JSON.stringify(pointer)} has a "~" not followed by 0 or 1`);
-      }
-      return token.replaceAll('~1', '/').replaceAll('~0', '~');
-    });
-}
-
-/** The value `tokens` point at, or `undefined` when there is none. */
-export function readPointer(value: unknown, tokens: readonly string[]): unknown {
-  let current = value;
-  for (const token of tokens) {
-    if (Array.isArray(current)) {
-      if (!/^(?:0|[1-9][0-9]*)$/.test(token)) return undefined;
-      current = current[Number(token)];
-    } else if (typeof current === 'object' && current !== null && rawJsonText(current) === undefined) {
-      current = Object.hasOwn(current, token) ? (current as Record<string, unknown>)[token] : undefined;
-    } else {
-      return undefined;
-    }
-  }
-  return current;
 }
 
 /** A key or type read from a body: a non-empty string, or a number as it was written; else `undefined`. */

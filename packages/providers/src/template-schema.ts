@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { handshakeSpec } from './handshakes.ts';
-import { pointerTokens } from './template-body.ts';
+import { pointerTokens } from './pointer.ts';
 
 // What every template source (hmac, basic-auth, api-key, ed25519) shares: where its event key and type come
 // from, how its body is read (JSON or form, one event or a batch), its handshake and its acknowledgement. Each

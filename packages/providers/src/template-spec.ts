@@ -4,15 +4,8 @@ import { createHandshake, type HandshakeSpec } from './handshakes.ts';
 import { headerValue } from './shared.ts';
 import { templateIssues, type Coverage } from './template-rules.ts';
 import type { TemplateSpec } from './template-schema.ts';
-import {
-  decodeForm,
-  decodeJson,
-  jsonText,
-  pointerTokens,
-  readPointer,
-  scalarText,
-  type DecodedBody,
-} from './template-body.ts';
+import { pointerTokens, readPointer } from './pointer.ts';
+import { decodeForm, decodeJson, jsonText, scalarText, type DecodedBody } from './template-body.ts';
 import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from './types.ts';
 
 /** Authenticates a request (throws `missing_signature`, `invalid_signature`, `timestamp_out_of_tolerance`). */

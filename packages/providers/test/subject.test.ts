@@ -52,3 +52,30 @@ describe('subjectOf, keyed by the provider type', () => {
     expect(sampleEvents('github', 'github-acme').own.sourceType).toBeUndefined();
   });
 });
+
+describe('subjectOf, case', () => {
+  const stripe = (object: Record<string, unknown>): VerifiedEvent => ({
+    provider: 'stripe',
+    eventId: 'evt_1',
+    type: 'checkout.session.completed',
+    payloadText: JSON.stringify({ data: { object } }),
+    headers: {},
+  });
+
+  it("keeps a Stripe id's case and lower-cases the email, which Stripe compares without case", () => {
+    expect(
+      subjectOf(stripe({ customer: 'cus_I4TagvBaGok0Tj', customer_email: 'Ada.Lovelace@Example.com' })),
+    ).toEqual(['cus_I4TagvBaGok0Tj', 'ada.lovelace@example.com']);
+  });
+
+  it('lower-cases a Shopify shop domain from its header, and keeps the bare event id as sent', () => {
+    const event: VerifiedEvent = {
+      provider: 'shopify',
+      eventId: 'x',
+      type: 'orders/create',
+      payloadText: '{}',
+      headers: { 'x-shopify-shop-domain': 'Acme.myshopify.com', 'x-shopify-event-id': 'AbC-123' },
+    };
+    expect(subjectOf(event)).toEqual(['acme.myshopify.com', 'AbC-123']);
+  });
+});

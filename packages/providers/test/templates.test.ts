@@ -2,13 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidPayloadError, InvalidSignatureError } from '../src/errors.ts';
 import { hmacProvider, signHmac, type HmacSpec } from '../src/hmac.ts';
 import { parseSourcesFile } from '../src/sources-file.ts';
-import {
-  decodeForm,
-  pointerTokens,
-  readPointer,
-  parseJsonLossless,
-  scalarText,
-} from '../src/template-body.ts';
+import { pointerTokens, readPointer } from '../src/pointer.ts';
+import { decodeForm, parseJsonLossless, scalarText } from '../src/template-body.ts';
 import type { TemplateSpec } from '../src/template-schema.ts';
 import type { SignedRequest } from '../src/types.ts';
 

@@ -121,6 +121,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
   // Each message is also recorded in alerts_sent (the console's alerts page), after its delivery.
   const alerter = createRecordedAlerter(pool, {
     url: config.alertWebhookUrl,
+    consoleUrl: config.consolePublicUrl,
     logger,
     service: 'webhook-inbox receiver',
   });

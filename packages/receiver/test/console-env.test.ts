@@ -27,6 +27,22 @@ describe('the console sign-in configuration (OIDC_*)', () => {
     expect(parseConfig({ DATABASE_URL: DB }).console.oidc).toBeUndefined();
   });
 
+  it('reads the masked roles (default viewer, none for no role) and a role limited to consumer groups', () => {
+    expect(parseConfig({ DATABASE_URL: DB }).console.maskedRoles).toEqual(['viewer']);
+    expect(
+      parseConfig({ DATABASE_URL: DB, CONSOLE_MASKED_ROLES: 'viewer, operator' }).console.maskedRoles,
+    ).toEqual(['viewer', 'operator']);
+    expect(parseConfig({ DATABASE_URL: DB, CONSOLE_MASKED_ROLES: 'none' }).console.maskedRoles).toEqual([]);
+    expect(configIssues(DB, { CONSOLE_MASKED_ROLES: 'viewer,root' })).toEqual([
+      'CONSOLE_MASKED_ROLES must be roles (viewer, operator, admin) separated by commas, or none',
+    ]);
+    const limited = parseConfig({ DATABASE_URL: DB, ...OIDC, OIDC_ROLES: 'billing-oncall=operator@billing' });
+    expect(limited.console.oidc?.roles.grantFor(['billing-oncall'])).toEqual({
+      role: 'operator',
+      groups: ['billing'],
+    });
+  });
+
   it('names every wrong variable', () => {
     expect(configIssues(DB, { OIDC_ISSUER: 'http://login.example.com/' })).toEqual([
       'OIDC_ISSUER must be an https:// URL (plain http only on this machine: localhost, 127.0.0.1, [::1])',

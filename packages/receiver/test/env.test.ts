@@ -23,7 +23,8 @@ describe('parseConfig', () => {
     expect(managementAllowedHosts.entries).toEqual(['localhost', '127.0.0.1', '[::1]']);
     expect(trustedProxies.entries).toEqual([]);
     expect(config).toEqual({
-      console: { oidc: undefined, sessionSecret: undefined },
+      console: { oidc: undefined, sessionSecret: undefined, maskedRoles: ['viewer'] },
+      consolePublicUrl: undefined,
       databaseUrl: DB,
       databasePooler: 'none',
       host: '127.0.0.1',
@@ -111,6 +112,19 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ DATABASE_URL: DB, ALERT_WEBHOOK_URL: 'ftp://x' })).toThrow(
       /ALERT_WEBHOOK_URL/,
     );
+  });
+
+  it("takes the console's public URL for alert links, without its trailing slash; refuses what no link can use", () => {
+    expect(
+      parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: 'https://inbox.example.com/console/' })
+        .consolePublicUrl,
+    ).toBe('https://inbox.example.com/console');
+    expect(parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: '' }).consolePublicUrl).toBeUndefined();
+    for (const wrong of ['inbox.example.com/console', 'ftp://inbox/console', 'https://inbox/console?x=1']) {
+      expect(() => parseConfig({ DATABASE_URL: DB, CONSOLE_PUBLIC_URL: wrong }), wrong).toThrow(
+        /CONSOLE_PUBLIC_URL/,
+      );
+    }
   });
 
   it('parses comma-separated secrets (trimmed), Standard Webhooks senders and numbers', () => {

@@ -40,9 +40,9 @@ describe('the subject recorded at ingest', () => {
   const stripe = stripeDelivery({ id: 'evt_subject_1QxYz' });
   const shopify = shopifyDelivery({ eventId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043' });
 
-  it("records a Stripe event's customer and email, lower-cased", async () => {
+  it("records a Stripe event's customer as sent and its email lower-cased", async () => {
     expect((await send(t.app, stripe)).status).toBe(200);
-    expect(await subjectOf('stripe', stripe.key)).toEqual(['cus_ihgfebo16cmign', 'billz@supabase.io']);
+    expect(await subjectOf('stripe', stripe.key)).toEqual(['cus_IhGfebO16cMIGN', 'billz@supabase.io']);
   });
 
   it("records a Shopify event's shop, bare event id, order and customer, every digit kept", async () => {
@@ -63,12 +63,14 @@ describe('the subject recorded at ingest', () => {
     expect((await send(t.app, other)).status).toBe(200);
     expect(await subjectOf(SW_NAME, other.key)).toBeNull();
     expect(await (await send(t.app, stripe)).json()).toMatchObject({ status: 'duplicate' });
-    expect(await subjectOf('stripe', stripe.key)).toEqual(['cus_ihgfebo16cmign', 'billz@supabase.io']);
+    expect(await subjectOf('stripe', stripe.key)).toEqual(['cus_IhGfebO16cMIGN', 'billz@supabase.io']);
   });
 
   it('finds events by a subject value, an id prefix, and a Shopify bare event id (admin API q)', async () => {
     expect(await search('cus_IhGfebO16cMIGN')).toEqual([stripe.key]);
     expect(await search('BILLZ@supabase.io')).toEqual([stripe.key]);
+    // A Stripe id is case-sensitive at Stripe: found as written only.
+    expect(await search('cus_ihgfebo16cmign')).toEqual([]);
     expect(await search('evt_subject_1Q')).toEqual([stripe.key]);
     expect(await search('b54557e4-bdd9-4b37-8a5f-bf7d70bcd043')).toEqual([shopify.key]);
     expect(await search('dev-shop.myshopify.com')).toEqual([shopify.key]);

@@ -4,8 +4,8 @@ import {
   isEventStatus,
   listEvents,
   type EventFilters,
-  type EventDetail,
   type EventPage,
+  type GroupEventDetail,
 } from '@webhook-inbox/inbox/event-store';
 import { webhookEventGroups } from '@webhook-inbox/inbox/sql';
 import type { CliContext } from '../context.ts';
@@ -35,13 +35,11 @@ export async function events(context: CliContext, options: EventsOptions): Promi
     throw new UsageError(`--status must be one of received, processing, processed, failed, dead`);
   }
   const api = context.adminApi(options);
-  if (api && options.group) throw new UsageError('--group reads the database: run it without --url');
   const page = api ? await remoteEvents(api, options) : await localEvents(context, options);
-  // Each event's status in the other consumer groups that have it (`billing:dead`), from the database.
-  const groupsOf = api ? new Map<string, string[]>() : await otherGroups(context, page);
-  const listed = page.events.map((event) => ({
+  // Each event's status in the other consumer groups that have it and the reader may see (`billing:dead`).
+  const listed = page.events.map(({ group: _group, groups, ...event }) => ({
     ...event,
-    groups: groupsOf.get(`${event.provider}\u0000${event.eventId}`) ?? [],
+    groups: groups.map((row) => `${row.group}:${row.status}`),
   }));
   if (options.json) {
     printJson({ ...page, events: listed });
@@ -69,7 +67,7 @@ export async function events(context: CliContext, options: EventsOptions): Promi
 /** The admin API's page for the same filters (the receiver parses `--since` as the CLI does). */
 function remoteEvents(api: AdminApi, options: EventsOptions): Promise<EventPage> {
   const query = new URLSearchParams({ limit: String(options.limit) });
-  for (const key of ['provider', 'status', 'type', 'since', 'cursor'] as const) {
+  for (const key of ['provider', 'group', 'status', 'type', 'since', 'cursor'] as const) {
     const value = options[key];
     if (value !== undefined) query.set(key, value);
   }
@@ -96,34 +94,22 @@ async function localEvents(context: CliContext, options: EventsOptions): Promise
   }
 }
 
-async function otherGroups(context: CliContext, page: EventPage): Promise<Map<string, string[]>> {
-  const { rows } = await (
-    await context.pool()
-  ).query<{
-    provider: string;
-    eventId: string;
-    group: string;
-    status: string;
-  }>(webhookEventGroups.selectGroupsOf(page.events));
-  const groupsOf = new Map<string, string[]>();
-  for (const row of rows) {
-    const key = `${row.provider}\u0000${row.eventId}`;
-    groupsOf.set(key, [...(groupsOf.get(key) ?? []), `${row.group}:${row.status}`]);
-  }
-  return groupsOf;
-}
-
 export async function show(
   context: CliContext,
   provider: string,
   eventId: string,
-  options: { json: boolean; url?: string; token?: string },
+  options: { json: boolean; group?: string; url?: string; token?: string },
 ): Promise<void> {
   const json = options.json;
   const api = context.adminApi(options);
+  const query =
+    options.group === undefined ? '' : `?${new URLSearchParams({ group: options.group }).toString()}`;
   const event = api
-    ? await adminRequest<EventDetail>(api, 'GET', eventPath(provider, eventId))
-    : await getEvent(await context.pool(), provider, eventId);
+    ? await adminRequest<GroupEventDetail>(api, 'GET', `${eventPath(provider, eventId)}${query}`)
+    : await getEvent(await context.pool(), provider, eventId, {
+        group: options.group,
+        ...(options.group === undefined ? {} : { visibleTo: [options.group] }),
+      });
   if (!event) throw new NotFoundError(`no ${provider} event ${eventId}`);
   if (json) {
     printJson(event);
@@ -168,7 +154,7 @@ export async function show(
     ]);
   }
   if (groups.length > 0) {
-    // `status` above is the default group's; these are the other groups that have the event.
+    // `status` above is `group`'s; these are the other groups that have the event.
     process.stdout.write(`\nconsumer groups:\n`);
     printRows(groups as unknown as Record<string, unknown>[], false, [
       'group',

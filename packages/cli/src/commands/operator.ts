@@ -2,20 +2,38 @@
  * What the console's overview, failures and bulk replay pages show, from a shell: `stats`, `failures`,
  * `operations`.
  */
-import { readInboxStats } from '@webhook-inbox/operator/inbox-stats';
+import { readInboxStats, type InboxStats } from '@webhook-inbox/operator/inbox-stats';
 import { failureGroups, replayOperations } from '@webhook-inbox/operator/sql';
 import type { CliContext } from '../context.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { printJson, printRows } from '../output.ts';
+import { adminRequest } from '../remote.ts';
 
-/** The backlog and what is stuck: events per unfinished status, per consumer group, live jobs per queue. */
-export async function stats(context: CliContext, options: { json: boolean }): Promise<void> {
-  const result = await readInboxStats(await context.pool());
+export interface StatsOptions {
+  json: boolean;
+  /** One consumer group's part: its events per status, its queues' jobs. */
+  group?: string;
+  /** A remote receiver's admin API (remote.ts). */
+  url?: string;
+  token?: string;
+}
+
+/**
+ * The backlog and what is stuck: events per unfinished status, per consumer group, live jobs per queue; with
+ * `--group`, that group's part. Remotely, what the token's groups may see (`GET /admin/stats`).
+ */
+export async function stats(context: CliContext, options: StatsOptions): Promise<void> {
+  const api = context.adminApi(options);
+  const query =
+    options.group === undefined ? '' : `?${new URLSearchParams({ group: options.group }).toString()}`;
+  const result = api
+    ? await adminRequest<InboxStats>(api, 'GET', `/stats${query}`)
+    : await readInboxStats(await context.pool(), { group: options.group });
   if (options.json) {
     printJson(result);
     return;
   }
-  process.stdout.write('events (default group):\n');
+  process.stdout.write(`events (${result.group ?? 'default'} group):\n`);
   printRows(
     Object.entries(result.events).map(([status, count]) => ({ status, count })),
     false,

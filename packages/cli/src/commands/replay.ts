@@ -5,6 +5,7 @@ import { isEventStatus } from '@webhook-inbox/inbox/event-store';
 import { DEFAULT_GROUP, ensureQueues, validateGroup } from '@webhook-inbox/inbox/queue';
 import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/operator/replay';
 import type { Principal } from '@webhook-inbox/operator/access/roles';
+import { shellArg } from '@webhook-inbox/operator/shell';
 import { auditLog } from '@webhook-inbox/operator/sql';
 import type pg from 'pg';
 import type { CliContext } from '../context.ts';
@@ -19,6 +20,9 @@ export interface ReplayCliOptions {
   type?: string;
   since?: string;
   group?: string;
+  /** Bulk, with `fingerprint`: the events of one failure group (`failures` lists them). */
+  effect?: string;
+  fingerprint?: string;
   forceEffect?: string;
   /** Bulk: replay at most this many events (the rest are counted and reported). */
   limit?: string;
@@ -44,8 +48,18 @@ export async function replay(
     throw new UsageError('replay <provider> <id>: the event id is missing');
   if (single && options.status) throw new UsageError('give either <provider> <id> or --status, not both');
   const group = groupOf(options.group);
-  if (!single && !options.status && group === DEFAULT_GROUP)
-    throw new UsageError('replay needs <provider> <id>, or --status (or --group) for a bulk replay');
+  if ((options.effect === undefined) !== (options.fingerprint === undefined))
+    throw new UsageError('--effect and --fingerprint go together: a failure group (webhook-inbox failures)');
+  const failure =
+    options.effect !== undefined && options.fingerprint !== undefined
+      ? { effect: options.effect, fingerprint: options.fingerprint }
+      : undefined;
+  if (single && failure)
+    throw new UsageError('--effect and --fingerprint select events for a bulk replay, not <provider> <id>');
+  if (!single && !options.status && !failure && group === DEFAULT_GROUP)
+    throw new UsageError(
+      'replay needs <provider> <id>, or --status, --group or --effect with --fingerprint for a bulk replay',
+    );
   if (options.status && !isEventStatus(options.status))
     throw new UsageError(`--status ${options.status} is not a status`);
   if (!single && options.forceEffect)
@@ -96,6 +110,7 @@ export async function replay(
               provider: options.provider,
               type: options.type,
               since: options.since ? sinceDate(options.since) : undefined,
+              failure,
             },
             {
               group,
@@ -115,6 +130,10 @@ export async function replay(
       progress?.end();
     }
     report(bulk.results, options);
+    if (!single && options.dryRun) {
+      // What the dry run selected, so the command that replays is this one without --dry-run.
+      (options.json ? process.stderr : process.stdout).write(`filter: ${describeFilter(options, group)}\n`);
+    }
     if (!single) {
       if (!options.dryRun) await auditBulk(pool, auditAs, bulk, options, group);
       summary(bulk, options);
@@ -132,13 +151,13 @@ async function auditBulk(
   options: ReplayCliOptions,
   group: string,
 ): Promise<void> {
-  const { status, provider, type, since, limit } = options;
+  const { status, provider, type, since, effect, fingerprint, limit } = options;
   await pool.query(
     auditLog.insertAudit(by, {
       action: 'bulk_replay',
       target: null,
       details: {
-        filter: { status, provider, type, since, group },
+        filter: { status, provider, type, since, group, effect, fingerprint },
         limit,
         total,
         replayed: results.length,
@@ -147,6 +166,15 @@ async function auditBulk(
       },
     }),
   );
+}
+
+/** A bulk replay's filters as `--flag value` words: every one given, the group always. */
+function describeFilter(options: ReplayCliOptions, group: string): string {
+  const flags = ['status', 'provider', 'type', 'since', 'effect', 'fingerprint'] as const;
+  const given = flags.flatMap((flag) =>
+    options[flag] === undefined ? [] : [`--${flag} ${shellArg(options[flag])}`],
+  );
+  return [`--group ${group}`, ...given].join(' ');
 }
 
 function report(results: ReplayResult[], options: ReplayCliOptions): void {

@@ -97,7 +97,7 @@ export function requireSession(services: ConsoleServices): MiddlewareHandler<Con
       actor: read.session.who,
       role: read.session.role,
       method: read.session.method,
-      groups: null,
+      groups: read.session.groups ?? null,
       address: originOf(c, services.trustedProxies).address,
     });
     c.set('csrf', services.sessions.csrfToken(read.session));

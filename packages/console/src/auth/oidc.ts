@@ -39,6 +39,8 @@ interface OidcIdentity {
   actor: string;
   subject: string;
   role: Role | undefined;
+  /** The consumer groups the role is limited to (`OIDC_ROLES`' `role@group`); `null`: every group. */
+  groups: readonly string[] | null;
   /** The role claim's values, for the refusal page and the audit row. */
   values: string[];
   /** An email the provider sent without `email_verified: true`: used for nothing, named on a refusal. */
@@ -132,10 +134,12 @@ export function createOidcClient(options: OidcOptions): OidcClient {
       const verified = email !== undefined && source.email_verified === true;
       const values = claim === 'email' && !verified ? [] : claimValues(source[claim]);
       const actor = verified ? email : `oidc:${claims.sub}@${issuer.host}`;
+      const grant = options.roles.grantFor(values);
       return {
         actor,
         subject: claims.sub,
-        role: options.roles.roleFor(values),
+        role: grant?.role,
+        groups: grant?.groups ?? null,
         values,
         unverifiedEmail: verified ? undefined : email,
       };

@@ -156,8 +156,13 @@ export function authRoutes(services: ConsoleServices, options: AuthRoutesOptions
     }
     await startSession(
       c,
-      { who: identity.actor, role: identity.role, method: 'oidc' },
-      { subject: identity.subject },
+      {
+        who: identity.actor,
+        role: identity.role,
+        method: 'oidc',
+        ...(identity.groups === null ? {} : { groups: identity.groups }),
+      },
+      { subject: identity.subject, ...(identity.groups === null ? {} : { groups: identity.groups }) },
     );
     // A page, not a redirect: the session cookie is SameSite=Strict, and a browser leaves it off every request of a
     // redirect chain that began on the provider's site. The next page is then asked for from the console itself.

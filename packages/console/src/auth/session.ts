@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { isRole, type AuthMethod, type Role } from '@webhook-inbox/operator/access/roles';
 
 /**
- * Console sessions without a table: the cookie holds `{ id, who, role, method, exp }` and an HMAC over it. The key
+ * Console sessions without a table: the cookie holds `{ id, who, role, method, groups, exp }` and an HMAC over it. The key
  * is derived from every secret the console is given (`CONSOLE_SESSION_SECRET`, the admin token, the OpenID Connect
  * client secret), so it never rests on the admin token alone once single sign-on is configured, and rotating any
  * of them ends every session at once. A forged, altered or expired cookie is refused. The CSRF token of a session is
@@ -17,11 +17,13 @@ export interface Session {
   who: string;
   role: Role;
   method: AuthMethod;
+  /** The consumer groups the session is limited to (its role's `@groups` in `OIDC_ROLES`); absent: every group. */
+  groups?: readonly string[];
   /** Epoch milliseconds. */
   expiresAt: number;
 }
 
-export type SessionIdentity = Pick<Session, 'who' | 'role' | 'method'>;
+export type SessionIdentity = Pick<Session, 'who' | 'role' | 'method' | 'groups'>;
 
 export interface Sessions {
   /** True when `presented` is the admin token (constant time, whatever the lengths); false without one. */
@@ -128,9 +130,18 @@ function parseSession(value: unknown): Session | undefined {
     isRole(v.role) &&
     typeof v.method === 'string' &&
     METHODS.includes(v.method) &&
-    typeof v.expiresAt === 'number'
+    typeof v.expiresAt === 'number' &&
+    (v.groups === undefined ||
+      (Array.isArray(v.groups) && v.groups.every((group) => typeof group === 'string')))
   ) {
-    return { id: v.id, who: v.who, role: v.role, method: v.method as AuthMethod, expiresAt: v.expiresAt };
+    return {
+      id: v.id,
+      who: v.who,
+      role: v.role,
+      method: v.method as AuthMethod,
+      ...(v.groups === undefined ? {} : { groups: v.groups }),
+      expiresAt: v.expiresAt,
+    };
   }
   return undefined;
 }

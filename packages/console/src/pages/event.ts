@@ -16,12 +16,17 @@ import { ConsoleError } from '../errors.ts';
 import { attemptsSection } from '../views/event-attempts.ts';
 import { effectsTimeline } from '../views/event-effects.ts';
 import { eventFacts, type EventDetailRow } from '../views/event-facts.ts';
-import { groupsTable } from '../views/event-groups.ts';
+import { groupsSection } from '../views/event-groups.ts';
+import { MASKED, masked, maskRow } from '../masking.ts';
+import { coversGroup } from '@webhook-inbox/operator/access/roles';
+import { effectRoutes } from '@webhook-inbox/inbox/sql';
+import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import { jobsTable } from '../views/event-jobs.ts';
 import { jsonViewer } from '../views/json-viewer.ts';
 import { cliCommand, eventHref, utc } from '../views/format.ts';
 import { csrfField, layout, type Html } from '../views/layout.ts';
 import { eventReplayAction, replayDeps, replayOrRefuse } from './event-replay.ts';
+import { actionGroup, visibleEvent } from '../scope.ts';
 
 function eventKey(c: ConsoleContext): { provider: string; eventId: string } {
   const provider = c.req.query('provider') ?? '';
@@ -37,15 +42,21 @@ function eventKey(c: ConsoleContext): { provider: string; eventId: string } {
 export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const [{ event, runs, groups, jobs, completedBy, notStarted }, attempts] = await Promise.all([
-      readEffects(services, provider, eventId),
-      read<AttemptRow>(
-        services.pool,
-        effectAttempts.selectAttempts(provider, eventId),
-        services.queryTimeoutMs,
-      ),
-    ]);
+    const [{ event, runs, groups, jobs, completedBy, notStarted, shown, own }, allAttempts] =
+      await Promise.all([
+        readEffects(c, services, provider, eventId),
+        read<AttemptRow>(
+          services.pool,
+          effectAttempts.selectAttempts(provider, eventId),
+          services.queryTimeoutMs,
+        ),
+      ]);
+    const isMasked = masked(c, services);
+    const attempts = allAttempts
+      .filter((a) => shown(a.effect))
+      .map((a) => (isMasked && a.error ? { ...a, error: MASKED } : a));
     const flash = c.req.query('replayed');
+    const forms = { base: services.base, csrf: c.get('csrf'), canReplay: allowed(c, 'replay') };
     return c.html(
       layout({
         base: services.base,
@@ -53,8 +64,8 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
         section: 'events',
         session: pageSession(c),
         body: html`<h1 class="id">${provider} · ${eventId}</h1>
-          ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false)}
-          ${allowed(c, 'replay') ? replaySection(services.base, c.get('csrf'), event.status, groups, provider, eventId) : ''}
+          ${flash ? html`<p class="notice" role="status">${flash}</p>` : ''} ${eventFacts(event, false, own)}
+          ${groupsSection(forms, provider, eventId, groups)}
           <section aria-labelledby="h-effects">
             <h2 id="h-effects">Effects</h2>
             ${effectsTimeline(services.base, event, runs, notStarted, {
@@ -69,7 +80,6 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
               b: c.req.query('b'),
             })}
           </section>
-          ${groups.length ? groupsTable(provider, eventId, groups) : ''}
           <section aria-labelledby="h-jobs">
             <h2 id="h-jobs">Queue jobs</h2>
             ${jobsTable(jobs)}
@@ -108,13 +118,18 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   // The effects alone: the event page polls them while the event is not settled.
   app.get('/event/effects', async (c) => {
     const { provider, eventId } = eventKey(c);
-    const { event, runs, jobs, completedBy, notStarted } = await readEffects(services, provider, eventId);
+    const { event, runs, jobs, completedBy, notStarted, own } = await readEffects(
+      c,
+      services,
+      provider,
+      eventId,
+    );
     // The facts and the jobs come along (swapped out of band): the page always shows one read.
     return c.html(
       html`${effectsTimeline(services.base, event, runs, notStarted, {
         canForce: allowed(c, 'force'),
         completedBy,
-      })}${eventFacts(event, true)}${jobsTable(jobs, true)}`,
+      })}${eventFacts(event, true, own)}${jobsTable(jobs, true)}`,
     );
   });
 
@@ -122,6 +137,8 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/event/force', async (c) => {
     const { provider, eventId } = eventKey(c);
     const effect = c.req.query('effect') ?? '';
+    await visibleEvent(services, c.get('principal'), provider, eventId);
+    actionGroup(c, DEFAULT_GROUP);
     const plan = await replayOrRefuse(async () =>
       replayEvent(await replayDeps(services), provider, eventId, { forceEffect: effect, dryRun: true }),
     );
@@ -166,27 +183,52 @@ export function eventPage(app: ConsoleApp, services: ConsoleServices): void {
 
 /**
  * What the page and its polled effects both show: the event, its effects (run, and registered but not started),
- * the events that completed some of them, its consumer groups and its jobs.
+ * the events that completed some of them, its status in each consumer group and its jobs, as far as the
+ * principal may see them (a principal limited to groups: their effects and rows only), masked for a masked role.
  */
-async function readEffects(services: ConsoleServices, provider: string, eventId: string) {
+async function readEffects(c: ConsoleContext, services: ConsoleServices, provider: string, eventId: string) {
   const t = services.queryTimeoutMs;
-  const [event] = await read<EventDetailRow>(
+  const principal = c.get('principal');
+  await visibleEvent(services, principal, provider, eventId);
+  const [found] = await read<EventDetailRow>(
     services.pool,
     webhookEvents.selectEvent(provider, eventId, 'pretty'),
     t,
   );
-  if (!event) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
-  const [runs, groups] = await Promise.all([
+  if (!found) throw new ConsoleError('not_found', `no ${provider} event ${eventId}`);
+  const own = coversGroup(principal, DEFAULT_GROUP);
+  const event = maskRow(c, services, own ? found : { ...found, lastError: null });
+  const [allRuns, otherGroups, effects] = await Promise.all([
     read<EffectRunRow>(services.pool, effectRuns.selectEffectRuns(provider, eventId), t),
     read<EventGroupRow>(services.pool, webhookEventGroups.selectEventGroups(provider, eventId), t),
+    principal.groups === null
+      ? undefined
+      : read<{ effect: string }>(
+          services.pool,
+          effectRoutes.selectGroupsEffects(provider, found.type, principal.groups),
+          t,
+        ),
   ]);
+  const visible = effects && new Set(effects.map((row) => row.effect));
+  const shown = (effect: string) => visible === undefined || visible.has(effect);
+  const runs = allRuns.filter((r) => shown(r.effect)).map((r) => maskRow(c, services, r));
+  const defaultRow: EventGroupRow = {
+    group: DEFAULT_GROUP,
+    status: found.status,
+    attempts: found.attempts,
+    lastError: found.lastError,
+    processedAt: found.processedAt,
+  };
+  const groups = [defaultRow, ...otherGroups]
+    .filter((g) => coversGroup(principal, g.group))
+    .map((g) => maskRow(c, services, g));
   const [jobs, completedBy] = await Promise.all([
     eventJobs(services, provider, eventId, groups),
     completers((statement) => read(services.pool, statement, t), provider, eventId, runs),
   ]);
-  const registered = (await services.effectsFor())?.(provider, event.type) ?? [];
+  const registered = own ? ((await services.effectsFor())?.(provider, found.type) ?? []) : [];
   const notStarted = registered.filter((name) => !runs.some((r) => r.effect === name));
-  return { event, runs, groups, jobs, completedBy, notStarted };
+  return { event, runs, groups, jobs, completedBy, notStarted, shown, own };
 }
 
 /** The event's jobs in every queue it can be in: the default group's and each other group's. */
@@ -196,43 +238,16 @@ function eventJobs(
   eventId: string,
   groups: EventGroupRow[],
 ): Promise<pgbossJobs.EventJobRow[]> {
-  const queues = [EVENTS_QUEUE, DEAD_LETTER_QUEUE];
-  for (const { group } of groups) queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
+  const queues: string[] = [];
+  for (const { group } of groups) {
+    if (group === DEFAULT_GROUP) queues.push(EVENTS_QUEUE, DEAD_LETTER_QUEUE);
+    else queues.push(queuesOf(group).events, queuesOf(group).deadLetters);
+  }
   return read<pgbossJobs.EventJobRow>(
     services.pool,
     pgbossJobs.selectEventJobs(queues, provider, eventId),
     services.queryTimeoutMs,
   );
-}
-
-/**
- * The replay button, unless there is nothing to replay: an event processed in every group has no unfinished
- * effect (forcing a completed one is on its row in the timeline).
- */
-function replaySection(
-  base: string,
-  csrf: string,
-  status: string,
-  groups: EventGroupRow[],
-  provider: string,
-  eventId: string,
-): Html {
-  const done = status === 'processed' && groups.every((g) => g.status === 'processed');
-  return html`<section aria-labelledby="h-replay">
-    <h2 id="h-replay">Replay</h2>
-    ${
-      done
-        ? html`<p class="hint">Processed: every effect completed, nothing to replay.</p>`
-        : html`<form method="post" action="${base}/event/replay" class="inline">
-              ${csrfField(csrf)}
-              <input type="hidden" name="provider" value="${provider}" />
-              <input type="hidden" name="id" value="${eventId}" />
-              <button type="submit">Replay unfinished effects</button>
-            </form>
-            <p class="hint">Runs again only the effects that have not completed. Same from a shell:</p>
-            <pre class="cli"><code>${cliCommand('replay', provider, eventId)}</code></pre>`
-    }
-  </section>`;
 }
 
 function planList(plan: ReplayResult): Html {

@@ -1,4 +1,4 @@
-import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
+import { DEFAULT_GROUP, EVENT_STATUSES } from '@webhook-inbox/db/statuses';
 import {
   cursorOf,
   decodeCursor,
@@ -17,6 +17,8 @@ import { formQuery, parseFilter, readForm, type FilterForm } from '../filter.ts'
 import { wantsJson } from '../views/error-page.ts';
 import { count, eventHref, utc } from '../views/format.ts';
 import { layout, statusBadge, type Html } from '../views/layout.ts';
+import { masked, maskRow, scopedFilter } from '../masking.ts';
+import { groupScope } from '../scope.ts';
 import { listAddress, refusalAlert, replaySelected, selectionBox, selectionForm } from './replay-selected.ts';
 
 const PAGE_SIZE = 50;
@@ -64,13 +66,20 @@ interface Listing {
 export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
   /** The list; `refusal` is a "Replay selected" refused, shown above the rows (400). */
   const show = async (c: ConsoleContext, refusal?: ConsoleError) => {
-    const form = readForm(c.req.query());
+    const scope = await groupScope(c, services);
+    const form = { ...readForm(c.req.query()), group: scope.selected ?? '' };
+    const groups: GroupField = {
+      choices: scope.choices,
+      all: scope.limit ? `all my groups` : 'all groups',
+    };
+    const isMasked = masked(c, services);
     const providers = await read<{ provider: string }>(
       services.pool,
       eventFilter.listProviders(),
       services.queryTimeoutMs,
     );
-    const selectable = allowed(c, 'replay');
+    // A selection replays in one group: the chosen one.
+    const selectable = allowed(c, 'replay') && scope.selected !== null;
     const render = (content: Html, status: 200 | 400) =>
       c.html(
         layout({
@@ -87,24 +96,31 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
     let filter: EventFilter;
     let cursor: EventCursor | undefined;
     try {
-      filter = parseFilter(form, services.now()).filter;
+      filter = scopedFilter(scope, parseFilter({ ...form, group: '' }, services.now()).filter, isMasked);
       cursor = decodePageCursor(c.req.query('cursor'));
     } catch (error) {
       if (!(error instanceof ConsoleError) || error.code !== 'invalid_input') throw error;
       // A browser gets the form with the field's error; htmx and scripts the JSON refusal, as from every page.
       if (wantsJson(c)) throw error;
-      return render(filterForm(services.base, '/events', form, names, error), 400);
+      return render(filterForm(services.base, '/events', form, names, groups, error), 400);
     }
     const at = Math.max(0, Number.parseInt(c.req.query('at') ?? '0', 10) || 0);
     const listing = filter.payload
       ? await scanPage(services, { ...filter, payload: filter.payload }, cursor)
       : await listPage(services, filter, cursor, at);
-    const { page, next } = listing;
+    const { next } = listing;
+    const page = listing.page.map((row) => maskRow(c, services, row));
     return render(
-      html`${filterForm(services.base, '/events', form, names)}
+      html`${filterForm(services.base, '/events', form, names, groups)}
         <p class="actions">
           <span class="total" data-total>${listing.total}</span>
-          <a class="button" href="${services.base}/bulk?${formQuery(form)}">Bulk replay these events…</a>
+          ${
+            scope.selected === null
+              ? html`<span class="hint">Choose a consumer group to replay these events in bulk.</span>`
+              : html`<a class="button" href="${services.base}/bulk?${formQuery(form)}"
+                  >Bulk replay these events…</a
+                >`
+          }
         </p>
         ${refusalAlert(refusal)}
         ${selectable && page.length ? selectionForm(listAddress(c), c.get('csrf'), form.group) : ''}
@@ -255,6 +271,7 @@ export function filterForm(
   action: string,
   form: FilterForm,
   providers: string[],
+  groups: GroupField,
   error?: ConsoleError,
 ): Html {
   const option = (value: string, selected: string, label = value) =>
@@ -302,12 +319,30 @@ export function filterForm(
           ${option('', form.status, 'any')} ${EVENT_STATUSES.map((s) => option(s, form.status))}
         </select>
       </div>
-      ${input('group', 'Consumer group', 'default')} ${input('type', 'Type', 'checkout.session.completed')}
+      <div>
+        <label for="f-group">Consumer group</label>
+        <select id="f-group" name="group" ${field('group')}>
+          ${groups.all === undefined ? '' : option('', form.group, groups.all)}
+          ${groups.choices.map((g) => option(g, form.group || (groups.all === undefined ? DEFAULT_GROUP : ''), g))}
+        </select>
+      </div>
+      ${input('type', 'Type', 'checkout.session.completed')}
       ${input('from', html`From <small>(UTC, or 24h)</small>`, '24h')}
       ${input('to', html`To <small>(UTC)</small>`, '2026-12-03T10:00')}
       ${input('path', 'Payload path', 'data.object.customer')}
       ${input('value', html`equals <small>(JSON or text)</small>`, 'cus_123')}
       ${form.eventId ? html`<input type="hidden" name="eventId" value="${form.eventId}" />` : ''}
+      ${
+        form.effect || form.fingerprint
+          ? html`<p class="failure-filter" data-failure-filter>
+              Failure group: <strong>${form.effect}</strong> failing with
+              <code class="error-text">${form.fingerprint}</code>
+              <a href="${base}${action}?${formQuery({ ...form, effect: '', fingerprint: '' })}">remove</a>
+              <input type="hidden" name="effect" value="${form.effect}" />
+              <input type="hidden" name="fingerprint" value="${form.fingerprint}" />
+            </p>`
+          : ''
+      }
       <div class="submit"><button type="submit">Filter</button></div>
       <p class="ranges">
         Received in the last
@@ -320,6 +355,15 @@ export function filterForm(
 }
 
 const RANGES = ['1h', '24h', '7d', '30d'];
+
+/**
+ * The form's consumer groups: `choices` (the principal's), and the label of the empty choice: "all groups" on the
+ * lists; `undefined` where one group is needed (a bulk replay: empty is the default group).
+ */
+export interface GroupField {
+  choices: readonly string[];
+  all: string | undefined;
+}
 
 /** The page's cursor, as the event log's pages (the admin API's, the CLI's) hand it out. */
 function decodePageCursor(text: string | undefined): EventCursor | undefined {

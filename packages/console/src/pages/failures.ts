@@ -9,6 +9,9 @@ import { failureGroupsTable, groupHref, trendSvg } from '../views/failure-groups
 import { cliCommand, count, eventLink, searchParams, utc } from '../views/format.ts';
 import { csrfField, layout, statusBadge } from '../views/layout.ts';
 import { table } from '../views/table.ts';
+import { groupSelector, scopeLabel } from '../views/group-selector.ts';
+import { maskText } from '../masking.ts';
+import { actionGroup, groupScope, inScope } from '../scope.ts';
 
 const EXAMPLES = 20;
 const STATES = ['unresolved', 'open', 'acknowledged', 'resolved', 'all'] as const;
@@ -43,18 +46,22 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
     const state = (STATES as readonly string[]).includes(requested)
       ? (requested as StateFilter)
       : 'unresolved';
-    const rows = await read<failureGroups.FailureGroupRow>(
-      services.pool,
-      failureGroups.selectFailureGroups(),
-      services.queryTimeoutMs,
-    );
+    const scope = await groupScope(c, services);
+    const rows = (
+      await read<failureGroups.FailureGroupRow>(
+        services.pool,
+        failureGroups.selectFailureGroups(),
+        services.queryTimeoutMs,
+      )
+    ).filter((row) => inScope(scope, row.group));
     return c.html(
       layout({
         base: services.base,
         title: 'Failures',
         section: 'failures',
         session: pageSession(c),
-        body: html`<h1>Failures by cause</h1>
+        body: html`<h1>Failures by cause <small>${scopeLabel(scope)}</small></h1>
+          ${groupSelector(`${services.base}/failures`, scope, { state })}
           <nav class="tabs" aria-label="Group state">
             ${STATES.map(
               (s) =>
@@ -80,6 +87,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
 
   app.get('/failures/group', async (c) => {
     const key = groupKey(c.req.query());
+    actionGroup(c, key.group);
     const t = services.queryTimeoutMs;
     const [[group], events] = await Promise.all([
       read<failureGroups.FailureGroupRow>(services.pool, failureGroups.selectFailureGroups({ key }), t),
@@ -95,11 +103,8 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
         `no failing events of ${key.effect} with this error: fixed or replayed`,
       );
     }
-    const bulk = searchParams({
-      ...(key.group === DEFAULT_GROUP ? {} : { group: key.group }),
-      effect: key.effect,
-      fingerprint: key.fingerprint,
-    });
+    // The group's events, as the events list and the bulk replay's dry run filter them (and keep the filter).
+    const filter = searchParams({ group: key.group, effect: key.effect, fingerprint: key.fingerprint });
     const action = (path: string, label: string) =>
       html`<form method="post" action="${services.base}/failures/${path}" class="inline">
         ${csrfField(c.get('csrf'))}
@@ -134,10 +139,11 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
               ${group.resolvedBy ? html`, resolved by ${group.resolvedBy} ${utc(group.resolvedAt)}` : ''}
             </dd>
             <dt>An error as recorded</dt>
-            <dd class="error-text">${group.sampleError}</dd>
+            <dd class="error-text">${maskText(c, services, group.sampleError)}</dd>
           </dl>
           <p>
-            <a class="button" href="${services.base}/bulk?${bulk}">Replay this group…</a>
+            <a class="button" href="${services.base}/bulk?${filter}">Replay this group…</a>
+            <a href="${services.base}/events?${filter}">All ${count(group.events)} of its events →</a>
             ${allowed(c, 'triage') ? html`${action('acknowledge', 'Acknowledge')} ${action('resolve', 'Resolve')}` : ''}
           </p>
           <pre class="cli"><code>${cliCommand('failures', '--effect', key.effect)}</code></pre>
@@ -150,7 +156,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
                   <td class="id">${eventLink(services.base, e.provider, e.eventId)}</td>
                   <td>${statusBadge(e.status)}</td>
                   <td class="nowrap">${utc(e.lastAttemptAt)}</td>
-                  <td class="error-text">${e.lastError}</td>
+                  <td class="error-text">${maskText(c, services, e.lastError)}</td>
                 </tr>`,
             ),
           )}`,
@@ -164,6 +170,7 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
   ] as const) {
     app.post(`/failures/${path}`, async (c) => {
       const key = groupKey(await c.req.parseBody());
+      actionGroup(c, key.group);
       await run(services.pool, statement(key, c.get('session').who));
       await audit(
         services,

@@ -11,6 +11,8 @@ import { idParam } from '../params.ts';
 import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
 import { table } from '../views/table.ts';
 import { eventsTable, filterForm, type EventRow } from './events.ts';
+import { maskRow } from '../masking.ts';
+import { actionGroup, groupChoices } from '../scope.ts';
 
 const SAMPLE_SIZE = 20;
 const OUTCOME_EVENTS = 200;
@@ -45,8 +47,10 @@ interface OperationRow {
 export function operationsPages(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/bulk', async (c) => {
     const form = readForm(c.req.query());
+    form.group = actionGroup(c, form.group);
     const upTo = services.now();
     const { filter, resolved } = parseFilter(form, upTo);
+    const choices = await groupChoices(c, services);
     const t = services.queryTimeoutMs;
     const [[counted], sample, providers] = await Promise.all([
       read<{ n: number }>(services.pool, eventFilter.countEvents(filter, upTo), t),
@@ -66,6 +70,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
             '/bulk',
             form,
             providers.map((p) => p.provider),
+            { choices, all: undefined },
           )}
           <p class="count" role="status">
             <strong>${count(total)}</strong> event${total === 1 ? '' : 's'} received up to ${utc(upTo)} match.
@@ -83,7 +88,10 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
           }
           <pre class="cli"><code>${bulkCli(resolved)}</code></pre>
           <h2>The first ${Math.min(SAMPLE_SIZE, total)} (oldest first)</h2>
-          ${eventsTable(services.base, sample)}`,
+          ${eventsTable(
+            services.base,
+            sample.map((row) => maskRow(c, services, row)),
+          )}`,
       }),
     );
   });
@@ -91,6 +99,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   app.post('/bulk', async (c) => {
     const body = await c.req.parseBody();
     const form = readForm(body);
+    form.group = actionGroup(c, form.group);
     const upTo = new Date(typeof body.upTo === 'string' ? body.upTo : '');
     if (Number.isNaN(upTo.getTime()))
       throw new ConsoleError('invalid_input', "upTo must be the dry run's time");
@@ -379,5 +388,7 @@ function bulkCli(form: FilterForm): string {
   if (form.type) words.push('--type', form.type);
   if (form.from) words.push('--since', form.from);
   if (form.group) words.push('--group', form.group);
+  // A failure group's events: exactly the set this page replays, for any group, the default one included.
+  if (form.effect && form.fingerprint) words.push('--effect', form.effect, '--fingerprint', form.fingerprint);
   return `${cliCommand(...words)}${form.to || form.eventId || form.path ? '   # the CLI has no to/event id/payload filter' : ''}`;
 }

@@ -1,5 +1,7 @@
-import { EVENTS_QUEUE } from '@webhook-inbox/inbox/queue';
-import { webhookEvents } from '@webhook-inbox/inbox/sql';
+import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
+import { webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { coveredGroups, groupScope, inScope, type GroupScope } from '../scope.ts';
+import { groupSelector, scopeLabel } from '../views/group-selector.ts';
 import { failureGroups, pgbossJobs } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
 import { type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
@@ -30,6 +32,7 @@ export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
   const windowOf = (requested: string | undefined): Window => choice('window', requested, WINDOWS, '1h');
   app.get('/', async (c) => {
     const window = windowOf(c.req.query('window'));
+    const scope = await groupScope(c, services);
     return c.html(
       layout({
         base: services.base,
@@ -37,46 +40,100 @@ export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
         section: 'overview',
         session: pageSession(c),
         charts: true,
-        body: html`<h1>Overview</h1>
+        body: html`<h1>Overview <small>${scopeLabel(scope)}</small></h1>
+          ${groupSelector(`${services.base}/`, scope, { window })}
           ${windowTabs(
             `${services.base}/`,
             (Object.keys(WINDOWS) as Window[]).map((w) => [w, WINDOWS[w].label]),
             window,
             'Chart window',
           )}
-          ${await figures(services, window)}`,
+          ${await figures(services, window, scope)}`,
       }),
     );
   });
-  app.get('/overview/figures', async (c) => c.html(await figures(services, windowOf(c.req.query('window')))));
+  app.get('/overview/figures', async (c) =>
+    c.html(await figures(services, windowOf(c.req.query('window')), await groupScope(c, services))),
+  );
 }
 
-async function figures(services: ConsoleServices, window: Window): Promise<Html> {
+/**
+ * The scope's failed and dead events, and its queues' backlog: the default group's from the events' own status,
+ * another group's from its rows; over several groups, the sums (an event dead in two groups counts twice).
+ */
+async function openCounts(services: ConsoleServices, scope: GroupScope) {
+  const t = services.queryTimeoutMs;
+  const groups = coveredGroups(scope);
+  const [[own], others, backlogs] = await Promise.all([
+    groups.includes(DEFAULT_GROUP)
+      ? read<{ failed: number; dead: number }>(services.pool, webhookEvents.countOpen(), t)
+      : [{ failed: 0, dead: 0 }],
+    read<{ group: string; status: string; n: number }>(
+      services.pool,
+      webhookEventGroups.countUnfinishedByGroup(),
+      t,
+    ),
+    Promise.all(
+      groups.map(async (group) => {
+        const [row] = await read<Backlog>(
+          services.pool,
+          pgbossJobs.selectBacklog(group === DEFAULT_GROUP ? EVENTS_QUEUE : queuesOf(group).events),
+          t,
+        );
+        return row;
+      }),
+    ),
+  ]);
+  const counted = (status: string) =>
+    others.filter((row) => row.status === status && groups.includes(row.group)).reduce((a, r) => a + r.n, 0);
+  const present = backlogs.filter((row): row is Backlog => row !== undefined);
+  const oldest = present.map((row) => row.oldestReadySeconds).filter((s): s is number => s !== null);
+  return {
+    open: { failed: (own?.failed ?? 0) + counted('failed'), dead: (own?.dead ?? 0) + counted('dead') },
+    queue: {
+      ready: present.reduce((a, r) => a + r.ready, 0),
+      deferred: present.reduce((a, r) => a + r.deferred, 0),
+      active: present.reduce((a, r) => a + r.active, 0),
+      oldestReadySeconds: oldest.length ? Math.max(...oldest) : null,
+    },
+  };
+}
+
+interface Backlog {
+  ready: number;
+  deferred: number;
+  active: number;
+  oldestReadySeconds: number | null;
+}
+
+async function figures(services: ConsoleServices, window: Window, scope: GroupScope): Promise<Html> {
   const now = services.now();
   const { ms, bucketSeconds, label } = WINDOWS[window];
   const t = services.queryTimeoutMs;
   const starts = bucketStarts(now, ms, bucketSeconds);
-  const [byStatus, [open], [queue], groups, buckets, history] = await Promise.all([
-    read<{ status: string; n: number }>(
-      services.pool,
-      webhookEvents.countByStatusSince(new Date(now.getTime() - DAY_MS)),
-      t,
-    ),
-    read<{ failed: number; dead: number }>(services.pool, webhookEvents.countOpen(), t),
-    read<{ ready: number; deferred: number; active: number; oldestReadySeconds: number | null }>(
-      services.pool,
-      pgbossJobs.selectBacklog(EVENTS_QUEUE),
-      t,
-    ),
+  // The received events by their own status count every group's events: shown to a principal that sees them all.
+  const everything = scope.limit === null;
+  const [byStatus, { open, queue }, groups, buckets, history] = await Promise.all([
+    everything
+      ? read<{ status: string; n: number }>(
+          services.pool,
+          webhookEvents.countByStatusSince(new Date(now.getTime() - DAY_MS)),
+          t,
+        )
+      : [],
+    openCounts(services, scope),
     read<failureGroups.FailureGroupRow>(services.pool, failureGroups.selectFailureGroups(), t),
-    read<{ bucket: Date; status: string; n: number }>(
-      services.pool,
-      webhookEvents.countPerBucket(new Date(starts[0] ?? 0), bucketSeconds),
-      t,
-    ),
-    historyCharts(services, { starts, bucketSeconds, label }),
+    everything
+      ? read<{ bucket: Date; status: string; n: number }>(
+          services.pool,
+          webhookEvents.countPerBucket(new Date(starts[0] ?? 0), bucketSeconds),
+          t,
+        )
+      : [],
+    everything ? historyCharts(services, { starts, bucketSeconds, label }) : html``,
   ]);
-  const unresolved = groups.filter((g) => g.state !== 'resolved');
+  const unresolved = groups.filter((g) => g.state !== 'resolved' && inScope(scope, g.group));
+  const group = scope.selected ?? '';
   const grid = bucketGrid(starts, buckets);
   const series = {
     x: grid.map((b) => b.at / 1000),
@@ -85,7 +142,7 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
   };
   return html`<div
     id="figures"
-    hx-get="${services.base}/overview/figures?${searchParams({ window })}"
+    hx-get="${services.base}/overview/figures?${searchParams({ window, group })}"
     hx-trigger="every 5s"
     hx-swap="outerHTML"
   >
@@ -94,35 +151,41 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
       <section class="card" aria-labelledby="h-open">
         <h2 id="h-open">Needs attention</h2>
         <p>
-          <a href="${services.base}/events?status=failed"
-            ><strong class="big">${count(open?.failed ?? 0)}</strong> failed</a
+          <a href="${services.base}/events?${searchParams({ status: 'failed', group })}"
+            ><strong class="big" data-count="failed">${count(open.failed)}</strong> failed</a
           >
           (retrying)
         </p>
         <p>
-          <a href="${services.base}/dead"><strong class="big">${count(open?.dead ?? 0)}</strong> dead</a>
+          <a href="${services.base}/dead?${searchParams({ group })}"
+            ><strong class="big" data-count="dead">${count(open.dead)}</strong> dead</a
+          >
         </p>
       </section>
       <section class="card" aria-labelledby="h-backlog">
         <h2 id="h-backlog">Queue backlog</h2>
         <p>
-          <strong class="big">${count(queue?.ready ?? 0)}</strong> jobs ready, oldest waiting
-          ${age(queue?.oldestReadySeconds)}
+          <strong class="big">${count(queue.ready)}</strong> jobs ready, oldest waiting
+          ${age(queue.oldestReadySeconds)}
         </p>
-        <p>${count(queue?.active ?? 0)} running, ${count(queue?.deferred ?? 0)} waiting for a retry</p>
+        <p>${count(queue.active)} running, ${count(queue.deferred)} waiting for a retry</p>
       </section>
-      <section class="card" aria-labelledby="h-day">
-        <h2 id="h-day">Last 24 hours</h2>
-        <ul class="plain">
-          ${byStatus.map(
-            (s) =>
-              html`<li>
-                ${statusBadge(s.status)}
-                <a href="${services.base}/events?status=${s.status}&from=24h">${count(s.n)}</a>
-              </li>`,
-          )}
-        </ul>
-      </section>
+      ${
+        everything
+          ? html`<section class="card" aria-labelledby="h-day">
+              <h2 id="h-day">Last 24 hours</h2>
+              <ul class="plain">
+                ${byStatus.map(
+                  (s) =>
+                    html`<li>
+                      ${statusBadge(s.status)}
+                      <a href="${services.base}/events?status=${s.status}&from=24h">${count(s.n)}</a>
+                    </li>`,
+                )}
+              </ul>
+            </section>`
+          : ''
+      }
     </div>
     <section aria-labelledby="h-failures">
       <h2 id="h-failures">Failing, by cause</h2>
@@ -136,42 +199,46 @@ async function figures(services: ConsoleServices, window: Window): Promise<Html>
       }
     </section>
     ${history}
-    <div class="by-status">
-      ${chart('statuses', `Events received, ${label} (by status now)`, series)}
-      <div class="table-wrap">
-        <table class="minutes">
-          <caption>
-            Events received by status now, the newest ${ROWS_SHOWN} points
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">From (UTC)</th>
-              <th scope="col">Received</th>
-              <th scope="col">Processed</th>
-              <th scope="col">Failed</th>
-              <th scope="col">Dead</th>
-              <th scope="col">Waiting</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${grid
-              .slice(-ROWS_SHOWN)
-              .reverse()
-              .map(
-                (b) =>
-                  html`<tr>
-                    <td class="nowrap">${utc(new Date(b.at)).slice(11, 16)}</td>
-                    <td class="num">${count(b.total)}</td>
-                    <td class="num">${count(b.processed)}</td>
-                    <td class="num">${count(b.failed)}</td>
-                    <td class="num">${count(b.dead)}</td>
-                    <td class="num">${count(b.waiting)}</td>
-                  </tr>`,
-              )}
-          </tbody>
-        </table>
-      </div>
-    </div>
+    ${
+      everything
+        ? html`<div class="by-status">
+            ${chart('statuses', `Events received, ${label} (by status now)`, series)}
+            <div class="table-wrap">
+              <table class="minutes">
+                <caption>
+                  Events received by status now, the newest ${ROWS_SHOWN} points
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">From (UTC)</th>
+                    <th scope="col">Received</th>
+                    <th scope="col">Processed</th>
+                    <th scope="col">Failed</th>
+                    <th scope="col">Dead</th>
+                    <th scope="col">Waiting</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${grid
+                    .slice(-ROWS_SHOWN)
+                    .reverse()
+                    .map(
+                      (b) =>
+                        html`<tr>
+                          <td class="nowrap">${utc(new Date(b.at)).slice(11, 16)}</td>
+                          <td class="num">${count(b.total)}</td>
+                          <td class="num">${count(b.processed)}</td>
+                          <td class="num">${count(b.failed)}</td>
+                          <td class="num">${count(b.dead)}</td>
+                          <td class="num">${count(b.waiting)}</td>
+                        </tr>`,
+                    )}
+                </tbody>
+              </table>
+            </div>
+          </div>`
+        : ''
+    }
   </div>`;
 }
 

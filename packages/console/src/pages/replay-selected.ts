@@ -8,6 +8,7 @@ import { audit, type ConsoleContext, type ConsoleServices } from '../context.ts'
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseKeys, type EventKeyPair } from '../filter.ts';
+import { actionGroup } from '../scope.ts';
 import { count } from '../views/format.ts';
 import { csrfField, type Html } from '../views/layout.ts';
 
@@ -42,6 +43,7 @@ async function startSelected(c: ConsoleContext, services: ConsoleServices): Prom
   const body = await c.req.parseBody({ all: true });
   const group = typeof body.group === 'string' && body.group ? body.group : DEFAULT_GROUP;
   if (!isGroupName(group)) throw new ConsoleError('invalid_input', `group: ${GROUP_NAME_RULE}`);
+  actionGroup(c, group);
   const keys = chosenKeys(body.event);
   if (group !== DEFAULT_GROUP && !(await services.effectsFor(group))) {
     throw new ConsoleError(

@@ -30,10 +30,11 @@ function providerFacts(event: EventDetailRow): Array<{ label: string; value: str
 }
 
 /**
- * The event's row: its provider's facts, status, attempts, last error. The effects poll re-renders it with `outOfBand` (htmx's
+ * The event's row: its provider's facts, status, attempts, last error (the default group's: without `ownStatus`,
+ * for a principal limited to other groups, not shown). The effects poll re-renders it with `outOfBand` (htmx's
  * `hx-swap-oob`), so it changes with the timeline rather than staying as the page was first served.
  */
-export function eventFacts(event: EventDetailRow, outOfBand: boolean): Html {
+export function eventFacts(event: EventDetailRow, outOfBand: boolean, ownStatus = true): Html {
   return html`<dl class="facts" id="event-facts" ${outOfBand ? html`hx-swap-oob="true"` : ''}>
     <dt>Type</dt>
     <dd>${event.type}</dd>
@@ -42,11 +43,21 @@ export function eventFacts(event: EventDetailRow, outOfBand: boolean): Html {
         html`<dt>${fact.label}</dt>
           <dd class="id">${fact.value}</dd>`,
     )}
-    <dt>Status</dt>
-    <dd>${statusBadge(event.status)}</dd>
+    ${
+      ownStatus
+        ? html`<dt>Status</dt>
+            <dd>${statusBadge(event.status)}</dd>`
+        : ''
+    }
     <dt>Received</dt>
     <dd>${utc(event.receivedAt)} (${event.source})</dd>
-    <dt>Processed</dt>
+    ${ownStatus ? ownFacts(event) : ''}
+  </dl>`;
+}
+
+/** The default group's processing of the event, as its own row holds it. */
+function ownFacts(event: EventDetailRow): Html {
+  return html`<dt>Processed</dt>
     <dd>${utc(event.processedAt) || '-'}</dd>
     <dt>Attempts</dt>
     <dd>${event.attempts}</dd>
@@ -55,6 +66,5 @@ export function eventFacts(event: EventDetailRow, outOfBand: boolean): Html {
         ? html`<dt>${event.status === 'processed' ? 'Error before it was processed' : 'Last error'}</dt>
             <dd class="error-text">${event.lastError}</dd>`
         : ''
-    }
-  </dl>`;
+    }`;
 }

@@ -12,10 +12,18 @@ export function groupHref(base: string, key: FailureGroupKey): string {
   return `${base}/failures/group?${searchParams({ group: key.group, effect: key.effect, fingerprint: key.fingerprint })}`;
 }
 
-/** The last 24 hours' failures per hour, oldest left: an inline SVG (no script, no style attribute). */
-export function trendSvg(trend: Record<string, number>, width = 120, height = 24): Html {
-  const counts = Array.from({ length: 24 }, (_, i) => trend[String(23 - i)] ?? 0);
-  const max = Math.max(1, ...counts);
+/** The hourly counts of a trend, oldest first. */
+function hourly(trend: Record<string, number>): number[] {
+  return Array.from({ length: 24 }, (_, i) => trend[String(23 - i)] ?? 0);
+}
+
+/**
+ * The last 24 hours' failures per hour, oldest left: an inline SVG (no script, no style attribute). `scale` is the
+ * count a full bar stands for (a table's rows share one, so bars compare across rows); default: this trend's largest.
+ */
+export function trendSvg(trend: Record<string, number>, width = 120, height = 24, scale?: number): Html {
+  const counts = hourly(trend);
+  const max = Math.max(1, scale ?? 0, ...counts);
   const bar = width / 24;
   const total = counts.reduce((a, b) => a + b, 0);
   return html`<svg
@@ -25,6 +33,7 @@ export function trendSvg(trend: Record<string, number>, width = 120, height = 24
     width="${width}"
     height="${height}"
     aria-label="${count(total)} failures in the last 24 hours, per hour"
+    data-scale="${max}"
   >
     ${counts.map((n, i) => {
       const h = n === 0 ? 0 : Math.max(1, Math.round((n / max) * height));
@@ -43,6 +52,7 @@ export function trendSvg(trend: Record<string, number>, width = 120, height = 24
 /** The groups, the most events first: each names its effect, its error and how it goes, and links to its page. */
 export function failureGroupsTable(base: string, groups: readonly FailureGroupRow[]): Html {
   if (groups.length === 0) return html`<p class="empty">No effect is failing.</p>`;
+  const scale = Math.max(1, ...groups.flatMap((g) => hourly(g.trend)));
   return html`<div class="table-wrap">
     ${table(
       ['Group', 'Effect', 'Error', 'Events', 'Dead', 'Last 24 h', 'First seen', 'Last seen', 'State'],
@@ -54,7 +64,7 @@ export function failureGroupsTable(base: string, groups: readonly FailureGroupRo
             <td class="error-text"><a href="${groupHref(base, g)}">${g.fingerprint || '(no message)'}</a></td>
             <td class="num">${count(g.events)}</td>
             <td class="num">${count(g.dead)}</td>
-            <td>${trendSvg(g.trend)}</td>
+            <td>${trendSvg(g.trend, 120, 24, scale)}</td>
             <td class="nowrap">${utc(g.firstSeen)}</td>
             <td class="nowrap">${utc(g.lastSeen)}</td>
             <td>${statusBadge(g.state)}${g.reopened ? html` <span class="badge">reopened</span>` : ''}</td>

@@ -8,8 +8,11 @@ interface LayoutOptions {
   title: string;
   /** Which navigation entry is current. */
   section?: 'overview' | 'events' | 'failures' | 'operations' | 'dead' | 'alerts' | 'audit' | 'tokens';
-  /** Signed in: the operator's name and the CSRF token every htmx request sends. */
-  session?: { who: string; csrf: string };
+  /**
+   * Signed in: the operator's name, the CSRF token every htmx request sends, and the sections its role may open
+   * (the navigation shows those only).
+   */
+  session?: { who: string; csrf: string; sections?: readonly string[] };
   body: Html;
   /** The page draws charts: uPlot and the overview's script are loaded. */
   charts?: boolean;
@@ -17,7 +20,7 @@ interface LayoutOptions {
   navigation?: boolean;
 }
 
-const NAV = [
+export const NAV = [
   ['overview', '', 'Overview'],
   ['events', '/events', 'Events'],
   ['failures', '/failures', 'Failures'],
@@ -64,7 +67,7 @@ export function layout({ base, title, section, session, body, charts, navigation
           ${
             session || navigation
               ? html`<nav aria-label="Sections">
-                  ${NAV.map(
+                  ${NAV.filter(([key]) => !session?.sections || session.sections.includes(key)).map(
                     ([key, path, label]) =>
                       html`<a href="${base}${path || '/'}" ${key === section ? html`aria-current="page"` : ''}
                         >${label}</a

@@ -12,7 +12,7 @@ import { insertAttempts, type AttemptRecord } from '../sql/effect-attempts.ts';
 import type { EventRun } from './task.ts';
 
 /** This process, as the attempts name it. */
-const WORKER_ID = `${hostname()}/${process.pid}`;
+export const WORKER_ID = `${hostname()}/${process.pid}`;
 
 /** When a task's attempt ended and how long it ran: set by the runner as each task finishes. */
 export interface AttemptTiming {

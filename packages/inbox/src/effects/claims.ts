@@ -140,24 +140,64 @@ export function releaseClaim(ref: EffectRef, fence: ClaimFence): Statement {
   };
 }
 
+/** An external effect to mark done: its ref and the claim its attempt holds. */
+export interface ClaimedEffect {
+  ref: EffectRef;
+  fence: ClaimFence;
+}
+
+/** A ledger row `completeExternalEffects` marked. */
+export interface MarkedRow {
+  provider: string;
+  event_id: string;
+  effect: string;
+}
+
 /**
- * External effect, right after it happened: one autocommit statement marks the key and the ledger row, if the
- * claim is still this attempt's (whether or not its lease ran out meanwhile: nobody else claimed it, so the mark is
- * true). An attempt that lost the claim marks nothing: the key and the ledger row are the new holder's to mark.
+ * External effects, right after they happened: one autocommit statement marks the keys and their ledger rows,
+ * each only where the claim is still its attempt's (whether or not its lease ran out meanwhile: nobody else
+ * claimed it, so the mark is true). An attempt that lost its claim marks nothing: the key and the ledger row are
+ * the new holder's to mark. Returns the ledger rows marked. Keys are locked in key order (`for update`), as
+ * `claimExternalEffects` takes them, so two statements over the same keys wait rather than deadlock.
  */
-export function completeExternalEffect(ref: EffectRef, fence: ClaimFence): Statement {
+export function completeExternalEffects(effects: readonly ClaimedEffect[]): Statement {
   return {
-    name: 'webhook_inbox_complete_external',
+    name: 'webhook_inbox_complete_externals',
     text: `
-      with k as (
+      with input as (
+        select * from unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[])
+          as t(key, key_attempts, token, provider, event_id, effect)
+      ),
+      held as (
+        select i.* from idempotency_keys k join input i on k.key = i.key
+         where k.status = 'claimed' and k.attempts = i.key_attempts and k.claim_token = i.token
+         order by k.key
+           for update of k
+      ),
+      k as (
         update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
-         where ${FENCED}
+         where key in (select key from held)
         returning key
       )
-      update effect_runs set status = 'completed', completed_at = now(), last_error = null
-       where provider = $4 and event_id = $5 and effect = $6 and exists (select 1 from k)`,
-    values: [ref.idempotencyKey, fence.keyAttempts, fence.token, ref.provider, ref.eventId, ref.effect],
+      update effect_runs r set status = 'completed', completed_at = now(), last_error = null
+        from held h
+       where r.provider = h.provider and r.event_id = h.event_id and r.effect = h.effect
+         and h.key in (select key from k)
+      returning r.provider, r.event_id, r.effect`,
+    values: [
+      effects.map((e) => e.ref.idempotencyKey),
+      effects.map((e) => e.fence.keyAttempts),
+      effects.map((e) => e.fence.token),
+      effects.map((e) => e.ref.provider),
+      effects.map((e) => e.ref.eventId),
+      effects.map((e) => e.ref.effect),
+    ],
   };
+}
+
+/** `completeExternalEffects` for one effect: its ledger row is returned when it was marked. */
+export function completeExternalEffect(ref: EffectRef, fence: ClaimFence): Statement {
+  return completeExternalEffects([{ ref, fence }]);
 }
 
 /**
@@ -183,5 +223,65 @@ export function failExternalEffect(ref: EffectRef, fence: ClaimFence, error: str
       ref.effect,
       error,
     ],
+  };
+}
+
+/** A claim of a key alone (`claimKey`): a destination's delivery, whose ledger row is its fan-out's. */
+export interface KeyClaimRow {
+  /** The claim's number; null when nothing was claimed (completed, or held). */
+  key_attempts: number | null;
+  claim_token: string | null;
+  prior_status: 'claimed' | 'completed' | 'failed' | null;
+  /** Set when another attempt holds the key: nothing was claimed, the caller tries again later. */
+  held_until: Date | null;
+}
+
+/**
+ * A destination's delivery, before it is sent: claims its key for `leaseMs` with a fresh fencing token, under the
+ * same rule as `claimExternalEffects` (a completed key is never claimed again; an unexpired claim is waited for),
+ * on `idempotency_keys` alone. Its `effect_runs` row is the fan-out's, completed when the delivery was enqueued:
+ * the delivery's own record is this key (status, claims made, last error) and its attempts.
+ */
+export function claimKey(ref: EffectRef, leaseMs: number): Statement {
+  return {
+    name: 'webhook_inbox_claim_key',
+    text: `
+      with prior as (select status, claim_expires_at from idempotency_keys where key = $1),
+      k as (
+        insert into idempotency_keys as k
+          (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at, claim_token)
+        values ($1, $2, $3, $4, 'claimed', 1, now(), now() + make_interval(secs => $5::float8 / 1000),
+                gen_random_uuid())
+        on conflict (key) do update
+           set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(),
+               claim_expires_at = excluded.claim_expires_at, claim_token = excluded.claim_token, last_error = null
+         where k.status <> 'completed'
+           and (k.status <> 'claimed' or k.claim_expires_at is null or k.claim_expires_at <= now())
+        returning attempts, claim_token
+      )
+      select k.attempts as key_attempts, k.claim_token::text as claim_token, p.status as prior_status,
+             case when k.attempts is null and p.status is distinct from 'completed'
+                  then greatest(p.claim_expires_at, now()) end as held_until
+        from (select) one left join k on true left join prior p on true`,
+    values: [ref.idempotencyKey, ref.effect, ref.provider, ref.eventId, leaseMs],
+  };
+}
+
+/** A claimed key, after its delivery was answered 2xx: completed, if the claim is still this attempt's. */
+export function completeKey(ref: EffectRef, fence: ClaimFence): Statement {
+  return {
+    name: 'webhook_inbox_complete_key',
+    text: `update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
+            where ${FENCED}`,
+    values: [ref.idempotencyKey, fence.keyAttempts, fence.token],
+  };
+}
+
+/** A claimed key whose delivery failed: released as `failed` with its error, if the claim is still this attempt's. */
+export function failKey(ref: EffectRef, fence: ClaimFence, error: string): Statement {
+  return {
+    name: 'webhook_inbox_fail_key',
+    text: `update idempotency_keys set status = 'failed', last_error = $4 where ${FENCED}`,
+    values: [ref.idempotencyKey, fence.keyAttempts, fence.token, error],
   };
 }

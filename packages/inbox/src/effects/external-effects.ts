@@ -15,7 +15,8 @@
  * transaction-mode pooler, and a worker that waits holds no connection and no key.
  *
  * A batch's external tasks run concurrently in rounds of distinct keys. One connection per round carries the
- * round's claims and marks; a key claimed elsewhere is polled for on its own, holding no connection in between.
+ * round's claims and marks (one statement claims the round; the marks of the effects that end together go out as
+ * one statement: `marks.ts`); a key claimed elsewhere is polled for on its own, holding no connection in between.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
@@ -23,6 +24,7 @@ import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
 import * as claims from './claims.ts';
 import { Lease } from './lease.ts';
+import { MarkQueue } from './marks.ts';
 import { traceEffect } from '../telemetry.ts';
 import { asError, bindings, contextBase, spanAttributes, type Task, type TaskContext } from './task.ts';
 import { LeaseLostError, type ExternalEffectContext } from './types.ts';
@@ -109,12 +111,13 @@ async function runOnClient(
   sentAt: number,
 ): Promise<void> {
   let broken = false;
-  // Marks go out as their sends finish, pipelined on this connection. Each task ends on its own: one that fails
+  // Marks go out as their sends finish, together on this connection. Each task ends on its own: one that fails
   // must not end the round while the others are still sending or retrying their marks.
+  const marks = new MarkQueue(client);
   await Promise.all(
     tasks.map(async (task) => {
       try {
-        await runClaimed(ctx, task, { row: answers.get(task.ref.idempotencyKey), sentAt }, client);
+        await runClaimed(ctx, task, { row: answers.get(task.ref.idempotencyKey), sentAt }, marks);
       } catch (error) {
         broken = true;
         if (!task.outcome) ctx.finish(task, asError(error), 0);
@@ -131,7 +134,7 @@ async function runWhenFree(ctx: ExternalEffectsContext, task: Task): Promise<voi
   try {
     let claim: ClaimAnswer;
     ({ client, claim } = await claimWhenFree(ctx, task));
-    await runClaimed(ctx, task, claim, client);
+    await runClaimed(ctx, task, claim, new MarkQueue(client));
   } catch (error) {
     broken = true;
     if (!task.outcome) ctx.finish(task, asError(error), 0);
@@ -188,7 +191,7 @@ async function runClaimed(
   ctx: ExternalEffectsContext,
   task: Task,
   { row: claim, sentAt }: ClaimAnswer,
-  client: pg.PoolClient,
+  marks: MarkQueue,
 ): Promise<void> {
   if (!claim?.run_claimed || claim.key_attempts === null || claim.claim_token === null) {
     if (claim?.run_claimed) ctx.log.info(bindings(task), 'effect already done under its key');
@@ -224,14 +227,14 @@ async function runClaimed(
         log.warn({ keyAttempts: fence.keyAttempts }, 'lost the claim of the effect before its call: not run');
         return;
       }
-      await client.query(claims.failExternalEffect(task.ref, fence, errorLine(failure)));
+      await marks.client.query(claims.failExternalEffect(task.ref, fence, errorLine(failure)));
       return;
     }
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
-    // already hold. A connection failure here is retried (for up to
+    // already hold, shared with the marks ready at the same time. A connection failure here is retried (for up to
     // `markRetryMs`) rather than turned into a second send on the next attempt.
     try {
-      await markDone(ctx, client, task, fence);
+      await markDone(ctx, marks, task, fence);
     } catch (error) {
       // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
       // attempt runs it again (may happen twice) rather than wait for the lease to run out.
@@ -246,25 +249,27 @@ async function runClaimed(
 }
 
 /**
- * Marks a task done. The first attempt uses the connection that claimed it; when the connection
- * fails, the mark is retried on fresh connections with backoff until it lands, `markRetryMs` has passed, the
+ * Marks a task done. The first attempt goes with the marks of its round, on the connection that claimed it; when
+ * the connection fails, the mark is retried on fresh connections with backoff until it lands, `markRetryMs` has passed, the
  * job is about to expire (another worker may be running it by then), or the pool is being ended (shutdown).
  * Any other error is not retried.
  */
 async function markDone(
   ctx: ExternalEffectsContext,
-  client: pg.PoolClient,
+  marks: MarkQueue,
   task: Task,
   fence: claims.ClaimFence,
 ): Promise<void> {
-  const statement = claims.completeExternalEffect(task.ref, fence);
   const started = Date.now();
   const deadline = Math.min(started + ctx.markRetryMs, task.run.expiresAt - MARK_EXPIRY_MARGIN_MS);
   for (let attempt = 1; ; attempt++) {
     try {
       // After the first failure the held connection is the problem: use a fresh one.
-      const { rowCount } = await (attempt === 1 ? client.query(statement) : ctx.pool.query(statement));
-      if (rowCount === 0) {
+      const marked =
+        attempt === 1
+          ? await marks.mark(task.ref, fence)
+          : ((await ctx.pool.query(claims.completeExternalEffect(task.ref, fence))).rowCount ?? 0) > 0;
+      if (!marked) {
         // The call ran while the claim was this attempt's; the claim was taken before the mark (a freeze, or the
         // database away past the lease, mid-call): the new holder marks the key, and may run the effect too.
         ctx.log.warn(

@@ -10,6 +10,12 @@ export interface RegisteredEffect {
   scope: ((event: never) => string | undefined) | undefined;
 }
 
+/**
+ * Registered for every event type of a provider, or (as the provider) for every provider. Destinations declare
+ * event types with wildcards and a body filter; their effect is registered under `*` and decides for itself.
+ */
+export const ANY = '*';
+
 // Effect names become ledger keys and metric labels: keep them readable and stable.
 const EFFECT_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
 
@@ -37,8 +43,15 @@ export class EffectRegistry {
     }
   }
 
+  /** The effects of one event type: those registered for it, then those for any type, then for any provider. */
   get(provider: string, type: string): readonly RegisteredEffect[] {
-    return this.#effects.get(keyOf(provider, type)) ?? [];
+    const exact = this.#effects.get(keyOf(provider, type)) ?? [];
+    const wide = [keyOf(provider, ANY), keyOf(ANY, type), keyOf(ANY, ANY)]
+      .filter((key) => key !== keyOf(provider, type))
+      .flatMap((key) => this.#effects.get(key) ?? []);
+    if (wide.length === 0) return exact;
+    const seen = new Set<string>();
+    return [...exact, ...wide].filter((effect) => !seen.has(effect.name) && seen.add(effect.name));
   }
 
   /** Every (provider, type, effect), as the worker records them in `effect_routes`. */

@@ -21,6 +21,10 @@ export interface AttemptRecord {
   error: string | null;
   worker: string;
   jobId: string | null;
+  /** A destination's delivery: the answer's HTTP status (null without an answer); absent for other effects. */
+  responseStatus?: number | null;
+  /** A destination's delivery: the start of the answer's body, capped by the delivery. */
+  responseExcerpt?: string | null;
 }
 
 /**
@@ -37,16 +41,18 @@ export function insertAttempts(
     text: `
       with input as (
         select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[],
-                             $7::text[], $8::text[], $9::text[], $10::text[])
-          as t(provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker, job_id)
+                             $7::text[], $8::text[], $9::text[], $10::text[], $12::int[], $13::text[])
+          as t(provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker, job_id,
+               response_status, response_excerpt)
       ),
       added as (
         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
-                                     outcome, error, worker, job_id)
+                                     outcome, error, worker, job_id, response_status, response_excerpt)
         select i.provider, i.event_id, i.effect,
                coalesce((select max(a.attempt) from effect_attempts a
                           where a.provider = i.provider and a.event_id = i.event_id and a.effect = i.effect), 0) + 1,
-               i.started_at, i.finished_at, i.duration_ms, i.outcome, i.error, i.worker, i.job_id
+               i.started_at, i.finished_at, i.duration_ms, i.outcome, i.error, i.worker, i.job_id,
+               i.response_status, i.response_excerpt
           from input i
          where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
          order by i.provider, i.event_id, i.effect
@@ -68,6 +74,8 @@ export function insertAttempts(
       records.map((r) => r.worker),
       records.map((r) => r.jobId),
       keep,
+      records.map((r) => r.responseStatus ?? null),
+      records.map((r) => r.responseExcerpt ?? null),
     ],
   };
 }

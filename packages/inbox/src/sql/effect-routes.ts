@@ -112,3 +112,11 @@ export function selectEventVisible(provider: string, eventId: string, groups: re
     values: [provider, eventId, groups],
   };
 }
+
+/** The consumer groups that recorded routes, by name (`group`): the console's group selector. */
+export function selectGroupNames(): Statement {
+  return {
+    text: `select distinct consumer_group as "group" from effect_routes order by consumer_group`,
+    values: [],
+  };
+}

@@ -36,6 +36,11 @@ export interface EventFilter {
    * (`effect_routes`), including events it never had (a backfill), and `status` is its row's.
    */
   group?: string | undefined;
+  /**
+   * Without `group`: `status` is the event's status in any of these groups (`'all'`: in any group at all), the
+   * default group's being the event's own: a page over several groups (the console's "all groups").
+   */
+  statusInAny?: readonly string[] | 'all' | undefined;
   /** Received at or after. */
   since?: Date | undefined;
   /** Received before. */
@@ -48,6 +53,8 @@ export interface EventFilter {
    * as one value (case-insensitive), or whose type it is (a type some group has effects for).
    */
   search?: string | undefined;
+  /** False: `search` does not look in subjects (a role that sees them masked cannot find them one guess at a time). */
+  searchSubjects?: boolean | undefined;
   /** A payload path (`data.object.customer`) and the JSON it must hold there. */
   payload?: { path: string[]; json: string } | undefined;
   /**
@@ -97,11 +104,15 @@ function prefixPattern(text: string): string {
   return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** The three ways a search reaches rows, as conditions on `webhook_events` (see the module's comment). */
-function searchBranches(search: string, params: Params): [subject: string, id: string, type: string] {
+/**
+ * The ways a search reaches rows, as conditions on `webhook_events` (see the module's comment). A subject value is
+ * stored as the provider writes it, lower-cased only where the provider's values are case-insensitive (emails,
+ * logins, domains: `@webhook-inbox/providers/subject`), so the text matches as typed or lower-cased.
+ */
+function searchBranches(search: string, params: Params, subjects = true): string[] {
   const text = params.add(search);
   return [
-    `subject @> array[lower(${text})]`,
+    ...(subjects ? [`subject && array[${text}, lower(${text})]`] : []),
     `provider = any(array(${PROVIDERS})) and event_id like ${params.add(prefixPattern(search))}`,
     `type = ${text} and exists (select from effect_routes where event_type = ${text})`,
   ];
@@ -109,7 +120,9 @@ function searchBranches(search: string, params: Params): [subject: string, id: s
 
 function where(filter: EventFilter, params: Params): string[] {
   const clauses: string[] = [];
-  if (filter.search) clauses.push(`(${searchBranches(filter.search, params).join(' or ')})`);
+  if (filter.search) {
+    clauses.push(`(${searchBranches(filter.search, params, filter.searchSubjects).join(' or ')})`);
+  }
   if (filter.provider) clauses.push(`provider = ${params.add(filter.provider)}`);
   else if (filter.eventId) clauses.push(`provider = any(array(${PROVIDERS}))`);
   if (filter.eventId) clauses.push(`event_id = ${params.add(filter.eventId)}`);
@@ -120,7 +133,9 @@ function where(filter: EventFilter, params: Params): string[] {
   }
   if (filter.type) clauses.push(`type = ${params.add(filter.type)}`);
   const group = filter.group ?? DEFAULT_GROUP;
-  if (group === DEFAULT_GROUP) {
+  if (filter.group === undefined && filter.statusInAny !== undefined) {
+    if (filter.status) clauses.push(statusInAny(filter.status, filter.statusInAny, params));
+  } else if (group === DEFAULT_GROUP) {
     if (filter.status) clauses.push(`status = ${params.add(filter.status)}`);
   } else {
     const name = params.add(group);
@@ -151,6 +166,17 @@ function where(filter: EventFilter, params: Params): string[] {
   return clauses;
 }
 
+/** The event's status is `status` in one of `groups` (`'all'`: any group). */
+function statusInAny(status: EventStatus, groups: readonly string[] | 'all', params: Params): string {
+  const value = params.add(status);
+  const own = groups === 'all' || groups.includes(DEFAULT_GROUP) ? `status = ${value} or ` : '';
+  const others = groups === 'all' ? '' : `and g.consumer_group = any(${params.add(groups)}::text[])`;
+  return `(${own}exists (
+    select from webhook_event_groups g
+     where g.provider = webhook_events.provider and g.event_id = webhook_events.event_id
+       and g.status = ${value} ${others}))`;
+}
+
 /** The rows of a bulk replay's set: matching, received up to `upTo` (null: the database's clock now). */
 function inSet(filter: EventFilter, upTo: Date | string | null, params: Params): string[] {
   const received = upTo === null ? 'now()' : `${params.add(upTo)}::timestamptz`;
@@ -179,7 +205,7 @@ export function listEvents(filter: EventFilter, limit: number, cursor?: EventCur
     };
   }
   // One page from each way in, newest first, then the newest of their union: each branch stays on its index.
-  const branches = searchBranches(search, params).map(
+  const branches = searchBranches(search, params, filter.searchSubjects).map(
     (branch) =>
       `(select ${ROW_COLUMNS} from webhook_events ${whereText([...clauses, branch])} order by ${NEWEST} limit ${size})`,
   );
@@ -202,7 +228,7 @@ export function countUpTo(filter: EventFilter, cap: number): Statement {
   const clauses = where(rest, params);
   const limit = params.add(cap);
   const sets = search
-    ? searchBranches(search, params).map(
+    ? searchBranches(search, params, filter.searchSubjects).map(
         (branch) =>
           `(select provider, event_id from webhook_events ${whereText([...clauses, branch])} limit ${limit})`,
       )

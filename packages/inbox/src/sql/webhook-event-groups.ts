@@ -77,14 +77,41 @@ export function countUnfinishedByGroup(): Statement {
   };
 }
 
-/** The group rows of a page of events (the CLI's per-group status column), by key then group. */
-export function selectGroupsOf(keys: ReadonlyArray<{ provider: string; eventId: string }>): Statement {
+/**
+ * The group rows of a page of events (the event log's per-group status and errors), by key then group; `groups`
+ * limits them to those groups (a reader limited to some), undefined: every group's.
+ */
+export function selectGroupsOf(
+  keys: ReadonlyArray<{ provider: string; eventId: string }>,
+  groups?: readonly string[],
+): Statement {
   return {
     text: `
-      select g.provider, g.event_id as "eventId", g.consumer_group as "group", g.status
+      select g.provider, g.event_id as "eventId", g.consumer_group as "group", g.status, g.attempts,
+             g.last_error as "lastError", g.processed_at as "processedAt"
         from webhook_event_groups g join unnest($1::text[], $2::text[]) as k(provider, event_id)
           on g.provider = k.provider and g.event_id = k.event_id
+       where $3::text[] is null or g.consumer_group = any($3::text[])
        order by g.provider, g.event_id, g.consumer_group`,
-    values: [keys.map((k) => k.provider), keys.map((k) => k.eventId)],
+    values: [keys.map((k) => k.provider), keys.map((k) => k.eventId), groups ?? null],
+  };
+}
+
+/**
+ * Rows per unfinished status of one group (the stats of a team), with the age of its oldest unfinished event in
+ * seconds (0 when none). Read from the partial index of unfinished rows.
+ */
+export function countUnfinishedInGroup(group: string): Statement {
+  return {
+    text: `
+      select coalesce(json_object_agg(status, n) filter (where status is not null), '{}') as "byStatus",
+             coalesce(max(age), 0)::float8 as "oldestUnprocessedAgeSeconds"
+        from (select g.status, count(*)::int as n,
+                     max(extract(epoch from now() - e.received_at)) filter (where g.status <> 'dead') as age
+                from webhook_event_groups g
+                join webhook_events e on e.provider = g.provider and e.event_id = g.event_id
+               where g.consumer_group = $1 and g.status <> 'processed'
+               group by g.status) s`,
+    values: [group],
   };
 }

@@ -36,7 +36,7 @@ export interface CreatedEventRow {
 
 /**
  * The tail of the receiver's insert, on the events it created (`created`): one `webhook_event_groups` row per
- * other consumer group that has an effect for the event's type, read from `effect_routes` in the same statement,
+ * other consumer group that has an effect for the event's type (or for `*`: a destination's), read from `effect_routes` in the same statement,
  * so a group gets exactly the events inserted after its routes were committed (see `lockEffectRoutes`); no
  * rows, and nothing written, while no group but the default has routes. Answers each created event with the
  * groups it went to: the delivered rows grouped by event once, joined to the created ones.
@@ -46,7 +46,7 @@ const DELIVER_TO_GROUPS = `
     insert into webhook_event_groups (provider, event_id, consumer_group)
     select distinct c.provider, c.event_id, r.consumer_group
       from created c
-      join effect_routes r on r.provider = c.provider and r.event_type = c.type
+      join effect_routes r on r.provider in (c.provider, '*') and r.event_type in (c.type, '*')
      where r.consumer_group <> '${DEFAULT_GROUP}'
     on conflict do nothing
     returning provider, event_id, consumer_group)

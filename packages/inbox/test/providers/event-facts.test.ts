@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE_EXCERPTS } from '../../../operator/src/alerts/catalogue-excerpts.ts';
 import { alertExcerpt } from '@webhook-inbox/operator/alerts';
 import { EVENT_FACTS, eventFactsOf } from '@webhook-inbox/providers/event-facts';
+import { EXCERPT_POINTERS } from '@webhook-inbox/providers/paths';
 import { PERSONAL_VALUES, SAMPLES } from '../support/catalogue-samples.ts';
 
 describe('eventFactsOf', () => {
@@ -168,6 +168,6 @@ describe('alertExcerpt of catalogue providers', () => {
   it('lists excerpt fields for every provider the event page has facts for', () => {
     const own = ['stripe', 'shopify'];
     const providers = Object.keys(EVENT_FACTS).filter((provider) => !own.includes(provider));
-    expect(providers.filter((provider) => !(provider in CATALOGUE_EXCERPTS))).toEqual([]);
+    expect(providers.filter((provider) => !(provider in EXCERPT_POINTERS))).toEqual([]);
   });
 });

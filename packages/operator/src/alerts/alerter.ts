@@ -42,6 +42,11 @@ export interface AlerterOptions {
   /** Names the sender in the message title. Default `webhook-inbox`. */
   service?: string;
   /**
+   * The console's address (`CONSOLE_PUBLIC_URL`, validated by the service's configuration): an event's alert links
+   * to the event's page and to its failure group's. Unset: no links.
+   */
+  consoleUrl?: string | undefined;
+  /**
    * Told once per message after its last try (a durable record: `createAlertJournal`). Called on the sender's
    * turn, never on `notify()`'s; a throw is logged and ignored.
    */

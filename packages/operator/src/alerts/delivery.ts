@@ -192,6 +192,7 @@ export function createAlerter(options: AlerterOptions): Alerter {
     const dropped = droppedUnreported;
     const { plain, ...message } = formatAlert(item.alert, {
       service: options.service,
+      consoleUrl: options.consoleUrl,
       excerpt: item.excerpt,
       repeats: item.repeats,
       dropped,

@@ -54,14 +54,22 @@ export type AlertKind = Alert['kind'];
 export const MAX_ERROR_LENGTH = 500;
 
 /**
- * What varies between occurrences of one failure, in the order it is replaced: emails, UUIDs, provider ids
- * (`evt_1Ab2...`), long hex strings, numbers. `sql/failure-groups.ts` applies the same patterns in SQL.
+ * What varies between occurrences of one failure, in the order it is replaced: emails, UUIDs (GitHub's delivery
+ * GUIDs among them), GitHub node ids (`PR_kwDOAbCd`, the legacy base64 `MDQ6VXNlcjE=`), prefixed provider ids
+ * (`evt_1Ab2...`, `cus_IaTagvBaGokTj`: a body with a digit or a capital letter, or 14 characters and more, with or
+ * without digits), bare base62 ids (16 letters and digits and more, both present), hex strings of 12 and more with
+ * a letter, numbers (a Shopify id of any length, the end of a `gid://shopify/Order/...`). A bare run of letters alone
+ * is a word, never an id. An error code (`resource_missing`, `ERR_INVALID_URL`) stays:
+ * it names the cause. `sql/failure-groups.ts` applies the same patterns in SQL (migration 0016).
  */
 export const ERROR_PLACEHOLDERS: ReadonlyArray<readonly [RegExp, string]> = [
   [EMAIL, '<email>'],
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>'],
-  [/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,}\b/g, '<id>'],
-  [/\b(?:0x)?[0-9a-f]{12,}\b/gi, '<hex>'],
+  [/\b[A-Z]{1,3}_(?=[A-Za-z0-9_-]*[a-z])[A-Za-z0-9_-]{8,}/g, '<id>'],
+  [/\bMD[A-Za-z0-9+/]{8,}={0,2}/g, '<id>'],
+  [/\b[a-z]{2,12}(?:_(?:live|test))?_(?=[A-Za-z0-9]*[0-9A-Z]|[A-Za-z0-9]{14})[A-Za-z0-9]{6,}\b/g, '<id>'],
+  [/\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{16,}\b/g, '<id>'],
+  [/\b(?:0x)?(?=\d*[a-f])[0-9a-f]{12,}\b/gi, '<hex>'],
   [/\d+/g, '<n>'],
 ];
 

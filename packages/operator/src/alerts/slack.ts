@@ -1,5 +1,7 @@
 import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { maskString } from '../redact.ts';
+import { shellArg } from '../shell.ts';
+import { consoleLinks } from './links.ts';
 import type { Alert, AlertKind } from './model.ts';
 
 /** A Slack-compatible incoming-webhook body (also understood by Mattermost, Rocket.Chat, Discord `/slack`). */
@@ -24,11 +26,6 @@ const TITLES: Record<AlertKind, string> = {
   effect_failed: 'Effect failed its last retry',
   signature_failures: 'Refused signatures above threshold',
 };
-
-/** Quotes an argument for a POSIX shell when it needs it. */
-function shellArg(value: string): string {
-  return /^[A-Za-z0-9_.:/@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The exact command that re-runs the event's unfinished effects (of one consumer group, when given). */
 export function replayCommand(provider: string, eventId: string, group?: string): string {
@@ -68,6 +65,8 @@ export function formatAlert(
     excerpt?: string | undefined;
     repeats?: Repeats | undefined;
     dropped?: number;
+    /** The console's address (`CONSOLE_PUBLIC_URL`): links to the event and its failure group. */
+    consoleUrl?: string | undefined;
   } = {},
 ): AlertMessage & { plain: string } {
   const service = options.service ?? 'webhook-inbox';
@@ -104,6 +103,8 @@ export function formatAlert(
     command = replayCommand(alert.provider, alert.eventId, alert.group);
   }
 
+  const links = options.consoleUrl === undefined ? [] : consoleLinks(alert, options.consoleUrl);
+
   let title = `[${service}] ${TITLES[alert.kind]}: ${subject}`;
   let repeatLine: string | undefined;
   if (repeats) {
@@ -119,6 +120,7 @@ export function formatAlert(
     ...fields.map(([name, value]) => `${name.toLowerCase()}: ${value}`),
     ...(error !== undefined ? [`error: ${error}`] : []),
     ...(command ? [`replay: ${command}`] : []),
+    ...links.map(({ label, url }) => `${label.toLowerCase()}: ${url}`),
     ...(repeats && alert.kind !== 'signature_failures'
       ? [
           // Both kinds are raised when an event's job ran out of retries: the events are dead, not failed.
@@ -144,6 +146,10 @@ export function formatAlert(
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Error*\n${codeBlock(error)}` } });
   if (command) {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Replay*\n${codeBlock(command)}` } });
+  }
+  if (links.length > 0) {
+    const text = links.map(({ label, url }) => `<${url}|${escapeMrkdwn(label)}>`).join('  ·  ');
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text } });
   }
   for (const line of lines)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(line) } });

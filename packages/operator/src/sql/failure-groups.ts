@@ -8,7 +8,8 @@ import { Params, type Statement } from '@webhook-inbox/inbox/sql';
  * that 5,000 `ECONNREFUSED` and one missing email are two groups, not one effect's "last error". Each failed
  * `effect_runs` row carries its fingerprint and its event's state (migration 0012); the default group's are
  * counted as they change (`failure-counts.ts`, migration 0013), so a read costs its groups, not their rows.
- * `failure_groups` keeps only what operators decided (acknowledged, resolved).
+ * `failure_groups` keeps each group's identity past its failures: its first failure ever and what operators decided
+ * (acknowledged, resolved), so a cause that clears and returns is the same group, first seen when it first was.
  */
 /** A group's identity, as its pages and actions name it. */
 export interface FailureGroupKey {
@@ -23,7 +24,10 @@ export interface FailureGroupRow extends FailureGroupKey {
   /** Events with the effect failing with this error. */
   events: number;
   dead: number;
-  /** The earliest and latest last attempt among them. */
+  /**
+   * The group's first failure ever (`failure_groups.first_seen`, kept when its failures clear and return), and
+   * the latest last attempt among its events.
+   */
   firstSeen: Date;
   lastSeen: Date;
   /** One of the group's errors as recorded (the fingerprint is its normalized form). */
@@ -142,7 +146,8 @@ export function selectFailureGroups(options: { key?: FailureGroupKey; limit?: nu
         select consumer_group, effect, fingerprint, json_object_agg(h, n) as trend
           from hourly group by consumer_group, effect, fingerprint
       )
-      select f.consumer_group as "group", f.effect, f.fingerprint, f.events, f.dead, f."firstSeen", f."lastSeen",
+      select f.consumer_group as "group", f.effect, f.fingerprint, f.events, f.dead,
+             least(s.first_seen, f."firstSeen") as "firstSeen", f."lastSeen",
              coalesce(x.last_error, '') as "sampleError", f.example, coalesce(t.trend, '{}') as trend,
              ${STATE} as state, (s.resolved_at is not null and f."lastSeen" > s.resolved_at) as reopened,
              s.acknowledged_by as "acknowledgedBy", s.acknowledged_at as "acknowledgedAt",

@@ -119,9 +119,37 @@ export function signAdyen({ item, secret }: { item: Record<string, unknown>; sec
     .digest('base64');
 }
 
+// One notification item's fields in an alert excerpt, as recorded alone or inside the batch it came in.
+const ITEM_EXCERPT = [
+  '/eventCode',
+  '/success',
+  '/pspReference',
+  '/originalReference',
+  '/merchantAccountCode',
+  '/eventDate',
+  '/amount/currency',
+  '/amount/value',
+];
+
 /** The catalogue's adyen: its facts and its factory. */
 export const definition: CatalogueDefinition = {
   type: 'adyen',
   facts: ADYEN_FACTS,
   create: adyenProvider,
+  eventFacts: [
+    {
+      label: 'Merchant account',
+      paths: [
+        '/NotificationRequestItem/merchantAccountCode',
+        '/merchantAccountCode',
+        '/notificationItems/0/NotificationRequestItem/merchantAccountCode',
+      ],
+    },
+  ],
+  excerpt: [
+    '/live',
+    ...ITEM_EXCERPT,
+    ...ITEM_EXCERPT.map((pointer) => `/NotificationRequestItem${pointer}`),
+    ...ITEM_EXCERPT.map((pointer) => `/notificationItems/*/NotificationRequestItem${pointer}`),
+  ],
 };

@@ -193,4 +193,6 @@ export const definition: CatalogueDefinition = {
   facts: AWS_SNS_FACTS,
   create: awsSnsProvider,
   certificateHosts: SNS_CERTIFICATE_HOSTS,
+  eventFacts: [{ label: 'Topic', paths: ['/TopicArn'] }],
+  excerpt: ['/Type', '/MessageId', '/TopicArn', '/Timestamp'],
 };

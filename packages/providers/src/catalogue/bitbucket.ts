@@ -57,4 +57,11 @@ export const definition: CatalogueDefinition = {
   type: 'bitbucket',
   facts: BITBUCKET_FACTS,
   create: bitbucketProvider,
+  eventFacts: [
+    { label: 'Repository', paths: ['/repository/full_name'] },
+    { label: 'Workspace', paths: ['/repository/workspace/slug'] },
+    { label: 'Actor', paths: ['/actor/nickname'], personal: true },
+  ],
+  subject: ['/repository/full_name', '/actor/nickname'],
+  excerpt: ['/repository/full_name', '/repository/workspace/slug', '/pullrequest/id', '/pullrequest/state'],
 };

@@ -74,4 +74,5 @@ export const definition: CatalogueDefinition = {
   type: 'calendly',
   facts: CALENDLY_FACTS,
   create: calendlyProvider,
+  subject: ['/payload/email', '/payload/event'],
 };

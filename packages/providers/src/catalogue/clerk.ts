@@ -39,4 +39,5 @@ export const definition: CatalogueDefinition = {
   type: 'clerk',
   facts: CLERK_FACTS,
   create: clerkProvider,
+  subject: ['/data/id', '/data/email_addresses/*/email_address', '/data/user_id'],
 };

@@ -1,7 +1,7 @@
 import type { DeliveryBuilder } from '../samples/shared.ts';
 import type { Provider } from '../types.ts';
 import type { CertificateFetch } from './certificates.ts';
-import type { ProviderFacts } from './facts.ts';
+import type { PayloadPaths, ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 
 /** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
@@ -17,8 +17,10 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
 /**
  * One catalogue provider as its module declares it (`catalogue/<type>.ts` exports it as `definition`); the
  * catalogue index lists the modules once and builds its entries, the certificate types and the samples from them.
+ * Its paths into payloads (event facts, subject, excerpt) are JSON pointers, with `*` for each element of an array
+ * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts.
  */
-export interface CatalogueDefinition {
+export interface CatalogueDefinition extends PayloadPaths {
   /** The source type (`github`), also the default source name and URL segment. */
   type: string;
   facts: ProviderFacts;

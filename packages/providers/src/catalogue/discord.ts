@@ -141,4 +141,10 @@ export const definition: CatalogueDefinition = {
   type: 'discord',
   facts: DISCORD_FACTS,
   create: discordProvider,
+  eventFacts: [
+    { label: 'Application', paths: ['/application_id'] },
+    { label: 'Guild', paths: ['/guild_id'] },
+  ],
+  subject: ['/guild_id', '/data/guild_id', '/user/id'],
+  excerpt: ['/type', '/id', '/application_id', '/guild_id'],
 };

@@ -107,4 +107,22 @@ export const definition: CatalogueDefinition = {
   type: 'gitlab',
   facts: GITLAB_FACTS,
   create: gitlabProvider,
+  eventFacts: [
+    { label: 'Project', paths: ['/project/path_with_namespace'] },
+    { label: 'Project id', paths: ['/project/id', '/project_id'] },
+    { label: 'User', paths: ['/user_username', '/user/username'], personal: true },
+  ],
+  subject: ['/project/path_with_namespace', '/user_username', '/user/username'],
+  excerpt: [
+    '/object_kind',
+    '/event_name',
+    '/project/id',
+    '/project/path_with_namespace',
+    '/object_attributes/id',
+    '/object_attributes/iid',
+    '/object_attributes/state',
+    '/object_attributes/action',
+    '/object_attributes/status',
+    '/ref',
+  ],
 };

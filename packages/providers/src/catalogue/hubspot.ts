@@ -127,4 +127,7 @@ export const definition: CatalogueDefinition = {
   type: 'hubspot',
   facts: HUBSPOT_FACTS,
   create: (options) => hubspotProvider(withUrl(options)),
+  eventFacts: [{ label: 'Portal', paths: ['/portalId', '/0/portalId'] }],
+  subject: ['/objectId', '/portalId'],
+  excerpt: ['/eventId', '/subscriptionType', '/portalId', '/appId', '/objectId', '/occurredAt'],
 };

@@ -55,4 +55,7 @@ export const definition: CatalogueDefinition = {
   type: 'intercom',
   facts: INTERCOM_FACTS,
   create: intercomProvider,
+  eventFacts: [{ label: 'Workspace', paths: ['/app_id'] }],
+  subject: ['/data/item/email', '/data/item/id', '/app_id'],
+  excerpt: ['/type', '/id', '/topic', '/app_id', '/created_at', '/data/item/type', '/data/item/id'],
 };

@@ -61,4 +61,9 @@ export const definition: CatalogueDefinition = {
   type: 'jira',
   facts: JIRA_FACTS,
   create: jiraProvider,
+  eventFacts: [
+    { label: 'Project', paths: ['/issue/fields/project/key'] },
+    { label: 'Issue', paths: ['/issue/key'] },
+  ],
+  excerpt: ['/webhookEvent', '/timestamp', '/issue/id', '/issue/key', '/issue/fields/project/key'],
 };

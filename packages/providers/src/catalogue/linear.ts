@@ -90,4 +90,10 @@ export const definition: CatalogueDefinition = {
   type: 'linear',
   facts: LINEAR_FACTS,
   create: linearProvider,
+  eventFacts: [
+    { label: 'Organization', paths: ['/organizationId'] },
+    { label: 'Team', paths: ['/data/teamId', '/data/team/key'] },
+  ],
+  subject: ['/organizationId', '/data/id'],
+  excerpt: ['/action', '/type', '/createdAt', '/organizationId', '/data/id', '/data/teamId'],
 };

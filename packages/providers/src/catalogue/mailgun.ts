@@ -117,4 +117,5 @@ export const definition: CatalogueDefinition = {
   type: 'mailgun',
   facts: MAILGUN_FACTS,
   create: mailgunProvider,
+  subject: ['/event-data/recipient', '/event-data/message/headers/message-id'],
 };

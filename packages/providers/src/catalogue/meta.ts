@@ -134,4 +134,10 @@ export const definition: CatalogueDefinition = {
   type: 'meta',
   facts: META_FACTS,
   create: (options) => metaProvider({ ...options, verifyToken: options.verifyToken ?? '' }),
+  eventFacts: [
+    { label: 'Object', paths: ['/object'] },
+    { label: 'Account', paths: ['/entry/0/id'] },
+    { label: 'Business number id', paths: ['/entry/0/changes/0/value/metadata/phone_number_id'] },
+  ],
+  excerpt: ['/object', '/entry/*/id', '/entry/*/time', '/entry/*/changes/*/field'],
 };

@@ -65,4 +65,20 @@ export const definition: CatalogueDefinition = {
   type: 'paddle',
   facts: PADDLE_FACTS,
   create: paddleProvider,
+  eventFacts: [
+    { label: 'Customer', paths: ['/data/customer_id'] },
+    { label: 'Subscription', paths: ['/data/subscription_id'] },
+  ],
+  subject: ['/data/customer_id', '/data/customer/email', '/data/subscription_id'],
+  excerpt: [
+    '/event_id',
+    '/event_type',
+    '/occurred_at',
+    '/notification_id',
+    '/data/id',
+    '/data/status',
+    '/data/customer_id',
+    '/data/subscription_id',
+    '/data/currency_code',
+  ],
 };

@@ -156,4 +156,17 @@ export const definition: CatalogueDefinition = {
   facts: PAYPAL_FACTS,
   create: paypalProvider,
   certificateHosts: PAYPAL_CERTIFICATE_HOSTS,
+  eventFacts: [
+    { label: 'Merchant', paths: ['/resource/payee/merchant_id'] },
+    { label: 'Resource', paths: ['/resource_type'] },
+  ],
+  excerpt: [
+    '/id',
+    '/event_type',
+    '/resource_type',
+    '/create_time',
+    '/resource/id',
+    '/resource/status',
+    '/resource/payee/merchant_id',
+  ],
 };

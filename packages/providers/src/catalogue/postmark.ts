@@ -109,4 +109,5 @@ export const definition: CatalogueDefinition = {
   type: 'postmark',
   facts: POSTMARK_FACTS,
   create: postmarkProvider,
+  subject: ['/Recipient', '/Email', '/MessageID'],
 };

@@ -39,4 +39,5 @@ export const definition: CatalogueDefinition = {
   type: 'resend',
   facts: RESEND_FACTS,
   create: resendProvider,
+  subject: ['/data/email_id', '/data/to/*'],
 };

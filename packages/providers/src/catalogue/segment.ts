@@ -51,4 +51,5 @@ export const definition: CatalogueDefinition = {
   type: 'segment',
   facts: SEGMENT_FACTS,
   create: segmentProvider,
+  subject: ['/userId', '/anonymousId', '/traits/email'],
 };

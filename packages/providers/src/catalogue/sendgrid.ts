@@ -118,4 +118,5 @@ export const definition: CatalogueDefinition = {
   type: 'sendgrid',
   facts: SENDGRID_FACTS,
   create: sendgridProvider,
+  subject: ['/email', '/sg_message_id'],
 };

@@ -60,4 +60,7 @@ export const definition: CatalogueDefinition = {
   type: 'sentry',
   facts: SENTRY_FACTS,
   create: sentryProvider,
+  eventFacts: [{ label: 'Installation', paths: ['/installation/uuid'] }],
+  subject: ['/data/issue/id', '/installation/uuid'],
+  excerpt: ['/action', '/installation/uuid', '/data/issue/id', '/data/issue/status'],
 };

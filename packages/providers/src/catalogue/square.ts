@@ -85,4 +85,7 @@ export const definition: CatalogueDefinition = {
   type: 'square',
   facts: SQUARE_FACTS,
   create: (options) => squareProvider(withUrl(options)),
+  eventFacts: [{ label: 'Merchant', paths: ['/merchant_id'] }],
+  subject: ['/merchant_id', '/data/id'],
+  excerpt: ['/event_id', '/type', '/created_at', '/merchant_id', '/data/type', '/data/id'],
 };

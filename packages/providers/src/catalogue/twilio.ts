@@ -145,4 +145,20 @@ export const definition: CatalogueDefinition = {
   type: 'twilio',
   facts: TWILIO_FACTS,
   create: (options) => twilioProvider(withUrl(options)),
+  // A form body is kept as `{ form, raw }` (template-body.ts): a field is read there, or at the top level.
+  eventFacts: [
+    { label: 'Account', paths: ['/form/AccountSid', '/AccountSid'] },
+    { label: 'To', paths: ['/form/To', '/To'], personal: true },
+    { label: 'From', paths: ['/form/From', '/From'], personal: true },
+  ],
+  excerpt: [
+    '/form/AccountSid',
+    '/form/MessageSid',
+    '/form/SmsSid',
+    '/form/CallSid',
+    '/form/MessageStatus',
+    '/form/SmsStatus',
+    '/form/CallStatus',
+    '/form/ErrorCode',
+  ],
 };

@@ -51,4 +51,7 @@ export const definition: CatalogueDefinition = {
   type: 'typeform',
   facts: TYPEFORM_FACTS,
   create: typeformProvider,
+  eventFacts: [{ label: 'Form', paths: ['/form_response/form_id'] }],
+  subject: ['/form_response/form_id', '/form_response/token'],
+  excerpt: ['/event_id', '/event_type', '/form_response/form_id', '/form_response/submitted_at'],
 };

@@ -47,4 +47,17 @@ export const definition: CatalogueDefinition = {
   type: 'vercel',
   facts: VERCEL_FACTS,
   create: vercelProvider,
+  eventFacts: [
+    { label: 'Team', paths: ['/payload/team/id'] },
+    { label: 'Project', paths: ['/payload/project/id'] },
+  ],
+  subject: ['/payload/project/id', '/payload/deployment/id'],
+  excerpt: [
+    '/id',
+    '/type',
+    '/createdAt',
+    '/payload/team/id',
+    '/payload/project/id',
+    '/payload/deployment/id',
+  ],
 };

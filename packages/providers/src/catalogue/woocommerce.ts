@@ -71,4 +71,7 @@ export const definition: CatalogueDefinition = {
   type: 'woocommerce',
   facts: WOOCOMMERCE_FACTS,
   create: wooCommerceProvider,
+  eventFacts: [{ label: 'Store', header: 'x-wc-webhook-source' }],
+  subject: ['/id', '/customer_id', '/billing/email'],
+  excerpt: ['/id', '/status', '/currency', '/total', '/date_created'],
 };

@@ -111,4 +111,7 @@ export const definition: CatalogueDefinition = {
   type: 'zendesk',
   facts: ZENDESK_FACTS,
   create: zendeskProvider,
+  eventFacts: [{ label: 'Account', paths: ['/account_id'] }],
+  subject: ['/detail/id', '/detail/requester_id'],
+  excerpt: ['/type', '/id', '/time', '/account_id', '/detail/id'],
 };

@@ -94,4 +94,6 @@ export const definition: CatalogueDefinition = {
   type: 'zoom',
   facts: ZOOM_FACTS,
   create: zoomProvider,
+  eventFacts: [{ label: 'Account', paths: ['/payload/account_id'] }],
+  excerpt: ['/event', '/event_ts', '/payload/account_id', '/payload/object/id', '/payload/object/uuid'],
 };

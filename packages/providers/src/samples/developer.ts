@@ -9,6 +9,7 @@ import {
   signSentry,
   signVercel,
 } from '../catalogue/index.ts';
+import { GITHUB_SAMPLE_BODIES, isGitHubSampleType } from './github.ts';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the code hosts, issue trackers and developer platforms, in their documented shapes.
@@ -18,8 +19,16 @@ export const DEVELOPER_DELIVERIES: Record<string, DeliveryBuilder> = {
     build(input) {
       const id = randomUUID();
       const [event, action] = split(input.type);
+      // A type without a written body gets the fields every event carries; its own are missing.
+      const sample = isGitHubSampleType(input.type)
+        ? GITHUB_SAMPLE_BODIES[input.type]
+        : {
+            action,
+            repository: GITHUB_SAMPLE_BODIES.push.repository,
+            sender: GITHUB_SAMPLE_BODIES.push.sender,
+          };
       return jsonDelivery(input, {
-        sample: { action, ref: 'refs/heads/main', repository: { full_name: 'acme/app' } },
+        sample,
         key: id,
         keyInHeader: true,
         headers: { 'x-github-event': event, 'x-github-delivery': id },

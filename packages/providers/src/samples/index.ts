@@ -40,3 +40,4 @@ export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map(
 export type { CatalogueDelivery, DeliveryInput } from './shared.ts';
 export { sampleCredentials, selfSignedCertificate, type SampleCredentials } from './credentials.ts';
 export { SAMPLE_CERTIFICATE_URLS } from './payments.ts';
+export { GITHUB_SAMPLE_BODIES, isGitHubSampleType, type GitHubSampleType } from './github.ts';

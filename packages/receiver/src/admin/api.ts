@@ -6,6 +6,7 @@ import { parseSince } from '@webhook-inbox/operator/duration';
 import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/providers';
 import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import { readInboxStats } from '@webhook-inbox/operator/inbox-stats';
 import { replayEvent } from '@webhook-inbox/operator/replay';
 import { can, coversGroup, type Principal } from '@webhook-inbox/operator/access/roles';
 import { effectRoutes } from '@webhook-inbox/inbox/sql';
@@ -53,8 +54,14 @@ const providerName = text(MAX_EVENT_FIELD_LENGTH).regex(PROVIDER_NAME, {
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
+const groupName = z
+  .string()
+  .refine(isGroupName, { message: `not a consumer group name (${GROUP_NAME_RULE})` });
+
 const LIST_QUERY = z.strictObject({
   provider: optional(providerName),
+  // The consumer group whose status the events' own fields are and `status` filters on (groups.ts).
+  group: optional(groupName),
   type: optional(text(MAX_EVENT_FIELD_LENGTH)),
   // Free text (EventFilter.search): an event id or its start, a subject value (customer, email, shop), a type.
   q: optional(text(MAX_EVENT_FIELD_LENGTH)),
@@ -91,11 +98,11 @@ const LIST_QUERY = z.strictObject({
 
 const REPLAY_BODY = z.strictObject({
   forceEffect: text(MAX_EVENT_FIELD_LENGTH).optional(),
-  group: z
-    .string()
-    .refine(isGroupName, { message: `not a consumer group name (${GROUP_NAME_RULE})` })
-    .optional(),
+  group: groupName.optional(),
 });
+
+/** The query of `show` and `stats`: nothing but an optional consumer group. */
+const GROUP_QUERY = z.strictObject({ group: optional(groupName) });
 
 /** The first problem zod found, as `field: what is wrong`. */
 function firstIssue(error: z.ZodError): string {
@@ -165,19 +172,37 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
     requirePermission(principal, 'read');
     const query = LIST_QUERY.safeParse(c.req.query());
     if (!query.success) throw new AdminError('invalid_filter', firstIssue(query.error));
-    const { q, ...filters } = query.data;
+    const { q, group, ...filters } = query.data;
     return c.json(
-      await listEvents(pool, { ...filters, search: q, visibleTo: principal.groups ?? undefined }),
+      await listEvents(pool, {
+        ...filters,
+        group: groupFor(principal, group),
+        search: q,
+        visibleTo: principal.groups ?? undefined,
+      }),
     );
+  });
+
+  admin.get('/stats', async (c) => {
+    const principal = c.get('principal');
+    requirePermission(principal, 'read');
+    const { group } = groupQuery(c.req.query());
+    // The whole inbox for a principal of every group that names none; otherwise one group's part.
+    const scope =
+      group === undefined && principal.groups === null ? {} : { group: groupFor(principal, group) };
+    return c.json(await readInboxStats(pool, scope));
   });
 
   admin.get('/events/:provider/*', async (c) => {
     const principal = c.get('principal');
     requirePermission(principal, 'read');
     const { provider, eventId } = eventKeyFrom(c.req.url);
+    const requested = groupQuery(c.req.query()).group;
+    const group = groupFor(principal, requested);
     // A principal limited to some groups sees only their part of an event (their effects, attempts and group
-    // rows), and no event of a type none of them has an effect for.
-    const found = await getEvent(pool, provider, eventId, { visibleTo: principal.groups ?? undefined });
+    // rows), and no event of a type none of them has an effect for; a named group narrows it to that group's part.
+    const visibleTo = requested === undefined ? (principal.groups ?? undefined) : [group];
+    const found = await getEvent(pool, provider, eventId, { group, visibleTo });
     if (!found) throw new AdminError('not_found', `no ${provider} event ${eventId}`);
     // A viewer reads an event's facts, not its customer's data.
     const event = can(principal.role, 'read_payload')
@@ -244,6 +269,37 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
   );
 
   return admin;
+}
+
+/**
+ * The consumer group a read is about: the one asked for (403 `forbidden` outside the principal's groups), else the
+ * default group for a principal that has it, else a principal's only group; a principal of several groups without
+ * the default one names one (400 `group_required`), so no field of another team's is ever the answer's own.
+ */
+export function groupFor(principal: Principal, requested: string | undefined): string {
+  if (requested !== undefined) {
+    if (!coversGroup(principal, requested)) {
+      throw new AdminError(
+        'forbidden',
+        `you are limited to consumer groups ${principal.groups?.join(', ')}: not "${requested}"`,
+      );
+    }
+    return requested;
+  }
+  if (coversGroup(principal, DEFAULT_GROUP)) return DEFAULT_GROUP;
+  const [only, ...more] = principal.groups ?? [];
+  if (only !== undefined && more.length === 0) return only;
+  throw new AdminError(
+    'group_required',
+    `you are limited to consumer groups ${principal.groups?.join(', ')}: name one with group=`,
+  );
+}
+
+/** The `group` of a `show` or `stats` query, the only parameter they take (400 `invalid_request` otherwise). */
+function groupQuery(query: Record<string, string>): { group?: string | undefined } {
+  const parsed = GROUP_QUERY.safeParse(query);
+  if (!parsed.success) throw new AdminError('invalid_request', firstIssue(parsed.error));
+  return parsed.data;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { parseRoleMap, type OidcOptions } from '@webhook-inbox/console';
+import { isRole, ROLES, type Role } from '@webhook-inbox/operator/access/roles';
 import { blankToUndefined, ConfigError, parseEnv } from '@webhook-inbox/env';
 import { z } from 'zod';
 
@@ -8,6 +9,8 @@ export interface ConsoleConfig {
   oidc: OidcOptions | undefined;
   /** `CONSOLE_SESSION_SECRET`; unset: the session key is derived from `ADMIN_TOKEN` and `OIDC_CLIENT_SECRET`. */
   sessionSecret: string | undefined;
+  /** `CONSOLE_MASKED_ROLES`: the roles that see subjects and error texts masked (default `viewer`; `none`: no role). */
+  maskedRoles: readonly Role[];
 }
 
 const text = z.preprocess(blankToUndefined, z.string().trim().optional());
@@ -41,6 +44,25 @@ const schema = z.object({
     blankToUndefined,
     z.string().trim().min(32, { error: 'must be at least 32 characters' }).optional(),
   ),
+  CONSOLE_MASKED_ROLES: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .default('viewer')
+      .transform((value) =>
+        value === 'none'
+          ? []
+          : value
+              .split(',')
+              .map((role) => role.trim())
+              .filter(Boolean),
+      )
+      .refine((roles) => roles.every(isRole), {
+        error: `must be roles (${ROLES.join(', ')}) separated by commas, or none`,
+      })
+      .transform((roles) => roles as Role[]),
+  ),
 });
 
 /** Every variable the console's sign-in reads. */
@@ -56,13 +78,13 @@ export function parseConsoleConfig(env: Record<string, string | undefined>, issu
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     issues.push(...error.issues);
-    return { oidc: undefined, sessionSecret: undefined };
+    return { oidc: undefined, sessionSecret: undefined, maskedRoles: ['viewer'] };
   }
   if (e.OIDC_ISSUER === undefined) {
     for (const name of [...REQUIRED_WITH_ISSUER, 'OIDC_REDIRECT_URL'] as const) {
       if (e[name] !== undefined) issues.push(`${name} is set but OIDC_ISSUER is not`);
     }
-    return { oidc: undefined, sessionSecret: e.CONSOLE_SESSION_SECRET };
+    return { oidc: undefined, sessionSecret: e.CONSOLE_SESSION_SECRET, maskedRoles: e.CONSOLE_MASKED_ROLES };
   }
   for (const name of REQUIRED_WITH_ISSUER) {
     if (e[name] === undefined) issues.push(`${name} is required when OIDC_ISSUER is set`);
@@ -74,7 +96,7 @@ export function parseConsoleConfig(env: Record<string, string | undefined>, issu
     issues.push(`OIDC_ROLES ${(error as Error).message}`);
   }
   if (!e.OIDC_CLIENT_ID || !e.OIDC_CLIENT_SECRET || !roles) {
-    return { oidc: undefined, sessionSecret: e.CONSOLE_SESSION_SECRET };
+    return { oidc: undefined, sessionSecret: e.CONSOLE_SESSION_SECRET, maskedRoles: e.CONSOLE_MASKED_ROLES };
   }
   return {
     oidc: {
@@ -88,6 +110,7 @@ export function parseConsoleConfig(env: Record<string, string | undefined>, issu
       name: e.OIDC_PROVIDER_NAME,
     },
     sessionSecret: e.CONSOLE_SESSION_SECRET,
+    maskedRoles: e.CONSOLE_MASKED_ROLES,
   };
 }
 
@@ -98,5 +121,6 @@ export function describeConsoleConfig(config: ConsoleConfig): Record<string, unk
       ? { issuer: config.oidc.issuer, clientId: config.oidc.clientId, roles: config.oidc.roles.entries }
       : 'off',
     sessionSecret: config.sessionSecret ? 'set' : 'derived',
+    maskedRoles: config.maskedRoles,
   };
 }

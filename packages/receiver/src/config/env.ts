@@ -9,6 +9,7 @@ import {
   boundedNumber,
   ConfigError,
   maskUrl,
+  optionalConsoleUrl,
   optionalHttpUrl,
   parseEnv,
   parsedBy,
@@ -118,6 +119,8 @@ export interface ReceiverConfig extends ServiceConfig {
   console: ConsoleConfig;
   /** Slack-compatible webhook for alerts; unset: alerts are only logged. */
   alertWebhookUrl: string | undefined;
+  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
+  consolePublicUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
 }
@@ -177,6 +180,7 @@ const schema = z.object({
       .optional(),
   ),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
+  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
 });
 
@@ -320,6 +324,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     adminToken: e.ADMIN_TOKEN,
     console: consoleConfig,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
   };
 }

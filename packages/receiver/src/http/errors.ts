@@ -10,7 +10,13 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** The admin API's refusals that are the request's fault. */
 type AdminErrorCode =
-  'unauthorized' | 'forbidden' | 'not_found' | 'invalid_filter' | 'invalid_request' | 'unknown_effect';
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'invalid_filter'
+  | 'invalid_request'
+  | 'group_required'
+  | 'unknown_effect';
 
 /** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
 export class AdminError extends CodedError<AdminErrorCode> {
@@ -75,6 +81,7 @@ const STATUS = {
   not_found: 404,
   token_exists: 409,
   invalid_filter: 400,
+  group_required: 400,
   invalid_request: 400,
   unknown_effect: 400,
   too_many_attempts: 429,

@@ -54,6 +54,7 @@ export function createReceiverConsole(deps: {
     adminToken: deps.adminToken,
     oidc: deps.signIn.oidc,
     sessionSecret: deps.signIn.sessionSecret,
+    maskedRoles: deps.signIn.maskedRoles,
     trustedProxies: deps.trustedProxies,
     sampleRefusal: (kind) => refusals.allow(kind),
     logger,

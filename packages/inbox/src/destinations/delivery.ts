@@ -1,0 +1,223 @@
+/**
+ * One delivery of one event to one destination: a job of the destination's own queue. Its idempotency key is the
+ * destination's fan-out effect's (`destination.<name>` for the event), claimed in the ledger before the request and
+ * completed after a 2xx, so a delivery answered 2xx is never sent again, whoever retries or replays it; each
+ * request is one row of `effect_attempts` (status, latency, the answer's first KiB, the error).
+ *
+ * Retries follow the destination's schedule: a failed attempt sends the next one as a new job, due after the
+ * schedule's delay or the answer's `Retry-After`, whichever is later, and completes its own.
+ */
+import type pg from 'pg';
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import { errorLine } from '../error-text.ts';
+import { WORKER_ID } from '../effects/attempts.ts';
+import * as claims from '../effects/claims.ts';
+import { eventIdempotencyKey } from '../effects/keys.ts';
+import { Lease } from '../effects/lease.ts';
+import type { EffectRef } from '../effects/ledger.ts';
+import { LeaseLostError } from '../effects/types.ts';
+import { destinationStates, effectAttempts, webhookEvents } from '../sql/index.ts';
+import type { Destination } from './config.ts';
+import { send, type OutboundResult } from './outbound.ts';
+import { signDelivery } from './signature.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+
+/** A delivery job's data: the event, and which attempt of the schedule this is (1 for the first). */
+export interface DeliveryJob {
+  provider: string;
+  eventId: string;
+  attempt: number;
+}
+
+/** How often a paused destination's waiting deliveries look again. */
+const PAUSED_RECHECK_SECONDS = 30;
+/** How long a delivery whose key another attempt holds waits before trying again. */
+const HELD_RECHECK_SECONDS = 5;
+/** A claim outlives its request by this much: the attempt's record and its mark. */
+const LEASE_MARGIN_MS = 30_000;
+
+export interface DeliveryContext {
+  pool: pg.Pool;
+  boss: PgBoss;
+  log: Logger;
+  destination: Destination;
+  queue: string;
+  limiter: RateLimiter;
+}
+
+/** The effect name (and ledger key's name) of a destination: `destination.<name>`. */
+export function destinationEffect(name: string): string {
+  return `destination.${name}`;
+}
+
+/** Runs one delivery job; throws only when the database fails (pg-boss then retries the job). */
+export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: string): Promise<void> {
+  const { destination, pool } = ctx;
+  const {
+    rows: [gate],
+  } = await pool.query<destinationStates.DeliveryGate>(
+    destinationStates.gateDelivery(destination.name, destination.breaker.probeAfterMs),
+  );
+  if (gate?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
+  if (gate?.state === 'open' && !gate.probe) {
+    const wait = gate.probeAt ? (gate.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
+    return later(ctx, job, Math.max(1, wait));
+  }
+
+  const {
+    rows: [event],
+  } = await pool.query<{ type: string; receivedAt: Date; payload: string | null }>(
+    webhookEvents.selectEvent(job.provider, job.eventId),
+  );
+  if (!event || event.payload === null) {
+    ctx.log.warn(
+      { provider: job.provider, eventId: job.eventId },
+      'delivery of an event purged meanwhile: dropped',
+    );
+    return;
+  }
+
+  const effect = destinationEffect(destination.name);
+  const ref: EffectRef = {
+    provider: job.provider,
+    eventId: job.eventId,
+    effect,
+    idempotencyKey: eventIdempotencyKey(job.provider, job.eventId, effect),
+  };
+  const leaseMs = destination.timeoutMs + LEASE_MARGIN_MS;
+  const sentAt = performance.now();
+  const {
+    rows: [claim],
+  } = await pool.query<claims.KeyClaimRow>(claims.claimKey(ref, leaseMs));
+  if (!claim?.key_attempts || !claim.claim_token) {
+    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now.
+    if (claim?.held_until) return later(ctx, job, HELD_RECHECK_SECONDS);
+    return;
+  }
+  const log = ctx.log.child({ destination: destination.name, provider: job.provider, eventId: job.eventId });
+  const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };
+  const lease = new Lease(pool, ref, fence, leaseMs, sentAt, log);
+
+  // The rate limit is waited for after the claim: the lease is proven again right before the request.
+  await ctx.limiter.take();
+  try {
+    await lease.hold();
+  } catch (error) {
+    if (error instanceof LeaseLostError) return;
+    throw error;
+  }
+
+  const startedAt = new Date();
+  const body = bodyOf(destination, job, ref.idempotencyKey, { ...event, payload: event.payload });
+  const result = await send({
+    url: destination.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'webhook-inbox',
+      ...destination.headers,
+      ...signDelivery(ref.idempotencyKey, startedAt, body, destination.secrets),
+    },
+    body,
+    timeoutMs: destination.timeoutMs,
+    allowPrivateNetwork: destination.allowPrivateNetwork,
+  });
+  const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
+  const last = job.attempt >= destination.retrySchedule.length;
+  const error = ok ? null : failureOf(result);
+  await pool
+    .query(
+      effectAttempts.insertAttempts([
+        {
+          provider: job.provider,
+          eventId: job.eventId,
+          effect,
+          startedAt,
+          finishedAt: new Date(startedAt.getTime() + result.durationMs),
+          durationMs: result.durationMs,
+          outcome: ok ? 'completed' : last && !gone(result) ? 'dead' : 'failed',
+          error,
+          worker: WORKER_ID,
+          jobId,
+          responseStatus: result.kind === 'answer' ? result.status : null,
+          responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
+        },
+      ]),
+    )
+    .catch((failure: unknown) =>
+      log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
+    );
+
+  if (ok) {
+    const { rowCount } = await pool.query(claims.completeKey(ref, fence));
+    if (rowCount === 0) log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
+    await pool.query(destinationStates.recordDeliverySuccess(destination.name));
+    return;
+  }
+  await pool.query(claims.failKey(ref, fence, error ?? 'failed'));
+  if (gone(result)) {
+    // 410 Gone: the endpoint says it will not take deliveries any more. Paused until an operator resumes it;
+    // this delivery, and every one after it, waits for that.
+    await pool.query(
+      destinationStates.pauseDestination(destination.name, `410 Gone from ${destination.url.origin}`),
+    );
+    log.warn('destination answered 410 Gone: paused until resumed');
+    return later(ctx, job, PAUSED_RECHECK_SECONDS);
+  }
+  await pool.query(
+    destinationStates.recordDeliveryFailure(
+      destination.name,
+      destination.breaker.failures,
+      destination.breaker.probeAfterMs,
+      error ?? 'failed',
+    ),
+  );
+  if (last) {
+    log.warn({ attempts: job.attempt, error }, 'delivery failed its last scheduled attempt: given up');
+    return;
+  }
+  const scheduled = destination.retrySchedule[job.attempt] ?? 0;
+  const asked =
+    result.kind === 'answer' && result.retryAfterMs !== undefined ? result.retryAfterMs / 1000 : 0;
+  log.info(
+    { attempt: job.attempt, error, retryInSeconds: Math.max(scheduled, asked) },
+    'delivery failed: retrying',
+  );
+  await ctx.boss.send(
+    ctx.queue,
+    { ...job, attempt: job.attempt + 1 },
+    { startAfter: Math.max(scheduled, asked) },
+  );
+}
+
+/** The same attempt again after `seconds` (paused, circuit open, key held): not counted as an attempt. */
+async function later(ctx: DeliveryContext, job: DeliveryJob, seconds: number): Promise<void> {
+  await ctx.boss.send(ctx.queue, job, { startAfter: Math.ceil(seconds) });
+}
+
+function gone(result: OutboundResult): boolean {
+  return result.kind === 'answer' && result.status === 410;
+}
+
+function failureOf(result: OutboundResult): string {
+  if (result.kind === 'error') return errorLine(result.error);
+  return `HTTP ${result.status}`;
+}
+
+/**
+ * `raw`: the body as recorded (PostgreSQL's text of it: the same JSON, every digit kept); `envelope`: the event's
+ * facts around it. Built as text so that an integer past 2^53 keeps its digits.
+ */
+export function bodyOf(
+  destination: Pick<Destination, 'body'>,
+  job: DeliveryJob,
+  key: string,
+  event: { type: string; receivedAt: Date; payload: string },
+): string {
+  if (destination.body === 'raw') return event.payload;
+  return (
+    `{"provider":${JSON.stringify(job.provider)},"type":${JSON.stringify(event.type)},` +
+    `"key":${JSON.stringify(job.eventId)},"id":${JSON.stringify(key)},` +
+    `"receivedAt":${JSON.stringify(event.receivedAt.toISOString())},"payload":${event.payload}}`
+  );
+}

@@ -1,0 +1,123 @@
+import type { DestinationState } from '@webhook-inbox/db/statuses';
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `destination_states`: each destination's state, written by the workers that deliver to it (the
+ * circuit breaker, a 410's pause) and by operators (pause, resume), read by every delivery and by the CLI. One row
+ * per destination, updated in place by single statements, so workers of one destination share one breaker.
+ */
+
+export interface DestinationStateRow {
+  name: string;
+  url: string;
+  state: DestinationState;
+  reason: string | null;
+  consecutiveFailures: number;
+  probeAt: Date | null;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+}
+
+const COLUMNS = `name, url, state, reason, consecutive_failures as "consecutiveFailures", probe_at as "probeAt",
+  last_success_at as "lastSuccessAt", last_failure_at as "lastFailureAt"`;
+
+/** At a worker's start: a row per destination it delivers to (its URL refreshed); a known state stays. */
+export function registerDestinations(destinations: ReadonlyArray<{ name: string; url: string }>): Statement {
+  return {
+    text: `
+      insert into destination_states (name, url)
+      select * from unnest($1::text[], $2::text[]) order by 1
+      on conflict (name) do update set url = excluded.url, updated_at = now()`,
+    values: [destinations.map((d) => d.name), destinations.map((d) => d.url)],
+  };
+}
+
+export function selectDestinationStates(): Statement {
+  return { text: `select ${COLUMNS} from destination_states order by name`, values: [] };
+}
+
+/** A destination's state as a delivery reads it before sending: `probe` true when it took the circuit's probe. */
+export interface DeliveryGate {
+  state: DestinationState;
+  probeAt: Date | null;
+  probe: boolean;
+}
+
+/**
+ * Read by a delivery before it sends. While the circuit is open and its probe is due, the one delivery whose
+ * statement moves `probe_at` on takes the probe (`probe` true) and is sent; the others wait for the next probe.
+ */
+export function gateDelivery(name: string, probeAfterMs: number): Statement {
+  return {
+    name: 'webhook_inbox_gate_delivery',
+    text: `
+      with probe as (
+        update destination_states set probe_at = now() + make_interval(secs => $2::float8 / 1000)
+         where name = $1 and state = 'open' and probe_at <= now()
+        returning name
+      )
+      select s.state, s.probe_at as "probeAt", exists (select from probe) as probe
+        from destination_states s where s.name = $1`,
+    values: [name, probeAfterMs],
+  };
+}
+
+/** A 2xx: the failures in a row start again from 0, and an open circuit closes. A paused destination stays paused. */
+export function recordDeliverySuccess(name: string): Statement {
+  return {
+    name: 'webhook_inbox_destination_success',
+    text: `
+      update destination_states
+         set consecutive_failures = 0, last_success_at = now(), updated_at = now(),
+             state = case when state = 'open' then 'active' else state end,
+             reason = case when state = 'open' then null else reason end,
+             probe_at = case when state = 'open' then null else probe_at end
+       where name = $1`,
+    values: [name],
+  };
+}
+
+/**
+ * A failed delivery: one more failure in a row; at `threshold` the circuit opens (deliveries wait until
+ * `probe_at`), and a failed probe keeps it open for another `probeAfterMs`. Returns the state after.
+ */
+export function recordDeliveryFailure(
+  name: string,
+  threshold: number,
+  probeAfterMs: number,
+  cause: string,
+): Statement {
+  return {
+    name: 'webhook_inbox_destination_failure',
+    text: `
+      update destination_states
+         set consecutive_failures = consecutive_failures + 1, last_failure_at = now(), updated_at = now(),
+             state = case when state = 'active' and consecutive_failures + 1 >= $2 then 'open' else state end,
+             probe_at = case when state = 'open' or (state = 'active' and consecutive_failures + 1 >= $2)
+                             then now() + make_interval(secs => $3::float8 / 1000) else probe_at end,
+             reason = case when state = 'active' and consecutive_failures + 1 >= $2
+                           then (consecutive_failures + 1) || ' failures in a row, the last: ' || $4
+                           else reason end
+       where name = $1
+      returning state`,
+    values: [name, threshold, probeAfterMs, cause],
+  };
+}
+
+/** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. */
+export function pauseDestination(name: string, reason: string): Statement {
+  return {
+    text: `update destination_states set state = 'paused', reason = $2, updated_at = now() where name = $1`,
+    values: [name, reason],
+  };
+}
+
+export function resumeDestination(name: string): Statement {
+  return {
+    text: `
+      update destination_states
+         set state = 'active', reason = null, probe_at = null, consecutive_failures = 0, updated_at = now()
+       where name = $1`,
+    values: [name],
+  };
+}

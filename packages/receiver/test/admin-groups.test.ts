@@ -1,0 +1,253 @@
+import { useTestDatabase } from '@webhook-inbox/testing';
+import { receiverEnv } from '@webhook-inbox/scenarios/receiver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
+import { adminCaller } from './admin-client.ts';
+import { memoryLogger, sql } from './helpers.ts';
+
+// Three teams on one inbox (default, billing, integrations), each with an operator token limited to its group, over
+// real HTTP: each lists, shows and counts exactly its own failures with their errors, and nothing of another team's
+// (its status, error, effects); a group outside a token's groups is 403, a bad parameter 400, never a 500.
+
+const db = useTestDatabase();
+const ADMIN_TOKEN = 'admin-groups-test-token-0123456789';
+let receiver: Receiver;
+const call = adminCaller(() => receiver.managementUrl);
+const tokens: Record<string, string> = {};
+
+const TOKENS: Record<string, string[]> = {
+  'default-ops': ['default'],
+  'billing-ops': ['billing'],
+  'integrations-ops': ['integrations'],
+  'two-teams': ['billing', 'integrations'],
+};
+
+// The errors each team's failing effect recorded: no other team's answer may contain them.
+const ERRORS = {
+  default: 'sendReceipt: smtp down',
+  billing: 'syncLedger: ledger locked',
+  integrations: 'pushToSlack: slack answered 500',
+};
+
+const seed = `
+  insert into effect_routes (provider, event_type, effect, kind, position, consumer_group) values
+    ('stripe', 'invoice.paid', 'sendReceipt', 'external', 0, 'default'),
+    ('stripe', 'invoice.paid', 'syncLedger', 'database', 0, 'billing'),
+    ('stripe', 'customer.created', 'welcome', 'external', 0, 'default'),
+    ('stripe', 'customer.created', 'pushToSlack', 'external', 0, 'integrations');
+  insert into webhook_events (provider, event_id, type, status, attempts, last_error) values
+    ('stripe', 'evt_inv_billing_dead', 'invoice.paid', 'processed', 1, null),
+    ('stripe', 'evt_inv_default_failed', 'invoice.paid', 'failed', 2, '${ERRORS.default}'),
+    ('stripe', 'evt_cus_integrations_failed', 'customer.created', 'processed', 1, null);
+  insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error) values
+    ('stripe', 'evt_inv_billing_dead', 'billing', 'dead', 6, '${ERRORS.billing}'),
+    ('stripe', 'evt_inv_default_failed', 'billing', 'processed', 1, null),
+    ('stripe', 'evt_cus_integrations_failed', 'integrations', 'failed', 2, '${ERRORS.integrations}');
+  insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error) values
+    ('stripe', 'evt_inv_billing_dead', 'sendReceipt', 'completed', 1, 'k1', now(), null),
+    ('stripe', 'evt_inv_billing_dead', 'syncLedger', 'failed', 6, 'k2', now(), 'ledger locked'),
+    ('stripe', 'evt_inv_default_failed', 'sendReceipt', 'failed', 2, 'k3', now(), 'smtp down'),
+    ('stripe', 'evt_inv_default_failed', 'syncLedger', 'completed', 1, 'k4', now(), null),
+    ('stripe', 'evt_cus_integrations_failed', 'welcome', 'completed', 1, 'k5', now(), null),
+    ('stripe', 'evt_cus_integrations_failed', 'pushToSlack', 'failed', 2, 'k6', now(), 'slack answered 500');
+`;
+
+beforeAll(async () => {
+  receiver = await startReceiver(parseConfig({ ...receiverEnv(db.url), PORT: '0', ADMIN_TOKEN }), {
+    logger: memoryLogger('warn').logger,
+  });
+  await sql(db.url, seed);
+  for (const [name, groups] of Object.entries(TOKENS)) {
+    const created = await call(ADMIN_TOKEN, 'POST', '/tokens', { name, role: 'operator', groups });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    tokens[name] = created.body.token as string;
+  }
+});
+afterAll(async () => {
+  await receiver?.close();
+});
+
+interface Listed {
+  eventId: string;
+  group: string;
+  status: string;
+  lastError: string | null;
+  groups: { group: string; status: string; lastError: string | null }[];
+}
+
+const listed = async (token: string, query: string) => {
+  const answer = await call(token, 'GET', `/events?${query}`);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.events as Listed[];
+};
+
+/** Every other team's error, none of which `text` may contain. */
+const othersErrors = (team: keyof typeof ERRORS) =>
+  Object.entries(ERRORS).flatMap(([other, error]) => (other === team ? [] : [error.split(': ')[1]!]));
+
+describe('each team lists exactly its own failures', () => {
+  for (const [team, token, status, eventId] of [
+    ['default', 'default-ops', 'failed', 'evt_inv_default_failed'],
+    ['billing', 'billing-ops', 'dead', 'evt_inv_billing_dead'],
+    ['integrations', 'integrations-ops', 'failed', 'evt_cus_integrations_failed'],
+  ] as const) {
+    it(`${team}: status=${status} lists its one event with its own error, nothing of another team's`, async () => {
+      const events = await listed(tokens[token]!, `status=${status}`);
+      expect(events.map((e) => [e.eventId, e.group, e.status, e.lastError])).toEqual([
+        [eventId, team, status, ERRORS[team]],
+      ]);
+      const all = await listed(tokens[token]!, '');
+      const text = JSON.stringify(all);
+      for (const error of othersErrors(team)) expect(text).not.toContain(error);
+      for (const event of all) {
+        expect(event.group).toBe(team);
+        expect(event.groups.every((row) => row.group === team)).toBe(true);
+      }
+      // Its other statuses hold no failure of its own.
+      for (const other of ['received', 'processing', 'processed', 'failed', 'dead'].filter(
+        (s) => s !== status,
+      )) {
+        expect((await listed(tokens[token]!, `status=${other}`)).map((e) => e.eventId)).not.toContain(
+          eventId,
+        );
+      }
+    });
+  }
+
+  it("an event dead in billing never shows the default group's processed to billing", async () => {
+    const shown = await call(tokens['billing-ops']!, 'GET', '/events/stripe/evt_inv_billing_dead');
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({
+      group: 'billing',
+      status: 'dead',
+      attempts: 6,
+      lastError: ERRORS.billing,
+    });
+    expect((shown.body.effects as { effect: string }[]).map((e) => e.effect)).toEqual(['syncLedger']);
+    expect(JSON.stringify(shown.body)).not.toContain('sendReceipt');
+  });
+
+  it('a principal of every group sees each event with every group row, and names a group to read its part', async () => {
+    const all = await listed(ADMIN_TOKEN, '');
+    const billingDead = all.find((e) => e.eventId === 'evt_inv_billing_dead');
+    expect(billingDead).toMatchObject({ group: 'default', status: 'processed' });
+    expect(billingDead?.groups).toMatchObject([
+      { group: 'billing', status: 'dead', lastError: ERRORS.billing },
+    ]);
+    expect(
+      (await listed(ADMIN_TOKEN, 'group=billing&status=dead')).map((e) => [e.eventId, e.status]),
+    ).toEqual([['evt_inv_billing_dead', 'dead']]);
+    const shown = await call(
+      ADMIN_TOKEN,
+      'GET',
+      '/events/stripe/evt_cus_integrations_failed?group=integrations',
+    );
+    expect(shown.body).toMatchObject({
+      group: 'integrations',
+      status: 'failed',
+      lastError: ERRORS.integrations,
+    });
+    expect((shown.body.effects as { effect: string }[]).map((e) => e.effect)).toEqual(['pushToSlack']);
+  });
+
+  it('a token of two groups names one; both parts, and only theirs', async () => {
+    const refused = await call(tokens['two-teams']!, 'GET', '/events');
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+      status: 400,
+      code: 'group_required',
+    });
+    const integrations = await listed(tokens['two-teams']!, 'group=integrations&status=failed');
+    expect(integrations.map((e) => [e.eventId, e.lastError])).toEqual([
+      ['evt_cus_integrations_failed', ERRORS.integrations],
+    ]);
+    expect(JSON.stringify(await listed(tokens['two-teams']!, 'group=billing'))).not.toContain('smtp down');
+  });
+
+  it('counts its own backlog only', async () => {
+    const stats = await call(tokens['billing-ops']!, 'GET', '/stats');
+    expect(stats.status, JSON.stringify(stats.body)).toBe(200);
+    expect(stats.body).toMatchObject({
+      group: 'billing',
+      events: { received: 0, processing: 0, failed: 0, dead: 1 },
+      groups: [{ group: 'billing', status: 'dead', count: 1 }],
+    });
+    const everything = await call(ADMIN_TOKEN, 'GET', '/stats');
+    expect(everything.body).toMatchObject({ events: { failed: 1 } });
+    expect(everything.body.groups).toEqual(
+      expect.arrayContaining([
+        { group: 'billing', status: 'dead', count: 1 },
+        { group: 'integrations', status: 'failed', count: 1 },
+      ]),
+    );
+  });
+});
+
+describe('refusals', () => {
+  it("403 forbidden for a group outside the token's groups, on every read and on replay", async () => {
+    for (const path of [
+      '/events?group=default',
+      '/events?group=integrations&status=failed',
+      '/events/stripe/evt_inv_default_failed?group=default',
+      '/stats?group=integrations',
+    ]) {
+      const answer = await call(tokens['billing-ops']!, 'GET', path);
+      expect({ status: answer.status, code: answer.body.error?.code }, path).toEqual({
+        status: 403,
+        code: 'forbidden',
+      });
+    }
+    const replay = await call(
+      tokens['billing-ops']!,
+      'POST',
+      '/events/stripe/evt_cus_integrations_failed/replay',
+      {
+        group: 'integrations',
+      },
+    );
+    expect({ status: replay.status, code: replay.body.error?.code }).toEqual({
+      status: 403,
+      code: 'forbidden',
+    });
+  });
+
+  it('400 with a stable code for bad parameters, never a 500', async () => {
+    for (const [path, code] of [
+      ['/events?group=Not%20A%20Group', 'invalid_filter'],
+      ['/events?group=%00', 'invalid_filter'],
+      ['/events?group=billing&status=lost', 'invalid_filter'],
+      ['/events/stripe/evt_inv_billing_dead?group=..', 'invalid_request'],
+      ['/events/stripe/evt_inv_billing_dead?colour=red', 'invalid_request'],
+      ['/stats?group=a%2Fb', 'invalid_request'],
+      ['/stats?since=1h', 'invalid_request'],
+    ] as const) {
+      const answer = await call(ADMIN_TOKEN, 'GET', path);
+      expect({ status: answer.status, code: answer.body.error?.code }, path).toEqual({ status: 400, code });
+    }
+  });
+});
+
+describe('replay for a team', () => {
+  it("replays the team's own event in its group, audited with its token, and the list follows", async () => {
+    const answer = await call(tokens['billing-ops']!, 'POST', '/events/stripe/evt_inv_billing_dead/replay', {
+      group: 'billing',
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+    expect(answer.body).toMatchObject({ group: 'billing', previousStatus: 'dead', effects: ['syncLedger'] });
+    const audited = await sql(
+      db.url,
+      `select actor, role, auth_method, target, details->>'group' as "group" from audit_log where action = 'replay'`,
+    );
+    expect(audited.rows).toEqual([
+      {
+        actor: 'token:billing-ops',
+        role: 'operator',
+        auth_method: 'api_token',
+        target: 'stripe evt_inv_billing_dead',
+        group: 'billing',
+      },
+    ]);
+    expect((await listed(tokens['billing-ops']!, 'status=received')).map((e) => e.eventId)).toEqual([
+      'evt_inv_billing_dead',
+    ]);
+  });
+});

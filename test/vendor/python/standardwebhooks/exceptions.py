@@ -1,0 +1,5 @@
+from .webhooks import WebhookVerificationError
+
+__all__ = [
+    "WebhookVerificationError",
+]

@@ -96,8 +96,8 @@ export const alertsSent = pgTable(
 /**
  * A failure group's identity (`sql/failure-groups.ts`: failing effects grouped by consumer group, effect and
  * normalized error) and what operators decided about it. Its counts are computed from the ledger; its row is
- * written by its first failure (`first_seen`) and kept when its failures clear, so a cause that returns is the
- * same group. A resolved group is open again once it fails after `resolved_at`.
+ * written with its first failure (`first_seen`) by the minute's fold or an operator's decision, whichever comes
+ * first, and kept when its failures clear, so a cause that returns is the same group. A resolved group is open again once it fails after `resolved_at`.
  */
 export const failureGroups = pgTable(
   'failure_groups',
@@ -110,8 +110,9 @@ export const failureGroups = pgTable(
     resolvedAt: timestamp('resolved_at', { withTimezone: true }),
     resolvedBy: text('resolved_by'),
     /**
-     * The group's first failure ever: written with the row by its first failing ledger row (migration 0016's
-     * trigger), never moved, so a cause that clears and returns keeps its first sighting.
+     * The group's first failure ever: its earliest failing ledger row, written once by the minute's fold or an
+     * operator's decision (`recordFirstSeen`, `acknowledge`, `resolve`), never moved, so a cause that clears and
+     * returns keeps its first sighting.
      */
     firstSeen: timestamp('first_seen', { withTimezone: true }),
   },

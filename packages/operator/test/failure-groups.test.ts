@@ -3,6 +3,7 @@ import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { normalizeErrorMessage } from '../src/alerts/model.ts';
+import { foldFailureCounts } from '../src/failure-counts.ts';
 import * as failureGroups from '../src/sql/failure-groups.ts';
 import { eventFilter, Params } from '@webhook-inbox/inbox/sql';
 
@@ -159,5 +160,35 @@ describe('failure groups', () => {
     });
     expect(after!.firstSeen).toEqual(before!.firstSeen);
     expect(after!.lastSeen.getTime()).toBeGreaterThan(before!.lastSeen.getTime());
+  });
+
+  it("keeps a cause's first failure through the minute's fold, with no operator's decision, in any consumer group", async () => {
+    await pool.query(
+      `insert into effect_routes (provider, event_type, effect, kind, position, consumer_group)
+       values ('stripe', 'checkout.session.completed', 'syncLedger', 'external', 0, 'billing')`,
+    );
+    await seed(['evt_old'], 'syncCrm', () => 'crm timed out', { minutesAgo: 240 });
+    await seed(['evt_bill'], 'syncLedger', () => 'ledger refused', { minutesAgo: 120 });
+    await foldFailureCounts(pool);
+    const stored = await pool.query(
+      `select consumer_group, effect, first_seen < now() - interval '100 minutes' as early
+         from failure_groups order by consumer_group`,
+    );
+    expect(stored.rows).toEqual([
+      { consumer_group: 'billing', effect: 'syncLedger', early: true },
+      { consumer_group: 'default', effect: 'syncCrm', early: true },
+    ]);
+    const before = (await groups()).find((g) => g.effect === 'syncCrm')!;
+
+    // Cleared, then back: no failing row in between, no decision ever.
+    await pool.query(
+      `update effect_runs set status = 'completed', last_error = null where event_id = 'evt_old'`,
+    );
+    await pool.query(`update webhook_events set status = 'processed' where event_id = 'evt_old'`);
+    expect((await groups()).map((g) => g.effect)).toEqual(['syncLedger']);
+    await seed(['evt_new'], 'syncCrm', () => 'crm timed out', { minutesAgo: 0 });
+    const after = (await groups()).find((g) => g.effect === 'syncCrm')!;
+    expect(after).toMatchObject({ events: 1, state: 'open' });
+    expect(after.firstSeen).toEqual(before.firstSeen);
   });
 });

@@ -74,11 +74,48 @@ const OTHER_GROUPS = `
     join effect_runs r on r.provider = rt.provider and r.event_type = rt.event_type and r.effect = rt.effect
    where rt.consumer_group <> '${DEFAULT_GROUP}' and r.status = 'failed'`;
 
-// The failing rows of one counted key (`k`), on `effect_runs_failing_idx` from its (effect, fingerprint) in time order.
-const OF_KEY = `
+// The failing rows of one counted key (`k`), on `effect_runs_failing_idx` from its (effect, fingerprint) in time order;
+// OF_CAUSE, in any event state.
+const OF_CAUSE = `
   r.status = 'failed' and r.effect = k.effect and r.fingerprint = k.fingerprint and r.started_at is not null
-  and r.provider = k.provider and r.event_type is not distinct from k.event_type
-  and r.event_state is not distinct from k.event_state`;
+  and r.provider = k.provider and r.event_type is not distinct from k.event_type`;
+const OF_KEY = `${OF_CAUSE} and r.event_state is not distinct from k.event_state`;
+
+// The earliest failing row of the group `$1`, effect `$2` and fingerprint `$3`: a decision's `first_seen`.
+const EARLIEST = `(select min(r.started_at) ${ROUTED}
+   where r.status = 'failed' and r.effect = $2 and r.fingerprint = $3
+     and coalesce(rt.consumer_group, '${DEFAULT_GROUP}') = $1)`;
+
+/**
+ * Gives every failing group without a `first_seen` its earliest failing row. The counted keys with failures
+ * (`failure_counts` and the deltas not folded yet) name the groups, one index probe each finds the earliest row;
+ * `foldFailureCounts` runs it each minute, holding the fold's lock, so a cause that clears and returns after that
+ * keeps its first failure. The worker's transactions never touch `failure_groups`: two workers failing the same
+ * new cause at once would wait on each other's uncommitted insert of its row.
+ */
+export function recordFirstSeen(): Statement {
+  return {
+    text: `
+      insert into failure_groups as s (consumer_group, effect, fingerprint, first_seen)
+      select coalesce(rt.consumer_group, '${DEFAULT_GROUP}'), k.effect, k.fingerprint, min(f.started_at)
+        from (select provider, event_type, effect, fingerprint from failure_counts where n > 0
+              union
+              select provider, event_type, effect, fingerprint from failure_count_deltas where n > 0) k
+        left join effect_routes rt
+          on rt.provider = k.provider and rt.event_type = k.event_type and rt.effect = k.effect
+        join lateral (select r.started_at from effect_runs r
+                       where ${OF_CAUSE}
+                       order by r.started_at limit 1) f on true
+       where k.fingerprint is not null
+         and not exists (select from failure_groups g
+                          where g.consumer_group = coalesce(rt.consumer_group, '${DEFAULT_GROUP}')
+                            and g.effect = k.effect and g.fingerprint = k.fingerprint and g.first_seen is not null)
+       group by 1, 2, 3
+      on conflict (consumer_group, effect, fingerprint) do update set first_seen = excluded.first_seen
+       where s.first_seen is null`,
+    values: [],
+  };
+}
 
 const HOUR = `floor(extract(epoch from now() - r.started_at) / 3600)::int`;
 
@@ -186,10 +223,12 @@ export function selectGroupEvents(key: FailureGroupKey, limit: number): Statemen
 export function acknowledge(key: FailureGroupKey, who: string): Statement {
   return {
     text: `
-      insert into failure_groups (consumer_group, effect, fingerprint, acknowledged_at, acknowledged_by)
-      values ($1, $2, $3, now(), $4)
+      insert into failure_groups as s (consumer_group, effect, fingerprint, first_seen, acknowledged_at,
+                                       acknowledged_by)
+      values ($1, $2, $3, ${EARLIEST}, now(), $4)
       on conflict (consumer_group, effect, fingerprint) do update
-         set acknowledged_at = now(), acknowledged_by = $4, resolved_at = null, resolved_by = null`,
+         set first_seen = coalesce(s.first_seen, excluded.first_seen), acknowledged_at = now(), acknowledged_by = $4,
+             resolved_at = null, resolved_by = null`,
     values: [key.group, key.effect, key.fingerprint, who],
   };
 }
@@ -198,9 +237,10 @@ export function acknowledge(key: FailureGroupKey, who: string): Statement {
 export function resolve(key: FailureGroupKey, who: string): Statement {
   return {
     text: `
-      insert into failure_groups (consumer_group, effect, fingerprint, resolved_at, resolved_by)
-      values ($1, $2, $3, now(), $4)
-      on conflict (consumer_group, effect, fingerprint) do update set resolved_at = now(), resolved_by = $4`,
+      insert into failure_groups as s (consumer_group, effect, fingerprint, first_seen, resolved_at, resolved_by)
+      values ($1, $2, $3, ${EARLIEST}, now(), $4)
+      on conflict (consumer_group, effect, fingerprint) do update
+         set first_seen = coalesce(s.first_seen, excluded.first_seen), resolved_at = now(), resolved_by = $4`,
     values: [key.group, key.effect, key.fingerprint, who],
   };
 }

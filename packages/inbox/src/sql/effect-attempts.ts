@@ -80,9 +80,14 @@ export function insertAttempts(
   };
 }
 
-/** One kept attempt of an event's effect, numbered. */
-export interface AttemptRow extends Omit<AttemptRecord, 'provider' | 'eventId'> {
+/** One kept attempt of an event's effect, numbered; the answer's status and excerpt null but for a destination's. */
+export interface AttemptRow extends Omit<
+  AttemptRecord,
+  'provider' | 'eventId' | 'responseStatus' | 'responseExcerpt'
+> {
   attempt: number;
+  responseStatus: number | null;
+  responseExcerpt: string | null;
 }
 
 /** An event's attempts, by effect, oldest first: what `EventDetail.attempts` holds. */
@@ -90,7 +95,8 @@ export function selectAttempts(provider: string, eventId: string): Statement {
   return {
     text: `
       select effect, attempt, started_at as "startedAt", finished_at as "finishedAt", duration_ms as "durationMs",
-             outcome, error, worker, job_id as "jobId"
+             outcome, error, worker, job_id as "jobId", response_status as "responseStatus",
+             response_excerpt as "responseExcerpt"
         from effect_attempts where provider = $1 and event_id = $2 order by effect, attempt`,
     values: [provider, eventId],
   };

@@ -5,6 +5,8 @@
  * transaction. The console, the CLI and the admin API call these.
  */
 import { destinationEffect, destinationQueue } from '@webhook-inbox/inbox/destinations';
+import { readAllEffectRoutes } from '@webhook-inbox/inbox/effect-routes';
+import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import { destinationStates, effectAttempts, type Statement } from '@webhook-inbox/inbox/sql';
 import { inTransaction } from '@webhook-inbox/inbox/transaction';
 import type { DestinationState } from '@webhook-inbox/db/statuses';
@@ -17,6 +19,8 @@ export const DESTINATION_WINDOW_MS = 24 * 3_600_000;
 
 export interface DestinationOverview {
   name: string;
+  /** The consumer group whose workers fan its events out (its routes'; the default group without any). */
+  group: string;
   url: string;
   state: DestinationState;
   /** Why it is paused or its circuit open. */
@@ -67,7 +71,8 @@ export async function listDestinations(
   );
   if (states.length === 0) return [];
   const names = states.map((s) => s.name);
-  const [backlogs, stats] = await Promise.all([
+  const [routes, backlogs, stats] = await Promise.all([
+    readAllEffectRoutes(pool),
     rows<pgbossJobs.DestinationBacklogRow>(
       pool,
       pgbossJobs.selectDestinationBacklogs(names.map(destinationQueue)),
@@ -81,8 +86,10 @@ export async function listDestinations(
     const backlog = backlogs.find((b) => b.queue === destinationQueue(state.name));
     const stat = stats.find((s) => s.effect === destinationEffect(state.name));
     const attempts = stat?.attempts ?? 0;
+    const route = routes.find((r) => r.effect === destinationEffect(state.name));
     return {
       ...state,
+      group: route?.consumerGroup ?? DEFAULT_GROUP,
       pending: backlog?.pending ?? 0,
       oldestPending: backlog?.oldestPending ?? null,
       attempts,

@@ -167,7 +167,8 @@ export function selectDeliveryFailureCauses(effect: string, since: Date, limit: 
              count(distinct (provider, event_id))::int as events, max(started_at) as "lastSeen",
              (array_agg(error order by started_at desc))[1] as "sampleError",
              (array_agg(response_status order by started_at desc))[1] as "lastStatus",
-             (array_agg(array[provider, event_id] order by started_at desc))[1] as example
+             array[(array_agg(provider order by started_at desc))[1],
+                   (array_agg(event_id order by started_at desc))[1]] as example
         from effect_attempts
        where effect = $1 and started_at >= $2 and outcome in ('failed', 'dead') and error is not null
        group by 1

@@ -86,7 +86,7 @@ beforeAll(async () => {
   for (const id of ['evt_dest_1', 'evt_dest_2']) await stack.send(id, JSON.stringify({ id }));
   await waitFor(
     async () => (await deliveries('destination.ledger')) === 2 && (await deliveries('destination.crm')) === 2,
-    { timeoutMs: 60_000, message: 'both events delivered to both destinations' },
+    { timeout: 60_000, message: 'both events delivered to both destinations' },
   );
   client = await login(stack.url);
 }, 120_000);

@@ -50,9 +50,11 @@ export type DestinationFailureCause = effectAttempts.DeliveryFailureCauseRow;
 /** No destination of that name has been started by a worker on this database. */
 export class DestinationNotFoundError extends Error {
   readonly code = 'destination_not_found';
-  constructor(readonly destination: string) {
+  readonly destination: string;
+  constructor(destination: string) {
     super(`no destination "${destination}": none of that name was started by a worker on this database`);
     this.name = 'DestinationNotFoundError';
+    this.destination = destination;
   }
 }
 

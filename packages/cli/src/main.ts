@@ -32,6 +32,7 @@ const ops = () => import('./commands/ops.ts');
 const send = () => import('./commands/send.ts');
 const tokens = () => import('./commands/tokens.ts');
 const operator = () => import('./commands/operator.ts');
+const destinations = () => import('./commands/destinations.ts');
 
 const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
@@ -105,6 +106,22 @@ program
   )
   .option('--json', 'machine-readable output', false)
   .action(async (options: FailuresOptions) => (await operator()).failures(context, options));
+
+const destinationsCommand = program
+  .command('destinations')
+  .description('Destinations: their state (active, paused, circuit open), success rate, latency and backlog')
+  .option('--json', 'machine-readable output', false)
+  .action(async (options: { json: boolean }) => (await destinations()).list(context, options));
+destinationsCommand
+  .command('pause')
+  .description('Pause deliveries to a destination until it is resumed (audited)')
+  .argument('<name>')
+  .action(async (name: string) => (await destinations()).setPaused(context, name, true));
+destinationsCommand
+  .command('resume')
+  .description('Resume deliveries to a destination, closing an open circuit (audited)')
+  .argument('<name>')
+  .action(async (name: string) => (await destinations()).setPaused(context, name, false));
 
 program
   .command('operations')

@@ -23,6 +23,7 @@ import { startOperationsRunner, type OperationsRunner } from './operations/runne
 import { alertsPage } from './pages/alerts.ts';
 import { auditPage } from './pages/audit.ts';
 import { deadPage } from './pages/dead.ts';
+import { destinationsPages } from './pages/destinations.ts';
 import { eventPage } from './pages/event.ts';
 import { eventsPage } from './pages/events.ts';
 import { failuresPages } from './pages/failures.ts';
@@ -163,6 +164,7 @@ export function createConsole(options: ConsoleOptions): Console {
   pages.post('/dead', requirePermission('replay'));
   pages.post('/operations/*', requirePermission('replay'));
   pages.post('/failures/*', requirePermission('triage'));
+  pages.post('/destinations/*', requirePermission('triage'));
   pages.use('/tokens', requirePermission('manage_tokens'));
   pages.use('/tokens/*', requirePermission('manage_tokens'));
   // A filter on payload values would let a role that sees no payloads read them one guess at a time.
@@ -182,6 +184,7 @@ export function createConsole(options: ConsoleOptions): Console {
   operationsPages(pages, services);
   deadPage(pages, services);
   failuresPages(pages, services);
+  destinationsPages(pages, services);
   alertsPage(pages, services);
   auditPage(pages, services);
   tokensPage(pages, services);

@@ -305,5 +305,7 @@ export const effectAttempts = pgTable(
       foreignColumns: [webhookEvents.provider, webhookEvents.eventId],
     }).onDelete('cascade'),
     check('effect_attempts_outcome_check', sql`${t.outcome} in (${inList(ATTEMPT_OUTCOMES)})`),
+    // A destination's deliveries over a window (success rate, latency percentiles, failures by cause).
+    index('effect_attempts_effect_started_idx').on(t.effect, t.startedAt),
   ],
 );

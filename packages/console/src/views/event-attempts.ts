@@ -38,7 +38,7 @@ export function attemptsSection(
         ([effect, rows]) =>
           html`<h3>${effect}</h3>
             ${table(
-              ['A', 'B', '#', 'outcome', 'started (UTC)', 'duration', 'error', 'worker', 'job'],
+              ['A', 'B', '#', 'outcome', 'started (UTC)', 'duration', 'error', 'answer', 'worker', 'job'],
               rows.map(
                 (row, i) =>
                   html`<tr>
@@ -49,6 +49,7 @@ export function attemptsSection(
                     <td class="nowrap">${utc(row.startedAt)}</td>
                     <td class="num">${row.durationMs} ms</td>
                     <td class="error-text">${row.error ?? ''}</td>
+                    <td>${answerOf(row)}</td>
                     <td class="id">${row.worker}</td>
                     <td class="id">${row.jobId ?? ''}</td>
                   </tr>`,
@@ -57,6 +58,13 @@ export function attemptsSection(
       )}
       ${attempts.length > 1 ? html`<button type="submit">Compare A and B</button>` : ''}
     </form>`;
+}
+
+/** A destination's delivery: the answer's status and the start of its body (empty for other effects). */
+function answerOf(row: AttemptRow): Html | string {
+  if (row.responseStatus === null && row.responseExcerpt === null) return '';
+  return html`${row.responseStatus === null ? '' : html`<span class="num">HTTP ${row.responseStatus}</span>`}
+  ${row.responseExcerpt ? html`<pre class="excerpt">${row.responseExcerpt}</pre>` : ''}`;
 }
 
 function choice(side: 'a' | 'b', row: AttemptRow, chosen: string | undefined, byDefault: boolean): Html {
@@ -81,6 +89,8 @@ function comparison(a: AttemptRow, b: AttemptRow): Html {
     ['finished (UTC)', (row) => utc(row.finishedAt)],
     ['duration', (row) => `${row.durationMs} ms`],
     ['error', (row) => row.error ?? '(none)'],
+    ['HTTP status', (row) => (row.responseStatus === null ? '(none)' : String(row.responseStatus))],
+    ['answer excerpt', (row) => row.responseExcerpt ?? '(none)'],
     ['worker', (row) => row.worker],
     ['job', (row) => row.jobId ?? ''],
   ];

@@ -7,7 +7,16 @@ interface LayoutOptions {
   base: string;
   title: string;
   /** Which navigation entry is current. */
-  section?: 'overview' | 'events' | 'failures' | 'operations' | 'dead' | 'alerts' | 'audit' | 'tokens';
+  section?:
+    | 'overview'
+    | 'events'
+    | 'failures'
+    | 'destinations'
+    | 'operations'
+    | 'dead'
+    | 'alerts'
+    | 'audit'
+    | 'tokens';
   /**
    * Signed in: the operator's name, the CSRF token every htmx request sends, and the sections its role may open
    * (the navigation shows those only).
@@ -24,6 +33,7 @@ export const NAV = [
   ['overview', '', 'Overview'],
   ['events', '/events', 'Events'],
   ['failures', '/failures', 'Failures'],
+  ['destinations', '/destinations', 'Destinations'],
   ['dead', '/dead', 'Dead letters'],
   ['operations', '/operations', 'Bulk replays'],
   ['alerts', '/alerts', 'Alerts'],

@@ -104,6 +104,11 @@ export function recordDeliveryFailure(
   };
 }
 
+/** An operator's pause or resume: the row's state before, locked until the change commits. */
+export function lockDestinationState(name: string): Statement {
+  return { text: `select state from destination_states where name = $1 for update`, values: [name] };
+}
+
 /** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. */
 export function pauseDestination(name: string, reason: string): Statement {
   return {

@@ -80,9 +80,14 @@ export function insertAttempts(
   };
 }
 
-/** One kept attempt of an event's effect, numbered. */
-export interface AttemptRow extends Omit<AttemptRecord, 'provider' | 'eventId'> {
+/** One kept attempt of an event's effect, numbered; the answer's status and excerpt null but for a destination's. */
+export interface AttemptRow extends Omit<
+  AttemptRecord,
+  'provider' | 'eventId' | 'responseStatus' | 'responseExcerpt'
+> {
   attempt: number;
+  responseStatus: number | null;
+  responseExcerpt: string | null;
 }
 
 /** An event's attempts, by effect, oldest first: what `EventDetail.attempts` holds. */
@@ -90,8 +95,85 @@ export function selectAttempts(provider: string, eventId: string): Statement {
   return {
     text: `
       select effect, attempt, started_at as "startedAt", finished_at as "finishedAt", duration_ms as "durationMs",
-             outcome, error, worker, job_id as "jobId"
+             outcome, error, worker, job_id as "jobId", response_status as "responseStatus",
+             response_excerpt as "responseExcerpt"
         from effect_attempts where provider = $1 and event_id = $2 order by effect, attempt`,
     values: [provider, eventId],
+  };
+}
+
+/**
+ * A delivery's attempt, as opposed to its fan-out's row (the first of a destination's effect, which sent nothing):
+ * it has an answer's status, or the error of a request that got none.
+ */
+const DELIVERY_ATTEMPT = `(response_status is not null or error is not null)`;
+
+/** The deliveries of one destination's effect since a time: outcomes and latency percentiles (ms). */
+export interface DeliveryStatsRow {
+  effect: string;
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  dead: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  p99Ms: number | null;
+  lastAttemptAt: Date | null;
+}
+
+/**
+ * Per destination effect (`destination.<name>`), its delivery attempts started at or after `since`: how they
+ * ended and their latency percentiles, on `effect_attempts_effect_started_idx`.
+ */
+export function selectDeliveryStats(effects: readonly string[], since: Date): Statement {
+  return {
+    text: `
+      select effect, count(*)::int as attempts,
+             count(*) filter (where outcome = 'completed')::int as succeeded,
+             count(*) filter (where outcome = 'failed')::int as failed,
+             count(*) filter (where outcome = 'dead')::int as dead,
+             percentile_cont(0.5) within group (order by duration_ms)::float8 as "p50Ms",
+             percentile_cont(0.95) within group (order by duration_ms)::float8 as "p95Ms",
+             percentile_cont(0.99) within group (order by duration_ms)::float8 as "p99Ms",
+             max(started_at) as "lastAttemptAt"
+        from effect_attempts
+       where effect = any($1::text[]) and started_at >= $2 and ${DELIVERY_ATTEMPT}
+       group by effect`,
+    values: [effects, since],
+  };
+}
+
+/** A cause of a destination's failed attempts: the failure groups' normalized error. */
+export interface DeliveryFailureCauseRow {
+  fingerprint: string;
+  attempts: number;
+  events: number;
+  lastSeen: Date;
+  sampleError: string;
+  /** The latest such attempt's HTTP status (null: no answer). */
+  lastStatus: number | null;
+  /** The latest such attempt's event, `[provider, event id]`. */
+  example: [string, string];
+}
+
+/**
+ * One destination effect's failed attempts since `since`, grouped by cause: the error normalized as the failure
+ * groups normalize it (`effect_error_fingerprint`, migration 0012), the most attempts first.
+ */
+export function selectDeliveryFailureCauses(effect: string, since: Date, limit: number): Statement {
+  return {
+    text: `
+      select effect_error_fingerprint(error) as fingerprint, count(*)::int as attempts,
+             count(distinct (provider, event_id))::int as events, max(started_at) as "lastSeen",
+             (array_agg(error order by started_at desc))[1] as "sampleError",
+             (array_agg(response_status order by started_at desc))[1] as "lastStatus",
+             array[(array_agg(provider order by started_at desc))[1],
+                   (array_agg(event_id order by started_at desc))[1]] as example
+        from effect_attempts
+       where effect = $1 and started_at >= $2 and outcome in ('failed', 'dead') and error is not null
+       group by 1
+       order by attempts desc, fingerprint
+       limit $3`,
+    values: [effect, since, limit],
   };
 }

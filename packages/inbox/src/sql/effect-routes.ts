@@ -120,3 +120,21 @@ export function selectGroupNames(): Statement {
     values: [],
   };
 }
+
+/**
+ * The consumer group routing `effect` for an event of `provider` and `type` (SQL expressions): its exact route's, or
+ * a `*` route's (a destination registers `*` for a wildcard type or source), the most exact first. A scalar subquery
+ * for the operator's reads (failure groups) that name an effect's group.
+ */
+export function routedGroup(provider: string, type: string, effect: string): string {
+  return `(select rt.consumer_group from effect_routes rt
+            where rt.effect = ${effect} and rt.provider in (${provider}, '*') and rt.event_type in (${type}, '*')
+            order by rt.provider = '*', rt.event_type = '*' limit 1)`;
+}
+
+/** True when `group` (an SQL expression) routes some effect for events of `provider` and `type`, `*` routes included. */
+export function groupRoutes(group: string, provider: string, type: string): string {
+  return `exists (select from effect_routes rt
+                   where rt.consumer_group = ${group} and rt.provider in (${provider}, '*')
+                     and rt.event_type in (${type}, '*'))`;
+}

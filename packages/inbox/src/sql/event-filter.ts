@@ -1,4 +1,5 @@
 import { DEFAULT_GROUP, type EventStatus } from '@webhook-inbox/db/statuses';
+import { groupRoutes } from './effect-routes.ts';
 import { payloadOf } from './event-payloads.ts';
 import { Params, type Statement } from './statement.ts';
 import { SUMMARY_COLUMNS } from './webhook-events.ts';
@@ -139,9 +140,7 @@ function where(filter: EventFilter, params: Params): string[] {
     if (filter.status) clauses.push(`status = ${params.add(filter.status)}`);
   } else {
     const name = params.add(group);
-    clauses.push(
-      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = ${name})`,
-    );
+    clauses.push(groupRoutes(name, 'webhook_events.provider', 'webhook_events.type'));
     if (filter.status) {
       clauses.push(`exists (
         select from webhook_event_groups g
@@ -151,7 +150,11 @@ function where(filter: EventFilter, params: Params): string[] {
   }
   if (filter.visibleTo) {
     clauses.push(
-      `(provider, type) in (select provider, event_type from effect_routes where consumer_group = any(${params.add(filter.visibleTo)}::text[]))`,
+      groupRoutes(
+        `any(${params.add(filter.visibleTo)}::text[])`,
+        'webhook_events.provider',
+        'webhook_events.type',
+      ),
     );
   }
   if (filter.since) clauses.push(`received_at >= ${params.add(filter.since)}`);

@@ -1,6 +1,6 @@
 import { DEFAULT_GROUP } from '@webhook-inbox/db/statuses';
 import { countsSql } from './failure-counts.ts';
-import { Params, type Statement } from '@webhook-inbox/inbox/sql';
+import { effectRoutes, Params, type Statement } from '@webhook-inbox/inbox/sql';
 
 /**
  * Failure groups: the failing effects of unfinished events (failed, dead, or waiting for their retry), grouped by
@@ -45,11 +45,12 @@ export interface FailureGroupRow extends FailureGroupKey {
   resolvedAt: Date | null;
 }
 
-// Failing rows (`effect_runs_failing_idx`) and their effect's consumer group: the route's, `default` for an effect
-// no worker registers any more.
+// Failing rows (`effect_runs_failing_idx`) and their effect's consumer group: the route's (exact, or a destination's
+// `*`), `default` for an effect no worker registers any more.
+const { routedGroup } = effectRoutes;
 const ROUTED = `
   from effect_runs r
-  left join effect_routes rt on rt.provider = r.provider and rt.event_type = r.event_type and rt.effect = r.effect`;
+  left join lateral (select ${routedGroup('r.provider', 'r.event_type', 'r.effect')} as consumer_group) rt on true`;
 const IN_DEFAULT = `(rt.consumer_group is null or rt.consumer_group = '${DEFAULT_GROUP}')`;
 
 // Every failing effect, with its event's state in the effect's group: the default group's from the row itself
@@ -70,8 +71,9 @@ const OTHER_GROUPS = `
   select rt.consumer_group, r.effect, r.fingerprint, r.started_at, r.provider, r.event_id,
          (select effect_event_state(g.status) from webhook_event_groups g
            where g.provider = r.provider and g.event_id = r.event_id and g.consumer_group = rt.consumer_group) as state
-    from effect_routes rt
-    join effect_runs r on r.provider = rt.provider and r.event_type = rt.event_type and r.effect = rt.effect
+    from (select distinct effect from effect_routes where consumer_group <> '${DEFAULT_GROUP}') o
+    join effect_runs r on r.effect = o.effect
+    join lateral (select ${routedGroup('r.provider', 'r.event_type', 'r.effect')} as consumer_group) rt on true
    where rt.consumer_group <> '${DEFAULT_GROUP}' and r.status = 'failed'`;
 
 // The failing rows of one counted key (`k`), on `effect_runs_failing_idx` from its (effect, fingerprint) in time order;
@@ -101,8 +103,8 @@ export function recordFirstSeen(): Statement {
         from (select provider, event_type, effect, fingerprint from failure_counts where n > 0
               union
               select provider, event_type, effect, fingerprint from failure_count_deltas where n > 0) k
-        left join effect_routes rt
-          on rt.provider = k.provider and rt.event_type = k.event_type and rt.effect = k.effect
+        left join lateral (select ${routedGroup('k.provider', 'k.event_type', 'k.effect')} as consumer_group) rt
+          on true
         join lateral (select r.started_at from effect_runs r
                        where ${OF_CAUSE}
                        order by r.started_at limit 1) f on true
@@ -147,8 +149,8 @@ export function selectFailureGroups(options: { key?: FailureGroupKey; limit?: nu
         select k.provider, k.event_type, k.effect, k.fingerprint, k.event_state, k.n, f.first_seen, l.last_seen,
                l.example
           from (${countsSql(keyWhere)}) k
-          left join effect_routes rt
-            on rt.provider = k.provider and rt.event_type = k.event_type and rt.effect = k.effect
+          left join lateral (select ${routedGroup('k.provider', 'k.event_type', 'k.effect')} as consumer_group) rt
+            on true
           left join lateral (select r.started_at as first_seen from effect_runs r
                               where ${OF_KEY} order by r.started_at limit 1) f on true
           left join lateral (select r.started_at as last_seen, r.event_id as example from effect_runs r

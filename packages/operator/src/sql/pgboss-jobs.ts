@@ -85,3 +85,27 @@ export function selectEventJobs(queues: string[], provider: string, eventId: str
     values: [queues, JSON.stringify({ provider, eventId })],
   };
 }
+
+/** A destination queue's deliveries not done yet, and the oldest one's event's reception time. */
+export interface DestinationBacklogRow {
+  queue: string;
+  pending: number;
+  oldestPending: Date | null;
+}
+
+/**
+ * The deliveries waiting in each destination queue (to run, for a retry, paused, running): how many and since when
+ * the oldest one's event was received (a retry is a new job; its event's time is what the backlog's age means).
+ * On pg-boss's partial index on live jobs (`job_i14`).
+ */
+export function selectDestinationBacklogs(queues: readonly string[]): Statement {
+  return {
+    text: `
+      select j.name as queue, count(*)::int as pending, min(coalesce(e.received_at, j.created_on)) as "oldestPending"
+        from pgboss.job j
+        left join webhook_events e on e.provider = j.data->>'provider' and e.event_id = j.data->>'eventId'
+       where j.name = any($1::text[]) and j.state in ('created', 'retry', 'active')
+       group by j.name`,
+    values: [queues],
+  };
+}

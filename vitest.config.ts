@@ -8,10 +8,11 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'test/chaos/**', 'test/consumer/**'],
     globalSetup: ['./test/global-setup.ts'],
     setupFiles: ['./test/after-each-file.ts'],
-    // A backstop: tests wait on conditions with their own deadlines. Tests that start processes (the CLI, the
-    // migrations, docker-compose) take far longer than usual on a two-core machine shared with other work.
-    testTimeout: 120_000,
-    hookTimeout: 60_000,
+    // A backstop for a hang, never a speed check: tests wait on conditions with their own deadlines. Tests and
+    // hooks that start processes (receivers, workers, the CLI, npx, PgBouncer, the migrations) take minutes on a
+    // two-core machine running ten times its cores' worth of other work.
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
     // Test files share one Postgres but each has its own database, so they run in parallel. Most of a file's
     // time is spent waiting on PostgreSQL, child processes and sockets, so two files at once keep a two-core
     // machine busy where vitest's default (one fewer than the cores) would run them one at a time.

@@ -2,6 +2,7 @@ import { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, useTestDatabase } from '@
 import type { Receiver } from '@webhook-inbox/receiver';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { runRemoteCli } from '@webhook-inbox/scenarios/cli';
 import { runCli, useCliReceiver, type Run } from './cli-process.ts';
 
 // Three teams (default, billing, integrations) on one receiver, each with an operator token limited to its
@@ -31,7 +32,7 @@ function inbox(args: string[], env: Record<string, string | undefined> = {}): Pr
 
 /** The CLI as `team`'s operator runs it: its token and the admin API's URL, no database. */
 const asTeam = (team: string, args: string[]) =>
-  inbox([...args, '--url', receiver.managementUrl, '--token', tokens[team]!], { DATABASE_URL: '' });
+  runRemoteCli(args, { url: receiver.managementUrl, token: tokens[team]! });
 
 const cli = useCliReceiver(database, { ADMIN_TOKEN, STRIPE_WEBHOOK_SECRET: 'whsec_cli_remote_groups' });
 beforeAll(async () => {

@@ -1,37 +1,10 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
 import { createExampleInbox } from '@webhook-inbox/worker';
 import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiver';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the CLI as a real process, as an operator would, with the test's environment minus its DATABASE_URL, plus
- * `env` (a value `undefined` removes the variable).
- */
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const { DATABASE_URL: _, ...base } = process.env;
-  const fullEnv: NodeJS.ProcessEnv = { ...base, ...env };
-  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
-  return promisify(execFile)(process.execPath, [main, ...args], { env: fullEnv }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
-}
+export { runCli, type Run } from '@webhook-inbox/scenarios/cli';
 
 /** What the example worker records when it starts: the CLI's replays read it. */
 export async function recordExampleRoutes(pool: pg.Pool): Promise<void> {

@@ -1,7 +1,8 @@
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, useTestDatabase } from '@webhook-inbox/testing';
 import type { Receiver } from '@webhook-inbox/receiver';
 import type pg from 'pg';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { runRemoteCli } from '@webhook-inbox/scenarios/cli';
 import { runCli, useCliReceiver, type Run } from './cli-process.ts';
 
 // Three teams (default, billing, integrations) on one receiver, each with an operator token limited to its
@@ -17,11 +18,7 @@ let receiver: Receiver;
 let pool: pg.Pool;
 const tokens: Record<string, string> = {};
 
-const ERRORS = {
-  default: 'sendReceipt: smtp down',
-  billing: 'syncLedger: ledger locked',
-  integrations: 'pushToSlack: slack answered 500',
-};
+const ERRORS = TEAM_ERRORS;
 
 function inbox(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return runCli(args, {
@@ -35,32 +32,13 @@ function inbox(args: string[], env: Record<string, string | undefined> = {}): Pr
 
 /** The CLI as `team`'s operator runs it: its token and the admin API's URL, no database. */
 const asTeam = (team: string, args: string[]) =>
-  inbox([...args, '--url', receiver.managementUrl, '--token', tokens[team]!], { DATABASE_URL: '' });
+  runRemoteCli(args, { url: receiver.managementUrl, token: tokens[team]! });
 
 const cli = useCliReceiver(database, { ADMIN_TOKEN, STRIPE_WEBHOOK_SECRET: 'whsec_cli_remote_groups' });
 beforeAll(async () => {
   receiver = cli.receiver();
   pool = cli.pool();
-  await pool.query(`
-    insert into effect_routes (provider, event_type, effect, kind, position, consumer_group) values
-      ('stripe', 'invoice.paid', 'sendReceipt', 'external', 0, 'default'),
-      ('stripe', 'invoice.paid', 'syncLedger', 'database', 0, 'billing'),
-      ('stripe', 'customer.created', 'welcome', 'external', 0, 'default'),
-      ('stripe', 'customer.created', 'pushToSlack', 'external', 0, 'integrations');
-    insert into webhook_events (provider, event_id, type, status, attempts, last_error) values
-      ('stripe', 'evt_inv_billing_dead', 'invoice.paid', 'processed', 1, null),
-      ('stripe', 'evt_inv_default_failed', 'invoice.paid', 'failed', 2, '${ERRORS.default}'),
-      ('stripe', 'evt_cus_integrations_failed', 'customer.created', 'processed', 1, null);
-    insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error) values
-      ('stripe', 'evt_inv_billing_dead', 'billing', 'dead', 6, '${ERRORS.billing}'),
-      ('stripe', 'evt_inv_default_failed', 'billing', 'processed', 1, null),
-      ('stripe', 'evt_cus_integrations_failed', 'integrations', 'failed', 2, '${ERRORS.integrations}');
-    insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error) values
-      ('stripe', 'evt_inv_billing_dead', 'sendReceipt', 'completed', 1, 'k1', now(), null),
-      ('stripe', 'evt_inv_billing_dead', 'syncLedger', 'failed', 6, 'k2', now(), 'ledger locked'),
-      ('stripe', 'evt_inv_default_failed', 'sendReceipt', 'failed', 2, 'k3', now(), 'smtp down'),
-      ('stripe', 'evt_cus_integrations_failed', 'pushToSlack', 'failed', 2, 'k6', now(), 'slack answered 500');
-  `);
+  await insertThreeTeams(pool);
   for (const team of ['default', 'billing', 'integrations']) {
     const created = await inbox([
       'tokens',
@@ -85,11 +63,7 @@ interface Listed {
 }
 
 describe('events --group --status failed, remotely, per team', () => {
-  for (const [team, status, eventId] of [
-    ['default', 'failed', 'evt_inv_default_failed'],
-    ['billing', 'dead', 'evt_inv_billing_dead'],
-    ['integrations', 'failed', 'evt_cus_integrations_failed'],
-  ] as const) {
+  for (const [team, status, eventId] of TEAM_FAILURES) {
     it(`${team} lists exactly its ${status} event with its error, nothing of another team's`, async () => {
       const run = await asTeam(team, ['events', '--group', team, '--status', status, '--json']);
       expect(run.code, run.stderr).toBe(0);

@@ -1,9 +1,13 @@
-import { existsSync } from 'node:fs';
-import { requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import type { Browser, Page } from 'playwright-core';
+import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import {
+  launchChromium,
+  requireChromium,
+  signInThroughProvider,
+  type Browser,
+  type Page,
+} from '@webhook-inbox/testing/browser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoleMap } from '../src/auth/role-map.ts';
-import { launchChromium } from './chromium.ts';
 import {
   consoleOidc,
   startIdentityProvider,
@@ -12,8 +16,6 @@ import {
 } from './identity-provider.ts';
 import { startStack, type Stack } from './support.ts';
 import { BILLING_DEAD, DEFAULT_DEAD, insertTeams, LEDGER_ERROR, PLANTED_EMAIL } from './teams.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * Two teams on one inbox, in Debian's Chromium signed in through a real OpenID Connect provider: the billing team's
@@ -25,23 +27,9 @@ let idp: IdentityProvider;
 let stack: Stack;
 let browser: Browser;
 
-/** Signs `login` in through the provider's pages; the browser lands on the overview. */
-async function signIn(login: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  page.setDefaultTimeout(15_000);
-  await page.goto(`${stack.url}/`);
-  await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
-  await page.locator('input[name=login]').fill(login);
-  await page.locator('input[name=password]').fill('any password');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.getByRole('heading', { name: /^Overview/ }).waitFor();
-  return page;
-}
+const signIn = (login: string): Promise<Page> => signInThroughProvider(browser, stack.url, login);
 
-describe.runIf(
-  requireTool('chromium', existsSync(CHROMIUM), `none at ${CHROMIUM}: apt-get install chromium`),
-)('teams in Chromium', () => {
+describe.runIf(requireChromium())('teams in Chromium', () => {
   beforeAll(async () => {
     idp = await startIdentityProvider();
     stack = await startStack(db.url, {
@@ -49,7 +37,7 @@ describe.runIf(
     });
     idp.register(`${stack.url}/login/callback`);
     await insertTeams(stack.pool);
-    browser = await launchChromium(CHROMIUM);
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

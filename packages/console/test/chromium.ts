@@ -1,20 +1,15 @@
 /**
- * What the browser tests share: a Chromium (Debian's, `apt-get install chromium`) launched by playwright-core, the
- * screenshots' folder, and a sign-in with the break-glass token. Not a test file.
+ * What the console's browser tests share beside `@webhook-inbox/testing/browser` (Chromium, a sign-in through the
+ * identity provider): the screenshots' folder and a sign-in with the break-glass token. Not a test file.
  */
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ADMIN_TOKEN } from './support.ts';
+
+export { launchChromium } from '@webhook-inbox/testing/browser';
 
 /** Where the README's screenshots are written. */
 export const SCREENSHOTS = fileURLToPath(new URL('../../../docs/console/', import.meta.url));
-
-export function launchChromium(executablePath: string): Promise<Browser> {
-  return chromium.launch({
-    executablePath,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-  });
-}
 
 /** Signs in on the login page with the admin token, `why` as the reason, and waits for the overview. */
 export async function signIn(page: Page, url: string, why: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, useTestDatabase } from '@webhook-inbox/testing';
 import { receiverEnv } from '@webhook-inbox/scenarios/receiver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
@@ -22,41 +22,13 @@ const TOKENS: Record<string, string[]> = {
   'two-teams': ['billing', 'integrations'],
 };
 
-// The errors each team's failing effect recorded: no other team's answer may contain them.
-const ERRORS = {
-  default: 'sendReceipt: smtp down',
-  billing: 'syncLedger: ledger locked',
-  integrations: 'pushToSlack: slack answered 500',
-};
-
-const seed = `
-  insert into effect_routes (provider, event_type, effect, kind, position, consumer_group) values
-    ('stripe', 'invoice.paid', 'sendReceipt', 'external', 0, 'default'),
-    ('stripe', 'invoice.paid', 'syncLedger', 'database', 0, 'billing'),
-    ('stripe', 'customer.created', 'welcome', 'external', 0, 'default'),
-    ('stripe', 'customer.created', 'pushToSlack', 'external', 0, 'integrations');
-  insert into webhook_events (provider, event_id, type, status, attempts, last_error) values
-    ('stripe', 'evt_inv_billing_dead', 'invoice.paid', 'processed', 1, null),
-    ('stripe', 'evt_inv_default_failed', 'invoice.paid', 'failed', 2, '${ERRORS.default}'),
-    ('stripe', 'evt_cus_integrations_failed', 'customer.created', 'processed', 1, null);
-  insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error) values
-    ('stripe', 'evt_inv_billing_dead', 'billing', 'dead', 6, '${ERRORS.billing}'),
-    ('stripe', 'evt_inv_default_failed', 'billing', 'processed', 1, null),
-    ('stripe', 'evt_cus_integrations_failed', 'integrations', 'failed', 2, '${ERRORS.integrations}');
-  insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error) values
-    ('stripe', 'evt_inv_billing_dead', 'sendReceipt', 'completed', 1, 'k1', now(), null),
-    ('stripe', 'evt_inv_billing_dead', 'syncLedger', 'failed', 6, 'k2', now(), 'ledger locked'),
-    ('stripe', 'evt_inv_default_failed', 'sendReceipt', 'failed', 2, 'k3', now(), 'smtp down'),
-    ('stripe', 'evt_inv_default_failed', 'syncLedger', 'completed', 1, 'k4', now(), null),
-    ('stripe', 'evt_cus_integrations_failed', 'welcome', 'completed', 1, 'k5', now(), null),
-    ('stripe', 'evt_cus_integrations_failed', 'pushToSlack', 'failed', 2, 'k6', now(), 'slack answered 500');
-`;
+const ERRORS = TEAM_ERRORS;
 
 beforeAll(async () => {
   receiver = await startReceiver(parseConfig({ ...receiverEnv(db.url), PORT: '0', ADMIN_TOKEN }), {
     logger: memoryLogger('warn').logger,
   });
-  await sql(db.url, seed);
+  await insertThreeTeams({ query: (text) => sql(db.url, text) });
   for (const [name, groups] of Object.entries(TOKENS)) {
     const created = await call(ADMIN_TOKEN, 'POST', '/tokens', { name, role: 'operator', groups });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -86,11 +58,8 @@ const othersErrors = (team: keyof typeof ERRORS) =>
   Object.entries(ERRORS).flatMap(([other, error]) => (other === team ? [] : [error.split(': ')[1]!]));
 
 describe('each team lists exactly its own failures', () => {
-  for (const [team, token, status, eventId] of [
-    ['default', 'default-ops', 'failed', 'evt_inv_default_failed'],
-    ['billing', 'billing-ops', 'dead', 'evt_inv_billing_dead'],
-    ['integrations', 'integrations-ops', 'failed', 'evt_cus_integrations_failed'],
-  ] as const) {
+  for (const [team, status, eventId] of TEAM_FAILURES) {
+    const token = `${team}-ops`;
     it(`${team}: status=${status} lists its one event with its own error, nothing of another team's`, async () => {
       const events = await listed(tokens[token]!, `status=${status}`);
       expect(events.map((e) => [e.eventId, e.group, e.status, e.lastError])).toEqual([

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { recordEffectRoutes } from '@webhook-inbox/inbox';
@@ -20,10 +20,7 @@ export interface Run {
  * `env` (a value `undefined` removes the variable).
  */
 export function runCli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const { DATABASE_URL: _, ...base } = process.env;
-  const fullEnv: NodeJS.ProcessEnv = { ...base, ...env };
-  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
-  return promisify(execFile)(process.execPath, [main, ...args], { env: fullEnv }).then(
+  return promisify(execFile)(process.execPath, [main, ...args], { env: cliEnv(env) }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({
       code: error.code,
@@ -31,6 +28,44 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
       stderr: error.stderr,
     }),
   );
+}
+
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _, ...base } = process.env;
+  const fullEnv: NodeJS.ProcessEnv = { ...base, ...env };
+  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
+  return fullEnv;
+}
+
+/** A CLI command that runs until stopped (`listen`), as its own process; its stdout and stderr kept apart. */
+export interface RunningCli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** SIGTERM, and its exit code once it exited. */
+  stop: () => Promise<number | null>;
+}
+
+/** Starts the CLI as `runCli` does, without waiting for it to end; the caller stops it. */
+export function startCli(args: string[], env: Record<string, string | undefined>): RunningCli {
+  const child = spawn(process.execPath, [main, ...args], {
+    env: cliEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
 
 /** What the example worker records when it starts: the CLI's replays read it. */

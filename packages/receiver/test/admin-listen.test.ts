@@ -1,4 +1,4 @@
-import { post, receiverEnv, stripeDelivery } from '@webhook-inbox/scenarios/receiver';
+import { post, receiverEnv, stripeEventOf } from '@webhook-inbox/scenarios/receiver';
 import { ensureQueues } from '@webhook-inbox/inbox';
 import { startTestBoss, useTestDatabase } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,11 +55,10 @@ afterAll(async () => {
 });
 
 async function record(type: string): Promise<string> {
-  const id = `evt_${type.replace(/\W/g, '_')}_${Math.random().toString(36).slice(2)}`;
-  const body = JSON.stringify({ id, object: 'event', type, data: { object: { id: `obj_${id}` } } });
-  const answer = await post(receiver.url, stripeDelivery({ id, body }));
+  const delivery = stripeEventOf(type);
+  const answer = await post(receiver.url, delivery);
   expect(answer.status, answer.body).toBe(200);
-  return id;
+  return delivery.key;
 }
 
 async function startListening(token: string, options: Record<string, unknown> = {}): Promise<string> {

@@ -42,6 +42,8 @@ export interface CliContext {
    * (`--url`, else `WEBHOOK_INBOX_URL`). Undefined: the CLI works on the database.
    */
   adminApi(flags: { url?: string | undefined; token?: string | undefined }): AdminApi | undefined;
+  /** `WEBHOOK_INBOX_LISTEN_SECRET`: the `whsec_` secret `listen` signs with, kept across runs; unset: a new one. */
+  listenSecret(): string | undefined;
   /** A connection pool, opened on first use (loading the database code then, not at start-up) and closed by `close()`. */
   pool(): Promise<pg.Pool>;
   close(): Promise<void>;
@@ -145,6 +147,9 @@ export function createContext(env: NodeJS.ProcessEnv, cwd: string): CliContext {
         groups: null,
         address: null,
       };
+    },
+    listenSecret() {
+      return env.WEBHOOK_INBOX_LISTEN_SECRET || undefined;
     },
     adminApi(flags) {
       const token = flags.token ?? (env.WEBHOOK_INBOX_TOKEN || undefined);

@@ -7,6 +7,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
 import type { EventsOptions } from './commands/events.ts';
+import type { ListenOptions } from './commands/listen.ts';
 import type { FailuresOptions, StatsOptions } from './commands/operator.ts';
 import type { PurgeCliOptions, ReconcileCliOptions } from './commands/ops.ts';
 import type { ReplayCliOptions } from './commands/replay.ts';
@@ -191,6 +192,31 @@ program
   .action(async (provider: string | undefined, id: string | undefined, options: ReplayCliOptions) =>
     (await import('./commands/replay.ts')).replay(context, provider, id, options),
   );
+
+program
+  .command('listen')
+  .description(
+    "Forward a remote inbox's events (those the token may see) to a local URL, signed with Standard Webhooks; resumes after a dropped connection without losing or repeating one",
+  )
+  .requiredOption('--forward-to <url>', 'the local endpoint, e.g. http://localhost:3000/hooks')
+  .option('--group <name>', 'only the event types this consumer group has effects for')
+  .option('--events <patterns>', 'only these event types, comma-separated; * matches any run (invoice.*)')
+  .addOption(
+    new Option('--body <form>', "what is POSTed: the event's facts around its payload, or the payload alone")
+      .choices(['envelope', 'raw'])
+      .default('envelope'),
+  )
+  .option(
+    '--secret <whsec>',
+    'sign with this secret (better: WEBHOOK_INBOX_LISTEN_SECRET); default: a new one, printed',
+  )
+  .option('--url <url>', "the remote receiver's admin API (its management listener), with --token")
+  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .addHelpText(
+    'after',
+    '\nRuns until Ctrl-C or SIGTERM, then acknowledges what it forwarded and stops its listener (exit code 0).',
+  )
+  .action(async (options: ListenOptions) => (await import('./commands/listen.ts')).listen(context, options));
 
 program
   .command('purge')

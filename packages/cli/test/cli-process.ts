@@ -4,7 +4,7 @@ import { parseConfig, startReceiver, type Receiver } from '@webhook-inbox/receiv
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 
-export { runCli, type Run } from '@webhook-inbox/scenarios/cli';
+export { runCli, startCli, type Run, type RunningCli } from '@webhook-inbox/scenarios/cli';
 
 /** What the example worker records when it starts: the CLI's replays read it. */
 export async function recordExampleRoutes(pool: pg.Pool): Promise<void> {

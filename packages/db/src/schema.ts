@@ -28,6 +28,7 @@ export * from './statuses.ts';
 export * from './schema-access.ts';
 export * from './schema-operations.ts';
 export * from './schema-destinations.ts';
+export * from './schema-listeners.ts';
 
 /**
  * One row per event key. The primary key is what makes a redelivery a no-op:

@@ -15,3 +15,4 @@ export { cpuTime } from './cpu-time.ts';
 export { fixture, fixtureText } from './fixtures.ts';
 export { startAlertSink, type AlertSink } from './alert-sink.ts';
 export { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, type Team } from './teams.ts';
+export { startSink, type Responder, type Sink, type SinkAnswer, type SinkRequest } from './http-sink.ts';

@@ -210,7 +210,7 @@ function failureOf(result: OutboundResult): string {
  */
 export function bodyOf(
   destination: Pick<Destination, 'body'>,
-  job: DeliveryJob,
+  job: Pick<DeliveryJob, 'provider' | 'eventId'>,
   key: string,
   event: { type: string; receivedAt: Date; payload: string },
 ): string {

@@ -18,7 +18,7 @@ export {
   type Destinations,
   type DestinationsOptions,
 } from './dispatcher.ts';
-export { destinationEffect, type DeliveryJob } from './delivery.ts';
+export { bodyOf, destinationEffect, type DeliveryJob } from './delivery.ts';
 export { isRestrictedAddress, RestrictedAddressError } from './address-policy.ts';
 export { matches, type MatchableEvent } from './match.ts';
 export { signDelivery, type SignatureHeaders } from './signature.ts';

@@ -30,6 +30,8 @@ import { SUMMARY_COLUMNS } from './webhook-events.ts';
 export interface EventFilter {
   provider?: string | undefined;
   type?: string | undefined;
+  /** Types matching one of these patterns, `*` matching any run of characters (dots included). */
+  typePatterns?: readonly string[] | undefined;
   /** The events' status in `group`: for the default group `webhook_events.status`, for another its row's. */
   status?: EventStatus | undefined;
   /**
@@ -100,9 +102,19 @@ export function containment(path: string[], json: string): string {
   return path.reduceRight((inner, key) => `{${JSON.stringify(key)}:${inner}}`, json);
 }
 
+/** `text` as a LIKE pattern matching itself literally. */
+function literal(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
 /** `text` as a LIKE pattern matching itself literally, then anything. */
 function prefixPattern(text: string): string {
-  return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `${literal(text)}%`;
+}
+
+/** A type pattern (`invoice.*`) as a LIKE pattern: `*` is any run of characters, the rest literal. */
+function typePattern(pattern: string): string {
+  return pattern.split('*').map(literal).join('%');
 }
 
 /**
@@ -119,7 +131,12 @@ function searchBranches(search: string, params: Params, subjects = true): string
   ];
 }
 
-function where(filter: EventFilter, params: Params): string[] {
+/**
+ * The filter as conditions on `webhook_events` (unqualified columns), their values added to `params`: for a
+ * statement of another module that reads the events by a filter and its own table besides (a listener's next
+ * events, `@webhook-inbox/operator/sql`'s `listeners.ts`).
+ */
+export function where(filter: EventFilter, params: Params): string[] {
   const clauses: string[] = [];
   if (filter.search) {
     clauses.push(`(${searchBranches(filter.search, params, filter.searchSubjects).join(' or ')})`);
@@ -133,6 +150,9 @@ function where(filter: EventFilter, params: Params): string[] {
     clauses.push(`(provider, event_id) in (select * from unnest(${providers}::text[], ${ids}::text[]))`);
   }
   if (filter.type) clauses.push(`type = ${params.add(filter.type)}`);
+  if (filter.typePatterns?.length) {
+    clauses.push(`type like any(${params.add(filter.typePatterns.map(typePattern))}::text[])`);
+  }
   const group = filter.group ?? DEFAULT_GROUP;
   if (filter.group === undefined && filter.statusInAny !== undefined) {
     if (filter.status) clauses.push(statusInAny(filter.status, filter.statusInAny, params));

@@ -13,6 +13,8 @@
  *   console's failures page and overview, the CLI's `failures`, a group's bulk replay.
  * - `failure-counts.ts`, `failure_count_deltas` and `failure_counts`: the failing rows counted per group, what
  *   the failure groups read, and their fold.
+ * - `listeners.ts`, `listeners` and `listener_acks`: the `webhook-inbox listen` sessions of the admin API, the
+ *   events each acknowledged, and the events each is sent next.
  * - `replay-operations.ts`, `replay_operations`: the console's bulk replays and their runner.
  * - `delivery-counts.ts`, `webhook_delivery_counts`: the receiver's per-minute request counts, the overview, retention.
  * - `inbox-samples.ts`, `inbox_samples`: the receiver's per-minute samples of the inbox's state, the overview,
@@ -29,5 +31,6 @@ export * as deliveryCounts from './delivery-counts.ts';
 export * as failureCounts from './failure-counts.ts';
 export * as failureGroups from './failure-groups.ts';
 export * as inboxSamples from './inbox-samples.ts';
+export * as listeners from './listeners.ts';
 export * as pgbossJobs from './pgboss-jobs.ts';
 export * as replayOperations from './replay-operations.ts';

@@ -16,6 +16,8 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
+import { listenRoutes } from './listen.ts';
+import { firstIssue, text } from './params.ts';
 import { tokenRoutes } from './tokens.ts';
 import { AdminError, errorResponse, mapError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -40,13 +42,6 @@ const MAX_LOOKUP_KEY_LENGTH = 1024;
 /** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */
 const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 
-// Text PostgreSQL can compare: no NUL (text cannot hold it), bounded.
-const text = (max: number) =>
-  z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .max(max, { error: `must be at most ${max} characters` })
-    .refine((value) => !value.includes('\u0000'), { error: 'must not contain NUL' });
 const providerName = text(MAX_EVENT_FIELD_LENGTH).regex(PROVIDER_NAME, {
   error: 'must be lower-case letters, digits and "-"',
 });
@@ -104,13 +99,6 @@ const REPLAY_BODY = z.strictObject({
 /** The query of `show` and `stats`: nothing but an optional consumer group. */
 const GROUP_QUERY = z.strictObject({ group: optional(groupName) });
 
-/** The first problem zod found, as `field: what is wrong`. */
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid';
-  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
-}
-
 /**
  * The admin API (`Authorization: Bearer <ADMIN_TOKEN or an API token>`): list events with filters and a cursor,
  * show one event with its effects and attempts, replay one, manage API tokens (admin-tokens.ts). Each route checks
@@ -157,6 +145,7 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
   }
   admin.use('*', adminPrincipal(token, pool, access));
   admin.route('/tokens', tokenRoutes(pool));
+  admin.route('/listeners', listenRoutes(pool));
 
   // A principal limited to some groups: an event of a type none of them has an effect for is not there for it.
   const requireVisible = async (principal: Principal, provider: string, eventId: string) => {

@@ -3,6 +3,7 @@ import { HostNotAllowedError } from '@webhook-inbox/operator/access/allowed-host
 import { TokenError, type TokenErrorCode } from '@webhook-inbox/operator/access/tokens';
 import { InvalidFilterError } from '@webhook-inbox/inbox/event-store';
 import { CertificateError, type CertificateErrorCode, type Provider } from '@webhook-inbox/providers';
+import { ListenError } from '@webhook-inbox/operator/listen';
 import { ReplayError } from '@webhook-inbox/operator/replay';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -16,7 +17,8 @@ type AdminErrorCode =
   | 'invalid_filter'
   | 'invalid_request'
   | 'group_required'
-  | 'unknown_effect';
+  | 'unknown_effect'
+  | ListenError['code'];
 
 /** A refused admin request, thrown by the admin routes and answered by `mapError` like every other error. */
 export class AdminError extends CodedError<AdminErrorCode> {
@@ -79,6 +81,7 @@ const STATUS = {
   token_revoked: 401,
   forbidden: 403,
   not_found: 404,
+  unknown_listener: 404,
   token_exists: 409,
   invalid_filter: 400,
   group_required: 400,
@@ -153,7 +156,8 @@ export function mapError(error: unknown, source?: Pick<Provider, 'signatureRefus
       error.retryable ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {},
     );
   }
-  if (error instanceof AdminError || error instanceof ReplayError) return mapped(error.code, error.message);
+  if (error instanceof AdminError || error instanceof ReplayError || error instanceof ListenError)
+    return mapped(error.code, error.message);
   if (error instanceof TokenError) {
     // An expired or revoked token is refused as a wrong one is, with the same challenge.
     const challenge: Record<string, string> =

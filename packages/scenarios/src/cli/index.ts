@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -19,10 +19,7 @@ export interface Run {
  * `env` (a value `undefined` removes the variable).
  */
 export function runCli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const { DATABASE_URL: _, ...base } = process.env;
-  const fullEnv: NodeJS.ProcessEnv = { ...base, ...env };
-  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
-  return promisify(execFile)(process.execPath, [CLI_MAIN, ...args], { env: fullEnv }).then(
+  return promisify(execFile)(process.execPath, [CLI_MAIN, ...args], { env: cliEnv(env) }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({
       code: error.code,
@@ -30,6 +27,45 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
       stderr: error.stderr,
     }),
   );
+}
+
+/** The test's environment minus its DATABASE_URL, plus `env` (a value `undefined` removes the variable). */
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _, ...base } = process.env;
+  const fullEnv: NodeJS.ProcessEnv = { ...base, ...env };
+  for (const [key, value] of Object.entries(fullEnv)) if (value === undefined) delete fullEnv[key];
+  return fullEnv;
+}
+
+/** A CLI command that runs until stopped (`listen`), as its own process; its stdout and stderr kept apart. */
+export interface RunningCli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** SIGTERM, and its exit code once it exited. */
+  stop: () => Promise<number | null>;
+}
+
+/** Starts the CLI as `runCli` does, without waiting for it to end; the caller stops it. */
+export function startCli(args: string[], env: Record<string, string | undefined>): RunningCli {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    env: cliEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
 
 /**

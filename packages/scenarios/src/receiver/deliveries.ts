@@ -54,6 +54,13 @@ export function stripeDelivery(options: DeliveryOptions = {}): Delivery {
   return { provider: 'stripe', path: '/webhooks/stripe', body, headers, key: id };
 }
 
+/** A signed Stripe event of any `type`, minimal (`{id, object, type, data: {object: {id}}}`), with a fresh id. */
+export function stripeEventOf(type: string): Delivery {
+  const id = `evt_${randomBytes(12).toString('hex')}`;
+  const body = JSON.stringify({ id, object: 'event', type, data: { object: { id: `obj_${id}` } } });
+  return stripeDelivery({ id, body });
+}
+
 export function shopifyDelivery(
   options: {
     eventId?: string;

@@ -5,6 +5,7 @@ export {
   STRIPE_OLD_SECRET,
   STRIPE_SECRET,
   stripeDelivery,
+  stripeEventOf,
   SW_NAME,
   SW_SECRET,
   type Delivery,

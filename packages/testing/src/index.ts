@@ -14,3 +14,9 @@ export { useStarted, type Started } from './started.ts';
 export { cpuTime } from './cpu-time.ts';
 export { fixture, fixtureText } from './fixtures.ts';
 export { startAlertSink, type AlertSink } from './alert-sink.ts';
+export {
+  sampleCredentials,
+  selfSignedCertificate,
+  type CredentialsFor,
+  type SampleCredentials,
+} from './sample-credentials.ts';

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { signDiscord, signMeta, signSlack, signTwilio, signZoom } from '../catalogue/index.ts';
+import { signDiscord, signMeta, signSlack, signTwilio, signZoom } from '@webhook-inbox/providers';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.

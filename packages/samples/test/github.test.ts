@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { githubProvider } from '../../src/catalogue/github.ts';
-import { catalogueDelivery, GITHUB_SAMPLE_BODIES, type GitHubSampleType } from '../../src/samples/index.ts';
-import type { GitHubPayloads } from '../../src/types/github.ts';
+import { githubProvider } from '@webhook-inbox/providers';
+import type { GitHubPayloads } from '@webhook-inbox/providers/github';
+import { catalogueDelivery, GITHUB_SAMPLE_BODIES, type GitHubSampleType } from '../src/index.ts';
 
 // `webhook-inbox send github <type>` posts these bodies to a team whose effects read them as
 // `GitHubInboxEvent<type>`: each must be that type's payload. The type-check (pnpm typecheck covers this file)

@@ -1,7 +1,8 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import {
   signCalendly,
   signClerk,
+  signCustomerio,
   signHubspot,
   signIntercom,
   signMailgun,
@@ -13,7 +14,7 @@ import {
   signTypeform,
   signWooCommerce,
   signZendesk,
-} from '../catalogue/index.ts';
+} from '@webhook-inbox/providers';
 import { jsonDelivery, seconds, split, svixBuilder, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the billing, commerce, CRM, support, e-mail and forms providers, in their documented shapes.
@@ -160,6 +161,24 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
   },
   resend: svixBuilder('email.delivered', signResend, { email_id: 'em_1', to: ['delivered@resend.dev'] }),
   clerk: svixBuilder('user.created', signClerk, { id: 'user_29w83sxmDNGwOuEthce5gg56FcC', object: 'user' }),
+  customerio: {
+    type: 'email.opened',
+    build(input) {
+      const id = `01${randomBytes(12).toString('hex').toUpperCase()}`;
+      const [objectType, metric] = split(input.type);
+      return jsonDelivery(input, {
+        sample: {
+          event_id: id,
+          object_type: objectType,
+          metric: metric ?? 'sent',
+          timestamp: seconds(input.now),
+          data: { customer_id: '42', identifiers: { id: '42' } },
+        },
+        key: id,
+        sign: (payload) => signCustomerio({ payload, secret: input.secret, timestamp: seconds(input.now) }),
+      });
+    },
+  },
   typeform: {
     type: 'form_response',
     build(input) {

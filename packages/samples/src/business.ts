@@ -15,7 +15,9 @@ import {
   signWooCommerce,
   signZendesk,
 } from '@webhook-inbox/providers';
+import { isPaddleSampleType, PADDLE_SAMPLE_BODIES } from './paddle.ts';
 import { jsonDelivery, seconds, split, svixBuilder, type DeliveryBuilder } from './shared.ts';
+import { isSquareSampleType, SQUARE_SAMPLE_BODIES } from './square.ts';
 
 // Sample deliveries of the billing, commerce, CRM, support, e-mail and forms providers, in their documented shapes.
 export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
@@ -23,12 +25,13 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'transaction.completed',
     build(input) {
       const id = `evt_${randomUUID().replaceAll('-', '')}`;
+      // A type without a written body gets the envelope and a bare entity; its own fields are missing.
+      const written = isPaddleSampleType(input.type) ? PADDLE_SAMPLE_BODIES[input.type] : undefined;
       return jsonDelivery(input, {
         sample: {
+          ...(written ?? { event_type: input.type, notification_id: null, data: { id: 'txn_01' } }),
           event_id: id,
-          event_type: input.type,
           occurred_at: input.now.toISOString(),
-          data: { id: 'txn_01' },
         },
         key: id,
         sign: (payload) => ({
@@ -41,14 +44,13 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'payment.updated',
     build(input) {
       const id = randomUUID();
-      const data = { type: 'payment', id: 'KkAk' };
+      // A type without a written body gets the envelope and a bare entity; its own fields are missing.
+      const written = isSquareSampleType(input.type) ? SQUARE_SAMPLE_BODIES[input.type] : undefined;
       return jsonDelivery(input, {
         sample: {
-          merchant_id: 'ML1',
-          type: input.type,
+          ...(written ?? { merchant_id: 'ML1', type: input.type, data: { type: 'payment', id: 'KkAk' } }),
           event_id: id,
           created_at: input.now.toISOString(),
-          data,
         },
         key: id,
         sign: (payload) => ({

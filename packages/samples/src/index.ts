@@ -37,3 +37,8 @@ export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map(
 export type { CatalogueDelivery, DeliveryInput } from './shared.ts';
 export { SAMPLE_CERTIFICATE_URLS } from './payments.ts';
 export { GITHUB_SAMPLE_BODIES, isGitHubSampleType, type GitHubSampleType } from './github.ts';
+export { isPaddleSampleType, PADDLE_SAMPLE_BODIES, type PaddleSampleType } from './paddle.ts';
+export { isSlackSampleType, SLACK_SAMPLE_BODIES, type SlackSampleType } from './slack.ts';
+export { isSquareSampleType, SQUARE_SAMPLE_BODIES, type SquareSampleType } from './square.ts';
+export { isStripeSampleType, STRIPE_SAMPLE_BODIES, type StripeSampleType } from './stripe.ts';
+export type { SampleBodies, Shape } from './shape.ts';

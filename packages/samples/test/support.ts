@@ -5,3 +5,6 @@ export function request(body: string, headers: Record<string, string>): SignedRe
   const h = new Headers(headers);
   return { rawBody: Buffer.from(body, 'utf8'), header: (name) => h.get(name) };
 }
+
+/** The keys `T` requires (not optional). */
+export type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];

@@ -213,14 +213,16 @@ beforeAll(async () => {
   await inProject('npm', ['install', '--no-audit', '--no-fund', '--save-dev', ...installDev]);
 
   // The optional peers: absent until the team installs them, and nothing else needs them. Only the typed
-  // providers' own subpaths name them (Stripe's: the providers' `./stripe` and the inbox's `./stripe`), so every
-  // other declaration of the packages type-checks without them and without skipLibCheck.
+  // providers' own subpaths name them (Stripe's: the providers' `./stripe`, the inbox's `./stripe` and the
+  // operator's `./reconcile`, which takes a Stripe client), so every other declaration of the packages
+  // type-checks without them and without skipLibCheck.
   expect(installTyped.sort()).toEqual(['@octokit/openapi-webhooks-types', '@slack/types']);
   const entries = await entryPoints();
   const own = /node_modules\/@webhook-inbox\//;
   const typedEntry = (entry: string) =>
     entry.includes('/@webhook-inbox/providers/dist/types/') ||
-    entry.endsWith('/@webhook-inbox/inbox/dist/stripe.d.ts');
+    entry.endsWith('/@webhook-inbox/inbox/dist/stripe.d.ts') ||
+    entry.endsWith('/@webhook-inbox/operator/dist/reconcile.d.ts');
   withoutTypePackages = {
     installed: installTyped.filter((name) => existsSync(path.join(project, 'node_modules', name))),
     errors: declarationErrors(

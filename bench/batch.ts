@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { catalogueEntry } from '@webhook-inbox/providers';
-import { sampleCredentials } from '@webhook-inbox/providers/samples';
+import { sampleCredentials } from '@webhook-inbox/testing';
 import { signSendgrid } from '@webhook-inbox/providers';
 import type { BenchContext } from './lib/context.ts';
 import { httpLoad, httpRequest } from './lib/http-load.ts';

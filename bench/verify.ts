@@ -8,7 +8,8 @@ import {
   type Provider,
   type SignedRequest,
 } from '@webhook-inbox/providers';
-import { catalogueDelivery, sampleCredentials, catalogueSampleType } from '@webhook-inbox/providers/samples';
+import { catalogueDelivery, catalogueSampleType } from '@webhook-inbox/samples';
+import { sampleCredentials } from '@webhook-inbox/testing';
 import type { BenchContext } from './lib/context.ts';
 import { eventBody } from './lib/stripe-requests.ts';
 import { fixed, type BenchTable } from './lib/table.ts';

@@ -13,6 +13,7 @@ export const PUBLISHED_PACKAGES = [
   'packages/env',
   'packages/db',
   'packages/providers',
+  'packages/samples',
   'packages/inbox',
   'packages/operator',
   'packages/tracing',

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CATALOGUE } from '@webhook-inbox/providers';
-import { sampleCredentials } from '@webhook-inbox/providers/samples';
+import { sampleCredentials } from '@webhook-inbox/testing';
 import { RECEIVER_VARIABLES } from '../packages/receiver/src/config/env.ts';
 import { WORKER_VARIABLES } from '../apps/worker/src/env.ts';
 

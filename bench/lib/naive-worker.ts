@@ -13,7 +13,7 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createDb } from '../../packages/db/src/index.ts';
-import type { StripeInboxEvent } from '../../packages/inbox/src/index.ts';
+import type { StripeInboxEvent } from '../../packages/inbox/src/stripe.ts';
 import {
   provisionAccount,
   recordCheckoutSubscription,

@@ -41,13 +41,14 @@ let tracingTarball: string;
 let productionSize: { megabytes: number; packages: number };
 /**
  * Before the typed payloads section's packages are installed: which of them npm installed anyway, and the errors
- * in the packages' declarations (every entry point but the typed providers' own) without `skipLibCheck`.
+ * in the packages' declarations without `skipLibCheck`: every entry point but the typed providers' own (the
+ * Stripe ones among them), then GitHub's and Stripe's alone.
  */
 let withoutTypePackages: {
   installed: string[];
   errors: string[];
-  stripeErrors: string[];
   githubErrors: string[];
+  stripeErrors: string[];
 };
 /** What the README says, read once. */
 let guide: ReadmeProject;
@@ -163,6 +164,14 @@ beforeAll(async () => {
     path.join(project, 'tsconfig.walk-through.json'),
     JSON.stringify({ extends: './tsconfig.json', include: walkThrough }),
   );
+  // The same without skipLibCheck: every declaration file the walk-through reaches is checked.
+  await writeFile(
+    path.join(project, 'tsconfig.walk-through.lib-check.json'),
+    JSON.stringify({
+      extends: './tsconfig.walk-through.json',
+      compilerOptions: { skipLibCheck: false },
+    }),
+  );
   // The team's own code the README's other snippets import (mail.ts, accounts.ts), and the stand-in for Stripe
   // (deliver.ts).
   await cp(fixtures, project, { recursive: true });
@@ -203,21 +212,29 @@ beforeAll(async () => {
   expect(installDev).toEqual(expect.arrayContaining(['typescript', 'drizzle-kit']));
   await inProject('npm', ['install', '--no-audit', '--no-fund', '--save-dev', ...installDev]);
 
-  // The optional peers: absent until the team installs them, and nothing else needs them. Without `stripe`, the
-  // inbox's declarations name a module the project lacks (the README's tsconfig skips them: skipLibCheck).
+  // The optional peers: absent until the team installs them, and nothing else needs them. Only the typed
+  // providers' own subpaths name them (Stripe's: the providers' `./stripe`, the inbox's `./stripe` and the
+  // operator's `./reconcile`, which takes a Stripe client), so every other declaration of the packages
+  // type-checks without them and without skipLibCheck.
   expect(installTyped.sort()).toEqual(['@octokit/openapi-webhooks-types', '@slack/types']);
   const entries = await entryPoints();
   const own = /node_modules\/@webhook-inbox\//;
-  const errors = declarationErrors(
-    entries.filter((entry) => !entry.includes('/@webhook-inbox/providers/dist/types/')),
-    own,
-  );
+  const typedEntry = (entry: string) =>
+    entry.includes('/@webhook-inbox/providers/dist/types/') ||
+    entry.endsWith('/@webhook-inbox/inbox/dist/stripe.d.ts') ||
+    entry.endsWith('/@webhook-inbox/operator/dist/reconcile.d.ts');
   withoutTypePackages = {
     installed: installTyped.filter((name) => existsSync(path.join(project, 'node_modules', name))),
-    errors: errors.filter((error) => !error.includes("Cannot find module 'stripe'")),
-    stripeErrors: errors.filter((error) => error.includes("Cannot find module 'stripe'")),
+    errors: declarationErrors(
+      entries.filter((entry) => !typedEntry(entry)),
+      own,
+    ),
     githubErrors: declarationErrors(
       entries.filter((entry) => entry.endsWith('/@webhook-inbox/providers/dist/types/github.d.ts')),
+      own,
+    ),
+    stripeErrors: declarationErrors(
+      entries.filter((entry) => entry.endsWith('/@webhook-inbox/inbox/dist/stripe.d.ts')),
       own,
     ),
   };
@@ -340,7 +357,7 @@ async function withReceiver<T>(env: NodeJS.ProcessEnv, use: (baseUrl: string) =>
 describe('the published packages in a product team’s project', () => {
   it('ship built JavaScript with declarations, their migrations and licence, and nothing of the workspace', async () => {
     const installed = path.join(project, 'node_modules/@webhook-inbox');
-    const names = ['cli', 'console', 'db', 'env', 'inbox', 'operator', 'providers', 'receiver'];
+    const names = ['cli', 'console', 'db', 'env', 'inbox', 'operator', 'providers', 'receiver', 'samples'];
     expect((await readdir(installed)).sort()).toEqual(names);
     for (const name of names) {
       const dir = path.join(installed, name);
@@ -435,19 +452,21 @@ describe('the published packages in a product team’s project', () => {
       expect(providers.peerDependenciesMeta?.[name], name).toEqual({ optional: true });
     }
     expect(withoutTypePackages.installed).toEqual([]);
+    // stripe is one of them: no declaration but the Stripe subpaths' names it, so a GitHub team needs neither
+    // stripe nor skipLibCheck for the packages' declarations.
     expect(withoutTypePackages.errors).toEqual([]);
-    // stripe is one of them: without it only its own import is missing, in the declarations that name it.
-    for (const name of ['inbox', 'operator', 'cli']) {
+    for (const name of ['inbox', 'operator', 'cli', 'providers']) {
       const manifest = JSON.parse(
         await readFile(path.join(project, `node_modules/@webhook-inbox/${name}/package.json`), 'utf8'),
       ) as { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
       expect(manifest.peerDependenciesMeta?.['stripe'], name).toEqual({ optional: true });
     }
-    expect(withoutTypePackages.stripeErrors.length).toBeGreaterThan(0);
-    // The check sees a missing type package: the module a GitHub team imports names it, and fails without it.
+    // The check sees a missing type package: the modules a GitHub or a Stripe team imports name theirs, and fail
+    // without them.
     expect(withoutTypePackages.githubErrors.join('\n')).toContain(
       "Cannot find module '@octokit/openapi-webhooks-types'",
     );
+    expect(withoutTypePackages.stripeErrors.join('\n')).toContain("Cannot find module 'stripe'");
   });
 
   describe.each(nodes)('on %s', (node) => {
@@ -463,6 +482,18 @@ describe('the published packages in a product team’s project', () => {
       expect(stdout).toMatch(/^v(2[2-9])\./);
       expect(existsSync(path.join(project, 'node_modules/stripe'))).toBe(false);
       await inProject(node, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.walk-through.json']);
+      // Without skipLibCheck, and without stripe: what fails is drizzle-orm's and pg-boss's own declarations
+      // (the README's tsconfig skips them), nothing in the team's files or the packages'.
+      const unchecked = await inProject(node, [
+        'node_modules/typescript/bin/tsc',
+        '-p',
+        'tsconfig.walk-through.lib-check.json',
+      ]).then(
+        () => '',
+        (error: Error) => error.message,
+      );
+      const errors = unchecked.split('\n').filter((line) => /error TS\d+/.test(line));
+      expect(errors.filter((line) => !/^node_modules\/(?!@webhook-inbox\/)/.test(line))).toEqual([]);
     });
 
     it('follows the walk-through: migrations generated and applied, each `send github` sample processed once, replayed', async () => {

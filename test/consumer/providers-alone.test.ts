@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 let work: string;
 let project: string;
+/** Every path in the package's tarball. */
+let packed: string[];
 
 async function inProject(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
@@ -87,6 +89,7 @@ beforeAll(async () => {
   await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: path.join(root, 'packages/providers') });
   const [tarball] = await readdir(tarballs);
   expect(tarball).toMatch(/^webhook-inbox-providers-.*\.tgz$/);
+  packed = (await run('tar', ['-tzf', path.join(tarballs, tarball!)])).stdout.split('\n').filter(Boolean);
   await writeFile(
     path.join(project, 'package.json'),
     JSON.stringify({ name: 'verifier', private: true, type: 'module' }),
@@ -106,13 +109,20 @@ describe('@webhook-inbox/providers installed alone', () => {
     expect(installed.filter((name) => name.startsWith('@webhook-inbox/'))).toEqual([
       '@webhook-inbox/providers',
     ]);
-    expect(
-      existsSync(path.join(project, 'node_modules/@webhook-inbox/providers/dist/samples/index.js')),
-    ).toBe(true);
     const { megabytes } = JSON.parse((await inProject('node', ['-e', DU_SCRIPT])).stdout) as {
       megabytes: number;
     };
     console.log(`@webhook-inbox/providers alone: node_modules ${megabytes} MB, ${installed.length} packages`);
+  });
+
+  it('ships no sample delivery: they are @webhook-inbox/samples’, which it does not bring', async () => {
+    expect(packed).toContain('package/dist/index.js');
+    expect(packed.filter((file) => /sample/i.test(file))).toEqual([]);
+    const manifest = JSON.parse(
+      await readFile(path.join(project, 'node_modules/@webhook-inbox/providers/package.json'), 'utf8'),
+    ) as { exports: Record<string, unknown>; dependencies?: Record<string, string> };
+    expect(Object.keys(manifest.exports).filter((entry) => /sample/.test(entry))).toEqual([]);
+    expect(existsSync(path.join(project, 'node_modules/@webhook-inbox/samples'))).toBe(false);
   });
 
   it('verifies a GitHub and a Stripe delivery signed by their own libraries, and refuses tampered ones', async () => {

@@ -1,10 +1,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isStripeSampleType, STRIPE_SAMPLE_BODIES } from '@webhook-inbox/samples';
 import { UsageError } from './errors.ts';
 
 /**
- * Realistic sample events for `inbox send`, built from real payloads (samples/*.json, copied from Stripe's and
- * Shopify's own test payloads) with fresh ids, so each send is a new event unless told otherwise.
+ * Realistic sample events for `inbox send` with fresh ids, so each send is a new event unless told otherwise:
+ * Stripe's from `@webhook-inbox/samples` (typed by the `stripe` package's events), Shopify's from real payloads
+ * (samples/*.json, copied from Shopify's own test payloads).
  */
 
 const sample = (name: string) => readFileSync(new URL(`../samples/${name}.json`, import.meta.url), 'utf8');
@@ -20,22 +22,15 @@ export interface StripeSampleOptions {
   created?: number;
 }
 
-const STRIPE_SAMPLE_TYPES = [
-  'checkout.session.completed',
-  'customer.subscription.created',
-  'customer.subscription.updated',
-  'customer.subscription.deleted',
-] as const;
-
 type Json = Record<string, unknown>;
 
 export function stripeSample(type: string, options: StripeSampleOptions = {}): string {
-  if (!(STRIPE_SAMPLE_TYPES as readonly string[]).includes(type)) {
+  if (!isStripeSampleType(type)) {
     throw new UsageError(
-      `no Stripe sample for "${type}" (samples: ${STRIPE_SAMPLE_TYPES.join(', ')}); send your own with --payload <file.json>`,
+      `no Stripe sample for "${type}" (samples: ${Object.keys(STRIPE_SAMPLE_BODIES).join(', ')}); send your own with --payload <file.json>`,
     );
   }
-  const event = JSON.parse(sample(`stripe.${type}`)) as Json & { data: { object: Json } };
+  const event = structuredClone(STRIPE_SAMPLE_BODIES[type]) as unknown as Json & { data: { object: Json } };
   const customer = options.customer ?? `cus_${token()}`;
   const created = options.created ?? Math.floor(Date.now() / 1000);
   event.id = options.eventId ?? `evt_${token(24)}`;

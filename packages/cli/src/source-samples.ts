@@ -10,7 +10,7 @@ import {
   signStripe,
   type SourceDefinition,
 } from '@webhook-inbox/providers';
-import { catalogueDelivery } from '@webhook-inbox/providers/samples';
+import { catalogueDelivery } from '@webhook-inbox/samples';
 import { UsageError } from './errors.ts';
 import { shopifySample, stripeSample, type ShopifySample } from './samples.ts';
 import { signingFor, type SigningOptions } from './signing-key.ts';

@@ -2,7 +2,6 @@ import { clientClassFor, createDb, type DatabasePooler } from '@webhook-inbox/db
 import pg from 'pg';
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import { pino, type Logger } from 'pino';
-import type Stripe from 'stripe';
 import { BOSS_POOL_OPTIONS } from './boss.ts';
 import { tracingInstalled } from './telemetry.ts';
 import { EffectRouteConflictError, recordEffectRoutes } from './effect-routes.ts';
@@ -37,14 +36,10 @@ import {
 const DEFAULT_SUPERVISE_SECONDS = 5;
 
 /**
- * Event types a provider's effects can be registered for: Stripe's, and those of a typed provider whose module is
- * imported (`@webhook-inbox/providers/github`), are checked; others are any string.
+ * Event types a provider's effects can be registered for: those of a typed provider whose module is imported
+ * (`@webhook-inbox/inbox/stripe`, `@webhook-inbox/providers/github`) are checked; others are any string.
  */
-export type EventTypeOf<P extends string> = P extends 'stripe'
-  ? Stripe.Event.Type
-  : P extends TypedProvider
-    ? TypedEventType<P>
-    : string;
+export type EventTypeOf<P extends string> = P extends TypedProvider ? TypedEventType<P> : string;
 
 export interface InboxOptions {
   /** Logs carry provider, eventId and effect; never payloads. Default: silent. */

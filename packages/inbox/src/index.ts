@@ -72,7 +72,6 @@ export {
   type InboxObserver,
   type ProviderPayloads,
   type ShopifyInboxEvent,
-  type StripeInboxEvent,
   type Tx,
   type TypedEventOf,
   type TypedEventType,

@@ -2,7 +2,7 @@
  * Verification and signing of every provider the receiver knows: `verify(provider, request)` for any Node service,
  * the providers' factories and `sign*` functions (for senders and tests), the sources framework the receiver and
  * the CLI configure them with. The typed payloads are the subpaths `./github`, `./slack`, `./paddle`, `./square`;
- * the sample deliveries `./samples`, which nothing here imports.
+ * the sample deliveries are `@webhook-inbox/samples`', a package of their own.
  */
 export { verify, type Verification, type WebhookRequest } from './verify.ts';
 export {
@@ -52,6 +52,7 @@ export {
   type SourceDefinition,
 } from './sources.ts';
 export { loadSourcesFile, parseSourcesFile, SourcesFileError } from './sources-file.ts';
+export { HANDSHAKES, type HandshakeType } from './handshakes.ts';
 export type { TemplateSpec } from './template-schema.ts';
 export {
   CATALOGUE,
@@ -65,6 +66,7 @@ export {
   signBitbucket,
   signCalendly,
   signClerk,
+  signCustomerio,
   signDiscord,
   signGithub,
   signGitlab,
@@ -95,6 +97,7 @@ export {
   bitbucketProvider,
   calendlyProvider,
   clerkProvider,
+  customerioProvider,
   discordProvider,
   githubProvider,
   gitlabProvider,

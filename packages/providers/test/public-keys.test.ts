@@ -3,7 +3,7 @@ import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
 import { discordProvider, signDiscord } from '../src/catalogue/discord.ts';
 import { sendgridProvider } from '../src/catalogue/sendgrid.ts';
-import { selfSignedCertificate } from '../src/samples/index.ts';
+import { selfSignedCertificate } from '@webhook-inbox/testing';
 import { keyWeakness } from '../src/public-keys.ts';
 import { createProviders } from '../src/registry.ts';
 import type { SourceDefinition } from '../src/sources.ts';

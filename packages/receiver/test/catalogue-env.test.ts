@@ -1,6 +1,5 @@
 import { CATALOGUE } from '@webhook-inbox/providers';
-import { sampleCredentials } from '@webhook-inbox/providers/samples';
-import { useTempFiles } from '@webhook-inbox/testing';
+import { useTempFiles, sampleCredentials } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/env.ts';
 import { configIssues } from './helpers.ts';

@@ -1,5 +1,6 @@
 import { CATALOGUE, CERTIFICATE_SOURCE_TYPES, type CatalogueEntry } from '@webhook-inbox/providers';
-import { CATALOGUE_TYPES_WITHOUT_SAMPLES, sampleCredentials } from '@webhook-inbox/providers/samples';
+import { CATALOGUE_TYPES_WITHOUT_SAMPLES } from '@webhook-inbox/samples';
+import { sampleCredentials } from '@webhook-inbox/testing';
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { describe, expect, it } from 'vitest';
 import { sql } from './helpers.ts';

@@ -1,11 +1,7 @@
 import { EVENTS_QUEUE } from '@webhook-inbox/inbox';
 import { catalogueEntry, CERTIFICATE_SOURCE_TYPES } from '@webhook-inbox/providers';
-import {
-  catalogueDelivery,
-  sampleCredentials,
-  type CatalogueDelivery,
-} from '@webhook-inbox/providers/samples';
-import { useCertificateServer, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import { catalogueDelivery, type CatalogueDelivery } from '@webhook-inbox/samples';
+import { useCertificateServer, useTestDatabase, waitFor, sampleCredentials } from '@webhook-inbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { sql } from './helpers.ts';

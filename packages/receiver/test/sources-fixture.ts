@@ -1,12 +1,7 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { type CatalogueEntry } from '@webhook-inbox/providers';
-import {
-  catalogueDelivery,
-  catalogueSampleType,
-  sampleCredentials,
-  type CatalogueDelivery,
-} from '@webhook-inbox/providers/samples';
-import { useStarted, useTempFiles, useTestDatabase } from '@webhook-inbox/testing';
+import { catalogueDelivery, catalogueSampleType, type CatalogueDelivery } from '@webhook-inbox/samples';
+import { useStarted, useTempFiles, useTestDatabase, sampleCredentials } from '@webhook-inbox/testing';
 import { parseConfig, startReceiver, type Receiver } from '../src/index.ts';
 import { post, receiverEnv } from '@webhook-inbox/scenarios/receiver';
 

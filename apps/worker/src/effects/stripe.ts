@@ -5,9 +5,9 @@ import {
   PermanentEffectError,
   type DatabaseEffectFn,
   type ExternalEffect,
-  type StripeInboxEvent,
   type Tx,
 } from '@webhook-inbox/inbox';
+import type { StripeInboxEvent } from '@webhook-inbox/inbox/stripe';
 import { sql } from 'drizzle-orm';
 import type { Mailer } from '../mail.ts';
 import {

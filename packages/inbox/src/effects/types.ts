@@ -1,6 +1,5 @@
 import type { Database } from '@webhook-inbox/db';
 import type { Logger } from 'pino';
-import type Stripe from 'stripe';
 import type {
   InboxEventBase,
   TypedEventType,
@@ -21,22 +20,6 @@ export type {
 /** The Drizzle transaction a database effect runs in; its ledger row commits in the same transaction. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
 
-/**
- * A Stripe event, typed by the official `stripe` package and narrowed by `type`. The type is a compile-time view
- * of the current API version: an endpoint pinned to an older version sends older shapes (fields that moved,
- * e.g. `invoice.subscription` before 2025-03-31), so read fields that changed across versions defensively.
- * For a union of types it is a union of events, so checking `event.type` narrows `event.payload`.
- */
-export type StripeInboxEvent<T extends Stripe.Event.Type = Stripe.Event.Type> = T extends Stripe.Event.Type
-  ? StripeEventOf<T>
-  : never;
-
-interface StripeEventOf<T extends Stripe.Event.Type> extends InboxEventBase {
-  provider: 'stripe';
-  type: T;
-  payload: Extract<Stripe.Event, { type: T }>;
-}
-
 /** A Shopify event: the payload stays `unknown` until a schema parses it. */
 export type ShopifyInboxEvent<T extends string = string> = T extends string ? ShopifyEventOf<T> : never;
 
@@ -51,13 +34,11 @@ interface ShopifyEventOf<T extends string> extends InboxEventBase {
 export type GenericInboxEvent = InboxEventBase;
 
 /** The event type handed to effects registered for `provider` and `type`. */
-export type InboxEventFor<P extends string, T extends string> = P extends 'stripe'
-  ? StripeInboxEvent<Extract<T, Stripe.Event.Type>>
-  : P extends 'shopify'
-    ? ShopifyInboxEvent<T>
-    : P extends TypedProvider
-      ? TypedInboxEvent<P, Extract<T, TypedEventType<P>>>
-      : GenericInboxEvent;
+export type InboxEventFor<P extends string, T extends string> = P extends 'shopify'
+  ? ShopifyInboxEvent<T>
+  : P extends TypedProvider
+    ? TypedInboxEvent<P, Extract<T, TypedEventType<P>>>
+    : GenericInboxEvent;
 
 interface EffectContextBase<E> {
   event: E;

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
 import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
 import type { CatalogueDefinition } from './definition.ts';
@@ -84,36 +83,9 @@ export function signCustomerio(options: {
   return { [SIGNATURE]: signature.toString('hex'), [TIMESTAMP]: t };
 }
 
-/** The catalogue's customerio: its facts, its factory and its sample delivery. */
+/** The catalogue's customerio: its facts and its factory. */
 export const definition: CatalogueDefinition = {
   type: 'customerio',
   facts: CUSTOMERIO_FACTS,
   create: customerioProvider,
-  sample: {
-    type: 'email.opened',
-    build(input) {
-      const id = `01${randomBytes(12).toString('hex').toUpperCase()}`;
-      const dot = input.type.indexOf('.');
-      const timestamp = Math.floor(input.now.getTime() / 1000);
-      const body =
-        input.payload ??
-        JSON.stringify({
-          event_id: id,
-          object_type: dot === -1 ? input.type : input.type.slice(0, dot),
-          metric: dot === -1 ? 'sent' : input.type.slice(dot + 1),
-          timestamp,
-          data: { customer_id: '42', identifiers: { id: '42' } },
-        });
-      return {
-        body,
-        // A caller's payload carries its own event_id.
-        key: input.payload === undefined ? id : undefined,
-        type: input.type,
-        headers: {
-          'content-type': 'application/json',
-          ...signCustomerio({ payload: body, secret: input.secret, timestamp }),
-        },
-      };
-    },
-  },
 };

@@ -1,4 +1,3 @@
-import type { DeliveryBuilder } from '../samples/shared.ts';
 import type { Provider } from '../types.ts';
 import type { CertificateFetch } from './certificates.ts';
 import type { PayloadPaths, ProviderFacts } from './facts.ts';
@@ -16,7 +15,8 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
 
 /**
  * One catalogue provider as its module declares it (`catalogue/<type>.ts` exports it as `definition`); the
- * catalogue index lists the modules once and builds its entries, the certificate types and the samples from them.
+ * catalogue index lists the modules once and builds its entries and the certificate types from them; its sample
+ * delivery is `@webhook-inbox/samples`'.
  * Its paths into payloads (event facts, subject, excerpt) are JSON pointers, with `*` for each element of an array
  * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts.
  */
@@ -28,8 +28,6 @@ export interface CatalogueDefinition extends PayloadPaths {
   create: (options: CatalogueSourceOptions) => Provider;
   /** The hosts its signing certificates are fetched from, for the types that fetch one (certificates.ts). */
   certificateHosts?: readonly (string | RegExp)[];
-  /** A signed sample delivery, where the module writes its own (the others' are in ../samples/). */
-  sample?: DeliveryBuilder;
 }
 
 /** The options of a provider that signs its public URL; the factory checks that the URL is one. */

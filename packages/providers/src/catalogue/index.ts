@@ -119,6 +119,7 @@ export { awsSnsProvider, signSns } from './aws-sns.ts';
 export { bitbucketProvider, signBitbucket } from './bitbucket.ts';
 export { calendlyProvider, signCalendly } from './calendly.ts';
 export { clerkProvider, signClerk } from './clerk.ts';
+export { customerioProvider, signCustomerio } from './customerio.ts';
 export { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
 export { githubProvider, signGithub } from './github.ts';
 export { gitlabProvider, signGitlab } from './gitlab.ts';

@@ -2,12 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { useCertificateServer, useTempFiles } from '@webhook-inbox/testing';
+import {
+  useCertificateServer,
+  useTempFiles,
+  sampleCredentials,
+  selfSignedCertificate,
+} from '@webhook-inbox/testing';
 import MessageValidator from 'sns-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsSnsProvider, signSns } from '../../src/catalogue/aws-sns.ts';
 import { catalogueEntry } from '../../src/catalogue/index.ts';
-import { sampleCredentials, selfSignedCertificate } from '../../src/samples/index.ts';
 import type { Reception } from '../../src/types.ts';
 import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request } from './support.ts';

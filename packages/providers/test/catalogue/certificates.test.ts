@@ -9,7 +9,7 @@ import {
   SNS_CERTIFICATE_HOSTS,
   type CertificateFetch,
 } from '../../src/catalogue/certificates.ts';
-import { selfSignedCertificate } from '../../src/samples/index.ts';
+import { selfSignedCertificate } from '@webhook-inbox/testing';
 
 // The certificate store against a real loopback HTTP server holding a self-signed certificate made by openssl for
 // this test: the injectable fetch maps the documented https URL onto the server, which counts the requests it gets.

@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { useCertificateServer, useTempFiles } from '@webhook-inbox/testing';
+import { useCertificateServer, useTempFiles, sampleCredentials } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { catalogueEntry } from '../../src/catalogue/index.ts';
 import { paypalProvider, paypalSignedText, signPaypal } from '../../src/catalogue/paypal.ts';
-import { sampleCredentials } from '../../src/samples/index.ts';
 import type { Reception } from '../../src/types.ts';
 import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request, tamper, without } from './support.ts';

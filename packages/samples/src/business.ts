@@ -1,7 +1,8 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import {
   signCalendly,
   signClerk,
+  signCustomerio,
   signHubspot,
   signIntercom,
   signMailgun,
@@ -13,8 +14,10 @@ import {
   signTypeform,
   signWooCommerce,
   signZendesk,
-} from '../catalogue/index.ts';
+} from '@webhook-inbox/providers';
+import { isPaddleSampleType, PADDLE_SAMPLE_BODIES } from './paddle.ts';
 import { jsonDelivery, seconds, split, svixBuilder, type DeliveryBuilder } from './shared.ts';
+import { isSquareSampleType, SQUARE_SAMPLE_BODIES } from './square.ts';
 
 // Sample deliveries of the billing, commerce, CRM, support, e-mail and forms providers, in their documented shapes.
 export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
@@ -22,12 +25,13 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'transaction.completed',
     build(input) {
       const id = `evt_${randomUUID().replaceAll('-', '')}`;
+      // A type without a written body gets the envelope and a bare entity; its own fields are missing.
+      const written = isPaddleSampleType(input.type) ? PADDLE_SAMPLE_BODIES[input.type] : undefined;
       return jsonDelivery(input, {
         sample: {
+          ...(written ?? { event_type: input.type, notification_id: null, data: { id: 'txn_01' } }),
           event_id: id,
-          event_type: input.type,
           occurred_at: input.now.toISOString(),
-          data: { id: 'txn_01' },
         },
         key: id,
         sign: (payload) => ({
@@ -40,14 +44,13 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'payment.updated',
     build(input) {
       const id = randomUUID();
-      const data = { type: 'payment', id: 'KkAk' };
+      // A type without a written body gets the envelope and a bare entity; its own fields are missing.
+      const written = isSquareSampleType(input.type) ? SQUARE_SAMPLE_BODIES[input.type] : undefined;
       return jsonDelivery(input, {
         sample: {
-          merchant_id: 'ML1',
-          type: input.type,
+          ...(written ?? { merchant_id: 'ML1', type: input.type, data: { type: 'payment', id: 'KkAk' } }),
           event_id: id,
           created_at: input.now.toISOString(),
-          data,
         },
         key: id,
         sign: (payload) => ({
@@ -160,6 +163,24 @@ export const BUSINESS_DELIVERIES: Record<string, DeliveryBuilder> = {
   },
   resend: svixBuilder('email.delivered', signResend, { email_id: 'em_1', to: ['delivered@resend.dev'] }),
   clerk: svixBuilder('user.created', signClerk, { id: 'user_29w83sxmDNGwOuEthce5gg56FcC', object: 'user' }),
+  customerio: {
+    type: 'email.opened',
+    build(input) {
+      const id = `01${randomBytes(12).toString('hex').toUpperCase()}`;
+      const [objectType, metric] = split(input.type);
+      return jsonDelivery(input, {
+        sample: {
+          event_id: id,
+          object_type: objectType,
+          metric: metric ?? 'sent',
+          timestamp: seconds(input.now),
+          data: { customer_id: '42', identifiers: { id: '42' } },
+        },
+        key: id,
+        sign: (payload) => signCustomerio({ payload, secret: input.secret, timestamp: seconds(input.now) }),
+      });
+    },
+  },
   typeform: {
     type: 'form_response',
     build(input) {

@@ -1,23 +1,14 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { githubProvider } from '../../src/catalogue/github.ts';
-import { catalogueDelivery, GITHUB_SAMPLE_BODIES, type GitHubSampleType } from '../../src/samples/index.ts';
-import type { GitHubPayloads } from '../../src/types/github.ts';
+import { githubProvider } from '@webhook-inbox/providers';
+import type { GitHubPayloads } from '@webhook-inbox/providers/github';
+import { catalogueDelivery, GITHUB_SAMPLE_BODIES, type GitHubSampleType, type Shape } from '../src/index.ts';
+import type { RequiredKeys } from './support.ts';
 
 // `webhook-inbox send github <type>` posts these bodies to a team whose effects read them as
 // `GitHubInboxEvent<type>`: each must be that type's payload. The type-check (pnpm typecheck covers this file)
 // holds every field a sample carries to the type package's type, and every top-level field the type requires to
 // be present; the tests below run each sample through the receiver's verification and read it as the guide's
 // effects do.
-
-/** Every field optional, at every depth: what a sample gives is checked, what it leaves out is not. */
-type Shape<T> = T extends readonly (infer Item)[]
-  ? readonly Shape<Item>[]
-  : T extends object
-    ? { [K in keyof T]?: Shape<T[K]> }
-    : T;
-
-/** The keys `T` requires (not optional). */
-type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
 type Samples = typeof GITHUB_SAMPLE_BODIES;
 

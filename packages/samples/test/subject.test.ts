@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, catalogueEntry } from '../src/catalogue/index.ts';
-import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../src/samples/index.ts';
-import { hasSubject, subjectOf } from '../src/subject.ts';
-import type { VerifiedEvent } from '../src/types.ts';
-import { request } from './catalogue/support.ts';
+import { CATALOGUE, catalogueEntry, type VerifiedEvent } from '@webhook-inbox/providers';
+import { hasSubject, subjectOf } from '@webhook-inbox/providers/subject';
+import { sampleCredentials } from '@webhook-inbox/testing';
+import { catalogueDelivery, catalogueSampleType } from '../src/index.ts';
+import { request } from './support.ts';
 
 const URL_SIGNED = 'https://hooks.example.com/webhooks/x';
 

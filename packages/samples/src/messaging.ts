@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { signDiscord, signMeta, signSlack, signTwilio, signZoom } from '../catalogue/index.ts';
+import { signDiscord, signMeta, signSlack, signTwilio, signZoom } from '@webhook-inbox/providers';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
+import { isSlackSampleType, SLACK_SAMPLE_BODIES } from './slack.ts';
 
 // Sample deliveries of the chat, telephony and meeting platforms, in their documented shapes.
 
@@ -48,16 +49,12 @@ export const MESSAGING_DELIVERIES: Record<string, DeliveryBuilder> = {
     type: 'app_mention',
     build(input) {
       const id = `Ev${randomBytes(5).toString('hex').toUpperCase()}`;
+      // A type without a written body gets the envelope around a bare event of its type.
+      const written = isSlackSampleType(input.type)
+        ? SLACK_SAMPLE_BODIES[input.type]
+        : { ...SLACK_SAMPLE_BODIES.app_mention, event: { type: input.type, user: 'U061F7AUR' } };
       return jsonDelivery(input, {
-        sample: {
-          token: 'verification-token-unused',
-          team_id: 'T061EG9R6',
-          api_app_id: 'A0PNCHHK2',
-          event: { type: input.type, user: 'U061F7AUR', text: '<@U0LAN0Z89> hello', ts: '1515449522.000016' },
-          type: 'event_callback',
-          event_id: id,
-          event_time: seconds(input.now),
-        },
+        sample: { ...written, event_id: id, event_time: seconds(input.now) },
         key: id,
         sign: (payload) => signSlack({ payload, secret: input.secret, timestamp: seconds(input.now) }),
       });

@@ -1,15 +1,24 @@
 import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, type CatalogueEntry } from '../src/catalogue/index.ts';
-import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../src/samples/index.ts';
-import { signEd25519 } from '../src/ed25519.ts';
-import { HANDSHAKES, type HandshakeType } from '../src/handshakes.ts';
-import { signHmac } from '../src/hmac.ts';
-import { signApiKey } from '../src/api-key.ts';
-import { parseSourcesFile } from '../src/sources-file.ts';
-import { createSourceProvider, isBuiltinSource, type SourceDefinition } from '../src/sources.ts';
-import type { Provider, Reception, SignedRequest } from '../src/types.ts';
+import {
+  CATALOGUE,
+  createSourceProvider,
+  HANDSHAKES,
+  isBuiltinSource,
+  parseSourcesFile,
+  signApiKey,
+  signEd25519,
+  signHmac,
+  type CatalogueEntry,
+  type HandshakeType,
+  type Provider,
+  type Reception,
+  type SignedRequest,
+  type SourceDefinition,
+} from '@webhook-inbox/providers';
+import { sampleCredentials } from '@webhook-inbox/testing';
+import { catalogueDelivery, catalogueSampleType } from '../src/index.ts';
 
 // No unsigned request may get an answer whose bytes are a signature of a body the same source records: for every
 // catalogue type and one template source per handshake type, fast-check sends unsigned GETs and POSTs carrying

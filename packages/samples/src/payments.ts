@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import { signAdyen, signPaypal, signSns } from '../catalogue/index.ts';
+import { signAdyen, signPaypal, signSns } from '@webhook-inbox/providers';
 import { jsonDelivery, type DeliveryBuilder } from './shared.ts';
 
 // Sample deliveries of the senders whose signatures are not an HMAC header over the body (Adyen's per item, and the

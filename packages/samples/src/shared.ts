@@ -1,5 +1,5 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
-import type { signSvix } from '../catalogue/svix-based.ts';
+import type { signResend } from '@webhook-inbox/providers';
 
 // What the catalogue's sample deliveries share: the input and output, and small helpers of their bodies.
 
@@ -78,7 +78,7 @@ export function jsonDelivery(input: DeliveryInput, delivery: JsonDelivery): Cata
 /** A Svix-delivered sender (Resend, Clerk): the `svix-id` is the key, the body's `type` the type. */
 export function svixBuilder(
   type: string,
-  sign: typeof signSvix,
+  sign: typeof signResend,
   data: Record<string, unknown>,
 ): DeliveryBuilder {
   return {

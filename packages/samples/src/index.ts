@@ -1,4 +1,4 @@
-import { CATALOGUE, DEFINITIONS } from '../catalogue/index.ts';
+import { CATALOGUE } from '@webhook-inbox/providers';
 import { BUSINESS_DELIVERIES } from './business.ts';
 import { DEVELOPER_DELIVERIES } from './developer.ts';
 import { MESSAGING_DELIVERIES } from './messaging.ts';
@@ -6,13 +6,10 @@ import { PAYMENT_DELIVERIES } from './payments.ts';
 import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
 
 // A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
-// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post. A provider's
-// module may carry its own (`definition.sample`); the others are written here by category.
+// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post, written here by
+// category. Nothing of `@webhook-inbox/providers` imports them: a service that verifies does not install them.
 
 const BUILDERS: Record<string, DeliveryBuilder> = {
-  ...Object.fromEntries(
-    DEFINITIONS.flatMap((definition) => (definition.sample ? [[definition.type, definition.sample]] : [])),
-  ),
   ...DEVELOPER_DELIVERIES,
   ...BUSINESS_DELIVERIES,
   ...MESSAGING_DELIVERIES,
@@ -38,6 +35,10 @@ export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map(
 );
 
 export type { CatalogueDelivery, DeliveryInput } from './shared.ts';
-export { sampleCredentials, selfSignedCertificate, type SampleCredentials } from './credentials.ts';
 export { SAMPLE_CERTIFICATE_URLS } from './payments.ts';
 export { GITHUB_SAMPLE_BODIES, isGitHubSampleType, type GitHubSampleType } from './github.ts';
+export { isPaddleSampleType, PADDLE_SAMPLE_BODIES, type PaddleSampleType } from './paddle.ts';
+export { isSlackSampleType, SLACK_SAMPLE_BODIES, type SlackSampleType } from './slack.ts';
+export { isSquareSampleType, SQUARE_SAMPLE_BODIES, type SquareSampleType } from './square.ts';
+export { isStripeSampleType, STRIPE_SAMPLE_BODIES, type StripeSampleType } from './stripe.ts';
+export type { SampleBodies, Shape } from './shape.ts';

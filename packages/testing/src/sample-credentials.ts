@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import type { CatalogueEntry } from '../catalogue/index.ts';
 
 /** What a test or the bench configures a catalogue source with, and signs its deliveries with. Never for production. */
 export interface SampleCredentials {
@@ -23,8 +22,14 @@ const CERTIFICATE_SECRETS: Readonly<Record<string, string>> = {
   paypal: '8PT597110X687430LKGECATA',
 };
 
+/** What the credentials depend on: a catalogue entry's type and scheme (`@webhook-inbox/providers`' `CatalogueEntry`). */
+export interface CredentialsFor {
+  type: string;
+  facts: { scheme: string };
+}
+
 /** Sample credentials of a catalogue provider, the same for every call in a process. */
-export function sampleCredentials(entry: CatalogueEntry): SampleCredentials {
+export function sampleCredentials(entry: CredentialsFor): SampleCredentials {
   if (entry.type === 'postmark') return { secret: 'hooks:postmark-password' };
   if (entry.facts.scheme.toLowerCase().includes('svix')) {
     return {

@@ -8,7 +8,7 @@ import {
   signSegment,
   signSentry,
   signVercel,
-} from '../catalogue/index.ts';
+} from '@webhook-inbox/providers';
 import { GITHUB_SAMPLE_BODIES, isGitHubSampleType } from './github.ts';
 import { jsonDelivery, seconds, split, type DeliveryBuilder } from './shared.ts';
 

@@ -32,6 +32,7 @@ import { definition as zoom } from './zoom.ts';
 import type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
 import { withSourceType } from './source-type.ts';
+import { templatedProvider } from './template-data.ts';
 
 /** One catalogue provider, as the sources framework registers it. */
 export interface CatalogueEntry {
@@ -84,7 +85,11 @@ export const DEFINITIONS: readonly CatalogueDefinition[] = [
   paypal,
 ];
 
-function entry({ type, facts, create }: CatalogueDefinition): CatalogueEntry {
+function entry(definition: CatalogueDefinition): CatalogueEntry {
+  const { type, facts, template } = definition;
+  const create = template
+    ? (options: CatalogueSourceOptions) => templatedProvider(type, template, options)
+    : definition.create;
   return {
     type,
     envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`,

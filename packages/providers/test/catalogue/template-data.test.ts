@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, DEFINITIONS } from '../../src/catalogue/index.ts';
+import { catalogueDelivery, catalogueSampleType, sampleCredentials } from '../../src/samples/index.ts';
+import { createSourceProvider, sourcesFileSpec } from '../../src/sources.ts';
+import type { SignedRequest } from '../../src/types.ts';
+
+// The catalogue providers declared as template data (catalogue/template-data.ts): each declaration is a source a
+// user could write in the sources file, and a user who writes it gets the catalogue provider's events.
+
+const TEMPLATED = DEFINITIONS.filter((definition) => definition.template !== undefined);
+const NOW = new Date();
+
+function requestOf(delivery: { body: string; headers: Record<string, string> }): SignedRequest {
+  const headers = new Headers(delivery.headers);
+  return { rawBody: Buffer.from(delivery.body), header: (name) => headers.get(name), method: 'POST' };
+}
+
+describe('catalogue providers as template data', () => {
+  it('are the body-HMAC and Svix providers', () => {
+    expect(TEMPLATED.map((definition) => definition.type).sort()).toEqual([
+      'bitbucket',
+      'clerk',
+      'github',
+      'intercom',
+      'jira',
+      'resend',
+      'segment',
+      'sentry',
+      'typeform',
+      'vercel',
+      'woocommerce',
+    ]);
+  });
+
+  it.each(TEMPLATED.map((definition) => [definition.type, definition] as const))(
+    '%s: its template is a valid source of the sources file, and verifies its sample as the catalogue does',
+    (type, definition) => {
+      const entry = CATALOGUE.find((candidate) => candidate.type === type)!;
+      const { secret } = sampleCredentials(entry);
+      const parsed = sourcesFileSpec.safeParse({
+        sources: { [`${type}-user`]: { ...definition.template, secrets: [secret] } },
+      });
+      expect(parsed.success, parsed.error?.message).toBe(true);
+
+      const user = createSourceProvider({ ...parsed.data!.sources[`${type}-user`]!, name: type }, 300);
+      const catalogue = entry.create({ secrets: [secret] });
+      const delivery = catalogueDelivery(type, { secret, type: catalogueSampleType(type)!, now: NOW });
+      expect(delivery).toBeDefined();
+      const ours = catalogue.verify(requestOf(delivery!), NOW);
+      expect(user.verify(requestOf(delivery!), NOW)).toEqual(ours);
+      expect({ key: ours.eventId, type: ours.type }).toEqual({ key: delivery!.key, type: delivery!.type });
+    },
+  );
+});

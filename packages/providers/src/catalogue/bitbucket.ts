@@ -34,6 +34,7 @@ export const definition = {
     { label: 'Actor', paths: ['/actor/nickname'], personal: true },
   ],
   subject: ['/repository/full_name', '/actor/nickname'],
+  caseless: { subject: ['/repository/full_name', '/actor/nickname'], eventId: true },
   excerpt: ['/repository/full_name', '/repository/workspace/slug', '/pullrequest/id', '/pullrequest/state'],
 } satisfies CatalogueDefinition;
 

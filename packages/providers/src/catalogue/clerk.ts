@@ -25,6 +25,7 @@ export const definition = {
   facts: CLERK_FACTS,
   template: SVIX_TEMPLATE,
   subject: ['/data/id', '/data/email_addresses/*/email_address', '/data/user_id'],
+  caseless: { subject: ['/data/email_addresses/*/email_address'] },
 } satisfies CatalogueDefinition;
 
 /**

@@ -51,6 +51,7 @@ export const definition = {
     { label: 'Sender', paths: ['/sender/login'], personal: true },
   ],
   subject: ['/repository/full_name', '/organization/login', '/sender/login'],
+  caseless: { subject: ['/repository/full_name', '/organization/login', '/sender/login'], eventId: true },
   excerpt: [
     '/action',
     '/repository/full_name',

@@ -30,6 +30,7 @@ export const definition = {
   },
   eventFacts: [{ label: 'Workspace', paths: ['/app_id'] }],
   subject: ['/data/item/email', '/data/item/id', '/app_id'],
+  caseless: { subject: ['/data/item/email'] },
   excerpt: ['/type', '/id', '/topic', '/app_id', '/created_at', '/data/item/type', '/data/item/id'],
 } satisfies CatalogueDefinition;
 

@@ -25,6 +25,7 @@ export const definition = {
   facts: RESEND_FACTS,
   template: SVIX_TEMPLATE,
   subject: ['/data/email_id', '/data/to/*'],
+  caseless: { subject: ['/data/email_id', '/data/to/*'] },
 } satisfies CatalogueDefinition;
 
 /**

@@ -28,6 +28,7 @@ export const definition = {
     eventType: { pointer: '/type', required: true, suffix: '/event' },
   },
   subject: ['/userId', '/anonymousId', '/traits/email'],
+  caseless: { subject: ['/traits/email'] },
 } satisfies CatalogueDefinition;
 
 /**

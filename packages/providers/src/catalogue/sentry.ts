@@ -31,6 +31,7 @@ export const definition = {
   },
   eventFacts: [{ label: 'Installation', paths: ['/installation/uuid'] }],
   subject: ['/data/issue/id', '/installation/uuid'],
+  caseless: { eventId: true },
   excerpt: ['/action', '/installation/uuid', '/data/issue/id', '/data/issue/status'],
 } satisfies CatalogueDefinition;
 

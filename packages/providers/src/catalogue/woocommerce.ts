@@ -35,6 +35,7 @@ export const definition = {
   },
   eventFacts: [{ label: 'Store', header: 'x-wc-webhook-source' }],
   subject: ['/id', '/customer_id', '/billing/email'],
+  caseless: { subject: ['/billing/email'] },
   excerpt: ['/id', '/status', '/currency', '/total', '/date_created'],
 } satisfies CatalogueDefinition;
 

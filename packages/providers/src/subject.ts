@@ -66,3 +66,6 @@ export function subjectOf(event: VerifiedEvent): string[] {
   }
   return [...values];
 }
+
+/** The provider types whose event ids compare without case (their modules' `caseless.eventId`): the id search's. */
+export { CASELESS_EVENT_ID_TYPES } from './provider-paths.ts';

@@ -16,20 +16,22 @@ function requestOf(delivery: { body: string; headers: Record<string, string> }):
 }
 
 describe('catalogue providers as template data', () => {
-  it('are the body-HMAC and Svix providers', () => {
-    expect(TEMPLATED.map((definition) => definition.type).sort()).toEqual([
-      'bitbucket',
-      'clerk',
-      'github',
-      'intercom',
-      'jira',
-      'resend',
-      'segment',
-      'sentry',
-      'typeform',
-      'vercel',
-      'woocommerce',
-    ]);
+  it('include every body-HMAC and Svix provider', () => {
+    expect(TEMPLATED.map((definition) => definition.type)).toEqual(
+      expect.arrayContaining([
+        'bitbucket',
+        'clerk',
+        'github',
+        'intercom',
+        'jira',
+        'resend',
+        'segment',
+        'sentry',
+        'typeform',
+        'vercel',
+        'woocommerce',
+      ]),
+    );
   });
 
   it.each(TEMPLATED.map((definition) => [definition.type, definition] as const))(

@@ -82,12 +82,19 @@ function templateSample(
   const item: Record<string, unknown> = { id: unique, type };
   let id: string = unique;
   const { eventKey, eventType } = source;
-  if (eventKey?.header) headers[eventKey.header] = unique;
+  // A key of several parts: the type in each but the last, the fresh id there.
+  const parts = (count: number) => Array.from({ length: count }, (_, i) => (i === count - 1 ? unique : type));
+  if (eventKey?.header !== undefined) {
+    const names = typeof eventKey.header === 'string' ? [eventKey.header] : eventKey.header;
+    const values = parts(names.length);
+    names.forEach((name, index) => (headers[name] = values[index] ?? unique));
+    id = values.join(':');
+  }
   if (eventKey?.pointer !== undefined) {
     const pointers = typeof eventKey.pointer === 'string' ? [eventKey.pointer] : eventKey.pointer;
-    const parts = pointers.map((pointer, index) => (index === pointers.length - 1 ? unique : type));
-    pointers.forEach((pointer, index) => setAt(item, pointer, parts[index]));
-    id = parts.join(':');
+    const values = parts(pointers.length);
+    pointers.forEach((pointer, index) => setAt(item, pointer, values[index]));
+    id = values.join(':');
   }
   if (eventType.header) headers[eventType.header] = type;
   if (eventType.pointer !== undefined) setAt(item, eventType.pointer, type);

@@ -19,6 +19,7 @@ import type { Provider, SignedRequest } from './types.ts';
 
 export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;
 export const HMAC_ENCODINGS = ['hex', 'base64', 'base64url'] as const;
+const PADDINGS = ['optional', 'canonical'] as const;
 const PLACEHOLDERS = ['body', 'timestamp', 'id', 'url', 'form'] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
 
@@ -30,6 +31,11 @@ export const hmacSpec = z
     encoding: z.enum(HMAC_ENCODINGS).default('hex'),
     /** Before each signature, e.g. `sha256=` (GitHub) or `v0=` (Slack); a signature without it is ignored. */
     prefix: z.string().default(''),
+    /**
+     * Which base64 spellings of a signature match: `optional` (any trailing `=`, present or not: senders differ),
+     * or `canonical` (exactly what the sender's encoder writes, so one signature has one spelling).
+     */
+    padding: z.enum(PADDINGS).optional(),
     /** Between several signatures in the header (e.g. `" "` or `","`); unset: the header is one signature. */
     separator: z.string().min(1).optional(),
     /**
@@ -155,6 +161,7 @@ export function hmacProvider(options: HmacProviderOptions): Provider {
   const keys = options.secrets.map((secret) => hmacKey(secret));
   const length = createHmac(hmac.algorithm, 'x').digest().length;
   const header = hmac.header.toLowerCase();
+  const padding = hmac.padding ?? 'optional';
 
   const authenticate = (request: SignedRequest, now: Date) => {
     const value = headerValue(request.header(header));
@@ -163,7 +170,7 @@ export function hmacProvider(options: HmacProviderOptions): Provider {
     for (const entry of hmac.separator === undefined ? [value] : value.split(hmac.separator)) {
       const text = entry.trim();
       if (!text.startsWith(hmac.prefix)) continue;
-      const signature = decodeSignature(text.slice(hmac.prefix.length), hmac.encoding, length, 'optional');
+      const signature = decodeSignature(text.slice(hmac.prefix.length), hmac.encoding, length, padding);
       if (signature !== undefined) signatures.push(signature);
     }
     const values: SigningValues = { body: request.rawBody, url: publicUrlOf(template.publicUrl, request) };

@@ -56,3 +56,48 @@ export const SUBJECT_POINTERS: Readonly<Record<string, readonly Pointer[]>> = ta
 
 /** The pointers an alert excerpt of a catalogue provider's event may show, by type. */
 export const EXCERPT_POINTERS: Readonly<Record<string, readonly Pointer[]>> = table('excerpt', parsed);
+
+/** A value of the subject, where it is read from, and whether it is stored lower-cased. */
+export interface SubjectSource<Where> {
+  where: Where;
+  caseless: boolean;
+}
+
+/** Each entry of `caseless.subject` named among the type's subject pointers and headers, or a TypeError at load. */
+function caselessOf(paths: PayloadPaths, type: string): ReadonlySet<string> {
+  const caseless = new Set(paths.caseless?.subject ?? []);
+  const known = new Set([...(paths.subject ?? []), ...(paths.subjectHeaders ?? [])]);
+  for (const entry of caseless) {
+    if (!known.has(entry))
+      throw new TypeError(`${type}: caseless subject ${entry} is not one of its subject's`);
+  }
+  return caseless;
+}
+
+/** The subject's pointers of each provider that has a subject, by type, each with its case rule. */
+export const SUBJECT_READS: Readonly<Record<string, readonly SubjectSource<Pointer>[]>> = table(
+  'subject',
+  (pointers, type) => {
+    const caseless = caselessOf(pathsOf(type), type);
+    const tokens = parsed(pointers, type);
+    return pointers.map((pointer, index) => ({ where: tokens[index]!, caseless: caseless.has(pointer) }));
+  },
+);
+
+/** The kept headers (lower-case) whose values are subject values, by type, each with its case rule. */
+export const SUBJECT_HEADERS: Readonly<Record<string, readonly SubjectSource<string>[]>> = table(
+  'subjectHeaders',
+  (headers, type) => {
+    const caseless = caselessOf(pathsOf(type), type);
+    return headers.map((header) => ({ where: header, caseless: caseless.has(header) }));
+  },
+);
+
+/** The types whose event keys compare without case (`caseless.eventId`): the event-id search ignores case for them. */
+export const CASELESS_EVENT_ID_TYPES: readonly string[] = BY_TYPE.filter(
+  ([, paths]) => paths.caseless?.eventId === true,
+).map(([type]) => type);
+
+function pathsOf(type: string): PayloadPaths {
+  return BY_TYPE.find(([candidate]) => candidate === type)?.[1] ?? {};
+}

@@ -161,9 +161,11 @@ export function signShopify({ payload, secret }: SignShopifyOptions): string {
 
 /**
  * Shopify's paths into a delivery (`PayloadPaths`): the shop comes from a header; the body is the resource itself
- * (an order, a customer, the shop), and subject.ts adds the shop and the bare event id from the headers.
+ * (an order, a customer, the shop), and its headers the shop and the bare event id (`subjectHeaders`).
  */
 export const SHOPIFY_PATHS: PayloadPaths = {
   eventFacts: [{ label: 'Shop', header: 'x-shopify-shop-domain' }],
   subject: ['/id', '/email', '/contact_email', '/customer/id', '/customer/email', '/domain'],
+  subjectHeaders: ['x-shopify-shop-domain', 'x-shopify-event-id', 'x-shopify-webhook-id'],
+  caseless: { subject: ['/email', '/contact_email', '/customer/email', '/domain', 'x-shopify-shop-domain'] },
 };

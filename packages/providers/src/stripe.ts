@@ -189,4 +189,12 @@ export const STRIPE_PATHS: PayloadPaths = {
     '/data/object/receipt_email',
     '/data/object/billing_details/email',
   ],
+  caseless: {
+    subject: [
+      '/data/object/customer_email',
+      '/data/object/customer_details/email',
+      '/data/object/receipt_email',
+      '/data/object/billing_details/email',
+    ],
+  },
 };

@@ -1,6 +1,6 @@
 import { rawJsonText } from './json.ts';
 import { valuesAt } from './pointer.ts';
-import { SUBJECT_POINTERS as PATHS } from './provider-paths.ts';
+import { SUBJECT_HEADERS, SUBJECT_READS as PATHS } from './provider-paths.ts';
 import type { VerifiedEvent } from './types.ts';
 
 /**
@@ -14,43 +14,34 @@ import type { VerifiedEvent } from './types.ts';
  * verification parsed (`VerifiedEvent.body`), or parses the text once, before the recording transaction.
  */
 
-/**
- * Paths (pointer tokens joined by `/`) and headers whose values the provider compares without case (emails,
- * logins, repository names, domains): stored lower-cased, so a search finds them however they are typed. Every
- * other value (a Stripe customer `cus_I4TagvBaGok0Tj`, a message id) keeps its case: lower-cased, a copied id would
- * find nothing at the provider.
- */
-const CASE_INSENSITIVE =
-  /email|recipient|login|username|nickname|full_name|path_with_namespace|domain|^data\/to\/\*$/i;
-
 /** At most this many values, each at most this long: a subject is a handful of identifiers, never a document. */
 const MAX_VALUES = 8;
 const MAX_VALUE_LENGTH = 200;
 
-const SHOPIFY_HEADERS = ['x-shopify-shop-domain', 'x-shopify-event-id', 'x-shopify-webhook-id'];
-
 /** Whether the provider type has subject paths (tests, docs). */
 export function hasSubject(type: string): boolean {
-  return Object.hasOwn(PATHS, type);
+  return Object.hasOwn(PATHS, type) || Object.hasOwn(SUBJECT_HEADERS, type);
 }
 
 /**
- * The event's subject values, distinct (lower-cased where the provider's are case-insensitive), or `[]`: the paths' values that are strings or numbers
- * (numbers as written, so a Shopify id above 2^53 keeps its digits), and for Shopify its shop domain and bare
- * event id. A body that does not parse has none (it was verified and is stored all the same).
+ * The event's subject values, distinct, or `[]`: the values at its type's subject pointers that are strings or
+ * numbers (numbers as written, so a Shopify id above 2^53 keeps its digits) and those of its subject headers
+ * (Shopify's shop domain and bare event id), each lower-cased where the provider's module declares it caseless
+ * (`caseless.subject`). A body that does not parse has none (it was verified and is stored all the same).
  */
 export function subjectOf(event: VerifiedEvent): string[] {
   const type = event.sourceType ?? event.provider;
-  const paths = Object.hasOwn(PATHS, type) ? PATHS[type] : undefined;
-  if (!paths) return [];
+  const paths = (Object.hasOwn(PATHS, type) && PATHS[type]) || [];
+  const headers = (Object.hasOwn(SUBJECT_HEADERS, type) && SUBJECT_HEADERS[type]) || [];
+  if (paths.length === 0 && headers.length === 0) return [];
   const values = new Set<string>();
-  const add = (value: unknown, where: string) => {
+  const add = (value: unknown, caseless: boolean) => {
     if (typeof value !== 'string' || value === '' || values.size >= MAX_VALUES) return;
     // U+001F joins the values on their way to the insert; NUL is a character PostgreSQL text cannot hold.
     if (value.length <= MAX_VALUE_LENGTH && !value.includes('\u0000') && !value.includes('\u001f'))
-      values.add(CASE_INSENSITIVE.test(where) ? value.toLowerCase() : value);
+      values.add(caseless ? value.toLowerCase() : value);
   };
-  if (type === 'shopify') for (const name of SHOPIFY_HEADERS) add(event.headers[name], name);
+  for (const { where, caseless } of headers) add(event.headers[where], caseless);
   let body: unknown = event.body;
   if (body === undefined) {
     try {
@@ -60,7 +51,7 @@ export function subjectOf(event: VerifiedEvent): string[] {
     }
   }
   const read = () =>
-    paths.flatMap((path) => valuesAt(body, path).map((value) => ({ where: path.join('/'), value })));
+    paths.flatMap(({ where, caseless }) => valuesAt(body, where).map((value) => ({ caseless, value })));
   let found = read();
   // A number JS cannot hold exactly (a Shopify id above 2^53): parse again keeping each number's digits. Rarely:
   // a reviver costs about six plain parses of the body.
@@ -70,8 +61,11 @@ export function subjectOf(event: VerifiedEvent): string[] {
     );
     found = read();
   }
-  for (const { where, value } of found) {
-    add(typeof value === 'number' ? String(value) : (rawJsonText(value) ?? value), where);
+  for (const { caseless, value } of found) {
+    add(typeof value === 'number' ? String(value) : (rawJsonText(value) ?? value), caseless);
   }
   return [...values];
 }
+
+/** The provider types whose event ids compare without case (their modules' `caseless.eventId`): the id search's. */
+export { CASELESS_EVENT_ID_TYPES } from './provider-paths.ts';

@@ -28,13 +28,37 @@ export function parseJsonLossless(source: string, text: string, what = 'the body
 export interface DecodedBody {
   value: unknown;
   payloadText: string;
+  /**
+   * A JSON body parsed by `JSON.parse` (numbers as JS numbers), made on the first call: what one event's key and
+   * type are read from first and what the event carries as its `body`; `undefined` for a form.
+   */
+  plain?: () => unknown;
 }
 
-/** A JSON body: stored as received. */
+/**
+ * A JSON body, stored as received. Its lossless parse (`value`, numbers kept digit for digit) costs about six
+ * plain ones, so it is made on first use only: by a batch, a handshake, or a key or type that is a number.
+ */
 export function decodeJson(source: string, rawBody: Uint8Array): DecodedBody {
   if (rawBody.length === 0) throw new InvalidPayloadError(`${source}: the body is empty; expected JSON`);
   const text = bodyText(source, rawBody);
-  return { value: parseJsonLossless(source, text), payloadText: text };
+  let lossless: { value: unknown } | undefined;
+  let plain: { value: unknown } | undefined;
+  return {
+    payloadText: text,
+    get value() {
+      return (lossless ??= { value: parseJsonLossless(source, text) }).value;
+    },
+    plain: () => (plain ??= { value: parsePlain(source, text) }).value,
+  };
+}
+
+function parsePlain(source: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidPayloadError(`${source}: the body is not valid JSON`, { cause: error });
+  }
 }
 
 /** A form body's fields in order, names and values percent-decoded (`+` is a space), as a sender signs them. */

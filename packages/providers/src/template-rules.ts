@@ -35,22 +35,21 @@ export function templateIssues(spec: TemplateSpec, coverage: Coverage): Template
         'or, knowing a sender that changes one byte on redelivery is then not deduplicated, { bodyHash: true }',
     );
   }
-  const keyHeader = spec.eventKey?.header;
-  if (spec.batch !== undefined && keyHeader !== undefined) {
+  const keyHeaders = keyHeadersOf(spec);
+  const unsignedHeader = keyHeaders.find(
+    (header) => coverage.kind === 'signature' && !coverage.headers.includes(header.toLowerCase()),
+  );
+  if (spec.batch !== undefined && keyHeaders.length > 0) {
     add(
       ['eventKey', 'header'],
       'cannot key a batch: every event of the request would share it; use a pointer into each item',
     );
-  } else if (
-    keyHeader !== undefined &&
-    coverage.kind === 'signature' &&
-    !coverage.headers.includes(keyHeader.toLowerCase())
-  ) {
+  } else if (unsignedHeader !== undefined && spec.eventKey?.unsigned !== true) {
     add(
       ['eventKey', 'header'],
-      `${keyHeader} is not covered by the signature: a captured delivery posted again with another ` +
-        `${keyHeader} would be a new event; key by what is signed: a pointer into the body, { bodyHash: true }, ` +
-        'or (hmac) the header hmac.id names with {id} in hmac.signed',
+      `${unsignedHeader} is not covered by the signature: a captured delivery posted again with another ` +
+        `${unsignedHeader} would be a new event; key by what is signed: a pointer into the body, { bodyHash: true }, ` +
+        'or (hmac) the header hmac.id names with {id} in hmac.signed; or, knowing that, unsigned: true',
     );
   }
   if (spec.batch !== undefined && spec.body === 'form') add(['batch'], 'is for JSON bodies only');
@@ -66,6 +65,13 @@ export function templateIssues(spec: TemplateSpec, coverage: Coverage): Template
     );
   }
   return issues;
+}
+
+/** The headers the event key is read from, as written (none for a pointer or bodyHash key). */
+export function keyHeadersOf(spec: TemplateSpec): readonly string[] {
+  const header = spec.eventKey?.header;
+  if (header === undefined) return [];
+  return typeof header === 'string' ? [header] : header;
 }
 
 /** The cross-field rules of a template source (below), reported against the field to change. */

@@ -25,14 +25,24 @@ const exactlyOne = (fields: readonly string[]) => (value: object) =>
 
 const eventKeySpec = z
   .object({
-    header: headerName.optional(),
+    /** One header, or several whose values are joined with `:` (WooCommerce's store, webhook and delivery). */
+    header: z.union([headerName, z.array(headerName).min(1)]).optional(),
     /** One pointer, or several whose values are joined with `:` (e.g. Adyen's event code and PSP reference). */
     pointer: z.union([jsonPointer, z.array(jsonPointer).min(1)]).optional(),
     bodyHash: z.literal(true).optional(),
+    /**
+     * A key header the signature does not cover, chosen knowing what it costs (GitHub's `X-GitHub-Delivery`): a
+     * captured delivery posted again under another value of it is a new event (template-rules.ts).
+     */
+    unsigned: z.literal(true).optional(),
   })
   .strict()
   .refine(exactlyOne(['header', 'pointer', 'bodyHash']), {
     error: 'must have exactly one of header, pointer or bodyHash: true',
+  })
+  .refine((key) => key.unsigned === undefined || key.header !== undefined, {
+    error: 'unsigned: true is for a header key only',
+    path: ['unsigned'],
   });
 
 const eventTypeSpec = z
@@ -40,6 +50,13 @@ const eventTypeSpec = z
     header: headerName.optional(),
     pointer: jsonPointer.optional(),
     constant: z.string().min(1).max(255).optional(),
+    /** An absent header or pointer refuses the delivery (`invalid_payload`) rather than typing it `unknown`. */
+    required: z.literal(true).optional(),
+    /**
+     * A pointer into the body whose non-empty string is appended after a `.` (GitHub's `pull_request` and
+     * `/action` make `pull_request.opened`); absent, the type is left as it is.
+     */
+    suffix: jsonPointer.optional(),
   })
   .strict()
   .refine(exactlyOne(['header', 'pointer', 'constant']), {
@@ -62,6 +79,11 @@ export const templateFields = {
   body: z.enum(['json', 'form']).default('json'),
   /** Form fields holding JSON (Slack's `payload`): parsed, so pointers reach inside. */
   formJsonFields: z.array(z.string().min(1)).default([]),
+  /**
+   * The delivery headers kept with each event (stored beside its payload), exactly these; unset: the headers the
+   * event key and type are read from.
+   */
+  keepHeaders: z.array(headerName).optional(),
   /** Where a batch's events are (`""`: the body is the array); eventKey and eventType then point into each. */
   batch: z.object({ items: jsonPointer }).strict().optional(),
   handshake: handshakeSpec.optional(),

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { InvalidPayloadError } from './errors.ts';
 import { createHandshake, type HandshakeSpec } from './handshakes.ts';
 import { headerValue } from './shared.ts';
-import { templateIssues, type Coverage } from './template-rules.ts';
+import { keyHeadersOf, templateIssues, type Coverage } from './template-rules.ts';
 import type { TemplateSpec } from './template-schema.ts';
-import { pointerTokens, readPointer } from './pointer.ts';
+import { pointerTokens, readPointer, type Pointer } from './pointer.ts';
 import { decodeForm, decodeJson, jsonText, scalarText, type DecodedBody } from './template-body.ts';
 import type { HttpAnswer, Provider, Reception, SignedRequest, VerifiedEvent } from './types.ts';
 
@@ -26,8 +26,8 @@ export function templateProvider(
   const [issue] = templateIssues(spec, coverage);
   if (issue !== undefined) throw new TypeError(`${name}: ${issue.path.join('.')}: ${issue.message}`);
   if (spec.eventKey === undefined) throw new TypeError(`${name}: eventKey is required`);
-  const keyOf = compileKey(name, spec.eventKey);
-  const typeOf = compileType(spec.eventType);
+  const keyOf = compileKey(name, spec);
+  const typeOf = compileType(name, spec.eventType);
   const batchTokens = spec.batch === undefined ? undefined : pointerTokens(spec.batch.items);
   const handshake = spec.handshake === undefined ? undefined : createHandshake(name, spec.handshake, secrets);
   const decode = (request: SignedRequest): DecodedBody =>
@@ -35,10 +35,21 @@ export function templateProvider(
       ? decodeForm(name, request.rawBody, spec.formJsonFields)
       : decodeJson(name, request.rawBody);
 
-  const eventOf = (request: SignedRequest, value: unknown, payloadText: string): VerifiedEvent => {
+  const keep = keptHeaders(spec);
+  const eventOf = (
+    request: SignedRequest,
+    read: Read,
+    payloadText: string,
+    body?: Readonly<Record<string, unknown>>,
+  ): VerifiedEvent => {
+    const eventId = keyOf(request, read, payloadText);
+    const type = typeOf(request, read);
     const headers: Record<string, string> = {};
-    const eventId = keyOf(request, value, payloadText, headers);
-    return { provider: name, eventId, type: typeOf(request, value, headers), payloadText, headers };
+    for (const header of keep) {
+      const value = headerValue(request.header(header));
+      if (value !== undefined) headers[header] = value;
+    }
+    return { provider: name, eventId, type, payloadText, headers, ...(body !== undefined && { body }) };
   };
 
   const receive = (request: SignedRequest, now: Date): Reception => {
@@ -52,16 +63,24 @@ export function templateProvider(
     const body = () => (decoded ??= decode(request));
     const signed = handshake?.afterAuthentication?.(request, () => body().value);
     if (signed !== undefined) return answer(signed, handshake);
-    const { value, payloadText } = body();
-    if (batchTokens === undefined) return { kind: 'events', events: [eventOf(request, value, payloadText)] };
-    const items = readPointer(value, batchTokens);
+    const decodedBody = body();
+    if (batchTokens === undefined) {
+      const event = eventOf(
+        request,
+        eventReader(decodedBody),
+        decodedBody.payloadText,
+        objectOf(decodedBody),
+      );
+      return { kind: 'events', events: [event] };
+    }
+    const items = readPointer(decodedBody.value, batchTokens);
     if (!Array.isArray(items)) {
       throw new InvalidPayloadError(`${name}: the body has no array at ${JSON.stringify(spec.batch?.items)}`);
     }
     return {
       kind: 'events',
       batch: true,
-      events: items.map((item) => eventOf(request, item, jsonText(item))),
+      events: items.map((item) => eventOf(request, (tokens) => readPointer(item, tokens), jsonText(item))),
     };
   };
 
@@ -85,32 +104,65 @@ function answer(answer: HttpAnswer, handshake: { type: string } | undefined): Re
   return { kind: 'handshake', handshake: handshake?.type ?? 'unknown', answer };
 }
 
-type KeyReader = (
-  request: SignedRequest,
-  value: unknown,
-  payloadText: string,
-  kept: Record<string, string>,
-) => string;
+/** The value at a pointer into one event (its numbers as `rawJson`, so `scalarText` gives their digits). */
+type Read = (tokens: Pointer) => unknown;
 
-function compileKey(name: string, spec: NonNullable<TemplateSpec['eventKey']>): KeyReader {
-  if (spec.header !== undefined) {
-    const header = spec.header.toLowerCase();
-    return (request, _value, _text, kept) => {
-      const key = headerValue(request.header(header));
-      if (key === undefined) {
-        throw new InvalidPayloadError(`${name}: the ${spec.header} header (the event key) is absent`);
-      }
-      kept[header] = key;
-      return key;
-    };
+/**
+ * One event's reader over a body: the plain parse first, the lossless one only where a number is read (its
+ * digits as written, past 2^53 too); a form's fields as they are.
+ */
+function eventReader(decoded: DecodedBody): Read {
+  const plain = decoded.plain;
+  if (plain === undefined) return (tokens) => readPointer(decoded.value, tokens);
+  return (tokens) => {
+    const value = readPointer(plain(), tokens);
+    return typeof value === 'number' ? readPointer(decoded.value, tokens) : value;
+  };
+}
+
+/** The body an event carries for the subject (`VerifiedEvent.body`): a JSON object's plain parse, else none. */
+function objectOf(decoded: DecodedBody): Readonly<Record<string, unknown>> | undefined {
+  const value = decoded.plain?.();
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** The delivery headers an event keeps (lower-case): `keepHeaders`, else those its key and type are read from. */
+function keptHeaders(spec: TemplateSpec): readonly string[] {
+  const read = [
+    ...keyHeadersOf(spec),
+    ...(spec.eventType.header === undefined ? [] : [spec.eventType.header]),
+  ];
+  return [...new Set((spec.keepHeaders ?? read).map((header) => header.toLowerCase()))];
+}
+
+type KeyReader = (request: SignedRequest, read: Read, payloadText: string) => string;
+
+function compileKey(name: string, spec: TemplateSpec): KeyReader {
+  const key = spec.eventKey;
+  const headers = keyHeadersOf(spec);
+  if (headers.length > 0) {
+    const what = headers.length === 1 ? 'the event key' : 'part of the event key';
+    const lower = headers.map((header) => header.toLowerCase());
+    return (request) =>
+      lower
+        .map((header, index) => {
+          const part = headerValue(request.header(header));
+          if (part === undefined) {
+            throw new InvalidPayloadError(`${name}: the ${headers[index]} header (${what}) is absent`);
+          }
+          return part;
+        })
+        .join(':');
   }
-  if (spec.pointer !== undefined) {
-    const pointers = typeof spec.pointer === 'string' ? [spec.pointer] : spec.pointer;
+  if (key?.pointer !== undefined) {
+    const pointers = typeof key.pointer === 'string' ? [key.pointer] : key.pointer;
     const tokens = pointers.map(pointerTokens);
-    return (_request, value) =>
+    return (_request, read) =>
       tokens
         .map((path, index) => {
-          const part = scalarText(readPointer(value, path));
+          const part = scalarText(read(path));
           if (part === undefined) {
             throw new InvalidPayloadError(
               `${name}: the event has no string or number at ${JSON.stringify(pointers[index])} (its event key)`,
@@ -120,27 +172,49 @@ function compileKey(name: string, spec: NonNullable<TemplateSpec['eventKey']>): 
         })
         .join(':');
   }
-  return (_request, _value, payloadText) =>
-    `sha256:${createHash('sha256').update(payloadText).digest('hex')}`;
+  return (_request, _read, payloadText) => `sha256:${createHash('sha256').update(payloadText).digest('hex')}`;
 }
 
 function compileType(
+  name: string,
   spec: TemplateSpec['eventType'],
-): (request: SignedRequest, value: unknown, kept: Record<string, string>) => string {
+): (request: SignedRequest, read: Read) => string {
   if (spec.constant !== undefined) {
     const constant = spec.constant;
     return () => constant;
   }
+  const base = typeBase(spec);
+  const absent = (): string => {
+    if (spec.required !== true) return 'unknown';
+    const where =
+      spec.header !== undefined
+        ? `the ${spec.header} header`
+        : `no string or number at ${JSON.stringify(spec.pointer)}`;
+    throw new InvalidPayloadError(
+      spec.header !== undefined
+        ? `${name}: ${where} (the event type) is absent`
+        : `${name}: the event has ${where} (its event type)`,
+    );
+  };
+  const suffix = spec.suffix === undefined ? undefined : pointerTokens(spec.suffix);
+  return (request, read) => {
+    const type = base(request, read);
+    if (type === undefined) return absent();
+    const detail = suffix === undefined ? undefined : read(suffix);
+    return typeof detail === 'string' && detail !== '' ? `${type}.${detail}` : type;
+  };
+}
+
+/** Where a type is read from: its header's value, or the scalar at its pointer; `undefined` when absent. */
+function typeBase(
+  spec: TemplateSpec['eventType'],
+): (request: SignedRequest, read: Read) => string | undefined {
   if (spec.header !== undefined) {
     const header = spec.header.toLowerCase();
-    return (request, _value, kept) => {
-      const type = headerValue(request.header(header));
-      if (type !== undefined) kept[header] = type;
-      return type ?? 'unknown';
-    };
+    return (request) => headerValue(request.header(header));
   }
   const tokens = pointerTokens(spec.pointer ?? '');
-  return (_request, value) => scalarText(readPointer(value, tokens)) ?? 'unknown';
+  return (_request, read) => scalarText(read(tokens));
 }
 
 export type { HandshakeSpec };

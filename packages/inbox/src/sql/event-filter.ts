@@ -1,5 +1,6 @@
 import { DEFAULT_GROUP, type EventStatus } from '@webhook-inbox/db/statuses';
 import { groupRoutes } from './effect-routes.ts';
+import { CASELESS_EVENT_ID_TYPES } from '@webhook-inbox/providers/subject';
 import { payloadOf } from './event-payloads.ts';
 import { Params, type Statement } from './statement.ts';
 import { SUMMARY_COLUMNS } from './webhook-events.ts';
@@ -58,6 +59,11 @@ export interface EventFilter {
   search?: string | undefined;
   /** False: `search` does not look in subjects (a role that sees them masked cannot find them one guess at a time). */
   searchSubjects?: boolean | undefined;
+  /**
+   * The providers (source names) whose event ids `search` matches without case, as their modules declare
+   * (`caseless.eventId`: GitHub's delivery UUIDs); unset: the catalogue types that declare it, as source names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
   /** A payload path (`data.object.customer`) and the JSON it must hold there. */
   payload?: { path: string[]; json: string } | undefined;
   /**
@@ -120,13 +126,26 @@ function typePattern(pattern: string): string {
 /**
  * The ways a search reaches rows, as conditions on `webhook_events` (see the module's comment). A subject value is
  * stored as the provider writes it, lower-cased only where the provider's values are case-insensitive (emails,
- * logins, domains: `@webhook-inbox/providers/subject`), so the text matches as typed or lower-cased.
+ * logins, domains: `@webhook-inbox/providers/subject`), so the text matches as typed or lower-cased. An event id
+ * starts with the text as typed; for the providers whose ids compare without case (UUIDs, written in one case),
+ * also with it lower- or upper-cased, each a range of the primary key.
  */
-function searchBranches(search: string, params: Params, subjects = true): string[] {
+function searchBranches(search: string, params: Params, filter: EventFilter): string[] {
   const text = params.add(search);
+  const caseless = filter.caselessIdProviders ?? CASELESS_EVENT_ID_TYPES;
+  const otherCases = [...new Set([search.toLowerCase(), search.toUpperCase()])].filter((c) => c !== search);
+  const caselessIds =
+    caseless.length > 0 && otherCases.length > 0
+      ? [
+          `provider = any(${params.add(caseless)}::text[]) and (${otherCases
+            .map((c) => `event_id like ${params.add(prefixPattern(c))}`)
+            .join(' or ')})`,
+        ]
+      : [];
   return [
-    ...(subjects ? [`subject && array[${text}, lower(${text})]`] : []),
+    ...(filter.searchSubjects !== false ? [`subject && array[${text}, lower(${text})]`] : []),
     `provider = any(array(${PROVIDERS})) and event_id like ${params.add(prefixPattern(search))}`,
+    ...caselessIds,
     `type = ${text} and exists (select from effect_routes where event_type = ${text})`,
   ];
 }
@@ -139,7 +158,7 @@ function searchBranches(search: string, params: Params, subjects = true): string
 export function where(filter: EventFilter, params: Params): string[] {
   const clauses: string[] = [];
   if (filter.search) {
-    clauses.push(`(${searchBranches(filter.search, params, filter.searchSubjects).join(' or ')})`);
+    clauses.push(`(${searchBranches(filter.search, params, filter).join(' or ')})`);
   }
   if (filter.provider) clauses.push(`provider = ${params.add(filter.provider)}`);
   else if (filter.eventId) clauses.push(`provider = any(array(${PROVIDERS}))`);
@@ -228,7 +247,7 @@ export function listEvents(filter: EventFilter, limit: number, cursor?: EventCur
     };
   }
   // One page from each way in, newest first, then the newest of their union: each branch stays on its index.
-  const branches = searchBranches(search, params, filter.searchSubjects).map(
+  const branches = searchBranches(search, params, filter).map(
     (branch) =>
       `(select ${ROW_COLUMNS} from webhook_events ${whereText([...clauses, branch])} order by ${NEWEST} limit ${size})`,
   );
@@ -251,7 +270,7 @@ export function countUpTo(filter: EventFilter, cap: number): Statement {
   const clauses = where(rest, params);
   const limit = params.add(cap);
   const sets = search
-    ? searchBranches(search, params, filter.searchSubjects).map(
+    ? searchBranches(search, params, filter).map(
         (branch) =>
           `(select provider, event_id from webhook_events ${whereText([...clauses, branch])} limit ${limit})`,
       )

@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 export const BITBUCKET_FACTS: ProviderFacts = {
   scheme: 'X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',
@@ -17,21 +17,26 @@ export const BITBUCKET_FACTS: ProviderFacts = {
   docs: 'https://support.atlassian.com/bitbucket-cloud/docs/manage-webhooks/',
 };
 
-const BITBUCKET: BodyHmacScheme = {
+/** The catalogue's bitbucket: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'bitbucket',
-  signature: {
-    header: 'x-hub-signature',
-    prefix: 'sha256=',
-    digest: 'sha256',
-    encoding: 'hex',
-    sender: 'Bitbucket',
+  facts: BITBUCKET_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-Hub-Signature', prefix: 'sha256=', algorithm: 'sha256', encoding: 'hex' },
+    eventKey: { header: 'X-Request-UUID', unsigned: true },
+    eventType: { header: 'X-Event-Key', required: true },
+    keepHeaders: ['X-Event-Key', 'X-Hook-UUID', 'X-Attempt-Number'],
   },
-  kept: ['x-event-key', 'x-hook-uuid', 'x-attempt-number'],
-  identify: (name, request) => ({
-    eventId: requiredHeader(name, request, 'x-request-uuid', 'it is the event key'),
-    type: requiredHeader(name, request, 'x-event-key', 'it is the event type'),
-  }),
-};
+  eventFacts: [
+    { label: 'Repository', paths: ['/repository/full_name'] },
+    { label: 'Workspace', paths: ['/repository/workspace/slug'] },
+    { label: 'Actor', paths: ['/actor/nickname'], personal: true },
+  ],
+  subject: ['/repository/full_name', '/actor/nickname'],
+  caseless: { subject: ['/repository/full_name', '/actor/nickname'], eventId: true },
+  excerpt: ['/repository/full_name', '/repository/workspace/slug', '/pullrequest/id', '/pullrequest/state'],
+} satisfies CatalogueDefinition;
 
 /**
  * Bitbucket Cloud: `X-Hub-Signature: sha256=<hex>` (the header GitHub uses for SHA-1, here with SHA-256), the
@@ -44,24 +49,8 @@ const BITBUCKET: BodyHmacScheme = {
  * const bitbucket = bitbucketProvider({ secrets: [process.env.BITBUCKET_WEBHOOK_SECRET] });
  */
 export function bitbucketProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(BITBUCKET, options);
+  return templatedProvider('bitbucket', definition.template, options);
 }
 
 /** The `X-Hub-Signature` header value Bitbucket would send for this body; send it with `X-Request-UUID` and `X-Event-Key`. */
-export function signBitbucket({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(BITBUCKET, payload, secret);
-}
-
-/** The catalogue's bitbucket: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'bitbucket',
-  facts: BITBUCKET_FACTS,
-  create: bitbucketProvider,
-  eventFacts: [
-    { label: 'Repository', paths: ['/repository/full_name'] },
-    { label: 'Workspace', paths: ['/repository/workspace/slug'] },
-    { label: 'Actor', paths: ['/actor/nickname'], personal: true },
-  ],
-  subject: ['/repository/full_name', '/actor/nickname'],
-  excerpt: ['/repository/full_name', '/repository/workspace/slug', '/pullrequest/id', '/pullrequest/state'],
-};
+export const signBitbucket = bodySigner('bitbucket', definition.template);

@@ -75,4 +75,5 @@ export const definition: CatalogueDefinition = {
   facts: CALENDLY_FACTS,
   create: calendlyProvider,
   subject: ['/payload/email', '/payload/event'],
+  caseless: { subject: ['/payload/email'] },
 };

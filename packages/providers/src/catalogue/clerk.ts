@@ -1,7 +1,8 @@
 import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
-import { SVIX_RETRIES, SVIX_TOLERANCE_SECONDS, signSvix, svixSenderProvider } from './svix-based.ts';
+import { SVIX_RETRIES, SVIX_TEMPLATE, SVIX_TOLERANCE_SECONDS, signSvix } from './svix-based.ts';
+import { templatedProvider } from './template-data.ts';
 import type { CatalogueDefinition } from './definition.ts';
 
 export const CLERK_FACTS: ProviderFacts = {
@@ -18,6 +19,15 @@ export const CLERK_FACTS: ProviderFacts = {
   docs: 'https://clerk.com/docs/guides/development/webhooks/overview',
 };
 
+/** The catalogue's clerk: its facts, its scheme as template data (Svix's), its paths into payloads. */
+export const definition = {
+  type: 'clerk',
+  facts: CLERK_FACTS,
+  template: SVIX_TEMPLATE,
+  subject: ['/data/id', '/data/email_addresses/*/email_address', '/data/user_id'],
+  caseless: { subject: ['/data/email_addresses/*/email_address'] },
+} satisfies CatalogueDefinition;
+
 /**
  * Clerk: webhooks delivered by Svix, so Standard Webhooks with `svix-*` headers (see standard-webhooks.ts). The
  * signing secret is the endpoint's `whsec_...` value from the Clerk dashboard.
@@ -28,16 +38,8 @@ export const CLERK_FACTS: ProviderFacts = {
  * const clerk = clerkProvider({ secrets: [process.env.CLERK_WEBHOOK_SECRET] });
  */
 export function clerkProvider(options: CatalogueProviderOptions): Provider {
-  return svixSenderProvider('clerk', options);
+  return templatedProvider('clerk', definition.template, options);
 }
 
 /** The `svix-*` headers Clerk would send with this body, for tests and the dev CLI. */
 export const signClerk = signSvix;
-
-/** The catalogue's clerk: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'clerk',
-  facts: CLERK_FACTS,
-  create: clerkProvider,
-  subject: ['/data/id', '/data/email_addresses/*/email_address', '/data/user_id'],
-};

@@ -2,6 +2,7 @@ import type { Provider } from '../types.ts';
 import type { CertificateFetch } from './certificates.ts';
 import type { PayloadPaths, ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueTemplate } from './template-data.ts';
 
 /** What a source of a catalogue type is configured with: the common options, plus `url` where it is signed. */
 export interface CatalogueSourceOptions extends CatalogueProviderOptions {
@@ -18,14 +19,27 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
  * catalogue index lists the modules once and builds its entries and the certificate types from them; its sample
  * delivery is `@webhook-inbox/samples`'.
  * Its paths into payloads (event facts, subject, excerpt) are JSON pointers, with `*` for each element of an array
- * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts.
+ * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts. Its
+ * scheme is either data, a `template` (a source of the sources file: template-data.ts builds it), or code, `create`.
  */
-export interface CatalogueDefinition extends PayloadPaths {
+export type CatalogueDefinition = DefinitionFields &
+  (
+    | {
+        /** The scheme as a sources-file source without its secrets (`type: hmac`, `type: standard-webhooks`). */
+        template: CatalogueTemplate;
+        create?: undefined;
+      }
+    | {
+        /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
+        create: (options: CatalogueSourceOptions) => Provider;
+        template?: undefined;
+      }
+  );
+
+interface DefinitionFields extends PayloadPaths {
   /** The source type (`github`), also the default source name and URL segment. */
   type: string;
   facts: ProviderFacts;
-  /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
-  create: (options: CatalogueSourceOptions) => Provider;
   /** The hosts its signing certificates are fetched from, for the types that fetch one (certificates.ts). */
   certificateHosts?: readonly (string | RegExp)[];
 }

@@ -47,6 +47,15 @@ export interface PayloadPaths {
   eventFacts?: readonly EventFact[];
   /** The values an operator searches its events by (../subject.ts): customers, emails, repositories. */
   subject?: readonly string[];
+  /** Kept delivery headers (lower-case) whose values are subject values too (Shopify's shop domain). */
+  subjectHeaders?: readonly string[];
+  /**
+   * What the provider compares without case. `subject`: those of `subject` and `subjectHeaders` that hold emails,
+   * logins, repository names or domains, stored lower-cased so a search finds them however they are typed (every
+   * other value keeps its case: a Stripe `cus_I4TagvBaGok0Tj` lower-cased would find nothing at Stripe).
+   * `eventId`: its event keys are (UUIDs), so the console's and the CLI's event-id search ignores case for them.
+   */
+  caseless?: { subject?: readonly string[]; eventId?: true };
   /**
    * The fields an alert's excerpt may show, in the order shown: the event's own ids, type, action, status and
    * time, and the account it belongs to. Never people (phone numbers, emails, names, user handles) and never

@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 
 export const GITHUB_FACTS: ProviderFacts = {
@@ -28,50 +28,21 @@ export const GITHUB_FACTS: ProviderFacts = {
  * Event key: `X-GitHub-Delivery`, which a redelivery keeps. Type: `X-GitHub-Event` and the body's `action`,
  * e.g. `pull_request.opened`, or `push` for events without actions.
  */
-const GITHUB: BodyHmacScheme = {
-  type: 'github',
-  signature: {
-    header: 'x-hub-signature-256',
-    prefix: 'sha256=',
-    digest: 'sha256',
-    encoding: 'hex',
-    sender: 'GitHub',
-  },
-  kept: [
-    'x-github-event',
-    'x-github-hook-id',
-    'x-github-hook-installation-target-type',
-    'x-github-hook-installation-target-id',
-  ],
-  identify(name, request, body) {
-    const delivery = requiredHeader(name, request, 'x-github-delivery', 'it is the event key');
-    const event = requiredHeader(name, request, 'x-github-event', 'it is the event type');
-    return { eventId: delivery, type: withAction(event, body.action) };
-  },
-};
-
-/**
- * @example
- * const github = githubProvider({ secrets: [process.env.GITHUB_WEBHOOK_SECRET] });
- * const event = github.verify({ rawBody, header: (name) => request.headers.get(name) }, new Date());
- */
-export function githubProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(GITHUB, options);
-}
-
-/**
- * The `X-Hub-Signature-256` header value GitHub would send for this body, for tests and the dev CLI. Send it with
- * `X-GitHub-Event` and a fresh `X-GitHub-Delivery`.
- */
-export function signGithub({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(GITHUB, payload, secret);
-}
-
-/** The catalogue's github: its facts and its factory. */
-export const definition: CatalogueDefinition = {
+export const definition = {
   type: 'github',
   facts: GITHUB_FACTS,
-  create: githubProvider,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-Hub-Signature-256', prefix: 'sha256=', algorithm: 'sha256', encoding: 'hex' },
+    eventKey: { header: 'X-GitHub-Delivery', unsigned: true },
+    eventType: { header: 'X-GitHub-Event', required: true, suffix: '/action' },
+    keepHeaders: [
+      'X-GitHub-Event',
+      'X-GitHub-Hook-ID',
+      'X-GitHub-Hook-Installation-Target-Type',
+      'X-GitHub-Hook-Installation-Target-ID',
+    ],
+  },
   eventFacts: [
     { label: 'Repository', paths: ['/repository/full_name'] },
     { label: 'Organization', paths: ['/organization/login'] },
@@ -80,6 +51,7 @@ export const definition: CatalogueDefinition = {
     { label: 'Sender', paths: ['/sender/login'], personal: true },
   ],
   subject: ['/repository/full_name', '/organization/login', '/sender/login'],
+  caseless: { subject: ['/repository/full_name', '/organization/login', '/sender/login'], eventId: true },
   excerpt: [
     '/action',
     '/repository/full_name',
@@ -99,4 +71,19 @@ export const definition: CatalogueDefinition = {
     '/workflow_run/conclusion',
     '/hook_id',
   ],
-};
+} satisfies CatalogueDefinition;
+
+/**
+ * @example
+ * const github = githubProvider({ secrets: [process.env.GITHUB_WEBHOOK_SECRET] });
+ * const event = github.verify({ rawBody, header: (name) => request.headers.get(name) }, new Date());
+ */
+export function githubProvider(options: CatalogueProviderOptions): Provider {
+  return templatedProvider('github', definition.template, options);
+}
+
+/**
+ * The `X-Hub-Signature-256` header value GitHub would send for this body, for tests and the dev CLI. Send it with
+ * `X-GitHub-Event` and a fresh `X-GitHub-Delivery`.
+ */
+export const signGithub = bodySigner('github', definition.template);

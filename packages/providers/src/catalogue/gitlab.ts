@@ -113,6 +113,7 @@ export const definition: CatalogueDefinition = {
     { label: 'User', paths: ['/user_username', '/user/username'], personal: true },
   ],
   subject: ['/project/path_with_namespace', '/user_username', '/user/username'],
+  caseless: { subject: ['/project/path_with_namespace', '/user_username', '/user/username'], eventId: true },
   excerpt: [
     '/object_kind',
     '/event_name',

@@ -32,6 +32,7 @@ import { definition as zoom } from './zoom.ts';
 import type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
 import { withSourceType } from './source-type.ts';
+import { templatedProvider } from './template-data.ts';
 
 /** One catalogue provider, as the sources framework registers it. */
 export interface CatalogueEntry {
@@ -45,6 +46,11 @@ export interface CatalogueEntry {
   /** The provider for one source; throws TypeError or RangeError on bad options, at start-up. */
   create(options: CatalogueSourceOptions): Provider;
   facts: ProviderFacts;
+  /**
+   * The sources-file source, without its secrets, that verifies this provider, where the template engine expresses
+   * its scheme (the body-HMAC and Svix providers): what a user would write for it.
+   */
+  template?: CatalogueDefinition['template'];
 }
 
 /**
@@ -84,12 +90,17 @@ export const DEFINITIONS: readonly CatalogueDefinition[] = [
   paypal,
 ];
 
-function entry({ type, facts, create }: CatalogueDefinition): CatalogueEntry {
+function entry(definition: CatalogueDefinition): CatalogueEntry {
+  const { type, facts, template } = definition;
+  const create = template
+    ? (options: CatalogueSourceOptions) => templatedProvider(type, template, options)
+    : definition.create;
   return {
     type,
     envVar: `${type.toUpperCase().replaceAll('-', '_')}_WEBHOOK_SECRET`,
     create: (options) => withSourceType(type, create(options)),
     facts,
+    ...(template && { template }),
   };
 }
 

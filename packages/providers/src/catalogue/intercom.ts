@@ -1,5 +1,5 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
@@ -18,18 +18,21 @@ export const INTERCOM_FACTS: ProviderFacts = {
   docs: 'https://developers.intercom.com/docs/webhooks/webhook-notifications',
 };
 
-const INTERCOM: BodyHmacScheme = {
+/** The catalogue's intercom: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'intercom',
-  signature: {
-    header: 'x-hub-signature',
-    prefix: 'sha1=',
-    digest: 'sha1',
-    encoding: 'hex',
-    sender: 'Intercom',
+  facts: INTERCOM_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-Hub-Signature', prefix: 'sha1=', algorithm: 'sha1', encoding: 'hex' },
+    eventKey: { pointer: '/id' },
+    eventType: { pointer: '/topic', required: true },
   },
-  kept: [],
-  identify: byBodyFields('id', 'topic'),
-};
+  eventFacts: [{ label: 'Workspace', paths: ['/app_id'] }],
+  subject: ['/data/item/email', '/data/item/id', '/app_id'],
+  caseless: { subject: ['/data/item/email'] },
+  excerpt: ['/type', '/id', '/topic', '/app_id', '/created_at', '/data/item/type', '/data/item/id'],
+} satisfies CatalogueDefinition;
 
 /**
  * Intercom: `X-Hub-Signature: sha1=<hex>`, the HMAC-SHA1 of the raw body keyed with the app's client secret (SHA-1
@@ -42,20 +45,8 @@ const INTERCOM: BodyHmacScheme = {
  * const intercom = intercomProvider({ secrets: [process.env.INTERCOM_WEBHOOK_SECRET] });
  */
 export function intercomProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(INTERCOM, options);
+  return templatedProvider('intercom', definition.template, options);
 }
 
 /** The `X-Hub-Signature` header value Intercom would send for this body, for tests and the dev CLI. */
-export function signIntercom({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(INTERCOM, payload, secret);
-}
-
-/** The catalogue's intercom: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'intercom',
-  facts: INTERCOM_FACTS,
-  create: intercomProvider,
-  eventFacts: [{ label: 'Workspace', paths: ['/app_id'] }],
-  subject: ['/data/item/email', '/data/item/id', '/app_id'],
-  excerpt: ['/type', '/id', '/topic', '/app_id', '/created_at', '/data/item/type', '/data/item/id'],
-};
+export const signIntercom = bodySigner('intercom', definition.template);

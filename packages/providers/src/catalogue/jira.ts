@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { bodyString, requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 export const JIRA_FACTS: ProviderFacts = {
   scheme:
@@ -21,21 +21,23 @@ export const JIRA_FACTS: ProviderFacts = {
   docs: 'https://developer.atlassian.com/cloud/jira/platform/webhooks/',
 };
 
-const JIRA: BodyHmacScheme = {
+/** The catalogue's jira: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'jira',
-  signature: {
-    header: 'x-hub-signature',
-    prefix: 'sha256=',
-    digest: 'sha256',
-    encoding: 'hex',
-    sender: 'Jira',
+  facts: JIRA_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-Hub-Signature', prefix: 'sha256=', algorithm: 'sha256', encoding: 'hex' },
+    eventKey: { header: 'X-Atlassian-Webhook-Identifier', unsigned: true },
+    eventType: { pointer: '/webhookEvent', required: true },
+    keepHeaders: ['X-Atlassian-Webhook-Flow', 'X-Atlassian-Webhook-Retry'],
   },
-  kept: ['x-atlassian-webhook-flow', 'x-atlassian-webhook-retry'],
-  identify: (name, request, body) => ({
-    eventId: requiredHeader(name, request, 'x-atlassian-webhook-identifier', 'it is the event key'),
-    type: bodyString(name, body, 'webhookEvent'),
-  }),
-};
+  eventFacts: [
+    { label: 'Project', paths: ['/issue/fields/project/key'] },
+    { label: 'Issue', paths: ['/issue/key'] },
+  ],
+  excerpt: ['/webhookEvent', '/timestamp', '/issue/id', '/issue/key', '/issue/fields/project/key'],
+} satisfies CatalogueDefinition;
 
 /**
  * Jira Cloud admin webhooks with a secret: `X-Hub-Signature: sha256=<hex>`, the HMAC-SHA256 of the raw body keyed
@@ -48,22 +50,8 @@ const JIRA: BodyHmacScheme = {
  * const jira = jiraProvider({ secrets: [process.env.JIRA_WEBHOOK_SECRET] });
  */
 export function jiraProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(JIRA, options);
+  return templatedProvider('jira', definition.template, options);
 }
 
 /** The `X-Hub-Signature` header value Jira would send for this body; send it with `X-Atlassian-Webhook-Identifier`. */
-export function signJira({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(JIRA, payload, secret);
-}
-
-/** The catalogue's jira: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'jira',
-  facts: JIRA_FACTS,
-  create: jiraProvider,
-  eventFacts: [
-    { label: 'Project', paths: ['/issue/fields/project/key'] },
-    { label: 'Issue', paths: ['/issue/key'] },
-  ],
-  excerpt: ['/webhookEvent', '/timestamp', '/issue/id', '/issue/key', '/issue/fields/project/key'],
-};
+export const signJira = bodySigner('jira', definition.template);

@@ -95,5 +95,6 @@ export const definition: CatalogueDefinition = {
     { label: 'Team', paths: ['/data/teamId', '/data/team/key'] },
   ],
   subject: ['/organizationId', '/data/id'],
+  caseless: { eventId: true },
   excerpt: ['/action', '/type', '/createdAt', '/organizationId', '/data/id', '/data/teamId'],
 };

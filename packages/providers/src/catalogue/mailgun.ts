@@ -118,4 +118,5 @@ export const definition: CatalogueDefinition = {
   facts: MAILGUN_FACTS,
   create: mailgunProvider,
   subject: ['/event-data/recipient', '/event-data/message/headers/message-id'],
+  caseless: { subject: ['/event-data/recipient'] },
 };

@@ -70,6 +70,7 @@ export const definition: CatalogueDefinition = {
     { label: 'Subscription', paths: ['/data/subscription_id'] },
   ],
   subject: ['/data/customer_id', '/data/customer/email', '/data/subscription_id'],
+  caseless: { subject: ['/data/customer/email'] },
   excerpt: [
     '/event_id',
     '/event_type',

@@ -110,4 +110,5 @@ export const definition: CatalogueDefinition = {
   facts: POSTMARK_FACTS,
   create: postmarkProvider,
   subject: ['/Recipient', '/Email', '/MessageID'],
+  caseless: { subject: ['/Recipient', '/Email'] },
 };

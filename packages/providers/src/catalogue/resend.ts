@@ -1,7 +1,8 @@
 import type { Provider } from '../types.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
-import { SVIX_RETRIES, SVIX_TOLERANCE_SECONDS, signSvix, svixSenderProvider } from './svix-based.ts';
+import { SVIX_RETRIES, SVIX_TEMPLATE, SVIX_TOLERANCE_SECONDS, signSvix } from './svix-based.ts';
+import { templatedProvider } from './template-data.ts';
 import type { CatalogueDefinition } from './definition.ts';
 
 export const RESEND_FACTS: ProviderFacts = {
@@ -18,6 +19,15 @@ export const RESEND_FACTS: ProviderFacts = {
   docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
 };
 
+/** The catalogue's resend: its facts, its scheme as template data (Svix's), its paths into payloads. */
+export const definition = {
+  type: 'resend',
+  facts: RESEND_FACTS,
+  template: SVIX_TEMPLATE,
+  subject: ['/data/email_id', '/data/to/*'],
+  caseless: { subject: ['/data/email_id', '/data/to/*'] },
+} satisfies CatalogueDefinition;
+
 /**
  * Resend: webhooks delivered by Svix, so Standard Webhooks with `svix-*` headers (see standard-webhooks.ts). The
  * signing secret is the endpoint's `whsec_...` value from the Resend dashboard.
@@ -28,16 +38,8 @@ export const RESEND_FACTS: ProviderFacts = {
  * const resend = resendProvider({ secrets: [process.env.RESEND_WEBHOOK_SECRET] });
  */
 export function resendProvider(options: CatalogueProviderOptions): Provider {
-  return svixSenderProvider('resend', options);
+  return templatedProvider('resend', definition.template, options);
 }
 
 /** The `svix-*` headers Resend would send with this body, for tests and the dev CLI. */
 export const signResend = signSvix;
-
-/** The catalogue's resend: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'resend',
-  facts: RESEND_FACTS,
-  create: resendProvider,
-  subject: ['/data/email_id', '/data/to/*'],
-};

@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { bodyString, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 export const SEGMENT_FACTS: ProviderFacts = {
   scheme: "X-Signature: <hex HMAC-SHA1 of the raw body>, keyed with the Webhooks destination's shared secret",
@@ -17,15 +17,19 @@ export const SEGMENT_FACTS: ProviderFacts = {
   docs: 'https://segment.com/docs/connections/destinations/catalog/webhooks/',
 };
 
-const SEGMENT: BodyHmacScheme = {
+/** The catalogue's segment: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'segment',
-  signature: { header: 'x-signature', prefix: '', digest: 'sha1', encoding: 'hex', sender: 'Segment' },
-  kept: [],
-  identify: (name, _request, body) => ({
-    eventId: bodyString(name, body, 'messageId'),
-    type: withAction(bodyString(name, body, 'type'), body.event),
-  }),
-};
+  facts: SEGMENT_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-Signature', algorithm: 'sha1', encoding: 'hex' },
+    eventKey: { pointer: '/messageId' },
+    eventType: { pointer: '/type', required: true, suffix: '/event' },
+  },
+  subject: ['/userId', '/anonymousId', '/traits/email'],
+  caseless: { subject: ['/traits/email'] },
+} satisfies CatalogueDefinition;
 
 /**
  * Segment's Webhooks destination: `X-Signature` is the hex HMAC-SHA1 of the raw body keyed with the destination's
@@ -38,18 +42,8 @@ const SEGMENT: BodyHmacScheme = {
  * const segment = segmentProvider({ secrets: [process.env.SEGMENT_WEBHOOK_SECRET] });
  */
 export function segmentProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(SEGMENT, options);
+  return templatedProvider('segment', definition.template, options);
 }
 
 /** The `X-Signature` header value Segment would send for this body, for tests and the dev CLI. */
-export function signSegment({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(SEGMENT, payload, secret);
-}
-
-/** The catalogue's segment: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'segment',
-  facts: SEGMENT_FACTS,
-  create: segmentProvider,
-  subject: ['/userId', '/anonymousId', '/traits/email'],
-};
+export const signSegment = bodySigner('segment', definition.template);

@@ -119,4 +119,5 @@ export const definition: CatalogueDefinition = {
   facts: SENDGRID_FACTS,
   create: sendgridProvider,
   subject: ['/email', '/sg_message_id'],
+  caseless: { subject: ['/email'] },
 };

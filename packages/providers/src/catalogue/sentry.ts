@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { requiredHeader, withAction, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 export const SENTRY_FACTS: ProviderFacts = {
   scheme:
@@ -18,24 +18,22 @@ export const SENTRY_FACTS: ProviderFacts = {
   docs: 'https://docs.sentry.io/organization/integrations/integration-platform/webhooks/',
 };
 
-const SENTRY: BodyHmacScheme = {
+/** The catalogue's sentry: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'sentry',
-  signature: {
-    header: 'sentry-hook-signature',
-    prefix: '',
-    digest: 'sha256',
-    encoding: 'hex',
-    sender: 'Sentry',
+  facts: SENTRY_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'Sentry-Hook-Signature', algorithm: 'sha256', encoding: 'hex' },
+    eventKey: { header: 'Request-ID', unsigned: true },
+    eventType: { header: 'Sentry-Hook-Resource', required: true, suffix: '/action' },
+    keepHeaders: ['Sentry-Hook-Resource', 'Sentry-Hook-Timestamp'],
   },
-  kept: ['sentry-hook-resource', 'sentry-hook-timestamp'],
-  identify: (name, request, body) => ({
-    eventId: requiredHeader(name, request, 'request-id', 'it is the event key'),
-    type: withAction(
-      requiredHeader(name, request, 'sentry-hook-resource', 'it is the event type'),
-      body.action,
-    ),
-  }),
-};
+  eventFacts: [{ label: 'Installation', paths: ['/installation/uuid'] }],
+  subject: ['/data/issue/id', '/installation/uuid'],
+  caseless: { eventId: true },
+  excerpt: ['/action', '/installation/uuid', '/data/issue/id', '/data/issue/status'],
+} satisfies CatalogueDefinition;
 
 /**
  * Sentry integration-platform webhooks: `Sentry-Hook-Signature` is the hex HMAC-SHA256 of the raw body keyed with
@@ -47,20 +45,8 @@ const SENTRY: BodyHmacScheme = {
  * const sentry = sentryProvider({ secrets: [process.env.SENTRY_WEBHOOK_SECRET] });
  */
 export function sentryProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(SENTRY, options);
+  return templatedProvider('sentry', definition.template, options);
 }
 
 /** The `Sentry-Hook-Signature` header value Sentry would send for this body; send it with `Request-ID` and `Sentry-Hook-Resource`. */
-export function signSentry({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(SENTRY, payload, secret);
-}
-
-/** The catalogue's sentry: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'sentry',
-  facts: SENTRY_FACTS,
-  create: sentryProvider,
-  eventFacts: [{ label: 'Installation', paths: ['/installation/uuid'] }],
-  subject: ['/data/issue/id', '/installation/uuid'],
-  excerpt: ['/action', '/installation/uuid', '/data/issue/id', '/data/issue/status'],
-};
+export const signSentry = bodySigner('sentry', definition.template);

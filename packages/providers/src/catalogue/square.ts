@@ -87,5 +87,6 @@ export const definition: CatalogueDefinition = {
   create: (options) => squareProvider(withUrl(options)),
   eventFacts: [{ label: 'Merchant', paths: ['/merchant_id'] }],
   subject: ['/merchant_id', '/data/id'],
+  caseless: { eventId: true },
   excerpt: ['/event_id', '/type', '/created_at', '/merchant_id', '/data/type', '/data/id'],
 };

@@ -1,23 +1,18 @@
-import { signStandardWebhook, standardWebhooksProvider } from '../standard-webhooks.ts';
-import type { Provider } from '../types.ts';
-import { sourceName, tolerance, type CatalogueProviderOptions } from './signing.ts';
-
-/**
- * Senders that deliver through Svix (Resend, Clerk): Standard Webhooks with `svix-id`, `svix-timestamp` and
- * `svix-signature` headers, verified by standard-webhooks.ts, which accepts both header spellings. The event key
- * is the `svix-id`, which Svix keeps across its retries; the type is the body's `type`.
- */
-export function svixSenderProvider(type: string, options: CatalogueProviderOptions): Provider {
-  const name = sourceName(type, options.name);
-  return standardWebhooksProvider({
-    name,
-    secrets: options.secrets,
-    toleranceSeconds: tolerance(name, options.toleranceSeconds, SVIX_TOLERANCE_SECONDS),
-  });
-}
+import { signStandardWebhook } from '../standard-webhooks.ts';
+import type { CatalogueTemplate } from './template-data.ts';
 
 /** Svix's own libraries refuse a timestamp more than 5 minutes away. */
 export const SVIX_TOLERANCE_SECONDS = 300;
+
+/**
+ * Senders that deliver through Svix (Resend, Clerk): a `standard-webhooks` source (standard-webhooks.ts, which
+ * reads the `svix-id`, `svix-timestamp` and `svix-signature` spelling of its headers as well) with Svix's
+ * tolerance. The event key is the `svix-id`, which Svix keeps across its retries; the type is the body's `type`.
+ */
+export const SVIX_TEMPLATE: CatalogueTemplate = {
+  type: 'standard-webhooks',
+  toleranceSeconds: SVIX_TOLERANCE_SECONDS,
+};
 
 /** Svix's retry schedule, which Resend and Clerk document as theirs. */
 export const SVIX_RETRIES =

@@ -1,5 +1,5 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
@@ -15,18 +15,26 @@ export const TYPEFORM_FACTS: ProviderFacts = {
   docs: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/',
 };
 
-const TYPEFORM: BodyHmacScheme = {
+/** The catalogue's typeform: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'typeform',
-  signature: {
-    header: 'typeform-signature',
-    prefix: 'sha256=',
-    digest: 'sha256',
-    encoding: 'base64',
-    sender: 'Typeform',
+  facts: TYPEFORM_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: {
+      header: 'Typeform-Signature',
+      prefix: 'sha256=',
+      algorithm: 'sha256',
+      encoding: 'base64',
+      padding: 'canonical',
+    },
+    eventKey: { pointer: '/event_id' },
+    eventType: { pointer: '/event_type', required: true },
   },
-  kept: [],
-  identify: byBodyFields('event_id', 'event_type'),
-};
+  eventFacts: [{ label: 'Form', paths: ['/form_response/form_id'] }],
+  subject: ['/form_response/form_id', '/form_response/token'],
+  excerpt: ['/event_id', '/event_type', '/form_response/form_id', '/form_response/submitted_at'],
+} satisfies CatalogueDefinition;
 
 /**
  * Typeform: `Typeform-Signature: sha256=<base64>`, the HMAC-SHA256 of the raw body keyed with the webhook's secret
@@ -38,20 +46,8 @@ const TYPEFORM: BodyHmacScheme = {
  * const typeform = typeformProvider({ secrets: [process.env.TYPEFORM_WEBHOOK_SECRET] });
  */
 export function typeformProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(TYPEFORM, options);
+  return templatedProvider('typeform', definition.template, options);
 }
 
 /** The `Typeform-Signature` header value Typeform would send for this body, for tests and the dev CLI. */
-export function signTypeform({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(TYPEFORM, payload, secret);
-}
-
-/** The catalogue's typeform: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'typeform',
-  facts: TYPEFORM_FACTS,
-  create: typeformProvider,
-  eventFacts: [{ label: 'Form', paths: ['/form_response/form_id'] }],
-  subject: ['/form_response/form_id', '/form_response/token'],
-  excerpt: ['/event_id', '/event_type', '/form_response/form_id', '/form_response/submitted_at'],
-};
+export const signTypeform = bodySigner('typeform', definition.template);

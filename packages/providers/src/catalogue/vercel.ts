@@ -1,5 +1,5 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, byBodyFields, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
 import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
@@ -16,37 +16,16 @@ export const VERCEL_FACTS: ProviderFacts = {
   docs: 'https://vercel.com/docs/webhooks/webhooks-api',
 };
 
-const VERCEL: BodyHmacScheme = {
-  type: 'vercel',
-  signature: { header: 'x-vercel-signature', prefix: '', digest: 'sha1', encoding: 'hex', sender: 'Vercel' },
-  kept: [],
-  identify: byBodyFields('id', 'type'),
-};
-
-/**
- * Vercel: `x-vercel-signature` is the hex HMAC-SHA1 of the raw body, keyed with the webhook's secret (for an
- * integration's webhooks, the integration's client secret). Nothing else is signed; `createdAt` in the body is
- * not checked against a tolerance because Vercel documents none.
- *
- * Event key: the body's `id`. Type: its `type`, e.g. `deployment.succeeded`.
- *
- * @example
- * const vercel = vercelProvider({ secrets: [process.env.VERCEL_WEBHOOK_SECRET] });
- */
-export function vercelProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(VERCEL, options);
-}
-
-/** The `x-vercel-signature` header value Vercel would send for this body, for tests and the dev CLI. */
-export function signVercel({ payload, secret }: { payload: string | Uint8Array; secret: string }): string {
-  return signBodyHmac(VERCEL, payload, secret);
-}
-
-/** The catalogue's vercel: its facts and its factory. */
-export const definition: CatalogueDefinition = {
+/** The catalogue's vercel: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'vercel',
   facts: VERCEL_FACTS,
-  create: vercelProvider,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'x-vercel-signature', algorithm: 'sha1', encoding: 'hex' },
+    eventKey: { pointer: '/id' },
+    eventType: { pointer: '/type', required: true },
+  },
   eventFacts: [
     { label: 'Team', paths: ['/payload/team/id'] },
     { label: 'Project', paths: ['/payload/project/id'] },
@@ -60,4 +39,21 @@ export const definition: CatalogueDefinition = {
     '/payload/project/id',
     '/payload/deployment/id',
   ],
-};
+} satisfies CatalogueDefinition;
+
+/**
+ * Vercel: `x-vercel-signature` is the hex HMAC-SHA1 of the raw body, keyed with the webhook's secret (for an
+ * integration's webhooks, the integration's client secret). Nothing else is signed; `createdAt` in the body is
+ * not checked against a tolerance because Vercel documents none.
+ *
+ * Event key: the body's `id`. Type: its `type`, e.g. `deployment.succeeded`.
+ *
+ * @example
+ * const vercel = vercelProvider({ secrets: [process.env.VERCEL_WEBHOOK_SECRET] });
+ */
+export function vercelProvider(options: CatalogueProviderOptions): Provider {
+  return templatedProvider('vercel', definition.template, options);
+}
+
+/** The `x-vercel-signature` header value Vercel would send for this body, for tests and the dev CLI. */
+export const signVercel = bodySigner('vercel', definition.template);

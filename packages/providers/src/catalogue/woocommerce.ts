@@ -1,7 +1,7 @@
 import type { Provider } from '../types.ts';
-import { bodyHmacProvider, signBodyHmac, type BodyHmacScheme } from './body-hmac.ts';
+import { bodySigner, templatedProvider } from './template-data.ts';
 import type { ProviderFacts } from './facts.ts';
-import { requiredHeader, type CatalogueProviderOptions } from './signing.ts';
+import type { CatalogueProviderOptions } from './signing.ts';
 import type { CatalogueDefinition } from './definition.ts';
 export const WOOCOMMERCE_FACTS: ProviderFacts = {
   scheme: "X-WC-Webhook-Signature: <base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
@@ -19,26 +19,25 @@ export const WOOCOMMERCE_FACTS: ProviderFacts = {
   docs: 'https://woocommerce.com/document/webhooks/',
 };
 
-const WOOCOMMERCE: BodyHmacScheme = {
+/** The catalogue's woocommerce: its facts, its scheme as template data, its paths into payloads. */
+export const definition = {
   type: 'woocommerce',
-  signature: {
-    header: 'x-wc-webhook-signature',
-    prefix: '',
-    digest: 'sha256',
-    encoding: 'base64',
-    sender: 'WooCommerce',
+  facts: WOOCOMMERCE_FACTS,
+  template: {
+    type: 'hmac',
+    hmac: { header: 'X-WC-Webhook-Signature', algorithm: 'sha256', encoding: 'base64', padding: 'canonical' },
+    eventKey: {
+      header: ['X-WC-Webhook-Source', 'X-WC-Webhook-ID', 'X-WC-Webhook-Delivery-ID'],
+      unsigned: true,
+    },
+    eventType: { header: 'X-WC-Webhook-Topic', required: true },
+    keepHeaders: ['X-WC-Webhook-Source', 'X-WC-Webhook-Topic', 'X-WC-Webhook-Resource', 'X-WC-Webhook-Event'],
   },
-  kept: ['x-wc-webhook-source', 'x-wc-webhook-topic', 'x-wc-webhook-resource', 'x-wc-webhook-event'],
-  identify(name, request) {
-    const source = requiredHeader(name, request, 'x-wc-webhook-source', 'it is part of the event key');
-    const webhook = requiredHeader(name, request, 'x-wc-webhook-id', 'it is part of the event key');
-    const delivery = requiredHeader(name, request, 'x-wc-webhook-delivery-id', 'it is part of the event key');
-    return {
-      eventId: `${source}:${webhook}:${delivery}`,
-      type: requiredHeader(name, request, 'x-wc-webhook-topic', 'it is the event type'),
-    };
-  },
-};
+  eventFacts: [{ label: 'Store', header: 'x-wc-webhook-source' }],
+  subject: ['/id', '/customer_id', '/billing/email'],
+  caseless: { subject: ['/billing/email'] },
+  excerpt: ['/id', '/status', '/currency', '/total', '/date_created'],
+} satisfies CatalogueDefinition;
 
 /**
  * WooCommerce: `X-WC-Webhook-Signature` is the base64 HMAC-SHA256 of the raw body keyed with the webhook's secret.
@@ -52,26 +51,8 @@ const WOOCOMMERCE: BodyHmacScheme = {
  * const woocommerce = wooCommerceProvider({ secrets: [process.env.WOOCOMMERCE_WEBHOOK_SECRET] });
  */
 export function wooCommerceProvider(options: CatalogueProviderOptions): Provider {
-  return bodyHmacProvider(WOOCOMMERCE, options);
+  return templatedProvider('woocommerce', definition.template, options);
 }
 
 /** The `X-WC-Webhook-Signature` header value WooCommerce would send for this body, for tests and the dev CLI. */
-export function signWooCommerce({
-  payload,
-  secret,
-}: {
-  payload: string | Uint8Array;
-  secret: string;
-}): string {
-  return signBodyHmac(WOOCOMMERCE, payload, secret);
-}
-
-/** The catalogue's woocommerce: its facts and its factory. */
-export const definition: CatalogueDefinition = {
-  type: 'woocommerce',
-  facts: WOOCOMMERCE_FACTS,
-  create: wooCommerceProvider,
-  eventFacts: [{ label: 'Store', header: 'x-wc-webhook-source' }],
-  subject: ['/id', '/customer_id', '/billing/email'],
-  excerpt: ['/id', '/status', '/currency', '/total', '/date_created'],
-};
+export const signWooCommerce = bodySigner('woocommerce', definition.template);

@@ -6,7 +6,8 @@
  * (`planted_causes.message`) while that row exists. Retries are an hour apart, so a failed event stays `failed`
  * until someone replays it. Prints `started` once it takes jobs, and stops gracefully on SIGTERM.
  */
-import { createInbox, type DatabaseEffectFn, type StripeInboxEvent } from '@webhook-inbox/inbox';
+import { createInbox, type DatabaseEffectFn } from '@webhook-inbox/inbox';
+import type { StripeInboxEvent } from '@webhook-inbox/inbox/stripe';
 import { sql } from 'drizzle-orm';
 import { isTeam, TEAMS } from './teams.ts';
 

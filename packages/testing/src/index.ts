@@ -14,3 +14,10 @@ export { useStarted, type Started } from './started.ts';
 export { cpuTime } from './cpu-time.ts';
 export { fixture, fixtureText } from './fixtures.ts';
 export { startAlertSink, type AlertSink } from './alert-sink.ts';
+export {
+  startWebhookSink,
+  type Responder,
+  type Sink,
+  type SinkAnswer,
+  type SinkRequest,
+} from './webhook-sink.ts';

@@ -139,28 +139,20 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       for (const destination of options.destinations) {
         const queue = destinationQueue(destination.name);
         const log = options.log.child({ destination: destination.name });
+        const limit = limits.get(destination.name)!;
         await boss.work<DeliveryJob>(
           queue,
           {
-            batchSize: 1,
+            // Two at a time, so that a full fetch is a burst: pg-boss then fetches again at once rather than
+            // after the polling interval (a batch of one never bursts), and a backlog drains at the limits' pace.
+            batchSize: 2,
+            burstWhenBatchFull: true,
             localConcurrency: destination.concurrency,
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
           },
-          async ([job]) => {
-            if (!job) return;
-            await deliver(
-              {
-                pool,
-                boss,
-                log,
-                destination,
-                queue,
-                limits: limits.get(destination.name)!,
-                stopping: stopping.signal,
-              },
-              job.data,
-              job.id,
-            );
+          async (jobs) => {
+            const ctx = { pool, boss, log, destination, queue, limits: limit, stopping: stopping.signal };
+            for (const job of jobs) await deliver(ctx, job.data, job.id);
           },
         );
       }

@@ -30,7 +30,7 @@ const db = useTestDatabase();
 const files = useTempFiles('destination-limits-');
 const pool = useStarted(
   'the pool',
-  async () => createPool({ connectionString: db.url, max: 4 }),
+  () => Promise.resolve(createPool({ connectionString: db.url, max: 4 })),
   (p) => p.end(),
 );
 const sinks: Sink[] = [];

@@ -299,7 +299,7 @@ async function repeatedAfter2xx(
          from effect_attempts a join idempotency_keys k
            on k.provider = a.provider and k.event_id = a.event_id and k.effect = a.effect
         where a.effect = $1 and a.outcome = 'completed' and a.response_status is not null
-        group by k.idempotency_key`,
+        group by k.key`,
       [`destination.${name}`],
     );
     expect(rows.length).toBe(new Set(requests.map((r) => r.id)).size);

@@ -51,7 +51,12 @@ interface PythonRequest {
 /** The Python destination: its URL and the requests it verified (or refused), as it printed them. */
 async function startPythonSink(secret: string, delaySeconds: number) {
   const child = spawn('python3', [PYTHON_SINK, secret, String(delaySeconds)], {
-    env: { PATH: process.env.PATH ?? '', PYTHONPATH: PYTHON_PATH, PYTHONUNBUFFERED: '1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PYTHONPATH: PYTHON_PATH,
+      PYTHONUNBUFFERED: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const requests: PythonRequest[] = [];

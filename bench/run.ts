@@ -10,6 +10,7 @@
  *   pnpm bench -- --only=groups      the receiver with a second consumer group subscribed vs the default alone
  *   pnpm bench -- --only=verify      signature verification µs per provider vs a bare HMAC (BENCH_VERIFY_REQUESTS)
  *   pnpm bench -- --only=batch       items recorded /s in batches of 100, 1,000, 10,000 vs single events
+ *   pnpm bench -- --only=destinations  deliveries /s vs a naive pg-boss + fetch forwarder; record to 2xx; isolation
  *   pnpm bench -- --soak             the receiver on 10 million events and retention under load (BENCH_SOAK_EVENTS)
  *   pnpm bench -- --only=console --events=100000   the console's pages on a smaller table (default 1,000,000)
  *   BENCH_DURABLE=0                  fsync/synchronous_commit off (default on, as in production)
@@ -20,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { batchBenchmark } from './batch.ts';
 import { consoleBenchmark } from './console.ts';
+import { destinationsBenchmark } from './destinations.ts';
 import { groupsBenchmark } from './groups.ts';
 import { formatTable, type BenchTable } from './lib/table.ts';
 import { poolerBenchmark } from './pooler.ts';
@@ -42,6 +44,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchTable>> = {
   groups: groupsBenchmark,
   verify: verifyBenchmark,
   batch: batchBenchmark,
+  destinations: destinationsBenchmark,
 };
 /** Run only when asked for (`--soak`): it writes millions of rows and takes many minutes. */
 const SOAK = { soak: soakBenchmark };

@@ -30,6 +30,7 @@ const INBOX_TABLES = [
   'audit_log',
   'auth_failures',
   'console_revoked_sessions',
+  'destination_slots',
   'destination_states',
   'effect_attempts',
   'effect_routes',
@@ -312,6 +313,7 @@ describe('db:migrate', () => {
         audit_log: '1',
         auth_failures: '0',
         console_revoked_sessions: fromConsole,
+        destination_slots: '0',
         destination_states: '0',
         effect_attempts: '0',
         effect_routes: '0',
@@ -551,6 +553,23 @@ describe('db:check', () => {
     expect(INBOX_MIGRATIONS.folder).toBe(path.join(root, 'drizzle/inbox'));
     expect(EXAMPLE_MIGRATIONS.folder).toBe(path.join(root, 'drizzle/example'));
     expect(await check()).toMatchObject({ code: 0 });
+  });
+
+  it('stamps each migration later than the one before it, its number and file in journal order', async () => {
+    // The migrator applies a journal entry only when its `when` is later than the last one a database applied: an
+    // entry stamped earlier than its predecessor (branches generated in parallel) is skipped on every upgrade.
+    for (const set of [INBOX_MIGRATIONS, EXAMPLE_MIGRATIONS]) {
+      const journal = JSON.parse(await readFile(path.join(set.folder, 'meta/_journal.json'), 'utf8')) as {
+        entries: { idx: number; when: number; tag: string }[];
+      };
+      journal.entries.forEach((entry, i) => {
+        expect(entry.idx, entry.tag).toBe(i);
+        expect(entry.tag.slice(0, 4), entry.tag).toBe(String(i).padStart(4, '0'));
+        if (i > 0) expect(entry.when, entry.tag).toBeGreaterThan(journal.entries[i - 1]!.when);
+      });
+      const files = (await readdir(set.folder)).filter((name) => name.endsWith('.sql')).sort();
+      expect(files).toEqual(journal.entries.map((entry) => `${entry.tag}.sql`));
+    }
   });
 
   it("passes for the example worker's schema and migrations", async () => {

@@ -7,7 +7,7 @@ import {
   type SpawnedReceiver,
 } from '@webhook-inbox/scenarios/receiver';
 import {
-  startSink,
+  startWebhookSink,
   startTestBoss,
   TcpProxy,
   useTestDatabase,
@@ -103,11 +103,11 @@ describe('webhook-inbox listen --forward-to', () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     // The third request's answer is held: the CLI is mid-batch (forwarded, not acknowledged) when the cut comes.
-    const sink = await startSink(async (_request, index) => {
+    const sink = await startWebhookSink(async (_request, index) => {
       if (index === 2) await held;
       return { status: 200, body: 'ok' };
     });
-    const billingSink = await startSink();
+    const billingSink = await startWebhookSink();
     sinks.push(sink, billingSink);
     const cli = listen(sink, 'default');
     const billing = listen(billingSink, 'billing');

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { inList } from './check-list.ts';
 import { DESTINATION_STATES } from './statuses.ts';
 
@@ -22,7 +22,31 @@ export const destinationStates = pgTable(
     probeAt: timestamp('probe_at', { withTimezone: true }),
     lastSuccessAt: timestamp('last_success_at', { withTimezone: true }),
     lastFailureAt: timestamp('last_failure_at', { withTimezone: true }),
+    /**
+     * The rate limit's schedule, shared by every worker: when the next delivery may start. Each delivery takes the
+     * later of this and the database's clock as its start, and moves this one interval (1 / rateLimit s) on.
+     */
+    nextStartAt: timestamp('next_start_at', { withTimezone: true }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).defaultNow().notNull(),
   },
   (t) => [check('destination_states_state_check', sql`${t.state} in (${inList(DESTINATION_STATES)})`)],
+);
+
+/**
+ * A destination's concurrency, shared by every worker: one row per slot (`concurrency` of them). A delivery holds a
+ * slot, with a lease, from before its request until its answer; a worker that dies leaves a lease that expires.
+ */
+export const destinationSlots = pgTable(
+  'destination_slots',
+  {
+    destination: text('destination').notNull(),
+    slot: integer('slot').notNull(),
+    /** Free when past; the lease of the delivery that holds it. */
+    heldUntil: timestamp('held_until', { withTimezone: true })
+      .default(sql`'-infinity'`)
+      .notNull(),
+    /** The holder's token: only the holder frees the slot (a lease taken over after expiry is not freed). */
+    token: uuid('token'),
+  },
+  (t) => [primaryKey({ columns: [t.destination, t.slot] })],
 );

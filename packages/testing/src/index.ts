@@ -15,10 +15,16 @@ export { cpuTime } from './cpu-time.ts';
 export { fixture, fixtureText } from './fixtures.ts';
 export { startAlertSink, type AlertSink } from './alert-sink.ts';
 export { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, type Team } from './teams.ts';
-export { startSink, type Responder, type Sink, type SinkAnswer, type SinkRequest } from './http-sink.ts';
 export {
   sampleCredentials,
   selfSignedCertificate,
   type CredentialsFor,
   type SampleCredentials,
 } from './sample-credentials.ts';
+export {
+  startWebhookSink,
+  type Responder,
+  type Sink,
+  type SinkAnswer,
+  type SinkRequest,
+} from './webhook-sink.ts';

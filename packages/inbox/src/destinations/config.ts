@@ -36,9 +36,9 @@ export interface Destination {
   timeoutMs: number;
   /** Seconds to wait before each attempt: the first is the first attempt's (0: at once). */
   retrySchedule: readonly number[];
-  /** Deliveries started per second, per worker process; undefined: unlimited. */
+  /** Deliveries started per second, across every worker of the destination; undefined: unlimited. */
   rateLimit: number | undefined;
-  /** Deliveries in flight at once, per worker process. */
+  /** Deliveries in flight at once, across every worker of the destination. */
   concurrency: number;
   headers: Readonly<Record<string, string>>;
   /** `raw`: the provider's body as recorded; `envelope`: `{provider, type, key, receivedAt, payload}`. */

@@ -21,7 +21,7 @@ import { destinationStates, effectAttempts, webhookEvents } from '../sql/index.t
 import type { Destination } from './config.ts';
 import { send, type OutboundResult } from './outbound.ts';
 import { signDelivery } from './signature.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { DestinationLimits } from './limits.ts';
 
 /** A delivery job's data: the event, and which attempt of the schedule this is (1 for the first). */
 export interface DeliveryJob {
@@ -35,7 +35,9 @@ const PAUSED_RECHECK_SECONDS = 30;
 /** How long a delivery whose key another attempt holds waits before trying again. */
 const HELD_RECHECK_SECONDS = 5;
 /** A claim outlives its request by this much: the attempt's record and its mark. */
-const LEASE_MARGIN_MS = 30_000;
+export const LEASE_MARGIN_MS = 30_000;
+/** How long a delivery waits for one of its destination's slots before it goes back to the queue for a second. */
+const SLOT_WAIT_MS = 60_000;
 
 export interface DeliveryContext {
   pool: pg.Pool;
@@ -43,7 +45,9 @@ export interface DeliveryContext {
   log: Logger;
   destination: Destination;
   queue: string;
-  limiter: RateLimiter;
+  limits: DestinationLimits;
+  /** Aborts when the worker stops: a delivery waiting for a slot goes back to the queue. */
+  stopping: AbortSignal;
 }
 
 /** The effect name (and ledger key's name) of a destination: `destination.<name>`. */
@@ -85,43 +89,19 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     effect,
     idempotencyKey: eventIdempotencyKey(job.provider, job.eventId, effect),
   };
-  const leaseMs = destination.timeoutMs + LEASE_MARGIN_MS;
-  const sentAt = performance.now();
-  const {
-    rows: [claim],
-  } = await pool.query<claims.KeyClaimRow>(claims.claimKey(ref, leaseMs));
-  if (!claim?.key_attempts || !claim.claim_token) {
-    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now.
-    if (claim?.held_until) return later(ctx, job, HELD_RECHECK_SECONDS);
-    return;
-  }
-  const log = ctx.log.child({ destination: destination.name, provider: job.provider, eventId: job.eventId });
-  const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };
-  const lease = new Lease(pool, ref, fence, leaseMs, sentAt, log);
-
-  // The rate limit is waited for after the claim: the lease is proven again right before the request.
-  await ctx.limiter.take();
+  const slot = await ctx.limits.takeSlot(AbortSignal.any([ctx.stopping, AbortSignal.timeout(SLOT_WAIT_MS)]));
+  if (!slot) return later(ctx, job, 1);
+  let sent: Sent | 'completed' | 'held' | 'lost';
   try {
-    await lease.hold();
-  } catch (error) {
-    if (error instanceof LeaseLostError) return;
-    throw error;
+    sent = await request(ctx, job, ref, { ...event, payload: event.payload });
+  } finally {
+    await slot.free();
   }
-
-  const startedAt = new Date();
-  const body = bodyOf(destination, job, ref.idempotencyKey, { ...event, payload: event.payload });
-  const result = await send({
-    url: destination.url,
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': 'webhook-inbox',
-      ...destination.headers,
-      ...signDelivery(ref.idempotencyKey, startedAt, body, destination.secrets),
-    },
-    body,
-    timeoutMs: destination.timeoutMs,
-    allowPrivateNetwork: destination.allowPrivateNetwork,
-  });
+  // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
+  // another attempt took the key over while this one waited.
+  if (sent === 'held') return later(ctx, job, HELD_RECHECK_SECONDS);
+  if (sent === 'completed' || sent === 'lost') return;
+  const { fence, startedAt, result, log } = sent;
   const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
   const last = job.attempt >= destination.retrySchedule.length;
   const error = ok ? null : failureOf(result);
@@ -188,6 +168,60 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     { ...job, attempt: job.attempt + 1 },
     { startAfter: Math.max(scheduled, asked) },
   );
+}
+
+interface Sent {
+  fence: claims.ClaimFence;
+  startedAt: Date;
+  result: OutboundResult;
+  log: Logger;
+}
+
+/**
+ * Claims the delivery's key, waits for its start under the rate limit and sends it: what was sent and its
+ * answer, or why nothing was (the key completed, held by another attempt, or lost to one).
+ */
+async function request(
+  ctx: DeliveryContext,
+  job: DeliveryJob,
+  ref: EffectRef,
+  event: { type: string; receivedAt: Date; payload: string },
+): Promise<Sent | 'completed' | 'held' | 'lost'> {
+  const { destination, pool } = ctx;
+  const leaseMs = destination.timeoutMs + LEASE_MARGIN_MS;
+  const sentAt = performance.now();
+  const {
+    rows: [claim],
+  } = await pool.query<claims.KeyClaimRow>(claims.claimKey(ref, leaseMs));
+  if (!claim?.key_attempts || !claim.claim_token) return claim?.held_until ? 'held' : 'completed';
+  const log = ctx.log.child({ destination: destination.name, provider: job.provider, eventId: job.eventId });
+  const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };
+  const lease = new Lease(pool, ref, fence, leaseMs, sentAt, log);
+
+  // The rate limit is waited for after the claim: the lease is proven again right before the request.
+  await ctx.limits.awaitStart();
+  try {
+    await lease.hold();
+  } catch (error) {
+    if (error instanceof LeaseLostError) return 'lost';
+    throw error;
+  }
+
+  const startedAt = new Date();
+  const body = bodyOf(destination, job, ref.idempotencyKey, event);
+  const result = await send({
+    url: destination.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'webhook-inbox',
+      ...destination.headers,
+      ...signDelivery(ref.idempotencyKey, startedAt, body, destination.secrets),
+    },
+    body,
+    timeoutMs: destination.timeoutMs,
+    allowPrivateNetwork: destination.allowPrivateNetwork,
+  });
+  return { fence, startedAt, result, log };
 }
 
 /** The same attempt again after `seconds` (paused, circuit open, key held): not counted as an attempt. */

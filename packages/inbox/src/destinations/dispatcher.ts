@@ -7,8 +7,9 @@
  * an event with `--force-effect destination.<name>` forgets the delivery's key (the fan-out's) and runs the fan-out
  * again: the event is delivered to that destination again, through the existing replay paths.
  *
- * Deliveries run on the destination's queue with its own concurrency and rate limit, so a slow or down
- * destination holds only its own queue's slots: the others' deliveries never wait behind it.
+ * Deliveries run on the destination's queue with its own concurrency and rate limit, both shared by every worker
+ * of the destination (`limits.ts`), so a slow or down destination holds only its own slots: the others'
+ * deliveries never wait behind it.
  */
 import { createPool, type DatabasePooler } from '@webhook-inbox/db';
 import { sql } from 'drizzle-orm';
@@ -21,9 +22,9 @@ import type { Inbox } from '../inbox.ts';
 import { database } from '../effects/types.ts';
 import { destinationStates } from '../sql/index.ts';
 import type { Destination } from './config.ts';
-import { deliver, destinationEffect, type DeliveryJob } from './delivery.ts';
+import { deliver, destinationEffect, LEASE_MARGIN_MS, type DeliveryJob } from './delivery.ts';
+import { DestinationLimits } from './limits.ts';
 import { matches, type MatchableEvent } from './match.ts';
-import { RateLimiter } from './rate-limiter.ts';
 
 /** The queue of a destination's deliveries. */
 export function destinationQueue(name: string): string {
@@ -85,6 +86,10 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       onError: (error) => options.log.warn({ err: errorLine(error) }, 'destinations pool connection error'),
     });
   let started = false;
+  const stopping = new AbortController();
+  const limits = new Map(
+    options.destinations.map((d) => [d.name, new DestinationLimits(pool, d, LEASE_MARGIN_MS)]),
+  );
 
   return {
     register(inbox) {
@@ -127,28 +132,33 @@ export function createDestinations(options: DestinationsOptions): Destinations {
           ),
         );
       }
+      for (const limit of limits.values()) await limit.register();
     },
     async work() {
       if (!started) return;
       for (const destination of options.destinations) {
         const queue = destinationQueue(destination.name);
-        const limiter = new RateLimiter(destination.rateLimit);
         const log = options.log.child({ destination: destination.name });
+        const limit = limits.get(destination.name)!;
         await boss.work<DeliveryJob>(
           queue,
           {
-            batchSize: 1,
+            // Two at a time, so that a full fetch is a burst: pg-boss then fetches again at once rather than
+            // after the polling interval (a batch of one never bursts), and a backlog drains at the limits' pace.
+            batchSize: 2,
+            burstWhenBatchFull: true,
             localConcurrency: destination.concurrency,
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
           },
-          async ([job]) => {
-            if (!job) return;
-            await deliver({ pool, boss, log, destination, queue, limiter }, job.data, job.id);
+          async (jobs) => {
+            const ctx = { pool, boss, log, destination, queue, limits: limit, stopping: stopping.signal };
+            for (const job of jobs) await deliver(ctx, job.data, job.id);
           },
         );
       }
     },
     async stop({ timeoutMs = 10_000 } = {}) {
+      stopping.abort();
       if (started) {
         started = false;
         await boss.stop({ graceful: true, timeout: timeoutMs, close: true });

@@ -109,6 +109,26 @@ export function lockDestinationState(name: string): Statement {
   return { text: `select state from destination_states where name = $1 for update`, values: [name] };
 }
 
+/**
+ * The rate limit, shared by every worker of the destination: reserves the next start (the later of `next_start_at`
+ * and the database's clock) and moves `next_start_at` one interval (`intervalMs`) past it. Returns how long the
+ * delivery waits for its start, measured on the database's clock, so workers' clocks need not agree. Starts are
+ * evenly spaced, without burst, however many workers ask.
+ */
+export function reserveStart(name: string, intervalMs: number): Statement {
+  return {
+    name: 'webhook_inbox_destination_reserve_start',
+    text: `
+      with now as (select clock_timestamp() as at)
+      update destination_states
+         set next_start_at = greatest(next_start_at, (select at from now)) + make_interval(secs => $2::float8 / 1000)
+       where name = $1
+      returning greatest(0, extract(epoch from next_start_at - (select at from now)) * 1000 - $2::float8)::float8
+             as "waitMs"`,
+    values: [name, intervalMs],
+  };
+}
+
 /** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. */
 export function pauseDestination(name: string, reason: string): Statement {
   return {

@@ -17,7 +17,9 @@
  *   reconciliation; the receiver's inserts read them to deliver to groups).
  * - `webhook-event-groups.ts`, `webhook_event_groups`: an event's status in the other consumer groups (replay,
  *   the event log, the stats).
- * - `destination-states.ts`, `destination_states`: each destination's circuit and pause (the deliveries, the CLI).
+ * - `destination-states.ts`, `destination_states`: each destination's circuit, pause and rate limit's schedule (the
+ *   deliveries, the CLI).
+ * - `destination-slots.ts`, `destination_slots`: each destination's concurrency, shared by its workers.
  * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
  *   kept in one module so it reads top to bottom.
  *
@@ -27,6 +29,7 @@
 export { Params, type Statement } from './statement.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as destinationStates from './destination-states.ts';
+export * as destinationSlots from './destination-slots.ts';
 export * as effectAttempts from './effect-attempts.ts';
 export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';

@@ -6,13 +6,21 @@
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { onPath, requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
+import {
+  onPath,
+  requireTool,
+  startWebhookSink,
+  useTestDatabase,
+  waitFor,
+  type Responder,
+  type Sink,
+  type SinkRequest,
+} from '@webhook-inbox/testing';
 import { replayEvent } from '@webhook-inbox/operator';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useWorkerHarness } from '../support/harness.ts';
-import { startSink, type Responder, type Sink, type SinkRequest } from '../support/sink.ts';
 import { createInbox } from '../../src/inbox.ts';
 import {
   createDestinations,
@@ -34,7 +42,7 @@ afterEach(async () => {
 });
 
 async function sink(responder?: Responder): Promise<Sink> {
-  const s = await startSink(responder);
+  const s = await startWebhookSink(responder);
   started.push(s);
   return s;
 }

@@ -1,0 +1,49 @@
+import type { Statement } from './statement.ts';
+
+/**
+ * Statements on `destination_slots`: a destination's concurrency, shared by every worker that delivers to it. A
+ * destination has `concurrency` slots (numbered from 0); a delivery takes a free one with a lease before its
+ * request and frees it after the answer, so at most `concurrency` requests are in flight whichever worker sends
+ * them. A worker that dies holding a slot leaves a lease that runs out.
+ */
+
+/** At a worker's start: the destination's slots 0 .. concurrency - 1 (more from another worker's file stay). */
+export function registerSlots(destination: string, concurrency: number): Statement {
+  return {
+    text: `
+      insert into destination_slots (destination, slot)
+      select $1, slot from generate_series(0, $2::int - 1) slot
+      on conflict do nothing`,
+    values: [destination, concurrency],
+  };
+}
+
+/**
+ * Takes a free slot below `concurrency` for `leaseMs` (the holder's token returned), or none when all are held.
+ * Free slots are locked with SKIP LOCKED and rechecked under the lock, so two workers never take the same one.
+ */
+export function takeSlot(destination: string, concurrency: number, leaseMs: number): Statement {
+  return {
+    name: 'webhook_inbox_take_destination_slot',
+    text: `
+      update destination_slots s
+         set held_until = clock_timestamp() + make_interval(secs => $3::float8 / 1000), token = gen_random_uuid()
+        from (select destination, slot from destination_slots
+               where destination = $1 and slot < $2 and held_until <= clock_timestamp()
+               order by slot limit 1 for update skip locked) free
+       where s.destination = free.destination and s.slot = free.slot
+      returning s.slot, s.token`,
+    values: [destination, concurrency, leaseMs],
+  };
+}
+
+/** Frees the slot this holder took (a lease another delivery took over after it ran out is left alone). */
+export function freeSlot(destination: string, slot: number, token: string): Statement {
+  return {
+    name: 'webhook_inbox_free_destination_slot',
+    text: `
+      update destination_slots set held_until = '-infinity', token = null
+       where destination = $1 and slot = $2 and token = $3`,
+    values: [destination, slot, token],
+  };
+}

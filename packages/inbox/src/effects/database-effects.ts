@@ -2,7 +2,7 @@
  * Database effects: each runs in the same transaction as its ledger row, so it commits exactly once.
  *
  * Each transaction is fenced to its events' attempts: the claim of their ledger rows share-locks the events' rows
- * where the attempt is still the latest (`ledger.claimDatabaseEffects`), so no other attempt can start before it
+ * where the attempt is still the latest (`effectRuns.claimDatabaseEffects`), so no other attempt can start before it
  * commits; an event another attempt took over (this worker froze or was cut off past its heartbeat) has nothing
  * claimed and nothing run (`LeaseLostError`), and its failure is not recorded over the new attempt's ledger.
  *
@@ -12,7 +12,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { errorLine } from '../error-text.ts';
-import * as ledger from './ledger.ts';
+import * as effectRuns from '../sql/effect-runs.ts';
+import type { Statement } from '../sql/statement.ts';
 import { traceEffect } from '../telemetry.ts';
 import {
   asError,
@@ -74,8 +75,8 @@ async function runTogether(
   let t0 = 0;
   try {
     await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects(tasks.map(fencedRef), ctx.group)),
+      const { rows } = await tx.execute<effectRuns.DatabaseClaimRow>(
+        toSql(effectRuns.claimDatabaseEffects(tasks.map(fencedRef), ctx.group)),
       );
       const claims = new Map(
         rows.map((row) => [keyOf(row.provider, row.event_id, row.effect ?? ''), row.fresh]),
@@ -117,8 +118,8 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   const t0 = performance.now();
   try {
     const outcome = await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects([fencedRef(task)], ctx.group)),
+      const { rows } = await tx.execute<effectRuns.DatabaseClaimRow>(
+        toSql(effectRuns.claimDatabaseEffects([fencedRef(task)], ctx.group)),
       );
       if (rows[0]?.held === false) return new LeaseLostError(TAKEN_OVER);
       if (!rows[0]?.fresh) return 'skipped' as const;
@@ -154,7 +155,7 @@ async function recordFailure(
 ): Promise<void> {
   ctx.finish(task, failure, ms);
   await ctx.pool
-    .query(ledger.recordDatabaseFailure(fencedRef(task), startedAt, errorLine(failure), ctx.group))
+    .query(effectRuns.recordDatabaseFailure(fencedRef(task), startedAt, errorLine(failure), ctx.group))
     .catch((e: unknown) =>
       ctx.log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
     );
@@ -179,7 +180,7 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
 }
 
 /** A `$n` statement as Drizzle SQL, to run it on a Drizzle transaction. */
-function toSql({ text, values }: ledger.Statement): SQL {
+function toSql({ text, values }: Statement): SQL {
   const chunks = text
     .split(/\$(\d+)/)
     .map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql.param(values[Number(part) - 1])));

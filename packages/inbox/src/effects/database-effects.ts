@@ -10,7 +10,7 @@
  * for the batch, not one per effect). When one of them fails, its transaction rolls back and its effects run
  * again one by one, each in its own transaction with its ledger row, so a failure stays with its effect.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { transactionClient } from '@webhook-inbox/db';
 import { errorLine } from '../error-text.ts';
 import * as effectRuns from '../sql/effect-runs.ts';
 import type { Statement } from '../sql/statement.ts';
@@ -75,8 +75,9 @@ async function runTogether(
   let t0 = 0;
   try {
     await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<effectRuns.DatabaseClaimRow>(
-        toSql(effectRuns.claimDatabaseEffects(tasks.map(fencedRef), ctx.group)),
+      const rows = await query<effectRuns.DatabaseClaimRow>(
+        tx,
+        effectRuns.claimDatabaseEffects(tasks.map(fencedRef), ctx.group),
       );
       const claims = new Map(
         rows.map((row) => [keyOf(row.provider, row.event_id, row.effect ?? ''), row.fresh]),
@@ -118,8 +119,9 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   const t0 = performance.now();
   try {
     const outcome = await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<effectRuns.DatabaseClaimRow>(
-        toSql(effectRuns.claimDatabaseEffects([fencedRef(task)], ctx.group)),
+      const rows = await query<effectRuns.DatabaseClaimRow>(
+        tx,
+        effectRuns.claimDatabaseEffects([fencedRef(task)], ctx.group),
       );
       if (rows[0]?.held === false) return new LeaseLostError(TAKEN_OVER);
       if (!rows[0]?.fresh) return 'skipped' as const;
@@ -140,7 +142,7 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
  */
 function transaction<T>(ctx: TaskContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   return ctx.db.transaction(async (tx) => {
-    if (ctx.transactionSettings) await tx.execute(toSql(ctx.transactionSettings));
+    if (ctx.transactionSettings) await query(tx, ctx.transactionSettings);
     return work(tx);
   });
 }
@@ -179,10 +181,10 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
   return groups;
 }
 
-/** A `$n` statement as Drizzle SQL, to run it on a Drizzle transaction. */
-function toSql({ text, values }: Statement): SQL {
-  const chunks = text
-    .split(/\$(\d+)/)
-    .map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql.param(values[Number(part) - 1])));
-  return sql.join(chunks);
+/**
+ * A ledger statement inside an effect transaction, on its connection as pg takes it: a named one is parsed and
+ * planned once per connection (behind a transaction-mode pooler, the pool's client sends it unnamed).
+ */
+async function query<R extends Record<string, unknown>>(tx: Tx, statement: Statement): Promise<R[]> {
+  return (await transactionClient(tx).query<R>(statement)).rows;
 }

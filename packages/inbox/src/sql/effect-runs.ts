@@ -130,6 +130,8 @@ export function claimDatabaseEffects(
 ): Statement {
   const grouped = group !== DEFAULT_GROUP;
   return {
+    // Two texts (the default group's, any other's: the group is a value): one name each.
+    name: grouped ? 'webhook_inbox_claim_group_database_effects' : 'webhook_inbox_claim_database_effects',
     text: `
       with input as (
         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::int[],

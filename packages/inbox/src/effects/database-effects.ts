@@ -13,6 +13,7 @@
 import { transactionClient } from '@webhook-inbox/db';
 import { errorLine } from '../error-text.ts';
 import * as effectRuns from '../sql/effect-runs.ts';
+import { effectLogger } from './effect-log.ts';
 import type { Statement } from '../sql/statement.ts';
 import { traceEffect } from '../telemetry.ts';
 import {
@@ -165,7 +166,7 @@ async function recordFailure(
 
 function effectContext(ctx: TaskContext, task: Task, tx: Tx): never {
   const context: DatabaseEffectContext<unknown> = {
-    ...contextBase(task, ctx.log.child(bindings(task))),
+    ...contextBase(task, effectLogger(ctx.log, task)),
     tx,
   };
   return context as never;

@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
+import { effectLogger } from './effect-log.ts';
 import * as idempotencyKeys from '../sql/idempotency-keys.ts';
 import { Lease } from './lease.ts';
 import { MarkQueue } from './marks.ts';
@@ -200,7 +201,7 @@ async function runClaimed(
     ctx.finish(task, 'skipped', 0);
     return;
   }
-  const log = ctx.log.child(bindings(task));
+  const log = effectLogger(ctx.log, task);
   if (claim.prior_status === 'claimed') {
     log.warn(
       { keyAttempts: claim.key_attempts },

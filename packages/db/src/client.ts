@@ -48,7 +48,7 @@ export function createPool(options: PoolOptions): pg.Pool {
  * the client's connection and refuses its next statement. Each transaction caught by a database restart would take
  * one connection out of the pool for good. Here the connection goes back for reuse when the transaction committed,
  * or rolled back after the callback's own error; after a failed BEGIN, COMMIT or ROLLBACK its state is unknown,
- * and it is closed.
+ * and it is closed. `transactionClient(tx)` is the connection a transaction runs on.
  */
 export function createDb(pool: pg.Pool): Database {
   const db = drizzle({ client: pool });
@@ -58,6 +58,7 @@ export function createDb(pool: pg.Pool): Database {
     let reusable = false;
     try {
       const result = await drizzleOn(client).transaction(async (tx) => {
+        clients.set(tx, client);
         try {
           return await work(tx);
         } catch (error) {
@@ -76,6 +77,19 @@ export function createDb(pool: pg.Pool): Database {
     }
   };
   return db;
+}
+
+const clients = new WeakMap<object, pg.PoolClient>();
+
+/**
+ * The connection a transaction of `createDb` runs on: a statement sent on it is part of the transaction, and can
+ * be sent as pg takes it (`{ name, text, values }`), named, prepared once per connection, where Drizzle's
+ * `tx.execute` parses and plans its text every time. Throws for any other transaction.
+ */
+export function transactionClient(tx: object): pg.PoolClient {
+  const client = clients.get(tx);
+  if (!client) throw new Error('not a transaction of createDb(): its connection is unknown');
+  return client;
 }
 
 // One Drizzle handle per pooled connection, made the first time the connection runs a transaction.

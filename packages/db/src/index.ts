@@ -1,4 +1,4 @@
-export { createDb, createPool, type Database, type PoolOptions } from './client.ts';
+export { createDb, createPool, transactionClient, type Database, type PoolOptions } from './client.ts';
 export { clientClassFor, UnnamedStatementClient, type DatabasePooler } from './pooler.ts';
 export { loadDotEnv } from './dotenv.ts';
 export { appRoleOf, AppRoleError, grantAppRole, type AppRole } from './app-role.ts';

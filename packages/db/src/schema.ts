@@ -162,7 +162,7 @@ export const idempotencyKeys = pgTable(
     /**
      * The fencing token of the key's latest claim: a fresh random value on every claim, so an attempt that lost its
      * lease (its worker froze, the claim expired and another attempt took it) no longer matches, and its renewals,
-     * its check before the effect's call and its marks change nothing (`effects/claims.ts`). Null before 0014.
+     * its check before the effect's call and its marks change nothing (`@webhook-inbox/inbox`'s `sql/idempotency-keys.ts`). Null before 0014.
      */
     claimToken: uuid('claim_token'),
     completedAt: timestamp('completed_at', { withTimezone: true }),

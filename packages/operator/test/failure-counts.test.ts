@@ -2,7 +2,7 @@ import { createPool } from '@webhook-inbox/db';
 import { useTestDatabase } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledger } from '@webhook-inbox/inbox/sql';
+import { effectRuns, ledger } from '@webhook-inbox/inbox/sql';
 import { foldFailureCounts } from '../src/failure-counts.ts';
 import { purgeExpired } from '../src/retention.ts';
 import { countsSql } from '../src/sql/failure-counts.ts';
@@ -81,7 +81,11 @@ describe('failure counts', () => {
           await client.query('begin');
           for (let i = c; i < EVENTS; i += CLIENTS) {
             await client.query(
-              ledger.recordDatabaseFailure(ref(ids[i]!), new Date(), `connect ECONNREFUSED 10.0.0.${i}:587`),
+              effectRuns.recordDatabaseFailure(
+                ref(ids[i]!),
+                new Date(),
+                `connect ECONNREFUSED 10.0.0.${i}:587`,
+              ),
             );
           }
           if (++arrived === CLIENTS) release();
@@ -109,11 +113,11 @@ describe('failure counts', () => {
       switch (i % 4) {
         case 0:
           await client.query(
-            ledger.recordDatabaseFailure(ref(eventId), new Date(), 'crm timeout after 30 s'),
+            effectRuns.recordDatabaseFailure(ref(eventId), new Date(), 'crm timeout after 30 s'),
           );
           break;
         case 1:
-          await client.query(ledger.claimDatabaseEffects([ref(eventId)]));
+          await client.query(effectRuns.claimDatabaseEffects([ref(eventId)]));
           break;
         case 2:
           await client.query(ledger.markDead(key, 'retries exhausted'));

@@ -12,12 +12,11 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorLine } from '../error-text.ts';
 import { WORKER_ID } from '../effects/attempts.ts';
-import * as claims from '../effects/claims.ts';
 import { eventIdempotencyKey } from '../effects/keys.ts';
 import { Lease } from '../effects/lease.ts';
-import type { EffectRef } from '../effects/ledger.ts';
 import { LeaseLostError } from '../effects/types.ts';
-import { destinationStates, effectAttempts, webhookEvents } from '../sql/index.ts';
+import type { EffectRef } from '../sql/idempotency-keys.ts';
+import { destinationStates, effectAttempts, idempotencyKeys, webhookEvents } from '../sql/index.ts';
 import type { Destination } from './config.ts';
 import { send, type OutboundResult } from './outbound.ts';
 import { signDelivery } from './signature.ts';
@@ -129,12 +128,12 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     );
 
   if (ok) {
-    const { rowCount } = await pool.query(claims.completeKey(ref, fence));
+    const { rowCount } = await pool.query(idempotencyKeys.completeKey(ref, fence));
     if (rowCount === 0) log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
     await pool.query(destinationStates.recordDeliverySuccess(destination.name));
     return;
   }
-  await pool.query(claims.failKey(ref, fence, error ?? 'failed'));
+  await pool.query(idempotencyKeys.failKey(ref, fence, error ?? 'failed'));
   if (gone(result)) {
     // 410 Gone: the endpoint says it will not take deliveries any more. Paused until an operator resumes it;
     // this delivery, and every one after it, waits for that.
@@ -171,7 +170,7 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
 }
 
 interface Sent {
-  fence: claims.ClaimFence;
+  fence: idempotencyKeys.ClaimFence;
   startedAt: Date;
   result: OutboundResult;
   log: Logger;
@@ -192,7 +191,7 @@ async function request(
   const sentAt = performance.now();
   const {
     rows: [claim],
-  } = await pool.query<claims.KeyClaimRow>(claims.claimKey(ref, leaseMs));
+  } = await pool.query<idempotencyKeys.KeyClaimRow>(idempotencyKeys.claimKey(ref, leaseMs));
   if (!claim?.key_attempts || !claim.claim_token) return claim?.held_until ? 'held' : 'completed';
   const log = ctx.log.child({ destination: destination.name, provider: job.provider, eventId: job.eventId });
   const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };

@@ -2,7 +2,7 @@
  * Database effects: each runs in the same transaction as its ledger row, so it commits exactly once.
  *
  * Each transaction is fenced to its events' attempts: the claim of their ledger rows share-locks the events' rows
- * where the attempt is still the latest (`ledger.claimDatabaseEffects`), so no other attempt can start before it
+ * where the attempt is still the latest (`effectRuns.claimDatabaseEffects`), so no other attempt can start before it
  * commits; an event another attempt took over (this worker froze or was cut off past its heartbeat) has nothing
  * claimed and nothing run (`LeaseLostError`), and its failure is not recorded over the new attempt's ledger.
  *
@@ -10,9 +10,11 @@
  * for the batch, not one per effect). When one of them fails, its transaction rolls back and its effects run
  * again one by one, each in its own transaction with its ledger row, so a failure stays with its effect.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { transactionClient } from '@webhook-inbox/db';
 import { errorLine } from '../error-text.ts';
-import * as ledger from './ledger.ts';
+import * as effectRuns from '../sql/effect-runs.ts';
+import { effectLogger } from './effect-log.ts';
+import type { Statement } from '../sql/statement.ts';
 import { traceEffect } from '../telemetry.ts';
 import {
   asError,
@@ -74,8 +76,9 @@ async function runTogether(
   let t0 = 0;
   try {
     await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects(tasks.map(fencedRef), ctx.group)),
+      const rows = await query<effectRuns.DatabaseClaimRow>(
+        tx,
+        effectRuns.claimDatabaseEffects(tasks.map(fencedRef), ctx.group),
       );
       const claims = new Map(
         rows.map((row) => [keyOf(row.provider, row.event_id, row.effect ?? ''), row.fresh]),
@@ -117,8 +120,9 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
   const t0 = performance.now();
   try {
     const outcome = await transaction(ctx, async (tx) => {
-      const { rows } = await tx.execute<ledger.DatabaseClaimRow>(
-        toSql(ledger.claimDatabaseEffects([fencedRef(task)], ctx.group)),
+      const rows = await query<effectRuns.DatabaseClaimRow>(
+        tx,
+        effectRuns.claimDatabaseEffects([fencedRef(task)], ctx.group),
       );
       if (rows[0]?.held === false) return new LeaseLostError(TAKEN_OVER);
       if (!rows[0]?.fresh) return 'skipped' as const;
@@ -139,7 +143,7 @@ async function runAlone(ctx: TaskContext, task: Task): Promise<void> {
  */
 function transaction<T>(ctx: TaskContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   return ctx.db.transaction(async (tx) => {
-    if (ctx.transactionSettings) await tx.execute(toSql(ctx.transactionSettings));
+    if (ctx.transactionSettings) await query(tx, ctx.transactionSettings);
     return work(tx);
   });
 }
@@ -154,7 +158,7 @@ async function recordFailure(
 ): Promise<void> {
   ctx.finish(task, failure, ms);
   await ctx.pool
-    .query(ledger.recordDatabaseFailure(fencedRef(task), startedAt, errorLine(failure), ctx.group))
+    .query(effectRuns.recordDatabaseFailure(fencedRef(task), startedAt, errorLine(failure), ctx.group))
     .catch((e: unknown) =>
       ctx.log.error({ err: e, ...bindings(task) }, 'could not record the failure in the ledger'),
     );
@@ -162,7 +166,7 @@ async function recordFailure(
 
 function effectContext(ctx: TaskContext, task: Task, tx: Tx): never {
   const context: DatabaseEffectContext<unknown> = {
-    ...contextBase(task, ctx.log.child(bindings(task))),
+    ...contextBase(task, effectLogger(ctx.log, task)),
     tx,
   };
   return context as never;
@@ -178,10 +182,10 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
   return groups;
 }
 
-/** A `$n` statement as Drizzle SQL, to run it on a Drizzle transaction. */
-function toSql({ text, values }: ledger.Statement): SQL {
-  const chunks = text
-    .split(/\$(\d+)/)
-    .map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql.param(values[Number(part) - 1])));
-  return sql.join(chunks);
+/**
+ * A ledger statement inside an effect transaction, on its connection as pg takes it: a named one is parsed and
+ * planned once per connection (behind a transaction-mode pooler, the pool's client sends it unnamed).
+ */
+async function query<R extends Record<string, unknown>>(tx: Tx, statement: Statement): Promise<R[]> {
+  return (await transactionClient(tx).query<R>(statement)).rows;
 }

@@ -1,5 +1,5 @@
 import { parseJsonLossless } from '../json.ts';
-import { shopifyShopDomain } from '@webhook-inbox/providers';
+import { shopifyShopDomain } from '@webhook-inbox/providers/shopify';
 import type { LoadedEventRow } from './ledger.ts';
 import { PermanentEffectError, type InboxEventBase, type ShopifyInboxEvent } from './types.ts';
 

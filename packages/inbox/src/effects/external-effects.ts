@@ -9,7 +9,7 @@
  *
  * A claim is also a fence (`lease.ts`): right before the effect's call (and again where the effect calls
  * `holdLease`), the attempt proves its claim is still its own and unexpired; a worker that froze past its lease
- * and thawed finds it taken, runs nothing, and its marks change nothing (`claims.ts`).
+ * and thawed finds it taken, runs nothing, and its marks change nothing (`../sql/idempotency-keys.ts`).
  *
  * Leases are rows, not locks of a database session: nothing outlives a statement, so it works the same behind a
  * transaction-mode pooler, and a worker that waits holds no connection and no key.
@@ -22,7 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { errorFields, errorLine } from '../error-text.ts';
 import { isConnectionError } from './connection-errors.ts';
-import * as claims from './claims.ts';
+import { effectLogger } from './effect-log.ts';
+import * as idempotencyKeys from '../sql/idempotency-keys.ts';
 import { Lease } from './lease.ts';
 import { MarkQueue } from './marks.ts';
 import { traceEffect } from '../telemetry.ts';
@@ -47,7 +48,7 @@ const DEFAULT_LEASE_MS = 15 * 60_000;
 
 /** A claim as the claiming statement answered it, and when (performance.now()) that statement was sent. */
 interface ClaimAnswer {
-  row: claims.ExternalClaimRow | undefined;
+  row: idempotencyKeys.ExternalClaimRow | undefined;
   sentAt: number;
 }
 
@@ -80,11 +81,11 @@ export async function runExternalEffects(ctx: ExternalEffectsContext, tasks: Tas
  */
 async function runRound(ctx: ExternalEffectsContext, tasks: Task[]): Promise<void> {
   const client = await ctx.pool.connect();
-  let answers: Map<string, claims.ExternalClaimRow>;
+  let answers: Map<string, idempotencyKeys.ExternalClaimRow>;
   const sentAt = performance.now();
   try {
-    const { rows } = await client.query<claims.ExternalClaimRow>(
-      claims.claimExternalEffects(tasks.map(claimRefOf)),
+    const { rows } = await client.query<idempotencyKeys.ExternalClaimRow>(
+      idempotencyKeys.claimExternalEffects(tasks.map(claimRefOf)),
     );
     answers = new Map(rows.map((row) => [row.key, row]));
   } catch (error) {
@@ -107,7 +108,7 @@ async function runOnClient(
   ctx: ExternalEffectsContext,
   client: pg.PoolClient,
   tasks: Task[],
-  answers: Map<string, claims.ExternalClaimRow>,
+  answers: Map<string, idempotencyKeys.ExternalClaimRow>,
   sentAt: number,
 ): Promise<void> {
   let broken = false;
@@ -155,12 +156,14 @@ async function claimWhenFree(
   let heldUntil: Date | undefined;
   for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
     const client = await ctx.pool.connect();
-    let claim: claims.ExternalClaimRow | undefined;
+    let claim: idempotencyKeys.ExternalClaimRow | undefined;
     const sentAt = performance.now();
     try {
       ({
         rows: [claim],
-      } = await client.query<claims.ExternalClaimRow>(claims.claimExternalEffects([claimRefOf(task)])));
+      } = await client.query<idempotencyKeys.ExternalClaimRow>(
+        idempotencyKeys.claimExternalEffects([claimRefOf(task)]),
+      ));
     } catch (error) {
       client.release(true);
       throw error;
@@ -198,7 +201,7 @@ async function runClaimed(
     ctx.finish(task, 'skipped', 0);
     return;
   }
-  const log = ctx.log.child(bindings(task));
+  const log = effectLogger(ctx.log, task);
   if (claim.prior_status === 'claimed') {
     log.warn(
       { keyAttempts: claim.key_attempts },
@@ -227,7 +230,7 @@ async function runClaimed(
         log.warn({ keyAttempts: fence.keyAttempts }, 'lost the claim of the effect before its call: not run');
         return;
       }
-      await marks.client.query(claims.failExternalEffect(task.ref, fence, errorLine(failure)));
+      await marks.client.query(idempotencyKeys.failExternalEffect(task.ref, fence, errorLine(failure)));
       return;
     }
     // The window in which a crash means "done but not known to be done": one statement, on a connection we
@@ -239,7 +242,7 @@ async function runClaimed(
       // Given up: whether it happened is unknown. Stop holding the key, if the database lets us, so the next
       // attempt runs it again (may happen twice) rather than wait for the lease to run out.
       lease.stop();
-      await ctx.pool.query(claims.releaseClaim(task.ref, fence)).catch(() => undefined);
+      await ctx.pool.query(idempotencyKeys.releaseClaim(task.ref, fence)).catch(() => undefined);
       throw error;
     }
   } finally {
@@ -258,7 +261,7 @@ async function markDone(
   ctx: ExternalEffectsContext,
   marks: MarkQueue,
   task: Task,
-  fence: claims.ClaimFence,
+  fence: idempotencyKeys.ClaimFence,
 ): Promise<void> {
   const started = Date.now();
   const deadline = Math.min(started + ctx.markRetryMs, task.run.expiresAt - MARK_EXPIRY_MARGIN_MS);
@@ -268,7 +271,8 @@ async function markDone(
       const marked =
         attempt === 1
           ? await marks.mark(task.ref, fence)
-          : ((await ctx.pool.query(claims.completeExternalEffect(task.ref, fence))).rowCount ?? 0) > 0;
+          : ((await ctx.pool.query(idempotencyKeys.completeExternalEffect(task.ref, fence))).rowCount ?? 0) >
+            0;
       if (!marked) {
         // The call ran while the claim was this attempt's; the claim was taken before the mark (a freeze, or the
         // database away past the lease, mid-call): the new holder marks the key, and may run the effect too.
@@ -319,6 +323,6 @@ export function claimLeaseMs(job: Pick<Task['run']['job'], 'heartbeatSeconds' | 
 }
 
 /** The task's key, claimed for its job's lease from the database's now (see `claimExternalEffects`). */
-function claimRefOf(task: Task): claims.ExternalEffectRef {
+function claimRefOf(task: Task): idempotencyKeys.ExternalEffectRef {
   return { ...task.ref, leaseMs: claimLeaseMs(task.run.job) };
 }

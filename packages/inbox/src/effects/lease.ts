@@ -13,8 +13,8 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { errorFields } from '../error-text.ts';
-import * as claims from './claims.ts';
-import type { EffectRef } from './ledger.ts';
+import * as idempotencyKeys from '../sql/idempotency-keys.ts';
+import type { EffectRef } from '../sql/idempotency-keys.ts';
 import { LeaseLostError } from './types.ts';
 
 /** Logged when a renewal finds the claim gone. */
@@ -24,7 +24,7 @@ export const LOST_ON_RENEWAL = "the effect's claim was taken by another attempt 
 const MIN_RENEWAL_MS = 250;
 
 export class Lease {
-  readonly fence: claims.ClaimFence;
+  readonly fence: idempotencyKeys.ClaimFence;
   readonly #pool: pg.Pool;
   readonly #ref: EffectRef;
   readonly #leaseMs: number;
@@ -38,7 +38,7 @@ export class Lease {
   constructor(
     pool: pg.Pool,
     ref: EffectRef,
-    fence: claims.ClaimFence,
+    fence: idempotencyKeys.ClaimFence,
     leaseMs: number,
     sentAt: number,
     log: Logger,
@@ -90,7 +90,9 @@ export class Lease {
   /** One conditional renewal: true when the claim is still this attempt's. */
   async #renew(): Promise<boolean> {
     const sentAt = performance.now();
-    const { rowCount } = await this.#pool.query(claims.holdClaim(this.#ref, this.fence, this.#leaseMs));
+    const { rowCount } = await this.#pool.query(
+      idempotencyKeys.holdClaim(this.#ref, this.fence, this.#leaseMs),
+    );
     if (rowCount === 0) {
       this.#lost ??=
         "this attempt's claim of the effect is gone (its lease ran out and another attempt may hold it, or it " +

@@ -1,16 +1,16 @@
 /**
  * The marks of the external effects claimed on one connection (a round's), sent together: a mark goes out at the
  * end of the event loop's turn in which its effect returned, with every other mark ready by then, as one
- * statement (`claims.completeExternalEffects`); marks that become ready while a statement is in flight go out
+ * statement (`idempotencyKeys.completeExternalEffects`); marks that become ready while a statement is in flight go out
  * together as soon as it is answered. An effect's mark waits for at most the round trip of the statement before
  * it, never for another effect's call: the window in which a crash means "done but not known to be done" stays one
  * or two round trips, and a round of 50 emails is marked in a few statements instead of 50.
  */
 import type pg from 'pg';
-import * as claims from './claims.ts';
-import type { EffectRef } from './ledger.ts';
+import * as idempotencyKeys from '../sql/idempotency-keys.ts';
+import type { EffectRef } from '../sql/idempotency-keys.ts';
 
-interface PendingMark extends claims.ClaimedEffect {
+interface PendingMark extends idempotencyKeys.ClaimedEffect {
   resolve(marked: boolean): void;
   reject(error: unknown): void;
 }
@@ -29,7 +29,7 @@ export class MarkQueue {
    * Resolves true when the effect's ledger row was marked completed, false when the claim was no longer this
    * attempt's (nothing marked); rejects with the statement's error (every mark of that statement does).
    */
-  mark(ref: EffectRef, fence: claims.ClaimFence): Promise<boolean> {
+  mark(ref: EffectRef, fence: idempotencyKeys.ClaimFence): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.#pending.push({ ref, fence, resolve, reject });
       this.#schedule();
@@ -51,7 +51,9 @@ export class MarkQueue {
     this.#pending = [];
     this.#inFlight = true;
     try {
-      const { rows } = await this.client.query<claims.MarkedRow>(claims.completeExternalEffects(batch));
+      const { rows } = await this.client.query<idempotencyKeys.MarkedRow>(
+        idempotencyKeys.completeExternalEffects(batch),
+      );
       const marked = new Set(rows.map((row) => markKey(row.provider, row.event_id, row.effect)));
       for (const mark of batch) {
         mark.resolve(marked.has(markKey(mark.ref.provider, mark.ref.eventId, mark.ref.effect)));

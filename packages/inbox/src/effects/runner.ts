@@ -9,6 +9,7 @@ import { runDatabaseEffects } from './database-effects.ts';
 import { decodeEvent } from './decode.ts';
 import { runExternalEffects, type ExternalEffectsContext } from './external-effects.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
+import type { DatabaseEffectRef } from '../sql/effect-runs.ts';
 import * as ledger from './ledger.ts';
 import type { EffectRegistry, RegisteredEffect } from './registry.ts';
 import { startEventSpan, traceSkippedEffect } from '../telemetry.ts';
@@ -349,7 +350,7 @@ function adoptLedgerVerdicts(runs: readonly EventRun[], settled: readonly ledger
   }
 }
 
-function refOf(effect: RegisteredEffect, event: InboxEventBase): ledger.DatabaseEffectRef {
+function refOf(effect: RegisteredEffect, event: InboxEventBase): DatabaseEffectRef {
   const scope = effect.scope?.(event as never);
   return {
     provider: event.provider,

@@ -8,6 +8,7 @@ import type { JobWithMetadata } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { EventJob } from '../queue.ts';
 import type { EventSpan } from '../telemetry.ts';
+import type { DatabaseEffectRef, FencedDatabaseRef } from '../sql/effect-runs.ts';
 import type * as ledger from './ledger.ts';
 import type { RegisteredEffect } from './registry.ts';
 import type { InboxEventBase } from './types.ts';
@@ -42,7 +43,7 @@ export interface Task {
   run: EventRun;
   event: InboxEventBase;
   effect: RegisteredEffect;
-  ref: ledger.DatabaseEffectRef;
+  ref: DatabaseEffectRef;
   outcome?: Outcome;
 }
 
@@ -62,7 +63,7 @@ export interface TaskContext {
 }
 
 /** A database task's ref with its attempt's fence; a task of a recorded event always has one. */
-export function fencedRef(task: Task): ledger.FencedDatabaseRef {
+export function fencedRef(task: Task): FencedDatabaseRef {
   const { attempt, receivedAt } = task.run;
   if (attempt === undefined || receivedAt === undefined) throw new Error('a task of an event not recorded');
   return { ...task.ref, attempt, receivedAt };

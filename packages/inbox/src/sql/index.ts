@@ -11,8 +11,10 @@
  *   (`payloadOf`), their upkeep and retention (the receiver's inserts write it, in `webhook-events.ts`).
  * - `effect-attempts.ts`, `effect_attempts`: every attempt of every effect (the runner writes, the event page,
  *   the admin API and the CLI read), bounded per effect.
- * - `effect-runs.ts`, `effect_runs`: the event log, replay, the failing effects of the samples and the console.
- * - `idempotency-keys.ts`, `idempotency_keys`: replay, the event that completed a scoped effect (the console).
+ * - `effect-runs.ts`, `effect_runs`: the database effects' claims (with their scoped keys) and failures (the
+ *   effect runner), the event log, replay, the failing effects of the samples and the console.
+ * - `idempotency-keys.ts`, `idempotency_keys`: the claims, renewals and marks of external effects and of
+ *   destinations' deliveries (with the ledger rows they move), replay, the event that completed a scoped effect.
  * - `effect-routes.ts`, `effect_routes`: the effects each consumer group's worker registered (replay,
  *   reconciliation; the receiver's inserts read them to deliver to groups).
  * - `webhook-event-groups.ts`, `webhook_event_groups`: an event's status in the other consumer groups (replay,
@@ -20,11 +22,13 @@
  * - `destination-states.ts`, `destination_states`: each destination's circuit, pause and rate limit's schedule (the
  *   deliveries, the CLI).
  * - `destination-slots.ts`, `destination_slots`: each destination's concurrency, shared by its workers.
- * - `../effects/ledger.ts`, all three: the effect runner's protocol (attempts, claims, completions, settlements),
- *   kept in one module so it reads top to bottom.
+ * - `../effects/ledger.ts`, `webhook_events` and `webhook_event_groups` for the effect runner: an attempt's start,
+ *   its settlement, a dead letter's mark.
  *
  * A statement that reads a second table for its answer (retention counting the ledger rows that go with the
- * events it deletes) lives with the table it changes or counts.
+ * events it deletes) lives with the table it changes or counts; one that changes two tables at once (a claim and
+ * the ledger row that moves with it) lives with the table whose row decides it (the key for an external effect's
+ * claim, the ledger row for a database effect's).
  */
 export { Params, type Statement } from './statement.ts';
 export * as effectRoutes from './effect-routes.ts';

@@ -9,7 +9,7 @@ import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import * as claims from '../../src/effects/claims.ts';
+import * as idempotencyKeys from '../../src/sql/idempotency-keys.ts';
 import { runDatabaseEffects } from '../../src/effects/database-effects.ts';
 import { scopedIdempotencyKey } from '../../src/effects/keys.ts';
 import { Lease, LOST_ON_RENEWAL } from '../../src/effects/lease.ts';
@@ -52,12 +52,14 @@ async function keyRow(key: string) {
 }
 
 /** Another attempt's takeover of a claim whose lease ran out: what a frozen worker's key goes through. */
-async function takeOver(ref: claims.ExternalEffectRef): Promise<claims.ClaimFence> {
+async function takeOver(ref: idempotencyKeys.ExternalEffectRef): Promise<idempotencyKeys.ClaimFence> {
   await pool.query(
     `update idempotency_keys set claim_expires_at = now() - interval '1 second' where key = $1`,
     [ref.idempotencyKey],
   );
-  const [row] = (await pool.query<claims.ExternalClaimRow>(claims.claimExternalEffects([ref]))).rows;
+  const [row] = (
+    await pool.query<idempotencyKeys.ExternalClaimRow>(idempotencyKeys.claimExternalEffects([ref]))
+  ).rows;
   expect(row).toMatchObject({ prior_status: 'claimed', run_claimed: true });
   return { keyAttempts: row!.key_attempts!, token: row!.claim_token! };
 }
@@ -75,7 +77,9 @@ it("refuses a thawed attempt's call once another attempt took its claim; its mar
   });
   const sentAt = performance.now();
   const [first] = (
-    await pool.query<claims.ExternalClaimRow>(claims.claimExternalEffects([ref('evt_fence_1')]))
+    await pool.query<idempotencyKeys.ExternalClaimRow>(
+      idempotencyKeys.claimExternalEffects([ref('evt_fence_1')]),
+    )
   ).rows;
   const frozen = { keyAttempts: first!.key_attempts!, token: first!.claim_token! };
   // Within half its lease by this process's clock, the claim is proven without asking the database.
@@ -88,9 +92,9 @@ it("refuses a thawed attempt's call once another attempt took its claim; its mar
   await expect(thawed.hold()).rejects.toMatchObject({ code: 'lease_lost' });
   // Its mark, its failure and its release change nothing: the key is the taker's, claimed.
   for (const statement of [
-    claims.completeExternalEffect(ref('evt_fence_1'), frozen),
-    claims.failExternalEffect(ref('evt_fence_1'), frozen, 'boom'),
-    claims.releaseClaim(ref('evt_fence_1'), frozen),
+    idempotencyKeys.completeExternalEffect(ref('evt_fence_1'), frozen),
+    idempotencyKeys.failExternalEffect(ref('evt_fence_1'), frozen, 'boom'),
+    idempotencyKeys.releaseClaim(ref('evt_fence_1'), frozen),
   ]) {
     expect((await pool.query(statement)).rowCount).toBe(0);
   }
@@ -98,7 +102,9 @@ it("refuses a thawed attempt's call once another attempt took its claim; its mar
   expect(await effectRuns(pool, 'evt_fence_1')).toMatchObject({ welcome: { status: 'running' } });
   // The taker holds it, through the database too.
   await new Lease(pool, ref('evt_fence_2'), taker, 10_000, sentAt - 10_000, silent).hold();
-  expect((await pool.query(claims.completeExternalEffect(ref('evt_fence_2'), taker))).rowCount).toBe(1);
+  expect((await pool.query(idempotencyKeys.completeExternalEffect(ref('evt_fence_2'), taker))).rowCount).toBe(
+    1,
+  );
   expect(await keyRow(key)).toMatchObject({ status: 'completed' });
 });
 
@@ -160,7 +166,7 @@ it('does not send an email whose claim was taken over while it waited for a conn
   // Nothing written over the taker's claim; it completes the email, and the retry finds it done.
   expect(await keyRow(key)).toEqual({ status: 'claimed', attempts: 2, claim_token: taker.token });
   await pool.query(
-    claims.completeExternalEffect(
+    idempotencyKeys.completeExternalEffect(
       { provider: 'test', eventId: 'evt_wait_other', effect: 'welcome', idempotencyKey: key },
       taker,
     ),

@@ -13,7 +13,7 @@ import { configureQueues, EVENTS_QUEUE, type EventJob, type QueueSettings } from
 import { eventRow, FAST_RETRIES, useWorkerHarness } from '../support/harness.ts';
 import { claimLeaseMs } from '../../src/effects/external-effects.ts';
 import { scopedIdempotencyKey } from '../../src/effects/keys.ts';
-import { claimExternalEffects } from '../../src/effects/claims.ts';
+import { claimExternalEffects } from '../../src/sql/idempotency-keys.ts';
 import { startAttempts } from '../../src/effects/ledger.ts';
 import { external } from '../../src/effects/types.ts';
 

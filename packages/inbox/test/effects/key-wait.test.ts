@@ -7,11 +7,9 @@
 import { createDb, createPool } from '@webhook-inbox/db';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type pg from 'pg';
-import type { JobWithMetadata } from 'pg-boss';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventJob } from '../../src/queue.ts';
-import { effectRuns, startProducer, type Producer } from '../support/harness.ts';
+import { effectRuns, job, startProducer, type Producer } from '../support/harness.ts';
 import { scopedIdempotencyKey } from '../../src/effects/keys.ts';
 import { EffectRegistry } from '../../src/effects/registry.ts';
 import { EffectRunner } from '../../src/effects/runner.ts';
@@ -48,18 +46,6 @@ function runner(sends: string[], claimWaitMs: number): EffectRunner {
     logger: pino({ level: 'silent' }),
     claimWaitMs,
   });
-}
-
-/** A job as pg-boss hands it to the handler, for an event already recorded. */
-function job(eventId: string): JobWithMetadata<EventJob> {
-  return {
-    id: `job-${eventId}`,
-    data: { provider: 'test', eventId },
-    retryCount: 0,
-    retryLimit: 2,
-    expireInSeconds: 60,
-    startedOn: new Date(),
-  } as unknown as JobWithMetadata<EventJob>;
 }
 
 /** Another worker's claim on an account's key, as `claimExternalEffects` leaves it, for a minute. */

@@ -8,7 +8,7 @@ import {
   holdClaim,
   releaseClaim,
   type ExternalClaimRow,
-} from '../../src/effects/claims.ts';
+} from '../../src/sql/idempotency-keys.ts';
 import {
   LEDGER_LACKS_EFFECTS,
   settleEvents,

@@ -6,10 +6,11 @@ import { createPool } from '@webhook-inbox/db';
 import { TcpProxy } from '@webhook-inbox/testing';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
+import type { JobWithMetadata } from 'pg-boss';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { DatabaseEffectFn } from '../../src/effects/types.ts';
 import type { Inbox, InboxStartOptions, InboxWorker } from '../../src/inbox.ts';
-import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../../src/queue.ts';
+import { DEFAULT_QUEUE_SETTINGS, type EventJob, type QueueSettings } from '../../src/queue.ts';
 import { startProducer as startInboxProducer, type Producer } from '../../src/testing.ts';
 
 export type { Producer };
@@ -26,6 +27,18 @@ export const FAST_RETRIES: QueueSettings = {
 /** The inbox's test producer (`@webhook-inbox/inbox/testing`), with fast retries by default. */
 export const startProducer = (pool: pg.Pool, url: string, settings = FAST_RETRIES) =>
   startInboxProducer(pool, url, settings);
+
+/** A job as pg-boss hands it to the handler (`EffectRunner.runBatch`), for an event already recorded. */
+export function job(eventId: string): JobWithMetadata<EventJob> {
+  return {
+    id: `job-${eventId}`,
+    data: { provider: 'test', eventId },
+    retryCount: 0,
+    retryLimit: 2,
+    expireInSeconds: 60,
+    startedOn: new Date(),
+  } as unknown as JobWithMetadata<EventJob>;
+}
 
 export interface EffectRunRow {
   event_id: string;

@@ -17,18 +17,10 @@ import { auditLog, pgbossJobs } from './sql/index.ts';
 /** The window the success rate, the percentiles and the causes cover by default. */
 export const DESTINATION_WINDOW_MS = 24 * 3_600_000;
 
-export interface DestinationOverview {
-  name: string;
+/** A destination's state row (why it is paused or its circuit open, the next probe), and what the window saw. */
+export interface DestinationOverview extends destinationStates.DestinationStateRow {
   /** The consumer group whose workers fan its events out (its routes'; the default group without any). */
   group: string;
-  url: string;
-  state: DestinationState;
-  /** Why it is paused or its circuit open. */
-  reason: string | null;
-  consecutiveFailures: number;
-  probeAt: Date | null;
-  lastSuccessAt: Date | null;
-  lastFailureAt: Date | null;
   /** Deliveries waiting (to run, for a retry, while paused or open) or running. */
   pending: number;
   /** The reception time of the oldest waiting delivery's event. */

@@ -16,6 +16,7 @@ import {
   reconcileStripe,
   schedulePurge,
   sinceDuration,
+  startDestinationMonitor,
   type Alerter,
   type AlerterStats,
   type PurgeResult,
@@ -29,7 +30,7 @@ import type { Logger } from './logger.ts';
 const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
 
 /**
- * What the worker does besides effects: alerts on dead events, the retention purge and the Stripe
+ * What the worker does besides effects: alerts on dead events and on its group's destinations, the retention purge and the Stripe
  * reconciliation on pg-boss schedules. Kept apart from the effect runner so none of it can slow an effect.
  */
 export interface Operations {
@@ -53,7 +54,7 @@ export async function startOperations(
   const pool = createPool({
     connectionString: config.databaseUrl,
     pooler: config.databasePooler,
-    max: 3,
+    max: 4,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
   });
@@ -63,6 +64,15 @@ export async function startOperations(
     consoleUrl: config.consolePublicUrl,
     logger,
     service: 'webhook-inbox worker',
+  });
+  // The alerts of this worker's group's destinations: circuit open, paused, failing (docs/destinations.md#alerts).
+  const destinationMonitor = startDestinationMonitor({
+    pool,
+    alerter,
+    destinations: config.destinations.filter((d) => d.group === config.group),
+    failureRate: config.destinationAlerts.failureRate,
+    intervalMs: config.destinationAlerts.intervalMs,
+    logger,
   });
   // Its own pg-boss, apart from the effects' one: it runs the cron scheduler and works the operations' queues.
   const boss = createOperationsBoss(config.databaseUrl, {
@@ -83,6 +93,7 @@ export async function startOperations(
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await destinationMonitor.close();
     await alerter.close();
     await pool.end().catch(() => {});
     throw error;
@@ -95,6 +106,7 @@ export async function startOperations(
       await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
         logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');
       });
+      await destinationMonitor.close();
       await alerter.close();
       await pool.end().catch(() => {});
     },

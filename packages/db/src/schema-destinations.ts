@@ -29,7 +29,10 @@ export const destinationStates = pgTable(
      * ends (the state left, the failure rate back under its threshold). One row and single statements, so one
      * alert per episode however many workers watch the destination.
      */
-    alerted: text('alerted').array().default(sql`'{}'::text[]`).notNull(),
+    alerted: text('alerted')
+      .array()
+      .default(sql`'{}'::text[]`)
+      .notNull(),
   },
   (t) => [check('destination_states_state_check', sql`${t.state} in (${inList(DESTINATION_STATES)})`)],
 );

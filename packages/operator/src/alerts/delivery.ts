@@ -92,7 +92,8 @@ export function createAlerter(options: AlerterOptions): Alerter {
     if (isEventAlert(alert)) {
       Object.assign(base, { eventId: alert.eventId, type: alert.type, effect: alert.effect });
     }
-    if (isDestinationAlert(alert)) Object.assign(base, { destination: alert.destination, group: alert.group });
+    if (isDestinationAlert(alert))
+      Object.assign(base, { destination: alert.destination, group: alert.group });
     if (item.repeats) Object.assign(base, { repeats: item.repeats.more, total: item.repeats.total });
     return base;
   }
@@ -268,7 +269,10 @@ export function createAlerter(options: AlerterOptions): Alerter {
     try {
       counts.notified++;
       if (closed) {
-        logger.error({ alert: alert.kind, provider: alertProvider(alert) }, 'alert after shutdown (not sent)');
+        logger.error(
+          { alert: alert.kind, provider: alertProvider(alert) },
+          'alert after shutdown (not sent)',
+        );
         return;
       }
       if (intake.length >= maxIntake) {

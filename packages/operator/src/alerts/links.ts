@@ -21,7 +21,9 @@ export interface AlertLink {
 export function consoleLinks(alert: Alert, consoleUrl: string): AlertLink[] {
   if (alert.kind === 'signature_failures') return [];
   if (isDestinationAlert(alert)) {
-    return [{ label: 'Destination', url: `${consoleUrl}/destinations/${encodeURIComponent(alert.destination)}` }];
+    return [
+      { label: 'Destination', url: `${consoleUrl}/destinations/${encodeURIComponent(alert.destination)}` },
+    ];
   }
   const links: AlertLink[] = [
     {

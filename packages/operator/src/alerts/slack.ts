@@ -2,7 +2,13 @@ import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { maskString } from '../redact.ts';
 import { shellArg } from '../shell.ts';
 import { consoleLinks } from './links.ts';
-import { isDestinationAlert, isEventAlert, type Alert, type AlertKind, type DestinationAlert } from './model.ts';
+import {
+  isDestinationAlert,
+  isEventAlert,
+  type Alert,
+  type AlertKind,
+  type DestinationAlert,
+} from './model.ts';
 
 /** A Slack-compatible incoming-webhook body (also understood by Mattermost, Rocket.Chat, Discord `/slack`). */
 export interface AlertMessage {

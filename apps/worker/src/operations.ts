@@ -38,6 +38,8 @@ export interface Operations {
   onDead(event: DeadEvent): void;
   /** The alerter's running totals (metrics). */
   alertStats(): AlerterStats;
+  /** The operations' own pool (alerts, the purge, the reconciliation, the destinations' gauges), ended by `stop`. */
+  readonly pool: pg.Pool;
   stop(): Promise<void>;
 }
 
@@ -54,7 +56,7 @@ export async function startOperations(
   const pool = createPool({
     connectionString: config.databaseUrl,
     pooler: config.databasePooler,
-    max: 4,
+    max: 5,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
   });
@@ -102,6 +104,7 @@ export async function startOperations(
   return {
     onDead: (event) => void alertDead(alerter, pool, event, logger),
     alertStats: () => alerter.stats(),
+    pool,
     async stop() {
       await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
         logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');

@@ -21,7 +21,7 @@ import type { Inbox } from '../inbox.ts';
 import { database } from '../effects/types.ts';
 import { destinationStates } from '../sql/index.ts';
 import type { Destination } from './config.ts';
-import { deliver, destinationEffect, type DeliveryJob } from './delivery.ts';
+import { deliver, destinationEffect, type DeliveryJob, type DeliveryObserver } from './delivery.ts';
 import { matches, type MatchableEvent } from './match.ts';
 import { RateLimiter } from './rate-limiter.ts';
 
@@ -41,6 +41,8 @@ export interface DestinationsOptions {
   pooler?: DatabasePooler;
   destinations: readonly Destination[];
   log: Logger;
+  /** Told of every delivery request (metrics); its throw is logged, never the delivery's. */
+  observer?: DeliveryObserver;
   /** How often an idle delivery slot polls its queue. Default 1 s. */
   pollingIntervalSeconds?: number;
 }
@@ -85,6 +87,15 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       onError: (error) => options.log.warn({ err: errorLine(error) }, 'destinations pool connection error'),
     });
   let started = false;
+  const observer: DeliveryObserver | undefined = options.observer && {
+    delivery(delivery) {
+      try {
+        options.observer?.delivery(delivery);
+      } catch (error) {
+        options.log.warn({ err: errorLine(error) }, 'delivery observer failed');
+      }
+    },
+  };
 
   return {
     register(inbox) {
@@ -143,7 +154,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
           },
           async ([job]) => {
             if (!job) return;
-            await deliver({ pool, boss, log, destination, queue, limiter }, job.data, job.id);
+            await deliver({ pool, boss, log, destination, queue, limiter, observer }, job.data, job.id);
           },
         );
       }

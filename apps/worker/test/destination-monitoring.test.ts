@@ -1,10 +1,12 @@
 /**
- * Destination alerts from a real worker, fed by real deliveries to a loopback endpoint: one destination answers
+ * Destination alerts and metrics from a real worker, fed by real deliveries to a loopback endpoint: one destination answers
  * 503 (its circuit opens after 3 failures, its failure rate passes the threshold), one answers 410 Gone (paused),
  * one answers 200 until an operator pauses it. Each episode is one alert at a real sink, naming the destination, its
  * group and the cause, with the destination's console link, recorded in alerts_sent; a second worker's look sends
- * none again.
+ * none again. Its /metrics counts the deliveries by outcome and latency, and reads the backlogs and states, labelled
+ * by the declared destinations only; promtool accepts the exposition.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,9 @@ import { setDestinationPaused } from '@webhook-inbox/operator/destinations';
 import { startDestinationMonitor, type Alert } from '@webhook-inbox/operator/alerts';
 import { checkoutEvent, queueEnv, startProducer } from '@webhook-inbox/scenarios/worker';
 import {
+  metricValue,
+  onPath,
+  requireTool,
   startAlertSink,
   useTempFiles,
   useTestDatabase,
@@ -43,6 +48,17 @@ const ALICE: Principal = {
   groups: null,
   address: null,
 };
+
+const hasPromtool = requireTool(
+  'promtool',
+  onPath('promtool'),
+  "Debian's prometheus package: apt-get install prometheus",
+);
+
+async function scrape(): Promise<string> {
+  const response = await fetch(`${worker.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+  return response.text();
+}
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -204,5 +220,84 @@ describe('destination alerts', () => {
     expect(await alerted('steady')).toEqual(['paused']);
     await setDestinationPaused(pool, ALICE, 'steady', false);
     expect(await alerted('steady')).toEqual([]);
+  });
+});
+
+describe('destination metrics', () => {
+  it("counts each destination's deliveries by outcome, with their latency, from the first scrape on", async () => {
+    const text = await waitFor(
+      async () => {
+        const text = await scrape();
+        const count = (destination: string, outcome: string) =>
+          metricValue(text, 'webhook_destination_deliveries_total', { destination, outcome }) ?? 0;
+        return count('flaky', '5xx') >= 3 && count('gone', '4xx') >= 1 && count('steady', '2xx') >= 4
+          ? text
+          : undefined;
+      },
+      { timeout: 60_000, message: 'the deliveries counted' },
+    );
+    // Every outcome of every declared destination is a series, at 0 until it happens.
+    expect(
+      metricValue(text, 'webhook_destination_deliveries_total', { destination: 'steady', outcome: '5xx' }),
+    ).toBe(0);
+    expect(
+      metricValue(text, 'webhook_destination_deliveries_total', {
+        destination: 'steady',
+        outcome: 'refused',
+      }),
+    ).toBe(0);
+    expect(
+      metricValue(text, 'webhook_destination_delivery_duration_seconds_count', { destination: 'flaky' }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      metricValue(text, 'webhook_destination_delivery_duration_seconds_bucket', {
+        destination: 'steady',
+        le: '+Inf',
+      }),
+    ).toBeGreaterThanOrEqual(4);
+    // Bounded: no destination label but the declared ones.
+    const labelled = [...text.matchAll(/^webhook_destination_\w+\{[^}]*destination="([^"]+)"/gm)].map(
+      (m) => m[1],
+    );
+    expect(new Set(labelled)).toEqual(new Set(['flaky', 'gone', 'steady']));
+  });
+
+  it("reads each destination's backlog and state from PostgreSQL at scrape time", async () => {
+    const text = await waitFor(
+      async () => {
+        const text = await scrape();
+        return metricValue(text, 'webhook_destination_state', { destination: 'flaky', state: 'open' }) === 1
+          ? text
+          : undefined;
+      },
+      { timeout: 60_000, message: "the flaky destination's circuit open on /metrics" },
+    );
+    expect(metricValue(text, 'webhook_destination_state', { destination: 'flaky', state: 'active' })).toBe(0);
+    expect(metricValue(text, 'webhook_destination_state', { destination: 'gone', state: 'paused' })).toBe(1);
+    // flaky's failed deliveries wait an hour for their retry, gone's wait for a resume: none is done.
+    const { rows } = await pool.query<{ name: string; n: number }>(
+      `select name, count(*)::int as n from pgboss.job
+        where name like 'webhook-destination.%' and state in ('created', 'retry', 'active') group by name`,
+    );
+    const pending = Object.fromEntries(rows.map((row) => [row.name, row.n]));
+    expect(metricValue(text, 'webhook_destination_backlog', { destination: 'flaky' })).toBe(
+      pending['webhook-destination.flaky'],
+    );
+    expect(pending['webhook-destination.flaky']).toBeGreaterThanOrEqual(1);
+    expect(metricValue(text, 'webhook_destination_backlog', { destination: 'gone' })).toBeGreaterThanOrEqual(
+      1,
+    );
+  });
+
+  it.runIf(hasPromtool)("`promtool check metrics` accepts the destinations' series", async () => {
+    const text = await scrape();
+    const ours = text
+      .split('\n')
+      .filter((line) => /^(# (HELP|TYPE) )?webhook_destination_/.test(line))
+      .join('\n');
+    expect(ours).toContain('webhook_destination_backlog');
+    const run = spawnSync('promtool', ['check', 'metrics'], { input: `${ours}\n`, encoding: 'utf8' });
+    expect(run.stdout + run.stderr).toBe('');
+    expect(run.status).toBe(0);
   });
 });

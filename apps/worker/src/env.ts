@@ -5,6 +5,7 @@ import {
   parseHostList,
   type AllowedHosts,
 } from '@webhook-inbox/operator/access/allowed-hosts';
+import type { DestinationFailureRate } from '@webhook-inbox/operator/alerts';
 import {
   DEFAULT_GROUP,
   GROUP_NAME_RULE,
@@ -76,6 +77,11 @@ export interface WorkerConfig extends ServiceConfig {
   alertWebhookUrl: string | undefined;
   /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
   consolePublicUrl: string | undefined;
+  /**
+   * The destination alerts (docs/destinations.md#alerts): when a destination's failure rate alerts
+   * (`ALERT_DESTINATION_*`), and how often the worker looks (10 s; tests look more often).
+   */
+  destinationAlerts: { failureRate: DestinationFailureRate; intervalMs: number };
   /** The retention purge's pg-boss schedule (payloads, then event keys, of finished events). */
   retention: { cron: string; payloadDays: number; keyDays: number; historyDays: number; auditDays: number };
   /** Stripe secret key for scheduled reconciliation; unset: reconciliation off. */
@@ -139,6 +145,10 @@ const schema = z.object({
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
   ALERT_WEBHOOK_URL: optionalHttpUrl,
   CONSOLE_PUBLIC_URL: optionalConsoleUrl,
+  // A destination whose attempts of the last window failed at this percentage or more, of at least so many attempts.
+  ALERT_DESTINATION_FAILURE_PERCENT: number(1, 100, 50),
+  ALERT_DESTINATION_MIN_ATTEMPTS: number(1, 1_000_000, 10),
+  ALERT_DESTINATION_WINDOW_SECONDS: number(10, 86_400, 300),
   // Never below 3, the providers' retry window: within it a dead event may still be replayed, which needs its
   // payload (the purge refuses less without `force`, which a schedule never sets).
   RETENTION_PAYLOAD_DAYS: number(3, 36_500, 30),
@@ -211,6 +221,14 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     alertWebhookUrl: e.ALERT_WEBHOOK_URL,
     consolePublicUrl: e.CONSOLE_PUBLIC_URL,
+    destinationAlerts: {
+      failureRate: {
+        threshold: e.ALERT_DESTINATION_FAILURE_PERCENT / 100,
+        minAttempts: e.ALERT_DESTINATION_MIN_ATTEMPTS,
+        windowMs: e.ALERT_DESTINATION_WINDOW_SECONDS * 1000,
+      },
+      intervalMs: 10_000,
+    },
     retention: {
       cron: e.RETENTION_CRON,
       payloadDays: e.RETENTION_PAYLOAD_DAYS,

@@ -16,6 +16,7 @@ import {
   reconcileStripe,
   schedulePurge,
   sinceDuration,
+  startDestinationMonitor,
   type Alerter,
   type AlerterStats,
   type PurgeResult,
@@ -29,7 +30,7 @@ import type { Logger } from './logger.ts';
 const RECONCILE_QUEUE = 'webhook-inbox-reconcile-stripe';
 
 /**
- * What the worker does besides effects: alerts on dead events, the retention purge and the Stripe
+ * What the worker does besides effects: alerts on dead events and on its group's destinations, the retention purge and the Stripe
  * reconciliation on pg-boss schedules. Kept apart from the effect runner so none of it can slow an effect.
  */
 export interface Operations {
@@ -37,6 +38,8 @@ export interface Operations {
   onDead(event: DeadEvent): void;
   /** The alerter's running totals (metrics). */
   alertStats(): AlerterStats;
+  /** The operations' own pool (alerts, the purge, the reconciliation, the destinations' gauges), ended by `stop`. */
+  readonly pool: pg.Pool;
   stop(): Promise<void>;
 }
 
@@ -53,7 +56,7 @@ export async function startOperations(
   const pool = createPool({
     connectionString: config.databaseUrl,
     pooler: config.databasePooler,
-    max: 3,
+    max: 5,
     applicationName: 'webhook-inbox-worker-ops',
     onError: (error) => logger.warn({ err: error }, 'operations connection failed'),
   });
@@ -63,6 +66,15 @@ export async function startOperations(
     consoleUrl: config.consolePublicUrl,
     logger,
     service: 'webhook-inbox worker',
+  });
+  // The alerts of this worker's group's destinations: circuit open, paused, failing (docs/destinations.md#alerts).
+  const destinationMonitor = startDestinationMonitor({
+    pool,
+    alerter,
+    destinations: config.destinations.filter((d) => d.group === config.group),
+    failureRate: config.destinationAlerts.failureRate,
+    intervalMs: config.destinationAlerts.intervalMs,
+    logger,
   });
   // Its own pg-boss, apart from the effects' one: it runs the cron scheduler and works the operations' queues.
   const boss = createOperationsBoss(config.databaseUrl, {
@@ -83,6 +95,7 @@ export async function startOperations(
     if (config.stripeApiKey) await scheduleReconciliation(boss, pool, config, logger);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await destinationMonitor.close();
     await alerter.close();
     await pool.end().catch(() => {});
     throw error;
@@ -91,10 +104,12 @@ export async function startOperations(
   return {
     onDead: (event) => void alertDead(alerter, pool, event, logger),
     alertStats: () => alerter.stats(),
+    pool,
     async stop() {
       await boss.stop({ graceful: true, close: true, timeout: 10_000 }).catch((error: unknown) => {
         logger.warn({ err: error }, 'operations pg-boss did not stop cleanly');
       });
+      await destinationMonitor.close();
       await alerter.close();
       await pool.end().catch(() => {});
     },

@@ -11,6 +11,7 @@ import { startOperations, type Operations } from './operations.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMailer } from './mail.ts';
 import { createMetrics } from './metrics.ts';
+import { registerDestinationMetrics } from './destination-metrics.ts';
 
 export interface Worker {
   /** `/healthz` and `/metrics`, e.g. `http://127.0.0.1:3001` (the real port when `config.port` was 0). */
@@ -76,11 +77,17 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
 
   // The destinations of this worker's group: their fan-out effects join the inbox's, and their queues exist before
   // the inbox's first fan-out sends to them.
+  const ours = config.destinations.filter((d) => d.group === config.group);
   const destinations = createDestinations({
     connectionString: config.databaseUrl,
     pooler: config.databasePooler,
-    destinations: config.destinations.filter((d) => d.group === config.group),
+    destinations: ours,
     log: logger,
+    observer: registerDestinationMetrics(metrics.registry, {
+      pool: operations.pool,
+      destinations: ours.map((d) => d.name),
+      logger,
+    }),
   });
   destinations.register(inbox);
 

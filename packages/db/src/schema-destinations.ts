@@ -28,6 +28,16 @@ export const destinationStates = pgTable(
      */
     nextStartAt: timestamp('next_start_at', { withTimezone: true }),
     updatedAt: timestamp('updated_at', { withTimezone: true }).defaultNow().notNull(),
+    /**
+     * The causes of this destination's alert episodes already alerted on (`open`, `paused`, `failure_rate`): a
+     * worker's alert monitor adds a cause when it claims the episode's one alert, and a cause leaves when its episode
+     * ends (the state left, the failure rate back under its threshold). One row and single statements, so one
+     * alert per episode however many workers watch the destination.
+     */
+    alerted: text('alerted')
+      .array()
+      .default(sql`'{}'::text[]`)
+      .notNull(),
   },
   (t) => [check('destination_states_state_check', sql`${t.state} in (${inList(DESTINATION_STATES)})`)],
 );

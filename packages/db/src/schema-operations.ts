@@ -72,7 +72,7 @@ export const alertsSent = pgTable(
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
     /** Which process sent it: `webhook-inbox receiver`, `webhook-inbox worker`. */
     service: text('service').notNull(),
-    /** `event_dead`, `effect_failed`, `signature_failures`. */
+    /** `event_dead`, `effect_failed`, `signature_failures`, `destination_open`, `destination_paused`, `destination_failure_rate`. */
     kind: text('kind').notNull(),
     /** What makes two alerts the same problem (kind, provider, type, effect, the normalized error). */
     fingerprint: text('fingerprint').notNull(),

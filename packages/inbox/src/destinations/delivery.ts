@@ -18,6 +18,7 @@ import { LeaseLostError } from '../effects/types.ts';
 import type { EffectRef } from '../sql/idempotency-keys.ts';
 import { destinationStates, effectAttempts, idempotencyKeys, webhookEvents } from '../sql/index.ts';
 import type { Destination } from './config.ts';
+import { RestrictedAddressError } from './address-policy.ts';
 import { send, type OutboundResult } from './outbound.ts';
 import { signDelivery } from './signature.ts';
 import type { DestinationLimits } from './limits.ts';
@@ -27,6 +28,25 @@ export interface DeliveryJob {
   provider: string;
   eventId: string;
   attempt: number;
+}
+
+/**
+ * How a delivery's request ended, as metrics count it: the answer's status class, no answer (`network_error`:
+ * refused, reset, timed out, TLS), or not sent because the address is restricted (`refused`).
+ */
+export type DeliveryOutcome = '2xx' | '3xx' | '4xx' | '5xx' | 'network_error' | 'refused';
+export const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = [
+  '2xx',
+  '3xx',
+  '4xx',
+  '5xx',
+  'network_error',
+  'refused',
+];
+
+/** Told of every delivery request sent (the worker's metrics); must not throw. */
+export interface DeliveryObserver {
+  delivery(delivery: { destination: string; outcome: DeliveryOutcome; durationMs: number }): void;
 }
 
 /** How often a paused destination's waiting deliveries look again. */
@@ -47,6 +67,7 @@ export interface DeliveryContext {
   limits: DestinationLimits;
   /** Aborts when the worker stops: a delivery waiting for a slot goes back to the queue. */
   stopping: AbortSignal;
+  observer?: DeliveryObserver | undefined;
 }
 
 /** The effect name (and ledger key's name) of a destination: `destination.<name>`. */
@@ -101,6 +122,11 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   if (sent === 'held') return later(ctx, job, HELD_RECHECK_SECONDS);
   if (sent === 'completed' || sent === 'lost') return;
   const { fence, startedAt, result, log } = sent;
+  ctx.observer?.delivery({
+    destination: destination.name,
+    outcome: outcomeOf(result),
+    durationMs: result.durationMs,
+  });
   const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
   const last = job.attempt >= destination.retrySchedule.length;
   const error = ok ? null : failureOf(result);
@@ -230,6 +256,15 @@ async function later(ctx: DeliveryContext, job: DeliveryJob, seconds: number): P
 
 function gone(result: OutboundResult): boolean {
   return result.kind === 'answer' && result.status === 410;
+}
+
+function outcomeOf(result: OutboundResult): DeliveryOutcome {
+  if (result.kind === 'error') {
+    return result.error instanceof RestrictedAddressError ? 'refused' : 'network_error';
+  }
+  if (result.status >= 500) return '5xx';
+  if (result.status >= 400) return '4xx';
+  return result.status >= 300 ? '3xx' : '2xx';
 }
 
 function failureOf(result: OutboundResult): string {

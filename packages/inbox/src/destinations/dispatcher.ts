@@ -22,7 +22,13 @@ import type { Inbox } from '../inbox.ts';
 import { database } from '../effects/types.ts';
 import { destinationStates } from '../sql/index.ts';
 import type { Destination } from './config.ts';
-import { deliver, destinationEffect, LEASE_MARGIN_MS, type DeliveryJob } from './delivery.ts';
+import {
+  deliver,
+  destinationEffect,
+  LEASE_MARGIN_MS,
+  type DeliveryJob,
+  type DeliveryObserver,
+} from './delivery.ts';
 import { DestinationLimits } from './limits.ts';
 import { matches, type MatchableEvent } from './match.ts';
 
@@ -42,6 +48,8 @@ export interface DestinationsOptions {
   pooler?: DatabasePooler;
   destinations: readonly Destination[];
   log: Logger;
+  /** Told of every delivery request (metrics); its throw is logged, never the delivery's. */
+  observer?: DeliveryObserver;
   /** How often an idle delivery slot polls its queue. Default 1 s. */
   pollingIntervalSeconds?: number;
 }
@@ -90,6 +98,15 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   const limits = new Map(
     options.destinations.map((d) => [d.name, new DestinationLimits(pool, d, LEASE_MARGIN_MS)]),
   );
+  const observer: DeliveryObserver | undefined = options.observer && {
+    delivery(delivery) {
+      try {
+        options.observer?.delivery(delivery);
+      } catch (error) {
+        options.log.warn({ err: errorLine(error) }, 'delivery observer failed');
+      }
+    },
+  };
 
   return {
     register(inbox) {
@@ -151,7 +168,16 @@ export function createDestinations(options: DestinationsOptions): Destinations {
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
           },
           async (jobs) => {
-            const ctx = { pool, boss, log, destination, queue, limits: limit, stopping: stopping.signal };
+            const ctx = {
+              pool,
+              boss,
+              log,
+              destination,
+              queue,
+              limits: limit,
+              stopping: stopping.signal,
+              observer,
+            };
             for (const job of jobs) await deliver(ctx, job.data, job.id);
           },
         );

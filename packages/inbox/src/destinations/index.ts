@@ -18,7 +18,14 @@ export {
   type Destinations,
   type DestinationsOptions,
 } from './dispatcher.ts';
-export { bodyOf, destinationEffect, type DeliveryJob } from './delivery.ts';
+export {
+  bodyOf,
+  destinationEffect,
+  DELIVERY_OUTCOMES,
+  type DeliveryJob,
+  type DeliveryObserver,
+  type DeliveryOutcome,
+} from './delivery.ts';
 export { isRestrictedAddress, RestrictedAddressError } from './address-policy.ts';
 export { matches, type MatchableEvent } from './match.ts';
 export { signDelivery, type SignatureHeaders } from './signature.ts';

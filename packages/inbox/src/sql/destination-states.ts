@@ -71,6 +71,7 @@ export function recordDeliverySuccess(name: string): Statement {
          set consecutive_failures = 0, last_success_at = now(), updated_at = now(),
              state = case when state = 'open' then 'active' else state end,
              reason = case when state = 'open' then null else reason end,
+             alerted = case when state = 'open' then array_remove(alerted, 'open') else alerted end,
              probe_at = case when state = 'open' then null else probe_at end
        where name = $1`,
     values: [name],
@@ -141,8 +142,45 @@ export function resumeDestination(name: string): Statement {
   return {
     text: `
       update destination_states
-         set state = 'active', reason = null, probe_at = null, consecutive_failures = 0, updated_at = now()
+         set state = 'active', reason = null, probe_at = null, consecutive_failures = 0, updated_at = now(),
+             alerted = array_remove(array_remove(alerted, 'paused'), 'open')
        where name = $1`,
     values: [name],
+  };
+}
+
+/**
+ * What a destination's alert is about: its circuit open, paused (a 410 or an operator), or its recent failure rate
+ * at or over the threshold. One alert per episode: from the cause's start to its end.
+ */
+export type DestinationAlertCause = 'open' | 'paused' | 'failure_rate';
+
+/**
+ * Claims the one alert of a destination's episode of `cause`: a row (the destination's reason) only for the one
+ * statement that adds the cause, whichever worker runs it first; none while the episode was already alerted on.
+ */
+export function claimAlertEpisode(name: string, cause: DestinationAlertCause): Statement {
+  return {
+    name: 'webhook_inbox_claim_destination_alert',
+    text: `
+      update destination_states set alerted = array_append(alerted, $2)
+       where name = $1 and not ($2 = any(alerted))
+      returning reason`,
+    values: [name, cause],
+  };
+}
+
+/**
+ * Ends a destination's episodes of `causes` (their next occurrence is alerted again); writes nothing when none is
+ * open. Resuming and a closing circuit end theirs in their own statements, so a quick cycle is never missed.
+ */
+export function endAlertEpisodes(name: string, causes: readonly DestinationAlertCause[]): Statement {
+  return {
+    name: 'webhook_inbox_end_destination_alerts',
+    text: `
+      update destination_states
+         set alerted = array(select unnest(alerted) except select unnest($2::text[]))
+       where name = $1 and alerted && $2::text[]`,
+    values: [name, causes],
   };
 }

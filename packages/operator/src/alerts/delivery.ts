@@ -1,3 +1,4 @@
+import { destinationEffect } from '@webhook-inbox/inbox/destinations';
 import { errorLine } from '@webhook-inbox/inbox/error-text';
 import {
   resolveAlerterOptions,
@@ -7,7 +8,14 @@ import {
   type AlertOutcome,
 } from './alerter.ts';
 import { alertExcerpt } from './excerpt.ts';
-import { alertFingerprint, withoutPayload, type Alert } from './model.ts';
+import {
+  alertFingerprint,
+  alertProvider,
+  isDestinationAlert,
+  isEventAlert,
+  withoutPayload,
+  type Alert,
+} from './model.ts';
 import { formatAlert, type Repeats } from './slack.ts';
 import { postWithRetries, type PostPolicy } from './webhook-post.ts';
 
@@ -78,12 +86,14 @@ export function createAlerter(options: AlerterOptions): Alerter {
     const { alert } = item;
     const base: Record<string, unknown> = {
       alert: alert.kind,
-      provider: alert.provider,
+      provider: alertProvider(alert),
       fingerprint: item.fingerprint,
     };
-    if (alert.kind !== 'signature_failures') {
+    if (isEventAlert(alert)) {
       Object.assign(base, { eventId: alert.eventId, type: alert.type, effect: alert.effect });
     }
+    if (isDestinationAlert(alert))
+      Object.assign(base, { destination: alert.destination, group: alert.group });
     if (item.repeats) Object.assign(base, { repeats: item.repeats.more, total: item.repeats.total });
     return base;
   }
@@ -115,13 +125,11 @@ export function createAlerter(options: AlerterOptions): Alerter {
     timer.unref();
     groups.set(fingerprint, { count: 0, total: 1, openedAt: new Date(), last: withoutPayload(alert), timer });
     if (queue.length >= maxQueue) {
-      drop({ alert: alert.kind, provider: alert.provider, fingerprint });
+      drop({ alert: alert.kind, provider: alertProvider(alert), fingerprint });
       return;
     }
     const excerpt =
-      alert.kind !== 'signature_failures' && alert.payload !== undefined
-        ? alertExcerpt(alert, excerptLength)
-        : undefined;
+      isEventAlert(alert) && alert.payload !== undefined ? alertExcerpt(alert, excerptLength) : undefined;
     queue.push({ alert: withoutPayload(alert), fingerprint, excerpt });
   }
 
@@ -164,15 +172,17 @@ export function createAlerter(options: AlerterOptions): Alerter {
   function told(item: Queued, outcome: AlertOutcome['outcome'], headline: string): void {
     if (!options.onOutcome) return;
     const { alert } = item;
-    const event = alert.kind === 'signature_failures' ? undefined : alert;
+    const event = isEventAlert(alert) ? alert : undefined;
+    // A destination's alert is recorded under its effect (`destination.<name>`), its kind saying the cause.
+    const destination = isDestinationAlert(alert) ? destinationEffect(alert.destination) : undefined;
     try {
       options.onOutcome({
         service: options.service ?? 'webhook-inbox',
         kind: alert.kind,
         fingerprint: item.fingerprint,
-        provider: alert.provider,
+        provider: alertProvider(alert),
         eventType: event?.type ?? null,
-        effect: event?.effect ?? null,
+        effect: event?.effect ?? destination ?? null,
         eventId: event?.eventId ?? null,
         occurrences: item.repeats?.more ?? 1,
         outcome,
@@ -259,11 +269,14 @@ export function createAlerter(options: AlerterOptions): Alerter {
     try {
       counts.notified++;
       if (closed) {
-        logger.error({ alert: alert.kind, provider: alert.provider }, 'alert after shutdown (not sent)');
+        logger.error(
+          { alert: alert.kind, provider: alertProvider(alert) },
+          'alert after shutdown (not sent)',
+        );
         return;
       }
       if (intake.length >= maxIntake) {
-        drop({ alert: alert.kind, provider: alert.provider });
+        drop({ alert: alert.kind, provider: alertProvider(alert) });
         return;
       }
       intake.push(alert);

@@ -11,6 +11,7 @@ export {
   normalizeErrorMessage,
   type Alert,
   type AlertKind,
+  type DestinationAlert,
   type EffectFailedAlert,
   type EventDeadAlert,
   type SignatureFailuresAlert,
@@ -21,3 +22,9 @@ export {
   type SignatureFailureMonitorOptions,
 } from './signature-monitor.ts';
 export { formatAlert, replayCommand, type AlertMessage } from './slack.ts';
+export {
+  startDestinationMonitor,
+  type DestinationFailureRate,
+  type DestinationMonitor,
+  type DestinationMonitorOptions,
+} from './destination-monitor.ts';

@@ -47,8 +47,24 @@ export interface SignatureFailuresAlert {
   complete: boolean;
 }
 
+/**
+ * A destination's episode (docs/destinations.md#alerts): its circuit opened, it was paused (a 410 Gone or an
+ * operator), or its recent failure rate reached the threshold. Raised once per episode by the destination monitor.
+ */
+export interface DestinationAlert {
+  kind: 'destination_open' | 'destination_paused' | 'destination_failure_rate';
+  destination: string;
+  /** The consumer group whose workers deliver to it. */
+  group: string;
+  /**
+   * Why: the state's reason (`10 failures in a row, the last: HTTP 503`, `410 Gone from <origin>`, `paused by
+   * <actor>`), or the failure rate's figures and its most frequent error.
+   */
+  cause: string;
+}
+
 /** Everything the alerter can be told about. */
-export type Alert = EventDeadAlert | EffectFailedAlert | SignatureFailuresAlert;
+export type Alert = EventDeadAlert | EffectFailedAlert | SignatureFailuresAlert | DestinationAlert;
 export type AlertKind = Alert['kind'];
 
 export const MAX_ERROR_LENGTH = 500;
@@ -80,9 +96,27 @@ export function normalizeErrorMessage(message: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-/** What makes two alerts "the same problem": kind, provider, type, effect and the normalized error. */
+export function isDestinationAlert(alert: Alert): alert is DestinationAlert {
+  return alert.kind.startsWith('destination_');
+}
+
+/** An event's alert: about one event, its effects, its payload. */
+export function isEventAlert(alert: Alert): alert is EventDeadAlert | EffectFailedAlert {
+  return alert.kind === 'event_dead' || alert.kind === 'effect_failed';
+}
+
+/** The source an alert is about (`alerts_sent.provider`); a destination's are about all it receives: `*`. */
+export function alertProvider(alert: Alert): string {
+  return isDestinationAlert(alert) ? '*' : alert.provider;
+}
+
+/**
+ * What makes two alerts "the same problem": kind, provider, type, effect and the normalized error; a signature
+ * alert's provider; a destination alert's destination.
+ */
 export function alertFingerprint(alert: Alert): string {
   if (alert.kind === 'signature_failures') return `${alert.kind}|${alert.provider}`;
+  if (isDestinationAlert(alert)) return `${alert.kind}|${alert.destination}`;
   const effect = alert.effect ?? '';
   const kind = alert.group === undefined ? alert.kind : `${alert.kind}@${alert.group}`;
   return [kind, alert.provider, alert.type, effect, normalizeErrorMessage(errorLine(alert.error))].join('|');
@@ -93,7 +127,5 @@ export function alertFingerprint(alert: Alert): string {
  * `notify()` call that brought it.
  */
 export function withoutPayload(alert: Alert): Alert {
-  return alert.kind === 'signature_failures' || alert.payload === undefined
-    ? alert
-    : { ...alert, payload: undefined };
+  return !isEventAlert(alert) || alert.payload === undefined ? alert : { ...alert, payload: undefined };
 }

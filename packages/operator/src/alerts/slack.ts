@@ -2,7 +2,13 @@ import { errorLine } from '@webhook-inbox/inbox/error-text';
 import { maskString } from '../redact.ts';
 import { shellArg } from '../shell.ts';
 import { consoleLinks } from './links.ts';
-import type { Alert, AlertKind } from './model.ts';
+import {
+  isDestinationAlert,
+  isEventAlert,
+  type Alert,
+  type AlertKind,
+  type DestinationAlert,
+} from './model.ts';
 
 /** A Slack-compatible incoming-webhook body (also understood by Mattermost, Rocket.Chat, Discord `/slack`). */
 export interface AlertMessage {
@@ -25,6 +31,19 @@ const TITLES: Record<AlertKind, string> = {
   event_dead: 'Event dead',
   effect_failed: 'Effect failed its last retry',
   signature_failures: 'Refused signatures above threshold',
+  destination_open: "Destination's circuit open",
+  destination_paused: 'Destination paused',
+  destination_failure_rate: 'Destination failing',
+};
+
+/** What an operator reads under a destination's alert: what its deliveries do meanwhile, how it ends. */
+const DESTINATION_HINTS: Record<DestinationAlert['kind'], (name: string) => string> = {
+  destination_open: () =>
+    'Its deliveries wait, without using attempts, until the next probe; a probe answered 2xx closes the circuit.',
+  destination_paused: (name) =>
+    `Its deliveries wait until an operator resumes it: the console's destination page, or npx webhook-inbox destinations resume ${shellArg(name)}`,
+  destination_failure_rate: () =>
+    'Failed deliveries are retried on its schedule; after the last attempt a delivery waits for a replay.',
 };
 
 /** The exact command that re-runs the event's unfinished effects (of one consumer group, when given). */
@@ -92,6 +111,11 @@ export function formatAlert(
     lines.push(
       `Check the webhook secret configured for ${alert.provider}: a rotated secret not yet deployed, or a new endpoint secret, refuses every delivery.`,
     );
+  } else if (isDestinationAlert(alert)) {
+    const cause = bounded(maskString(alert.cause), MAX_ERROR_LENGTH);
+    subject = `${alert.destination} in group ${alert.group}: ${cause}`;
+    fields.push(['Destination', alert.destination], ['Consumer group', alert.group], ['Cause', cause]);
+    lines.push(DESTINATION_HINTS[alert.kind](alert.destination));
   } else {
     subject = `${alert.provider} ${alert.type} ${alert.eventId}${alert.effect ? ` (${alert.effect})` : ''}`;
     if (alert.group !== undefined) subject += ` in group ${alert.group}`;
@@ -121,7 +145,7 @@ export function formatAlert(
     ...(error !== undefined ? [`error: ${error}`] : []),
     ...(command ? [`replay: ${command}`] : []),
     ...links.map(({ label, url }) => `${label.toLowerCase()}: ${url}`),
-    ...(repeats && alert.kind !== 'signature_failures'
+    ...(repeats && isEventAlert(alert)
       ? [
           // Both kinds are raised when an event's job ran out of retries: the events are dead, not failed.
           `list: npx webhook-inbox events --provider ${shellArg(alert.provider)} --status dead --since 1h`,

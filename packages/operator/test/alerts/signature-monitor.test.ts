@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startHook } from '../alert-support.ts';
 import { createAlerter } from '../../src/alerts/delivery.ts';
-import type { Alert } from '../../src/alerts/model.ts';
+import { alertProvider, type Alert } from '../../src/alerts/model.ts';
 import { createSignatureFailureMonitor } from '../../src/alerts/signature-monitor.ts';
 
 function collect() {
@@ -38,7 +38,7 @@ describe('createSignatureFailureMonitor', () => {
     expect(alerts).toHaveLength(1);
 
     for (let i = 0; i < 6; i++) monitor.record('shopify');
-    expect(alerts.map((a) => a.provider)).toEqual(['stripe', 'shopify']);
+    expect(alerts.map(alertProvider)).toEqual(['stripe', 'shopify']);
 
     // The windows close: Stripe's total is 56; Shopify's is what was already reported, so nothing more.
     vi.advanceTimersByTime(60_000);

@@ -14,6 +14,8 @@ import {
   type InboxWorker,
   type QueueSettings,
 } from '@webhook-inbox/inbox';
+// Types `on('stripe', ...)` by Stripe's events.
+import type {} from '@webhook-inbox/inbox/stripe';
 import { insertEvents, startTestBoss } from '@webhook-inbox/testing';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';

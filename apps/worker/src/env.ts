@@ -16,9 +16,8 @@ import {
   blankToUndefined as blank,
   boundedNumber,
   ConfigError,
+  describeService,
   maskUrl,
-  optionalConsoleUrl,
-  optionalHttpUrl,
   parseEnv,
   parsedBy,
   serviceConfig,
@@ -73,10 +72,6 @@ export interface WorkerConfig extends ServiceConfig {
   statementTimeoutMs: number;
   /** How long a shutdown waits for running effects before abandoning them (they are retried elsewhere). */
   shutdownTimeoutMs: number;
-  /** Slack-compatible webhook for dead events and effects that failed their last retry; unset: logged only. */
-  alertWebhookUrl: string | undefined;
-  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
-  consolePublicUrl: string | undefined;
   /**
    * The destination alerts (docs/destinations.md#alerts): when a destination's failure rate alerts
    * (`ALERT_DESTINATION_*`), and how often the worker looks (10 s; tests look more often).
@@ -143,8 +138,6 @@ const schema = z.object({
   WORKER_SUPERVISE_SECONDS: number(1, 3_600, 5),
   WORKER_STATEMENT_TIMEOUT_MS: number(1_000, 3_600_000, 60_000),
   SHUTDOWN_TIMEOUT_MS: number(0, 600_000, 15_000),
-  ALERT_WEBHOOK_URL: optionalHttpUrl,
-  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   // A destination whose attempts of the last window failed at this percentage or more, of at least so many attempts.
   ALERT_DESTINATION_FAILURE_PERCENT: number(1, 100, 50),
   ALERT_DESTINATION_MIN_ATTEMPTS: number(1, 1_000_000, 10),
@@ -219,8 +212,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     superviseIntervalSeconds: e.WORKER_SUPERVISE_SECONDS,
     statementTimeoutMs: e.WORKER_STATEMENT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    alertWebhookUrl: e.ALERT_WEBHOOK_URL,
-    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     destinationAlerts: {
       failureRate: {
         threshold: e.ALERT_DESTINATION_FAILURE_PERCENT / 100,
@@ -248,8 +239,7 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     host: config.host,
     port: config.port,
     allowedHosts: config.allowedHosts.entries,
-    database: maskUrl(config.databaseUrl),
-    databasePooler: config.databasePooler,
+    ...describeService(config),
     group: config.group,
     mail: config.smtpUrl ? maskUrl(config.smtpUrl) : `files in ${config.mailDir}`,
     queue: config.queue,
@@ -257,10 +247,8 @@ export function describeConfig(config: WorkerConfig): Record<string, unknown> {
     concurrency: config.concurrency,
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
-    alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     retention: config.retention,
     reconciliation: config.stripeApiKey ? config.reconcile : 'off',
-    tracing: config.tracing ? 'on' : 'off',
     // Names and origins only: a URL's path or query may carry a token.
     destinations: config.destinations.map((d) => `${d.name} (${d.group}) ${d.url.origin}`),
   };

@@ -163,7 +163,9 @@ export function parseEnv<S extends z.ZodType>(
   return result.data;
 }
 
-export { maskUrl } from './mask.ts';
+import { maskUrl } from './mask.ts';
+
+export { maskUrl };
 
 /**
  * Whether the OpenTelemetry environment asks for traces: `OTEL_TRACES_EXPORTER` is set to something other than
@@ -187,14 +189,17 @@ export function tracingEnabled(env: Record<string, string | undefined>): boolean
 }
 
 /**
- * The variables every service reads the same way: its database, the pooler in front of it, its log level and
- * `NODE_ENV`. The receiver's and the worker's schemas spread them first; `serviceConfig` reads them back.
+ * The variables every service reads the same way: its database, the pooler in front of it, its log level,
+ * `NODE_ENV`, and where its alerts go with the console links they carry. The receiver's and the worker's schemas
+ * spread them first; `serviceConfig` reads them back.
  */
 export const SERVICE_VARIABLES = {
   DATABASE_URL: databaseUrl,
   DATABASE_POOLER: databasePooler,
   LOG_LEVEL: logLevel,
   NODE_ENV: textOr('development'),
+  ALERT_WEBHOOK_URL: optionalHttpUrl,
+  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
 };
 
 /** The part of a service's configuration that `SERVICE_VARIABLES` and the OTEL_* environment give. */
@@ -207,6 +212,10 @@ export interface ServiceConfig {
   tracing: boolean;
   /** `NODE_ENV=production`: stricter defaults (required secrets, no development fallbacks). */
   production: boolean;
+  /** `ALERT_WEBHOOK_URL`: where alerts are POSTed; undefined: alerts are logged only. */
+  alertWebhookUrl: string | undefined;
+  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
+  consolePublicUrl: string | undefined;
 }
 
 /** `SERVICE_VARIABLES` as parsed, and the environment they were parsed from, as a `ServiceConfig`. */
@@ -220,5 +229,18 @@ export function serviceConfig(
     logLevel: e.LOG_LEVEL,
     tracing: tracingEnabled(env),
     production: e.NODE_ENV === 'production',
+    alertWebhookUrl: e.ALERT_WEBHOOK_URL,
+    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
+  };
+}
+
+/** A `ServiceConfig` as it is safe to log: the database's URL without its password, no alert URL. */
+export function describeService(config: ServiceConfig): Record<string, unknown> {
+  return {
+    database: maskUrl(config.databaseUrl),
+    databasePooler: config.databasePooler,
+    logLevel: config.logLevel,
+    alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
+    tracing: config.tracing ? 'on' : 'off',
   };
 }

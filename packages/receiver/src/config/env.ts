@@ -8,9 +8,7 @@ import {
   blankToUndefined,
   boundedNumber,
   ConfigError,
-  maskUrl,
-  optionalConsoleUrl,
-  optionalHttpUrl,
+  describeService,
   parseEnv,
   parsedBy,
   serviceConfig,
@@ -117,10 +115,6 @@ export interface ReceiverConfig extends ServiceConfig {
   adminToken: string | undefined;
   /** The console's single sign-on and session key (console-env.ts). */
   console: ConsoleConfig;
-  /** Slack-compatible webhook for alerts; unset: alerts are only logged. */
-  alertWebhookUrl: string | undefined;
-  /** `CONSOLE_PUBLIC_URL`: the console's address, for the links alerts carry; undefined: no links. */
-  consolePublicUrl: string | undefined;
   /** Refused signatures per provider per minute above which an alert fires (a rotated secret not deployed). */
   signatureFailureThreshold: number;
 }
@@ -179,8 +173,6 @@ const schema = z.object({
       })
       .optional(),
   ),
-  ALERT_WEBHOOK_URL: optionalHttpUrl,
-  CONSOLE_PUBLIC_URL: optionalConsoleUrl,
   ALERT_SIGNATURE_FAILURES_PER_MINUTE: integer(1, 1_000_000, 20),
 });
 
@@ -323,8 +315,6 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
     console: consoleConfig,
-    alertWebhookUrl: e.ALERT_WEBHOOK_URL,
-    consolePublicUrl: e.CONSOLE_PUBLIC_URL,
     signatureFailureThreshold: e.ALERT_SIGNATURE_FAILURES_PER_MINUTE,
   };
 }
@@ -347,8 +337,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     bodyTimeoutMs: config.bodyTimeoutMs,
     bodyBudgetBytes: config.bodyBudgetBytes,
     bodyEvictAfterMs: config.bodyEvictAfterMs,
-    database: maskUrl(config.databaseUrl),
-    databasePooler: config.databasePooler,
+    ...describeService(config),
     stripeSecrets: config.stripeSecrets.length,
     shopifySecrets: config.shopifySecrets.length,
     standardWebhooks: Object.fromEntries(
@@ -360,7 +349,6 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     toleranceSeconds: config.toleranceSeconds,
     maxBodyBytes: config.maxBodyBytes,
     batch: config.batch,
-    logLevel: config.logLevel,
     poolSize: config.poolSize,
     groupCommitTransactions: config.groupCommitTransactions,
     groupCommitMaxBatch: config.groupCommitMaxBatch,
@@ -368,9 +356,7 @@ export function describeConfig(config: ReceiverConfig): Record<string, unknown> 
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     console: describeConsoleConfig(config.console),
-    alerts: config.alertWebhookUrl ? 'webhook' : 'log only',
     signatureFailureThreshold: config.signatureFailureThreshold,
-    tracing: config.tracing ? 'on' : 'off',
     production: config.production,
   };
 }

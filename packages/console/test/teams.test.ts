@@ -183,3 +183,27 @@ describe('a viewer', () => {
     expect(await (await admin.get('/')).text()).toContain('API tokens');
   });
 });
+
+describe('the overview over all groups', () => {
+  it('counts an event dead in two groups once, as the dead letters list it', async () => {
+    const before = Number(deadCount(await (await admin.get('/?group=')).text()));
+    await stack.pool.query(
+      `insert into webhook_events (provider, event_id, type, status, attempts, last_error)
+       values ('stripe', 'evt_team_dead_twice', 'checkout.session.completed', 'dead', 3, 'notifyCrm: down');
+       insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error)
+       values ('stripe', 'evt_team_dead_twice', 'billing', 'dead', 6, 'syncLedger: down')`,
+    );
+    const all = await (await admin.get('/?group=')).text();
+    expect(deadCount(all)).toBe(String(before + 1));
+    const listed = ids(await (await admin.get('/dead?group=')).text());
+    expect(listed).toContain('evt_team_dead_twice');
+    expect(listed).toHaveLength(before + 1);
+    // Each group's own figure counts it too.
+    for (const group of ['default', 'billing']) {
+      expect(ids(await (await admin.get(`/dead?group=${group}`)).text())).toContain('evt_team_dead_twice');
+      expect(deadCount(await (await admin.get(`/?group=${group}`)).text()), group).toBe(
+        String(ids(await (await admin.get(`/dead?group=${group}`)).text()).length),
+      );
+    }
+  });
+});

@@ -226,6 +226,59 @@ describe('refusals', () => {
   });
 });
 
+describe('bulk replay of a group (POST /admin/replay)', () => {
+  it("a dry run counts the group's matching events and changes nothing", async () => {
+    const answer = await call(tokens['integrations-ops']!, 'POST', '/replay', {
+      group: 'integrations',
+      status: 'failed',
+      dryRun: true,
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body).toMatchObject({ group: 'integrations', dryRun: true, total: 1, remaining: 0 });
+    expect((answer.body.results as { eventId: string }[]).map((r) => r.eventId)).toEqual([
+      'evt_cus_integrations_failed',
+    ]);
+    const audited = await sql(db.url, `select 1 from audit_log where action in ('replay', 'bulk_replay')`);
+    expect(audited.rows).toEqual([]);
+  });
+
+  it('403 forbidden for another group, 400 with a stable code for a bad body, never a 500', async () => {
+    const refused = await call(tokens['billing-ops']!, 'POST', '/replay', {
+      group: 'integrations',
+      status: 'failed',
+      dryRun: true,
+    });
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+      status: 403,
+      code: 'forbidden',
+    });
+    const unnamed = await call(tokens['two-teams']!, 'POST', '/replay', { status: 'failed' });
+    expect({ status: unnamed.status, code: unnamed.body.error?.code }).toEqual({
+      status: 400,
+      code: 'group_required',
+    });
+    for (const body of [
+      'not an object',
+      { group: 'Not A Group', status: 'failed' },
+      { group: 'billing', status: 'lost' },
+      { group: 'billing', effect: 'syncLedger' },
+      { group: 'default' },
+      { group: 'billing', status: 'dead', limit: 0 },
+      { group: 'billing', status: 'dead', limit: 1001 },
+      { group: 'billing', status: 'dead', since: 'yesterday' },
+      { group: 'billing', status: 'dead', dryRun: 'yes' },
+      { group: 'billing', status: 'dead', colour: 'red' },
+      { group: 'nobody-started', status: 'dead' },
+    ]) {
+      const answer = await call(ADMIN_TOKEN, 'POST', '/replay', body);
+      expect({ status: answer.status, code: answer.body.error?.code }, JSON.stringify(body)).toEqual({
+        status: 400,
+        code: 'invalid_request',
+      });
+    }
+  });
+});
+
 describe('replay for a team', () => {
   it("replays the team's own event in its group, audited with its token, and the list follows", async () => {
     const answer = await call(tokens['billing-ops']!, 'POST', '/events/stripe/evt_inv_billing_dead/replay', {

@@ -19,6 +19,8 @@ export const ACCOUNTS: Record<string, string[]> = {
   vic: ['readers'],
   // An operator of the billing team: its role is limited to consumer group billing (TEAM_ROLE_MAPPING).
   bill: ['billing-oncall'],
+  // An operator of the default group's team, limited to it.
+  dora: ['default-oncall'],
   nobody: ['contractors'],
   // Accounts whose address the provider has not verified (EMAIL_VERIFIED): the console must not trust it.
   eve: ['readers'],
@@ -30,8 +32,8 @@ export const ACCOUNTS: Record<string, string[]> = {
 export const EMAIL_VERIFIED: Record<string, unknown> = { eve: false, abe: 'absent', stu: 'false' };
 
 export const ROLE_MAPPING = 'platform-admins=admin,oncall=operator,readers=viewer';
-/** ROLE_MAPPING and the billing team's operators, limited to their consumer group. */
-export const TEAM_ROLE_MAPPING = `${ROLE_MAPPING},billing-oncall=operator@billing`;
+/** ROLE_MAPPING and the billing and default teams' operators, each limited to its consumer group. */
+export const TEAM_ROLE_MAPPING = `${ROLE_MAPPING},billing-oncall=operator@billing,default-oncall=operator@default`;
 
 export interface IdentityProvider {
   /** The issuer URL, `http://localhost:<port>`: another site than the console's `127.0.0.1`, as in production. */

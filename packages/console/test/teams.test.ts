@@ -207,3 +207,63 @@ describe('the overview over all groups', () => {
     }
   });
 });
+
+describe('bulk replays and the audit log of a role limited to its group', () => {
+  const operationIds = (page: string) =>
+    [...page.matchAll(/href="[^"]*\/operations\/(\d+)"/g)].map((m) => Number(m[1])).sort();
+  const auditGroups = (page: string) => [...page.matchAll(/data-group="([^"]*)"/g)].map((m) => m[1]);
+
+  it('each team sees only its own operations and audit rows; an admin of every group sees all', async () => {
+    const { rows: operations } = await stack.pool.query<{ id: number; group: string }>(
+      `insert into replay_operations (filter, received_up_to, total, created_by)
+       values ('{"group":"billing","status":"dead"}', now(), 1, 'bill@example.com'),
+              ('{"status":"dead"}', now(), 1, 'dora@example.com')
+       returning id::int, coalesce(filter->>'group', 'default') as group`,
+    );
+    const billingOp = operations.find((o) => o.group === 'billing')!.id;
+    const defaultOp = operations.find((o) => o.group === 'default')!.id;
+
+    const bill = await signedIn('bill');
+    const dora = await signedIn('dora');
+    // A replay each, in its own group: audited with that group.
+    for (const [client, id, group] of [
+      [bill, BILLING_DEAD, 'billing'],
+      [dora, DEFAULT_DEAD, 'default'],
+    ] as const) {
+      const replay = await client.post('/event/replay', {
+        _csrf: client.csrf,
+        provider: 'stripe',
+        id,
+        group,
+      });
+      expect(replay.status, group).toBe(303);
+    }
+
+    expect(operationIds(await (await bill.get('/operations')).text())).toEqual([billingOp]);
+    expect(operationIds(await (await dora.get('/operations')).text())).toEqual([defaultOp]);
+    expect(operationIds(await (await admin.get('/operations?group=')).text())).toEqual(
+      [billingOp, defaultOp].sort(),
+    );
+    expect((await bill.get(`/operations/${defaultOp}`)).status).toBe(404);
+    expect((await bill.get(`/operations/${billingOp}`)).status).toBe(200);
+    const cancel = await bill.post(`/operations/${defaultOp}/cancel`, { _csrf: bill.csrf });
+    expect(cancel.status).toBe(404);
+
+    const billAudit = await (await bill.get('/audit')).text();
+    expect(billAudit).toContain(`stripe ${BILLING_DEAD}`);
+    expect(billAudit).not.toContain(`stripe ${DEFAULT_DEAD}`);
+    expect(new Set(auditGroups(billAudit))).toEqual(new Set(['billing']));
+    const doraAudit = await (await dora.get('/audit')).text();
+    expect(doraAudit).toContain(`stripe ${DEFAULT_DEAD}`);
+    expect(new Set(auditGroups(doraAudit))).toEqual(new Set(['default']));
+
+    // Every row for an admin of every group: both teams', and the sign-ins of no group.
+    const all = auditGroups(await (await admin.get('/audit?group=')).text());
+    expect(new Set(all)).toEqual(new Set(['billing', 'default', '']));
+    const { rows } = await stack.pool.query<{ n: number }>(`select count(*)::int as n from audit_log`);
+    expect(all).toHaveLength(Math.min(rows[0]!.n, 100));
+    expect(new Set(auditGroups(await (await admin.get('/audit?group=billing')).text()))).toEqual(
+      new Set(['billing']),
+    );
+  });
+});

@@ -72,6 +72,7 @@ export async function auditBulkReplay(
         queued: results.filter((r) => r.enqueued).length,
         remaining,
       },
+      group: parameters.filter.group,
     }),
   );
 }

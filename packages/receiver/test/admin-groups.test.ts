@@ -304,3 +304,43 @@ describe('replay for a team', () => {
     ]);
   });
 });
+
+describe('the audit log (GET /admin/audit)', () => {
+  it("each team's token reads only its group's rows; the break-glass token every row", async () => {
+    await call(tokens['default-ops']!, 'POST', '/events/stripe/evt_inv_default_failed/replay', {});
+    const groupsOf = async (token: string, query = '') => {
+      const answer = await call(token, 'GET', `/audit${query}`);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return (answer.body.entries as { group: string | null; target: string | null }[]).map((e) => [
+        e.group,
+        e.target,
+      ]);
+    };
+    expect(await groupsOf(tokens['billing-ops']!)).toEqual([['billing', 'stripe evt_inv_billing_dead']]);
+    expect(await groupsOf(tokens['default-ops']!)).toEqual([['default', 'stripe evt_inv_default_failed']]);
+    expect(await groupsOf(tokens['integrations-ops']!)).toEqual([]);
+    const all = await groupsOf(ADMIN_TOKEN);
+    expect(all).toEqual(
+      expect.arrayContaining([
+        ['billing', 'stripe evt_inv_billing_dead'],
+        ['default', 'stripe evt_inv_default_failed'],
+        [null, 'token billing-ops'],
+      ]),
+    );
+    expect(await groupsOf(ADMIN_TOKEN, '?group=billing')).toEqual([
+      ['billing', 'stripe evt_inv_billing_dead'],
+    ]);
+    const refused = await call(tokens['billing-ops']!, 'GET', '/audit?group=default');
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+      status: 403,
+      code: 'forbidden',
+    });
+    for (const query of ['?group=Not%20A%20Group', '?limit=0', '?before=x', '?colour=red', '?actor=%00']) {
+      const answer = await call(ADMIN_TOKEN, 'GET', `/audit${query}`);
+      expect({ status: answer.status, code: answer.body.error?.code }, query).toEqual({
+        status: 400,
+        code: 'invalid_filter',
+      });
+    }
+  });
+});

@@ -14,6 +14,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
+import { auditRoutes } from './audit.ts';
 import { bulkReplayRoutes } from './bulk-replay.ts';
 import { groupFor, groupReplayDeps, requireGroup } from './groups.ts';
 import { firstIssue, groupName, jsonBody, optional, providerName, sinceText, text } from './params.ts';
@@ -122,6 +123,7 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
   admin.use('*', adminPrincipal(token, pool, access));
   admin.route('/tokens', tokenRoutes(pool));
   admin.route('/replay', bulkReplayRoutes(pool, boss, logger));
+  admin.route('/audit', auditRoutes(pool));
 
   // A principal limited to some groups: an event of a type none of them has an effect for is not there for it.
   const requireVisible = async (principal: Principal, provider: string, eventId: string) => {

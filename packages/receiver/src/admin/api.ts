@@ -17,7 +17,16 @@ import { adminPrincipal, originOf, requirePermission, type AdminAccess, type Adm
 import { auditRoutes } from './audit.ts';
 import { bulkReplayRoutes } from './bulk-replay.ts';
 import { groupFor, groupReplayDeps, requireGroup } from './groups.ts';
-import { firstIssue, groupName, jsonBody, optional, providerName, sinceText, text } from './params.ts';
+import {
+  firstIssue,
+  groupName,
+  jsonBody,
+  optional,
+  pageLimit,
+  providerName,
+  sinceText,
+  text,
+} from './params.ts';
 import { tokenRoutes } from './tokens.ts';
 import { AdminError, errorResponse, mapError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -51,15 +60,7 @@ const LIST_QUERY = z.strictObject({
   q: optional(text(MAX_EVENT_FIELD_LENGTH)),
   status: optional(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` })),
   since: optional(sinceText),
-  limit: optional(
-    z
-      .string()
-      .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
-      .transform(Number)
-      .pipe(
-        z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }),
-      ),
-  ),
+  limit: optional(pageLimit),
   cursor: optional(
     z
       .string()

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { requirePermission, type AdminEnv } from './access.ts';
 import { requireGroup } from './groups.ts';
-import { firstIssue, groupName, optional, text } from './params.ts';
+import { firstIssue, groupName, optional, pageLimit, text } from './params.ts';
 import { AdminError } from '../http/errors.ts';
 
 /** The longest filter value taken: longer than any actor, action or target the inbox writes. */
@@ -21,15 +21,7 @@ const AUDIT_QUERY = z.strictObject({
       .regex(/^[1-9]\d{0,15}$/, { error: 'must be a row id' })
       .transform(Number),
   ),
-  limit: optional(
-    z
-      .string()
-      .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
-      .transform(Number)
-      .pipe(
-        z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }),
-      ),
-  ),
+  limit: optional(pageLimit),
 });
 
 /**

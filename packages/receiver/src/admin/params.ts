@@ -40,6 +40,13 @@ export const sinceText = z
     }
   });
 
+/** A page's `limit` in a query: 1 to 500 rows. */
+export const pageLimit = z
+  .string()
+  .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
+  .transform(Number)
+  .pipe(z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }));
+
 /** The first problem zod found, as `field: what is wrong`. */
 export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];

@@ -29,6 +29,14 @@ export function coveredGroups(scope: GroupScope): readonly string[] {
   return scope.selected === null ? scope.choices : [scope.selected];
 }
 
+/**
+ * The groups whose rows a record of actions shows (the bulk replays, the audit log): undefined for every row, of a
+ * group or of none (a principal of every group over all groups), else the covered groups'.
+ */
+export function recordGroups(scope: GroupScope): readonly string[] | undefined {
+  return scope.limit === null && scope.selected === null ? undefined : coveredGroups(scope);
+}
+
 /** True when the scope shows `group`'s events and effects. */
 export function inScope(scope: GroupScope, group: string): boolean {
   return coveredGroups(scope).includes(group);

@@ -11,7 +11,7 @@ import type { Statement } from './statement.ts';
 
 /**
  * Statements on `webhook_events` (one row per provider + event id: the event log and the dedupe key), except the
- * effect runner's, which are in `../effects/ledger.ts`.
+ * effect runner's, which are in `ledger.ts`.
  */
 
 interface NewEvent {

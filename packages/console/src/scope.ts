@@ -44,14 +44,21 @@ export function inScope(scope: GroupScope, group: string): boolean {
 
 /**
  * The request's scope. An unknown group in the query (or one the principal is not limited to: the answer does not
- * tell which) is refused with 400 `unknown_group`; a remembered one that is gone falls back to all groups.
+ * tell which) is refused with 400 `unknown_group`; a remembered one that is gone falls back to all groups. With
+ * `remember: false` (the records of actions: bulk replays, the audit log) only the query chooses, and the choice is
+ * not remembered: those pages open on all groups, sign-ins and purges included for a principal of every group.
  */
-export async function groupScope(c: ConsoleContext, services: ConsoleServices): Promise<GroupScope> {
+export async function groupScope(
+  c: ConsoleContext,
+  services: ConsoleServices,
+  { remember = true }: { remember?: boolean } = {},
+): Promise<GroupScope> {
   const principal = c.get('principal');
   const choices = await groupChoices(c, services);
   const asked = c.req.query('group');
   const base = { choices, limit: principal.groups };
   if (asked === undefined) {
+    if (!remember) return { ...base, selected: null };
     const remembered = getCookie(c, GROUP_COOKIE);
     return { ...base, selected: remembered && choices.includes(remembered) ? remembered : null };
   }
@@ -63,6 +70,7 @@ export async function groupScope(c: ConsoleContext, services: ConsoleServices): 
       { field: 'group' },
     );
   }
+  if (!remember) return { ...base, selected };
   setCookie(c, GROUP_COOKIE, selected ?? '', {
     httpOnly: true,
     sameSite: 'Strict',

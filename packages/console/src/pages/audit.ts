@@ -43,7 +43,7 @@ function beforeOf(c: ConsoleContext): number | undefined {
 export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/audit', async (c) => {
     const filter = filterOf(c);
-    const scope = await groupScope(c, services);
+    const scope = await groupScope(c, services, { remember: false });
     const rows = await read<auditLog.AuditRow>(
       services.pool,
       auditLog.listAudit(PAGE_SIZE + 1, { ...filter, groups: recordGroups(scope) }, beforeOf(c)),
@@ -98,13 +98,12 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
                       data-actor="${r.actor}"
                       data-action="${r.action}"
                       data-target="${r.target ?? ''}"
-                      data-group="${r.group ?? ''}"
                     >
                       <td class="nowrap">${utc(r.at)}</td>
                       <td>${filterLink('actor', r.actor)}</td>
                       <td>${[r.role, r.authMethod].filter(Boolean).join(' · ')}</td>
                       <td><code>${filterLink('action', r.action)}</code></td>
-                      <td>${r.group ?? ''}</td>
+                      <td data-group="${r.group ?? ''}">${r.group ?? ''}</td>
                       <td class="id">
                         ${r.target === null ? '' : targetCell(services.base, r.target, filterLink)}
                       </td>

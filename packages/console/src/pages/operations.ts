@@ -127,7 +127,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   });
 
   app.get('/operations', async (c) => {
-    const scope = await groupScope(c, services);
+    const scope = await groupScope(c, services, { remember: false });
     const operations = await read<OperationRow>(
       services.pool,
       replayOperations.listOperations(50, recordGroups(scope)),

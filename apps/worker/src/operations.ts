@@ -13,7 +13,6 @@ import {
   createPurgeHandler,
   createRecordedAlerter,
   PURGE_QUEUE,
-  reconcileStripe,
   schedulePurge,
   sinceDuration,
   startDestinationMonitor,
@@ -21,6 +20,7 @@ import {
   type AlerterStats,
   type PurgeResult,
 } from '@webhook-inbox/operator';
+import { reconcileStripe } from '@webhook-inbox/operator/reconcile';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { WorkerConfig } from './env.ts';

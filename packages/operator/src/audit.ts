@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Principal } from './access/roles.ts';
 import type { BulkReplayResult } from './bulk-replay.ts';
 import { auditLog } from './sql/index.ts';
-import type { ReconcileReport } from './reconcile.ts';
+import type { ReconcileReport } from './reconcile-report.ts';
 import type { PurgeResult } from './retention.ts';
 
 /**

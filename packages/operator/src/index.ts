@@ -34,13 +34,8 @@ export {
 export { readInboxStats, type InboxStats } from './inbox-stats.ts';
 export { auditPurge, auditReconcile } from './audit.ts';
 export { parseDuration, parseSince, sinceDuration } from './duration.ts';
-export {
-  reconcileStripe,
-  STRIPE_EVENTS_RETENTION_DAYS,
-  type ReconcileCounts,
-  type ReconcileReport,
-  type ReconcileStripeOptions,
-} from './reconcile.ts';
+// reconcileStripe is on its own subpath, `./reconcile`, the one entry that names the `stripe` package.
+export type { ReconcileCounts, ReconcileReport } from './reconcile-report.ts';
 export {
   createPurgeHandler,
   PURGE_QUEUE,

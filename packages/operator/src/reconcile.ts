@@ -5,6 +5,9 @@ import type Stripe from 'stripe';
 import { recordedEventTypes } from '@webhook-inbox/inbox/effect-routes';
 import { ingest } from '@webhook-inbox/inbox/ingest';
 import { webhookEvents } from '@webhook-inbox/inbox/sql';
+import type { ReconcileCounts, ReconcileReport } from './reconcile-report.ts';
+
+export type { ReconcileCounts, ReconcileReport };
 
 /** How far back Stripe's `GET /v1/events` reaches. */
 export const STRIPE_EVENTS_RETENTION_DAYS = 30;
@@ -33,25 +36,6 @@ export interface ReconcileStripeOptions {
   provider?: string;
   /** Count only; record nothing. */
   dryRun?: boolean;
-}
-
-export interface ReconcileCounts {
-  /** Distinct events Stripe listed. */
-  scanned: number;
-  /** Of those, not recorded when checked. */
-  missing: number;
-  /** Recorded by this run (source `reconciled`, one job each). `missing - ingested` were recorded meanwhile by a
-   * delivery racing this run (or it was a dry run). */
-  ingested: number;
-  /** Already recorded when checked; untouched. */
-  alreadyPresent: number;
-}
-
-export interface ReconcileReport extends ReconcileCounts {
-  byType: Record<string, ReconcileCounts>;
-  since: Date;
-  until?: Date;
-  dryRun: boolean;
 }
 
 function emptyCounts(): ReconcileCounts {

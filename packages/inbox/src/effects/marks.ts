@@ -26,8 +26,8 @@ export class MarkQueue {
   }
 
   /**
-   * Resolves true when the effect's ledger row was marked completed, false when the claim was no longer this
-   * attempt's (nothing marked); rejects with the statement's error (every mark of that statement does).
+   * Resolves true when the effect's ledger row is marked completed, false when another attempt holds the claim
+   * (nothing is marked); rejects with the statement's error (every mark of that statement does).
    */
   mark(ref: EffectRef, fence: idempotencyKeys.ClaimFence): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {

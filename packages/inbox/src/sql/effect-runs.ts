@@ -81,7 +81,7 @@ export interface FencedDatabaseRef extends DatabaseEffectRef, AttemptFence {}
 export interface DatabaseClaimRow extends Record<string, unknown> {
   provider: string;
   event_id: string;
-  /** Null on the one row of an event whose attempt is no longer current (`held` false). */
+  /** Null on the one row of an event whose current attempt is another one (`held` false). */
   effect: string | null;
   /** False when another event already used the scope's key: the body is skipped, the ledger row completes. */
   fresh: boolean;

@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 /**
  * Shared pieces of the chaos scenarios: real receiver and worker processes (spawned by `@webhook-inbox/testing`),
@@ -80,13 +83,17 @@ export async function waitForOrExplain<T>(
     return await waitFor(condition, options);
   } catch (error) {
     const state = await explain().catch((e: unknown) => `(could not explain: ${String(e)})`);
-    const outputs = [...processes].map(
-      (p, i) =>
-        `--- process ${i} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3_000)}`,
+    const headers = [...processes].map(
+      (p, i) => `--- process ${i} (pid ${p.child.pid}, exit ${p.child.exitCode ?? p.child.signalCode}):`,
     );
-    throw new Error(`${(error as Error).message}\nstate: ${JSON.stringify(state)}\n${outputs.join('\n')}`, {
-      cause: error,
-    });
+    // The whole output goes to a file (a failure's cause is often minutes before it), its end into the error.
+    const full = path.join(os.tmpdir(), `webhook-inbox-chaos-${process.pid}-${Date.now()}.log`);
+    writeFileSync(full, [...processes].map((p, i) => `${headers[i]}\n${p.output()}`).join('\n'));
+    const outputs = [...processes].map((p, i) => `${headers[i]}\n${p.output().slice(-3_000)}`);
+    throw new Error(
+      `${(error as Error).message}\nstate: ${JSON.stringify(state)}\n${outputs.join('\n')}\n(whole output: ${full})`,
+      { cause: error },
+    );
   }
 }
 

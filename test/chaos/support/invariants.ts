@@ -31,6 +31,10 @@ export interface Snapshot {
   /** Jobs not finished: created, retry or active. */
   pendingJobs: number;
   activeJobs: number;
+  /** Jobs of the events queue by pg-boss state. */
+  jobStates: Record<string, number>;
+  /** Up to 5 events not processed: their status, attempts and their jobs' states. */
+  unprocessed: Array<{ key: string; status: string; attempts: number; jobs: string[] }>;
   /** Committed INSERT statements per product table. */
   effects: EffectCounts;
   /** effect_runs rows that are not `completed`. */
@@ -66,6 +70,17 @@ export async function snapshot(pool: pg.Pool): Promise<Snapshot> {
     ),
     pendingJobs: (byState.created ?? 0) + (byState.retry ?? 0) + (byState.active ?? 0),
     activeJobs: byState.active ?? 0,
+    jobStates: byState,
+    unprocessed: (
+      await pool.query<{ key: string; status: string; attempts: number; jobs: string[] }>(
+        `select e.event_id as key, e.status, e.attempts,
+                array(select j.state::text || coalesce(' retry ' || j.retry_count, '') from pgboss.job j
+                       where j.name = $1 and j.data->>'provider' = e.provider and j.data->>'eventId' = e.event_id)
+                  as jobs
+           from webhook_events e where e.status <> 'processed' order by e.received_at limit 5`,
+        [EVENTS_QUEUE],
+      )
+    ).rows,
     effects: {
       accounts: audit.accounts ?? 0,
       subscriptions: audit.subscriptions ?? 0,

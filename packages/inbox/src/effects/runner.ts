@@ -118,11 +118,22 @@ export class EffectRunner {
       await recordAttempts(this.#pool, attemptsOf(runs, this.#timings), this.#log);
       const settlements = runs.flatMap((run) => (run.settlement ? [run.settlement] : []));
       if (settlements.length > 0) {
-        const { rows: settled } = await this.#pool.query<ledger.SettledRow>(
+        const { rows: answered } = await this.#pool.query<ledger.SettleRow>(
           ledger.settleEvents(settlements, this.#group),
         );
-        adoptLedgerVerdicts(runs, settled);
-        await this.#reportSettled(settled);
+        adoptLedgerVerdicts(runs, answered);
+        const lost = answered.filter((row) => row.start_lost);
+        for (const row of lost)
+          this.#log.warn(
+            {
+              provider: row.provider,
+              eventId: row.event_id,
+              attempts: row.attempts,
+              lastError: ledger.ATTEMPT_START_LOST,
+            },
+            'event failed; it will be retried',
+          );
+        await this.#reportSettled(answered.filter((row) => !row.start_lost));
       }
     } catch (error) {
       // The database failed us: the jobs go back to pg-boss as they are, and their spans say so.
@@ -335,18 +346,25 @@ export class EffectRunner {
 }
 
 /**
- * A `processed` settlement that the ledger refused (`settleEvents`: effects this attempt saw complete are not in
- * the ledger it settled on) ends as the statement left the event, `failed`, so that pg-boss retries its job.
+ * The settlements `settleEvents` turned down end `failed`, so that pg-boss retries their jobs: a `processed` one
+ * whose effects the ledger it settled on lacks (the statement left the event `failed`), and any but `dead` whose
+ * start that database does not know (`start_lost`: the row was left as it was).
  */
-function adoptLedgerVerdicts(runs: readonly EventRun[], settled: readonly ledger.SettledRow[]): void {
-  const refused = new Map(
-    settled.filter((row) => row.status === 'failed').map((row) => [keyOf(row.provider, row.event_id), row]),
+function adoptLedgerVerdicts(runs: readonly EventRun[], answered: readonly ledger.SettleRow[]): void {
+  const turnedDown = new Map(
+    answered
+      .filter((row) => row.start_lost || row.status === 'failed')
+      .map((row) => [keyOf(row.provider, row.event_id), row]),
   );
   for (const run of runs) {
     const { settlement } = run;
-    if (settlement?.status !== 'processed') continue;
-    const row = refused.get(keyOf(settlement.provider, settlement.eventId));
-    if (row) run.settlement = { ...settlement, status: 'failed', lastError: row.last_error };
+    if (!settlement || settlement.status === 'dead') continue;
+    const row = turnedDown.get(keyOf(settlement.provider, settlement.eventId));
+    if (!row) continue;
+    if (row.start_lost)
+      run.settlement = { ...settlement, status: 'failed', lastError: ledger.ATTEMPT_START_LOST };
+    else if (settlement.status === 'processed')
+      run.settlement = { ...settlement, status: 'failed', lastError: row.last_error };
   }
 }
 

@@ -109,6 +109,14 @@ export interface SettledRow {
 /** The `last_error` of an event settled `failed` because the ledger lacks effects its attempt saw complete. */
 export const LEDGER_LACKS_EFFECTS = 'the ledger lacks completed effects';
 
+/** Why an attempt ends `failed` when the database it settles on does not know it started (`settleEvents`). */
+export const ATTEMPT_START_LOST = 'the event row does not know this attempt started (lost, as in a failover)';
+
+/** A row `settleEvents` answers: one it settled, or one whose attempt's start it did not find (`start_lost`). */
+export interface SettleRow extends SettledRow {
+  start_lost: boolean;
+}
+
 /**
  * Ends the attempts of a batch in one statement, on `webhook_events` (default group) or the group's
  * `webhook_event_groups` rows, each only while its attempt is the event's latest (`attempt`). A late `failed`/`dead` never overwrites `processed` (another attempt finished every
@@ -120,6 +128,11 @@ export const LEDGER_LACKS_EFFECTS = 'the ledger lacks completed effects';
  * commits the replica had not received (asynchronous replication, or the effects' `synchronous_commit = off`) are
  * gone, while the attempt's later statements (its marks, this one) reach the promoted replica, where the event's
  * row, recorded before, is the same row.
+ *
+ * The same failover can lose the attempt's start (`startAttempts`) while pg-boss's fetch of its job, committed
+ * earlier, reached the replica: the row there counts fewer attempts than this one and is not settled. Completing
+ * the job would strand the event, so the statement also returns those rows (`start_lost`, not updated), and the
+ * attempt ends `failed` (`ATTEMPT_START_LOST`): pg-boss retries the job, which starts the attempt again.
  */
 export function settleEvents(settlements: readonly Settlement[], group: string = DEFAULT_GROUP): Statement {
   const grouped = group !== DEFAULT_GROUP;
@@ -127,6 +140,10 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
   const required = settlements.flatMap((s) =>
     s.status === 'processed' ? (s.effects ?? []).map((effect) => ({ ...s, effect })) : [],
   );
+  // The row this attempt started on: its key (and group), and its received_at (a row recorded again is another).
+  const sameRow = `${t}.provider = v.provider and ${t}.event_id = v.event_id
+           ${grouped ? 'and g.consumer_group = $10 and e.provider = g.provider and e.event_id = g.event_id' : ''}
+           and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'`;
   return {
     name: grouped ? 'webhook_inbox_settle_group_events' : 'webhook_inbox_settle_events',
     text: `
@@ -147,19 +164,27 @@ export function settleEvents(settlements: readonly Settlement[], group: string =
           from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $9::int[])
                  as v(provider, event_id, status, last_error, received_at, attempt)
           left join lacking l on l.provider = v.provider and l.event_id = v.event_id and v.status = 'processed'
+      ),
+      settled as (
+        update ${grouped ? 'webhook_event_groups g' : 'webhook_events e'}
+           set status = v.status,
+               last_error = v.last_error,
+               processed_at = case when v.status = 'processed' then now() else ${t}.processed_at end
+          from v${grouped ? ', webhook_events e' : ''}
+         where ${sameRow}
+           and ${t}.attempts = v.attempt
+           and (v.status = 'processed' or ${t}.status <> 'processed')
+           and (v.status <> 'dead' or ${t}.status <> 'dead')
+        returning ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at
       )
-      update ${grouped ? 'webhook_event_groups g' : 'webhook_events e'}
-         set status = v.status,
-             last_error = v.last_error,
-             processed_at = case when v.status = 'processed' then now() else ${t}.processed_at end
-        from v${grouped ? ', webhook_events e' : ''}
-       where ${t}.provider = v.provider and ${t}.event_id = v.event_id
-         ${grouped ? 'and g.consumer_group = $10 and e.provider = g.provider and e.event_id = g.event_id' : ''}
-         and e.received_at between v.received_at - interval '1 ms' and v.received_at + interval '1 ms'
-         and ${t}.attempts = v.attempt
-         and (v.status = 'processed' or ${t}.status <> 'processed')
-         and (v.status <> 'dead' or ${t}.status <> 'dead')
-      returning ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at`,
+      select settled.*, false as start_lost from settled
+      union all
+      select ${t}.provider, ${t}.event_id, e.type, ${t}.status, ${t}.attempts, ${t}.last_error, e.received_at,
+             true as start_lost
+        from v, ${grouped ? 'webhook_event_groups g, webhook_events e' : 'webhook_events e'}
+       where ${sameRow}
+         and ${t}.attempts < v.attempt
+         and ${t}.status not in ${sqlList(SETTLED_STATUSES)}`,
     values: [
       settlements.map((s) => s.provider),
       settlements.map((s) => s.eventId),

@@ -12,6 +12,7 @@ import {
 import {
   LEDGER_LACKS_EFFECTS,
   settleEvents,
+  type SettleRow,
   startAttempts,
   type LoadedEventRow,
   type SettledRow,
@@ -104,14 +105,7 @@ it('an attempt of a row that was lost never settles the row recorded again under
 it('settles processed only where the ledger holds every effect completed; else failed, naming the others', async () => {
   // The runner's view (its effects committed) against the ledger's: a failover can lose commits between the two.
   const key = { provider: 'stripe', eventId: 'evt_ledger_lacks' };
-  await pool.query(
-    `insert into webhook_events (provider, event_id, type, headers, source) values ('stripe', $1, 'x', '{}', 'webhook')`,
-    [key.eventId],
-  );
-  await pool.query(
-    `insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', $1, 'g')`,
-    [key.eventId],
-  );
+  await recordForGroups(key.eventId);
   const complete = (effect: string) =>
     pool.query(
       `insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key)
@@ -142,6 +136,61 @@ it('settles processed only where the ledger holds every effect completed; else f
     expect(settled).toMatchObject([{ status: 'processed', last_error: null }]);
   }
 });
+
+it('an attempt whose start the database lost settles nothing and is answered start_lost, in either group', async () => {
+  // A failover can keep pg-boss's fetch of a job (committed first) and lose the attempt's start: the promoted
+  // replica's row counts fewer attempts than the attempt settling it. Its job must run again, not complete.
+  const key = { provider: 'stripe', eventId: 'evt_ledger_start_lost' };
+  await recordForGroups(key.eventId);
+  for (const group of ['default', 'g']) {
+    const [started] = (await pool.query<LoadedEventRow>(startAttempts([key], group))).rows;
+    const table = group === 'default' ? 'webhook_events' : 'webhook_event_groups';
+    // What the promoted replica has: the row as it was before the attempt started.
+    await pool.query(`update ${table} set status = 'received', attempts = 0 where event_id = $1`, [
+      key.eventId,
+    ]);
+    const settlement = {
+      ...key,
+      receivedAt: started!.received_at,
+      attempt: started!.attempts,
+      status: 'processed' as const,
+      lastError: null,
+      effects: [],
+    };
+    const answered = (await pool.query<SettleRow>(settleEvents([settlement], group))).rows;
+    expect(answered).toMatchObject([
+      { event_id: key.eventId, status: 'received', attempts: 0, start_lost: true },
+    ]);
+    const { rows } = await pool.query(`select status, attempts from ${table} where event_id = $1`, [
+      key.eventId,
+    ]);
+    expect(rows).toEqual([{ status: 'received', attempts: 0 }]);
+  }
+  // A settled row is not the attempt's to retry: a processed event whose count is behind is answered nothing.
+  await pool.query(`update webhook_events set status = 'processed', attempts = 0 where event_id = $1`, [
+    key.eventId,
+  ]);
+  const late = {
+    ...key,
+    receivedAt: (await pool.query<LoadedEventRow>(startAttempts([key]))).rows[0]!.received_at,
+    attempt: 5,
+    status: 'failed' as const,
+    lastError: 'x',
+  };
+  expect((await pool.query(settleEvents([late]))).rows).toEqual([]);
+});
+
+/** A received event, delivered to the default group and to group `g`. */
+async function recordForGroups(eventId: string): Promise<void> {
+  await pool.query(
+    `insert into webhook_events (provider, event_id, type, headers, source) values ('stripe', $1, 'x', '{}', 'webhook')`,
+    [eventId],
+  );
+  await pool.query(
+    `insert into webhook_event_groups (provider, event_id, consumer_group) values ('stripe', $1, 'g')`,
+    [eventId],
+  );
+}
 
 async function recordEvents(eventIds: readonly string[]): Promise<void> {
   await pool.query(

@@ -1,3 +1,4 @@
+import { queuesOf } from '@webhook-inbox/inbox/queue';
 import { insertThreeTeams, TEAM_ERRORS, TEAM_FAILURES, useTestDatabase } from '@webhook-inbox/testing';
 import type { Receiver } from '@webhook-inbox/receiver';
 import type pg from 'pg';
@@ -120,6 +121,143 @@ describe('events --group --status failed, remotely, per team', () => {
     expect({ code: bad.code, stderr: bad.stderr }).toEqual({
       code: 2,
       stderr: expect.stringContaining('invalid_filter') as unknown,
+    });
+  });
+});
+
+describe('replay --group, remotely, per team', () => {
+  const billingDead = (...more: string[]) =>
+    asTeam('billing', ['replay', '--group', 'billing', '--status', 'dead', ...more]);
+  const SECOND_DEAD = 'evt_inv_billing_dead_timeout';
+  const billingRows = async () =>
+    (
+      await pool.query<{ eventId: string; status: string }>(
+        `select event_id as "eventId", status from webhook_event_groups where consumer_group = 'billing'
+          order by event_id`,
+      )
+    ).rows;
+  const jobsOf = async (queue: string) =>
+    (
+      await pool.query<{ eventId: string }>(
+        `select data->>'eventId' as "eventId" from pgboss.job where name = $1 order by 1`,
+        [queue],
+      )
+    ).rows.map((row) => row.eventId);
+  const untouched = async () => {
+    const { rows } = await pool.query<{ key: string; status: string }>(`
+      select event_id || '/default' as key, status from webhook_events where event_id = 'evt_inv_default_failed'
+      union all
+      select event_id || '/' || consumer_group, status from webhook_event_groups
+       where consumer_group = 'integrations'`);
+    expect(rows.sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+      { key: 'evt_cus_integrations_failed/integrations', status: 'failed' },
+      { key: 'evt_inv_default_failed/default', status: 'failed' },
+    ]);
+  };
+
+  beforeAll(async () => {
+    // A second billing failure of another cause: a failure group's replay takes one, a status replay both.
+    await pool.query(`
+      update effect_runs set fingerprint = 'ledger locked'
+       where event_id = 'evt_inv_billing_dead' and effect = 'syncLedger';
+      insert into webhook_events (provider, event_id, type, status, attempts)
+        values ('stripe', '${SECOND_DEAD}', 'invoice.paid', 'processed', 1);
+      insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error)
+        values ('stripe', '${SECOND_DEAD}', 'billing', 'dead', 6, 'syncLedger: ledger timeout');
+      insert into effect_runs (provider, event_id, effect, status, attempts, idempotency_key, started_at, last_error,
+                               fingerprint)
+        values ('stripe', '${SECOND_DEAD}', 'syncLedger', 'failed', 6, 'k7', now(), 'ledger timeout',
+                'ledger timeout');
+    `);
+  });
+
+  it("a dry run counts the team's matching events and changes nothing", async () => {
+    const run = await billingDead('--dry-run', '--json');
+    expect(run.code, run.stderr).toBe(0);
+    const results = JSON.parse(run.stdout) as { eventId: string; group: string; effects: string[] }[];
+    expect(results.map((r) => [r.eventId, r.group, r.effects])).toEqual([
+      ['evt_inv_billing_dead', 'billing', ['syncLedger']],
+      [SECOND_DEAD, 'billing', ['syncLedger']],
+    ]);
+    expect(run.stderr).toContain('filter: --group billing --status dead');
+    expect(run.stderr).toContain('would replay 2 of 2 matching events');
+    // The default team's dead events are its own: billing's are processed there.
+    const own = await asTeam('default', ['replay', '--group', 'default', '--status', 'dead', '--dry-run']);
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stdout).toContain('would replay 0 of 0 matching events');
+
+    expect(await billingRows()).toMatchObject([
+      { eventId: 'evt_inv_billing_dead', status: 'dead' },
+      { eventId: SECOND_DEAD, status: 'dead' },
+      { eventId: 'evt_inv_default_failed', status: 'processed' },
+    ]);
+    expect(await jobsOf(queuesOf('billing').events)).toEqual([]);
+    const { rows } = await pool.query(`select 1 from audit_log where action in ('replay', 'bulk_replay')`);
+    expect(rows).toEqual([]);
+  });
+
+  it('a token limited to another group is refused 403 forbidden, and nothing is replayed', async () => {
+    for (const dryRun of [[], ['--dry-run']]) {
+      const run = await asTeam('integrations', [
+        'replay',
+        '--group',
+        'billing',
+        '--status',
+        'dead',
+        ...dryRun,
+      ]);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringContaining('refused (403) forbidden') as unknown,
+      });
+    }
+    expect(await jobsOf(queuesOf('billing').events)).toEqual([]);
+  });
+
+  it("replays exactly the failure group's events, then the rest by status, audited as the token", async () => {
+    const failureGroup = await asTeam('billing', [
+      'replay',
+      '--group',
+      'billing',
+      '--effect',
+      'syncLedger',
+      '--fingerprint',
+      'ledger locked',
+    ]);
+    expect(failureGroup.code, failureGroup.stderr).toBe(0);
+    expect(failureGroup.stdout).toContain('replayed 1 of 1 matching events (1 queued');
+    expect(await jobsOf(queuesOf('billing').events)).toEqual(['evt_inv_billing_dead']);
+    expect(await billingRows()).toMatchObject([
+      { eventId: 'evt_inv_billing_dead', status: 'received' },
+      { eventId: SECOND_DEAD, status: 'dead' },
+      { eventId: 'evt_inv_default_failed', status: 'processed' },
+    ]);
+
+    const rest = await billingDead();
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stdout).toContain('replayed 1 of 1 matching events');
+    expect(await jobsOf(queuesOf('billing').events)).toEqual(['evt_inv_billing_dead', SECOND_DEAD]);
+    await untouched();
+
+    const { rows } = await pool.query(
+      `select action, actor, auth_method as method, target, coalesce(details->>'group', details->'filter'->>'group') as "group",
+              details->'filter'->>'fingerprint' as fingerprint
+         from audit_log where action in ('replay', 'bulk_replay') order by id`,
+    );
+    const by = { actor: 'token:billing-ops', method: 'api_token', group: 'billing' };
+    expect(rows).toEqual([
+      { ...by, action: 'replay', target: 'stripe evt_inv_billing_dead', fingerprint: null },
+      { ...by, action: 'bulk_replay', target: null, fingerprint: 'ledger locked' },
+      { ...by, action: 'replay', target: `stripe ${SECOND_DEAD}`, fingerprint: null },
+      { ...by, action: 'bulk_replay', target: null, fingerprint: null },
+    ]);
+  });
+
+  it('a bad parameter exits 2 with the API code, never a 500', async () => {
+    const run = await billingDead('--limit', '5000');
+    expect({ code: run.code, stderr: run.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringContaining('invalid_request: body: limit: must be from 1 to 1000') as unknown,
     });
   });
 });

@@ -222,7 +222,8 @@ describe('the CLI against a remote receiver', () => {
       code: 1,
       stderr: expect.stringContaining('forbidden: role operator lacks permission force') as unknown,
     });
-    expect((await inbox(['replay', '--status', 'dead'], remote)).code).toBe(2);
+    // The admin API replays one event without a dry run: a usage error, exit 2.
+    expect((await inbox(['replay', 'stripe', 'evt_cli_remote', '--dry-run'], remote)).code).toBe(2);
     expect((await inbox(['events'], { ...remote, WEBHOOK_INBOX_URL: '' })).code).toBe(2);
 
     expect((await inbox(['tokens', 'revoke', 'remote-operator-2'])).code).toBe(0);

@@ -91,7 +91,7 @@ export function consoleOrigin(c: Context, trustedProxies: TrustedProxies): strin
 
 /**
  * Writes one audit row for an action of the request's principal: its verified actor, and its role and sign-in
- * method in the details.
+ * method in the details; `group`, the consumer group of what it acted on (`AuditAction.group`).
  */
 export async function audit(
   services: ConsoleServices,
@@ -99,6 +99,7 @@ export async function audit(
   action: string,
   target: string | null,
   details: Record<string, unknown> = {},
+  group?: string,
 ): Promise<void> {
   const session = c.get('session');
   const principal = c.get('principal');
@@ -108,6 +109,7 @@ export async function audit(
       action,
       target,
       details: { ...details, session: session.id.slice(0, 8) },
+      group,
     }),
   );
 }

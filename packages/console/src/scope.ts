@@ -29,6 +29,14 @@ export function coveredGroups(scope: GroupScope): readonly string[] {
   return scope.selected === null ? scope.choices : [scope.selected];
 }
 
+/**
+ * The groups whose rows a record of actions shows (the bulk replays, the audit log): undefined for every row, of a
+ * group or of none (a principal of every group over all groups), else the covered groups'.
+ */
+export function recordGroups(scope: GroupScope): readonly string[] | undefined {
+  return scope.limit === null && scope.selected === null ? undefined : coveredGroups(scope);
+}
+
 /** True when the scope shows `group`'s events and effects. */
 export function inScope(scope: GroupScope, group: string): boolean {
   return coveredGroups(scope).includes(group);
@@ -36,14 +44,21 @@ export function inScope(scope: GroupScope, group: string): boolean {
 
 /**
  * The request's scope. An unknown group in the query (or one the principal is not limited to: the answer does not
- * tell which) is refused with 400 `unknown_group`; a remembered one that is gone falls back to all groups.
+ * tell which) is refused with 400 `unknown_group`; a remembered one that is gone falls back to all groups. With
+ * `remember: false` (the records of actions: bulk replays, the audit log) only the query chooses, and the choice is
+ * not remembered: those pages open on all groups, sign-ins and purges included for a principal of every group.
  */
-export async function groupScope(c: ConsoleContext, services: ConsoleServices): Promise<GroupScope> {
+export async function groupScope(
+  c: ConsoleContext,
+  services: ConsoleServices,
+  { remember = true }: { remember?: boolean } = {},
+): Promise<GroupScope> {
   const principal = c.get('principal');
   const choices = await groupChoices(c, services);
   const asked = c.req.query('group');
   const base = { choices, limit: principal.groups };
   if (asked === undefined) {
+    if (!remember) return { ...base, selected: null };
     const remembered = getCookie(c, GROUP_COOKIE);
     return { ...base, selected: remembered && choices.includes(remembered) ? remembered : null };
   }
@@ -55,6 +70,7 @@ export async function groupScope(c: ConsoleContext, services: ConsoleServices): 
       { field: 'group' },
     );
   }
+  if (!remember) return { ...base, selected };
   setCookie(c, GROUP_COOKIE, selected ?? '', {
     httpOnly: true,
     sameSite: 'Strict',

@@ -183,3 +183,87 @@ describe('a viewer', () => {
     expect(await (await admin.get('/')).text()).toContain('API tokens');
   });
 });
+
+describe('the overview over all groups', () => {
+  it('counts an event dead in two groups once, as the dead letters list it', async () => {
+    const before = Number(deadCount(await (await admin.get('/?group=')).text()));
+    await stack.pool.query(
+      `insert into webhook_events (provider, event_id, type, status, attempts, last_error)
+       values ('stripe', 'evt_team_dead_twice', 'checkout.session.completed', 'dead', 3, 'notifyCrm: down');
+       insert into webhook_event_groups (provider, event_id, consumer_group, status, attempts, last_error)
+       values ('stripe', 'evt_team_dead_twice', 'billing', 'dead', 6, 'syncLedger: down')`,
+    );
+    const all = await (await admin.get('/?group=')).text();
+    expect(deadCount(all)).toBe(String(before + 1));
+    const listed = ids(await (await admin.get('/dead?group=')).text());
+    expect(listed).toContain('evt_team_dead_twice');
+    expect(listed).toHaveLength(before + 1);
+    // Each group's own figure counts it too.
+    for (const group of ['default', 'billing']) {
+      expect(ids(await (await admin.get(`/dead?group=${group}`)).text())).toContain('evt_team_dead_twice');
+      expect(deadCount(await (await admin.get(`/?group=${group}`)).text()), group).toBe(
+        String(ids(await (await admin.get(`/dead?group=${group}`)).text()).length),
+      );
+    }
+  });
+});
+
+describe('bulk replays and the audit log of a role limited to its group', () => {
+  const operationIds = (page: string) =>
+    [...page.matchAll(/href="[^"]*\/operations\/(\d+)"/g)].map((m) => Number(m[1])).sort();
+  const auditGroups = (page: string) => [...page.matchAll(/data-group="([^"]*)"/g)].map((m) => m[1]);
+
+  it('each team sees only its own operations and audit rows; an admin of every group sees all', async () => {
+    const { rows: operations } = await stack.pool.query<{ id: number; group: string }>(
+      `insert into replay_operations (filter, received_up_to, total, created_by)
+       values ('{"group":"billing","status":"dead"}', now(), 1, 'bill@example.com'),
+              ('{"status":"dead"}', now(), 1, 'dee@example.com')
+       returning id::int, coalesce(filter->>'group', 'default') as group`,
+    );
+    const billingOp = operations.find((o) => o.group === 'billing')!.id;
+    const defaultOp = operations.find((o) => o.group === 'default')!.id;
+
+    const bill = await signedIn('bill');
+    const dee = await signedIn('dee');
+    // A replay each, in its own group: audited with that group.
+    for (const [client, id, group] of [
+      [bill, BILLING_DEAD, 'billing'],
+      [dee, DEFAULT_DEAD, 'default'],
+    ] as const) {
+      const replay = await client.post('/event/replay', {
+        _csrf: client.csrf,
+        provider: 'stripe',
+        id,
+        group,
+      });
+      expect(replay.status, group).toBe(303);
+    }
+
+    expect(operationIds(await (await bill.get('/operations')).text())).toEqual([billingOp]);
+    expect(operationIds(await (await dee.get('/operations')).text())).toEqual([defaultOp]);
+    expect(operationIds(await (await admin.get('/operations?group=')).text())).toEqual(
+      [billingOp, defaultOp].sort(),
+    );
+    expect((await bill.get(`/operations/${defaultOp}`)).status).toBe(404);
+    expect((await bill.get(`/operations/${billingOp}`)).status).toBe(200);
+    const cancel = await bill.post(`/operations/${defaultOp}/cancel`, { _csrf: bill.csrf });
+    expect(cancel.status).toBe(404);
+
+    const billAudit = await (await bill.get('/audit')).text();
+    expect(billAudit).toContain(`stripe ${BILLING_DEAD}`);
+    expect(billAudit).not.toContain(`stripe ${DEFAULT_DEAD}`);
+    expect(new Set(auditGroups(billAudit))).toEqual(new Set(['billing']));
+    const deeAudit = await (await dee.get('/audit')).text();
+    expect(deeAudit).toContain(`stripe ${DEFAULT_DEAD}`);
+    expect(new Set(auditGroups(deeAudit))).toEqual(new Set(['default']));
+
+    // Every row for an admin of every group: both teams', and the sign-ins of no group.
+    const all = auditGroups(await (await admin.get('/audit?group=')).text());
+    expect(new Set(all)).toEqual(new Set(['billing', 'default', '']));
+    const { rows } = await stack.pool.query<{ n: number }>(`select count(*)::int as n from audit_log`);
+    expect(all).toHaveLength(Math.min(rows[0]!.n, 100));
+    expect(new Set(auditGroups(await (await admin.get('/audit?group=billing')).text()))).toEqual(
+      new Set(['billing']),
+    );
+  });
+});

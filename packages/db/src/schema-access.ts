@@ -41,6 +41,12 @@ export const auditLog = pgTable(
     details: jsonb('details').notNull().default({}),
     /** The client address as the server saw it (after `TRUSTED_PROXIES`). */
     remoteAddress: text('remote_address'),
+    /**
+     * The consumer group of what the action acted on: a replay's, a bulk replay's (its filter's group), a failure
+     * group's; null for what belongs to no one group (sign-ins, purges, reconciliations, token changes). A principal
+     * limited to groups reads only its groups' rows.
+     */
+    consumerGroup: text('consumer_group'),
   },
   (t) => [
     index('audit_log_at_idx').on(t.at),
@@ -48,6 +54,7 @@ export const auditLog = pgTable(
     index('audit_log_actor_idx').on(t.actor, t.id),
     index('audit_log_action_idx').on(t.action, t.id),
     index('audit_log_target_idx').on(t.target, t.id),
+    index('audit_log_group_idx').on(t.consumerGroup, t.id),
   ],
 );
 

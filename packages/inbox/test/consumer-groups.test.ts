@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FAST_RETRIES, logged, useWorkerHarness, type Producer } from './support/harness.ts';
 import { EffectRouteConflictError, readAllEffectRoutes, recordEffectRoutes } from '../src/effect-routes.ts';
-import * as ledger from '../src/effects/ledger.ts';
+import * as ledger from '../src/sql/ledger.ts';
 import { PermanentEffectError, type DeadEvent } from '../src/effects/types.ts';
 import { getEvent } from '../src/event-store.ts';
 import { createInbox, type Inbox, type InboxWorker } from '../src/inbox.ts';

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Principal } from './access/roles.ts';
+import type { BulkReplayResult } from './bulk-replay.ts';
 import { auditLog } from './sql/index.ts';
 import type { ReconcileReport } from './reconcile-report.ts';
 import type { PurgeResult } from './retention.ts';
@@ -46,6 +47,32 @@ export async function auditReconcile(pool: pg.Pool, by: Principal, report: Recon
         missing: report.missing,
         ingested: report.ingested,
       },
+    }),
+  );
+}
+
+/**
+ * A bulk replay as a whole (the CLI's, the admin API's), beside each replayed event's own row: the filter it was
+ * given (with its consumer group), its limit, and how far it went. A dry run writes none.
+ */
+export async function auditBulkReplay(
+  pool: pg.Pool,
+  by: Principal,
+  parameters: { filter: Record<string, unknown> & { group: string }; limit?: number | undefined },
+  { results, total, remaining }: BulkReplayResult,
+): Promise<void> {
+  await pool.query(
+    auditLog.insertAudit(by, {
+      action: 'bulk_replay',
+      target: null,
+      details: {
+        ...parameters,
+        total,
+        replayed: results.length,
+        queued: results.filter((r) => r.enqueued).length,
+        remaining,
+      },
+      group: parameters.filter.group,
     }),
   );
 }

@@ -132,6 +132,7 @@ export async function replayEvent(
               action: 'replay',
               target,
               details: { group, forced, effects, previousStatus: event.status, outcome: 'nothing_to_replay' },
+              group,
             }),
           );
         }
@@ -162,6 +163,7 @@ export async function replayEvent(
             action: forced === null ? 'replay' : 'replay_forced',
             target,
             details: { group, forced, effects, previousStatus: event.status },
+            group,
           }),
         );
       }

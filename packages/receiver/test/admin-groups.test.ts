@@ -195,6 +195,59 @@ describe('refusals', () => {
   });
 });
 
+describe('bulk replay of a group (POST /admin/replay)', () => {
+  it("a dry run counts the group's matching events and changes nothing", async () => {
+    const answer = await call(tokens['integrations-ops']!, 'POST', '/replay', {
+      group: 'integrations',
+      status: 'failed',
+      dryRun: true,
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body).toMatchObject({ group: 'integrations', dryRun: true, total: 1, remaining: 0 });
+    expect((answer.body.results as { eventId: string }[]).map((r) => r.eventId)).toEqual([
+      'evt_cus_integrations_failed',
+    ]);
+    const audited = await sql(db.url, `select 1 from audit_log where action in ('replay', 'bulk_replay')`);
+    expect(audited.rows).toEqual([]);
+  });
+
+  it('403 forbidden for another group, 400 with a stable code for a bad body, never a 500', async () => {
+    const refused = await call(tokens['billing-ops']!, 'POST', '/replay', {
+      group: 'integrations',
+      status: 'failed',
+      dryRun: true,
+    });
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+      status: 403,
+      code: 'forbidden',
+    });
+    const unnamed = await call(tokens['two-teams']!, 'POST', '/replay', { status: 'failed' });
+    expect({ status: unnamed.status, code: unnamed.body.error?.code }).toEqual({
+      status: 400,
+      code: 'group_required',
+    });
+    for (const body of [
+      'not an object',
+      { group: 'Not A Group', status: 'failed' },
+      { group: 'billing', status: 'lost' },
+      { group: 'billing', effect: 'syncLedger' },
+      { group: 'default' },
+      { group: 'billing', status: 'dead', limit: 0 },
+      { group: 'billing', status: 'dead', limit: 1001 },
+      { group: 'billing', status: 'dead', since: 'yesterday' },
+      { group: 'billing', status: 'dead', dryRun: 'yes' },
+      { group: 'billing', status: 'dead', colour: 'red' },
+      { group: 'nobody-started', status: 'dead' },
+    ]) {
+      const answer = await call(ADMIN_TOKEN, 'POST', '/replay', body);
+      expect({ status: answer.status, code: answer.body.error?.code }, JSON.stringify(body)).toEqual({
+        status: 400,
+        code: 'invalid_request',
+      });
+    }
+  });
+});
+
 describe('replay for a team', () => {
   it("replays the team's own event in its group, audited with its token, and the list follows", async () => {
     const answer = await call(tokens['billing-ops']!, 'POST', '/events/stripe/evt_inv_billing_dead/replay', {
@@ -218,5 +271,45 @@ describe('replay for a team', () => {
     expect((await listed(tokens['billing-ops']!, 'status=received')).map((e) => e.eventId)).toEqual([
       'evt_inv_billing_dead',
     ]);
+  });
+});
+
+describe('the audit log (GET /admin/audit)', () => {
+  it("each team's token reads only its group's rows; the break-glass token every row", async () => {
+    await call(tokens['default-ops']!, 'POST', '/events/stripe/evt_inv_default_failed/replay', {});
+    const groupsOf = async (token: string, query = '') => {
+      const answer = await call(token, 'GET', `/audit${query}`);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return (answer.body.entries as { group: string | null; target: string | null }[]).map((e) => [
+        e.group,
+        e.target,
+      ]);
+    };
+    expect(await groupsOf(tokens['billing-ops']!)).toEqual([['billing', 'stripe evt_inv_billing_dead']]);
+    expect(await groupsOf(tokens['default-ops']!)).toEqual([['default', 'stripe evt_inv_default_failed']]);
+    expect(await groupsOf(tokens['integrations-ops']!)).toEqual([]);
+    const all = await groupsOf(ADMIN_TOKEN);
+    expect(all).toEqual(
+      expect.arrayContaining([
+        ['billing', 'stripe evt_inv_billing_dead'],
+        ['default', 'stripe evt_inv_default_failed'],
+        [null, 'token billing-ops'],
+      ]),
+    );
+    expect(await groupsOf(ADMIN_TOKEN, '?group=billing')).toEqual([
+      ['billing', 'stripe evt_inv_billing_dead'],
+    ]);
+    const refused = await call(tokens['billing-ops']!, 'GET', '/audit?group=default');
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+      status: 403,
+      code: 'forbidden',
+    });
+    for (const query of ['?group=Not%20A%20Group', '?limit=0', '?before=x', '?colour=red', '?actor=%00']) {
+      const answer = await call(ADMIN_TOKEN, 'GET', `/audit${query}`);
+      expect({ status: answer.status, code: answer.body.error?.code }, query).toEqual({
+        status: 400,
+        code: 'invalid_filter',
+      });
+    }
   });
 });

@@ -29,7 +29,7 @@ import {
 import { keysOf, mixedEventSource } from './events.ts';
 import { duplicateEffects, missingKeys, processedCount, snapshot, sumEffects } from './invariants.ts';
 import { startReplicatedPostgres } from './replication.ts';
-import { LEDGER_LACKS_EFFECTS } from '../../../packages/inbox/src/effects/ledger.ts';
+import { LEDGER_LACKS_EFFECTS } from '../../../packages/inbox/src/sql/ledger.ts';
 import { expectEachEventProcessedOnce, expectNoCrashLines, startScenario } from './scenario.ts';
 import { getStatus } from '@webhook-inbox/scenarios/receiver';
 

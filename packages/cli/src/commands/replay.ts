@@ -4,10 +4,8 @@ import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
 import { isEventStatus } from '@webhook-inbox/inbox/event-store';
 import { DEFAULT_GROUP, ensureQueues, validateGroup } from '@webhook-inbox/inbox/queue';
 import { ReplayError, replayEvent, type ReplayResult } from '@webhook-inbox/operator/replay';
-import type { Principal } from '@webhook-inbox/operator/access/roles';
 import { shellArg } from '@webhook-inbox/operator/shell';
-import { auditLog } from '@webhook-inbox/operator/sql';
-import type pg from 'pg';
+import { auditBulkReplay } from '@webhook-inbox/operator/audit';
 import type { CliContext } from '../context.ts';
 import { sinceDate } from '../duration.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
@@ -70,14 +68,25 @@ export async function replay(
 
   const api = context.adminApi(options);
   if (api) {
-    // The admin API replays one event at a time and has no dry run: the rest needs the database.
-    if (!single || options.dryRun)
-      throw new UsageError('against a remote receiver, replay takes <provider> <id> (no bulk, no --dry-run)');
-    const body = { group, ...(options.forceEffect ? { forceEffect: options.forceEffect } : {}) };
-    report(
-      [await adminRequest<ReplayResult>(api, 'POST', `${eventPath(provider, eventId ?? '')}/replay`, body)],
-      options,
-    );
+    if (single) {
+      if (options.dryRun)
+        throw new UsageError('against a remote receiver, replay <provider> <id> has no --dry-run');
+      const body = { group, ...(options.forceEffect ? { forceEffect: options.forceEffect } : {}) };
+      report(
+        [await adminRequest<ReplayResult>(api, 'POST', `${eventPath(provider, eventId ?? '')}/replay`, body)],
+        options,
+      );
+      return;
+    }
+    // The receiver replays and audits (as the token); its answer is the local replay's.
+    const { filter } = bulkParameters(options, group, limit);
+    const bulk = await adminRequest<BulkReplayResult>(api, 'POST', '/replay', {
+      ...filter,
+      ...(options.since === undefined ? {} : { since: sinceDate(options.since).toISOString() }),
+      ...(limit === undefined ? {} : { limit }),
+      dryRun: options.dryRun,
+    });
+    bulkReport(bulk, options, group);
     return;
   }
   // Each replay writes its audit row in its transaction, with this user at this host as actor.
@@ -129,43 +138,34 @@ export async function replay(
     } finally {
       progress?.end();
     }
-    report(bulk.results, options);
-    if (!single && options.dryRun) {
-      // What the dry run selected, so the command that replays is this one without --dry-run.
-      (options.json ? process.stderr : process.stdout).write(`filter: ${describeFilter(options, group)}\n`);
-    }
-    if (!single) {
-      if (!options.dryRun) await auditBulk(pool, auditAs, bulk, options, group);
-      summary(bulk, options);
+    if (single) {
+      report(bulk.results, options);
+    } else {
+      if (!options.dryRun) await auditBulkReplay(pool, auditAs, bulkParameters(options, group, limit), bulk);
+      bulkReport(bulk, options, group);
     }
   } finally {
     await boss.stop({ graceful: false, close: true });
   }
 }
 
-/** The bulk replay as a whole, beside each event's own row: its filters and how far it went. */
-async function auditBulk(
-  pool: pg.Pool,
-  by: Principal,
-  { results, total, remaining }: BulkReplayResult,
+/** A bulk replay's filter as given (the group always) and its limit: what its audit row records. */
+function bulkParameters(
   options: ReplayCliOptions,
   group: string,
-): Promise<void> {
-  const { status, provider, type, since, effect, fingerprint, limit } = options;
-  await pool.query(
-    auditLog.insertAudit(by, {
-      action: 'bulk_replay',
-      target: null,
-      details: {
-        filter: { status, provider, type, since, group, effect, fingerprint },
-        limit,
-        total,
-        replayed: results.length,
-        queued: results.filter((r) => r.enqueued).length,
-        remaining,
-      },
-    }),
-  );
+  limit: number | undefined,
+): { filter: Record<string, string | undefined> & { group: string }; limit: number | undefined } {
+  const { status, provider, type, since, effect, fingerprint } = options;
+  return { filter: { status, provider, type, since, group, effect, fingerprint }, limit };
+}
+
+/** A bulk replay's events, what its dry run selected (so the command that replays is it without --dry-run), its outcome. */
+function bulkReport(bulk: BulkReplayResult, options: ReplayCliOptions, group: string): void {
+  report(bulk.results, options);
+  if (options.dryRun) {
+    (options.json ? process.stderr : process.stdout).write(`filter: ${describeFilter(options, group)}\n`);
+  }
+  summary(bulk, options);
 }
 
 /** A bulk replay's filters as `--flag value` words: every one given, the group always. */

@@ -5,6 +5,8 @@ import { read } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { searchParams, utc } from '../views/format.ts';
 import { layout } from '../views/layout.ts';
+import { groupSelector, scopeLabel } from '../views/group-selector.ts';
+import { groupScope, recordGroups } from '../scope.ts';
 
 const PAGE_SIZE = 100;
 const FILTERS = ['actor', 'action', 'target'] as const;
@@ -34,15 +36,17 @@ function beforeOf(c: ConsoleContext): number | undefined {
 
 /**
  * Who did what, from every surface, newest first: sign-ins (refused ones too), replays, forced effects, bulk
- * replays, purges, token changes. Filters by actor, action and target (exact), each cell a link to its filter, an
+ * replays, purges, token changes; of the consumer group chosen (a row's group is that of what it acted on), and
+ * for a principal limited to groups only its groups' rows, never a row of no group (a sign-in, a purge). Filters by actor, action and target (exact), each cell a link to its filter, an
  * event's target a link to the event.
  */
 export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
   app.get('/audit', async (c) => {
     const filter = filterOf(c);
+    const scope = await groupScope(c, services, { remember: false });
     const rows = await read<auditLog.AuditRow>(
       services.pool,
-      auditLog.listAudit(PAGE_SIZE + 1, filter, beforeOf(c)),
+      auditLog.listAudit(PAGE_SIZE + 1, { ...filter, groups: recordGroups(scope) }, beforeOf(c)),
       services.queryTimeoutMs,
     );
     const page = rows.slice(0, PAGE_SIZE);
@@ -60,7 +64,8 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
         title: 'Audit log',
         section: 'audit',
         session: pageSession(c),
-        body: html`<h1>Audit log</h1>
+        body: html`<h1>Audit log <small>${scopeLabel(scope)}</small></h1>
+          ${groupSelector(`${services.base}/audit`, scope)}
           <form class="filters" method="get" action="${services.base}/audit">
             ${FILTERS.map(
               (field) =>
@@ -80,6 +85,7 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
                   <th scope="col">Who</th>
                   <th scope="col">Role · method</th>
                   <th scope="col">Action</th>
+                  <th scope="col">Group</th>
                   <th scope="col">Target</th>
                   <th scope="col">Details</th>
                   <th scope="col">From</th>
@@ -97,6 +103,7 @@ export function auditPage(app: ConsoleApp, services: ConsoleServices): void {
                       <td>${filterLink('actor', r.actor)}</td>
                       <td>${[r.role, r.authMethod].filter(Boolean).join(' · ')}</td>
                       <td><code>${filterLink('action', r.action)}</code></td>
+                      <td data-group="${r.group ?? ''}">${r.group ?? ''}</td>
                       <td class="id">
                         ${r.target === null ? '' : targetCell(services.base, r.target, filterLink)}
                       </td>

@@ -177,9 +177,8 @@ export function failuresPages(app: ConsoleApp, services: ConsoleServices): void 
         c,
         `failure_group_${path === 'acknowledge' ? 'acknowledged' : 'resolved'}`,
         key.effect,
-        {
-          ...key,
-        },
+        { ...key },
+        key.group,
       );
       return c.redirect(groupHref(services.base, key), 303);
     });

@@ -1,43 +1,30 @@
 import { eventFilter } from '@webhook-inbox/inbox/sql';
 import { replayOperations } from '@webhook-inbox/operator/sql';
 import { html } from 'hono/html';
-import { audit, type ConsoleApp, type ConsoleServices, pageSession } from '../context.ts';
+import {
+  audit,
+  type ConsoleApp,
+  type ConsoleContext,
+  type ConsoleServices,
+  pageSession,
+} from '../context.ts';
 import { read, run } from '../db.ts';
 import { ConsoleError } from '../errors.ts';
 import { parseFilter, readForm, type FilterForm } from '../filter.ts';
 import { cliCommand, count, eventLink, utc } from '../views/format.ts';
 import { allowed } from '../auth/permissions.ts';
 import { idParam } from '../params.ts';
-import { csrfField, layout, statusBadge, type Html } from '../views/layout.ts';
+import { csrfField, layout, statusBadge } from '../views/layout.ts';
 import { table } from '../views/table.ts';
+import { describeFilter, outcomeLine, progress, type OperationRow } from '../views/operation.ts';
 import { eventsTable, filterForm, type EventRow } from './events.ts';
 import { maskRow } from '../masking.ts';
-import { actionGroup, groupChoices } from '../scope.ts';
+import { actionGroup, groupChoices, groupScope, recordGroups } from '../scope.ts';
+import { groupSelector, scopeLabel } from '../views/group-selector.ts';
+import { coversGroup } from '@webhook-inbox/operator/access/roles';
 
 const SAMPLE_SIZE = 20;
 const OUTCOME_EVENTS = 200;
-/** A selection's events named on the operation's page; the rest counted. */
-const CHOSEN_NAMED = 5;
-
-/** An operation's stored filter: the form's given fields (`/bulk`), or a selection's keys and group. */
-type StoredFilter = Partial<FilterForm> & { keys?: Array<[string, string]> };
-
-interface OperationRow {
-  id: number;
-  filter: StoredFilter;
-  receivedUpTo: Date;
-  status: string;
-  total: number;
-  done: number;
-  enqueued: number;
-  failed: number;
-  lastError: string | null;
-  createdBy: string;
-  createdAt: Date;
-  updatedAt: Date;
-  finishedAt: Date | null;
-  cancelledBy: string | null;
-}
 
 /**
  * Bulk replay: a dry run (how many events the filter covers, the first of them) whose form starts a background
@@ -123,19 +110,27 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
       replayOperations.insertOperation(given, upTo, total, c.get('session').who),
     );
     if (!operation) throw new Error('insert into replay_operations returned no row');
-    await audit(services, c, 'bulk_replay_started', `replay operation ${operation.id}`, {
-      filter: given,
-      receivedUpTo: upTo.toISOString(),
-      total,
-    });
+    await audit(
+      services,
+      c,
+      'bulk_replay_started',
+      `replay operation ${operation.id}`,
+      {
+        filter: given,
+        receivedUpTo: upTo.toISOString(),
+        total,
+      },
+      form.group,
+    );
     services.wakeRunner();
     return c.redirect(`${services.base}/operations/${operation.id}`, 303);
   });
 
   app.get('/operations', async (c) => {
+    const scope = await groupScope(c, services, { remember: false });
     const operations = await read<OperationRow>(
       services.pool,
-      replayOperations.listOperations(50),
+      replayOperations.listOperations(50, recordGroups(scope)),
       services.queryTimeoutMs,
     );
     const outcomes = await loadOutcomes(
@@ -148,7 +143,8 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
         title: 'Bulk replays',
         section: 'operations',
         session: pageSession(c),
-        body: html`<h1>Bulk replays</h1>
+        body: html`<h1>Bulk replays <small>${scopeLabel(scope)}</small></h1>
+          ${groupSelector(`${services.base}/operations`, scope)}
           <p>
             <a class="button" href="${services.base}/bulk?status=failed">New bulk replay (failed events)…</a>
           </p>
@@ -190,7 +186,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
   });
 
   app.get('/operations/:id', async (c) => {
-    const operation = await loadOperation(services, idParam(c));
+    const operation = await loadOperation(c, services, idParam(c));
     const outcome = (await loadOutcomes(services, [operation.id])).get(String(operation.id));
     return c.html(
       layout({
@@ -214,7 +210,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 
   // The progress block alone: the page's htmx polls it every second until the operation is finished.
   app.get('/operations/:id/progress', async (c) => {
-    const operation = await loadOperation(services, idParam(c));
+    const operation = await loadOperation(c, services, idParam(c));
     const outcome = (await loadOutcomes(services, [operation.id])).get(String(operation.id));
     return c.html(
       progress(services.base, operation, allowed(c, 'replay') ? c.get('csrf') : undefined, outcome),
@@ -223,7 +219,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 
   // The replayed events of one outcome (`?outcome=processed|failing|dead`), linked from the outcome line.
   app.get('/operations/:id/events', async (c) => {
-    const operation = await loadOperation(services, idParam(c));
+    const operation = await loadOperation(c, services, idParam(c));
     const requested = c.req.query('outcome') ?? 'dead';
     if (!(requested in replayOperations.OUTCOME_STATES))
       throw new ConsoleError('invalid_input', 'outcome must be processed, failing or dead');
@@ -258,29 +254,38 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
 
   app.post('/operations/:id/cancel', async (c) => {
     const id = idParam(c);
+    const { group } = await loadOperation(c, services, id);
     const [operation] = await run<OperationRow>(
       services.pool,
       replayOperations.cancelOperation(id, c.get('session').who),
     );
-    if (!operation) {
-      await loadOperation(services, id);
-      throw new ConsoleError('conflict', `bulk replay ${id} has already finished`);
-    }
-    await audit(services, c, 'bulk_replay_cancelled', `replay operation ${id}`, {
-      done: operation.done,
-      total: operation.total,
-    });
+    if (!operation) throw new ConsoleError('conflict', `bulk replay ${id} has already finished`);
+    await audit(
+      services,
+      c,
+      'bulk_replay_cancelled',
+      `replay operation ${id}`,
+      { done: operation.done, total: operation.total },
+      group,
+    );
     return c.redirect(`${services.base}/operations/${id}`, 303);
   });
 }
 
-async function loadOperation(services: ConsoleServices, id: number): Promise<OperationRow> {
+/** An operation, refused (404, as one that is not there) to a principal not limited to its group. */
+async function loadOperation(
+  c: ConsoleContext,
+  services: ConsoleServices,
+  id: number,
+): Promise<OperationRow> {
   const [operation] = await read<OperationRow>(
     services.pool,
     replayOperations.getOperation(id),
     services.queryTimeoutMs,
   );
-  if (!operation) throw new ConsoleError('not_found', `no bulk replay ${id}`);
+  if (!operation || !coversGroup(c.get('principal'), operation.group)) {
+    throw new ConsoleError('not_found', `no bulk replay ${id}`);
+  }
   return operation;
 }
 
@@ -296,89 +301,6 @@ async function loadOutcomes(
   );
   // Keyed by the id's text: an operation's id (bigint) reads as text or a number depending on the pool's parsers.
   return new Map(rows.map((row) => [String(row.id), row]));
-}
-
-/** Where the replayed events are now: processed, still failing, dead, each linked to its events. */
-function outcomeLine(base: string, id: number, outcome: replayOperations.OutcomeRow | undefined): Html {
-  if (!outcome) return html`<span class="outcome">none replayed yet</span>`;
-  const link = (key: 'processed' | 'failing' | 'dead', label: string) =>
-    outcome[key] > 0
-      ? html`<a href="${base}/operations/${id}/events?outcome=${key}">${count(outcome[key])} ${label}</a>`
-      : html`0 ${label}`;
-  return html`<span class="outcome"
-    >${link('processed', 'processed')}, ${link('failing', 'still failing or waiting')},
-    ${link('dead', 'dead')}${outcome.gone ? `, ${count(outcome.gone)} purged` : ''}</span
-  >`;
-}
-
-/** `csrf` is given when the viewer may cancel: the cancel button is shown only then. */
-function progress(
-  base: string,
-  o: OperationRow,
-  csrf: string | undefined,
-  outcome?: replayOperations.OutcomeRow,
-): Html {
-  const unfinished = o.status === 'pending' || o.status === 'running';
-  // After the operation, while replayed events are still on their way, the outcome keeps moving.
-  const polling =
-    unfinished || (outcome?.failing ?? 0) > 0
-      ? html`hx-get="${base}/operations/${o.id}/progress" hx-trigger="every 1s" hx-swap="outerHTML"`
-      : '';
-  const remaining = Math.max(o.total - o.done, 0);
-  return html`<section id="progress" class="progress" ${polling} aria-live="polite">
-    <p>
-      ${statusBadge(o.status)} <strong class="done">${count(o.done)}</strong> of
-      <span class="total">${count(o.total)}</span> replayed (${count(o.enqueued)} queued, ${count(o.failed)}
-      skipped)
-    </p>
-    <p>Outcome now: ${outcomeLine(base, o.id, outcome)}</p>
-    <progress
-      max="${Math.max(o.total, 1)}"
-      value="${Math.min(o.done, Math.max(o.total, 1))}"
-      aria-label="Bulk replay progress"
-    ></progress>
-    ${
-      o.status === 'completed' && o.done < o.total
-        ? html`<p class="notice">
-            ${count(remaining)} of the events counted at the start no longer matched the filter when their
-            turn came (a worker had processed them meanwhile).
-          </p>`
-        : ''
-    }
-    ${
-      o.status === 'cancelled'
-        ? html`<p class="warning">
-            Cancelled by ${o.cancelledBy ?? '?'} at ${utc(o.finishedAt)}; ${count(remaining)} events were not
-            replayed.
-          </p>`
-        : ''
-    }
-    ${o.lastError ? html`<p class="error-text">Last error: ${o.lastError}</p>` : ''}
-    ${o.finishedAt ? html`<p>Finished ${utc(o.finishedAt)}.</p>` : ''}
-    ${
-      unfinished && csrf
-        ? html`<form method="post" action="${base}/operations/${o.id}/cancel" class="inline">
-            ${csrfField(csrf)}
-            <button type="submit" class="danger">Cancel this bulk replay</button>
-          </form>`
-        : ''
-    }
-  </section>`;
-}
-
-/** What the operation replays: its filter's fields, or the events an operator chose (and their group). */
-function describeFilter(filter: StoredFilter): string {
-  const { keys, ...fields } = filter;
-  if (keys) {
-    const named = keys.slice(0, CHOSEN_NAMED).map(([provider, eventId]) => `${provider} ${eventId}`);
-    const more = keys.length > CHOSEN_NAMED ? `, and ${count(keys.length - CHOSEN_NAMED)} more` : '';
-    const group = fields.group ? ` in group ${fields.group}` : '';
-    return `${count(keys.length)} chosen event${keys.length === 1 ? '' : 's'}${group}: ${named.join(', ')}${more}`;
-  }
-  const parts = Object.entries(fields)
-    .filter(([, v]) => v)
-    .map(([k, v]) => `${k}=${v}`);
-  return parts.length ? parts.join(', ') : 'every event';
 }
 
 function bulkCli(form: FilterForm): string {

@@ -1,5 +1,5 @@
 import { DEFAULT_GROUP, EVENTS_QUEUE, queuesOf } from '@webhook-inbox/inbox/queue';
-import { webhookEventGroups, webhookEvents } from '@webhook-inbox/inbox/sql';
+import { webhookEvents } from '@webhook-inbox/inbox/sql';
 import { coveredGroups, groupScope, inScope, type GroupScope } from '../scope.ts';
 import { groupSelector, scopeLabel } from '../views/group-selector.ts';
 import { failureGroups, pgbossJobs } from '@webhook-inbox/operator/sql';
@@ -58,21 +58,14 @@ export function overviewPage(app: ConsoleApp, services: ConsoleServices): void {
 }
 
 /**
- * The scope's failed and dead events, and its queues' backlog: the default group's from the events' own status,
- * another group's from its rows; over several groups, the sums (an event dead in two groups counts twice).
+ * The scope's failed and dead events (each counted once, however many of the scope's groups it failed in), and its
+ * queues' backlog, summed over the scope's groups.
  */
 async function openCounts(services: ConsoleServices, scope: GroupScope) {
   const t = services.queryTimeoutMs;
   const groups = coveredGroups(scope);
-  const [[own], others, backlogs] = await Promise.all([
-    groups.includes(DEFAULT_GROUP)
-      ? read<{ failed: number; dead: number }>(services.pool, webhookEvents.countOpen(), t)
-      : [{ failed: 0, dead: 0 }],
-    read<{ group: string; status: string; n: number }>(
-      services.pool,
-      webhookEventGroups.countUnfinishedByGroup(),
-      t,
-    ),
+  const [[open], backlogs] = await Promise.all([
+    read<{ failed: number; dead: number }>(services.pool, webhookEvents.countOpen(groups), t),
     Promise.all(
       groups.map(async (group) => {
         const [row] = await read<Backlog>(
@@ -84,12 +77,10 @@ async function openCounts(services: ConsoleServices, scope: GroupScope) {
       }),
     ),
   ]);
-  const counted = (status: string) =>
-    others.filter((row) => row.status === status && groups.includes(row.group)).reduce((a, r) => a + r.n, 0);
   const present = backlogs.filter((row): row is Backlog => row !== undefined);
   const oldest = present.map((row) => row.oldestReadySeconds).filter((s): s is number => s !== null);
   return {
-    open: { failed: (own?.failed ?? 0) + counted('failed'), dead: (own?.dead ?? 0) + counted('dead') },
+    open: { failed: open?.failed ?? 0, dead: open?.dead ?? 0 },
     queue: {
       ready: present.reduce((a, r) => a + r.ready, 0),
       deferred: present.reduce((a, r) => a + r.deferred, 0),

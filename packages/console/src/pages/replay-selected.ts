@@ -69,11 +69,18 @@ async function startSelected(c: ConsoleContext, services: ConsoleServices): Prom
     replayOperations.insertOperation(stored, upTo, total, c.get('session').who),
   );
   if (!operation) throw new Error('insert into replay_operations returned no row');
-  await audit(services, c, 'bulk_replay_started', `replay operation ${operation.id}`, {
-    filter: stored,
-    receivedUpTo: upTo,
-    total,
-  });
+  await audit(
+    services,
+    c,
+    'bulk_replay_started',
+    `replay operation ${operation.id}`,
+    {
+      filter: stored,
+      receivedUpTo: upTo,
+      total,
+    },
+    group,
+  );
   services.wakeRunner();
   return c.redirect(`${services.base}/operations/${operation.id}`, 303);
 }

@@ -1,6 +1,6 @@
 import { parseJsonLossless } from '../json.ts';
 import { shopifyShopDomain } from '@webhook-inbox/providers/shopify';
-import type { LoadedEventRow } from './ledger.ts';
+import type { LoadedEventRow } from '../sql/ledger.ts';
 import { PermanentEffectError, type InboxEventBase, type ShopifyInboxEvent } from './types.ts';
 
 /**

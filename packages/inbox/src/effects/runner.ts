@@ -10,7 +10,7 @@ import { decodeEvent } from './decode.ts';
 import { runExternalEffects, type ExternalEffectsContext } from './external-effects.ts';
 import { eventIdempotencyKey, scopedIdempotencyKey } from './keys.ts';
 import type { DatabaseEffectRef } from '../sql/effect-runs.ts';
-import * as ledger from './ledger.ts';
+import * as ledger from '../sql/ledger.ts';
 import type { EffectRegistry, RegisteredEffect } from './registry.ts';
 import { startEventSpan, traceSkippedEffect } from '../telemetry.ts';
 import { bindings, keyOf, spanAttributes, type EventRun, type Job, type Outcome, type Task } from './task.ts';

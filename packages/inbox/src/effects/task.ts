@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { EventJob } from '../queue.ts';
 import type { EventSpan } from '../telemetry.ts';
 import type { DatabaseEffectRef, FencedDatabaseRef } from '../sql/effect-runs.ts';
-import type * as ledger from './ledger.ts';
+import type * as ledger from '../sql/ledger.ts';
 import type { RegisteredEffect } from './registry.ts';
 import type { InboxEventBase } from './types.ts';
 

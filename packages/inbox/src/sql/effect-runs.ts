@@ -8,7 +8,7 @@ import type { Statement } from './statement.ts';
  * effect's claim, mark or failure moves are written by that statement, in `idempotency-keys.ts`; the scoped keys
  * of database effects are taken here, by the claim that writes their ledger rows.
  *
- * The runner's statements are fenced to an event's attempt (`../effects/ledger.ts`, `startAttempts`): they match
+ * The runner's statements are fenced to an event's attempt (`ledger.ts`, `startAttempts`): they match
  * on its number and on the row's `received_at`, so an attempt that was taken over writes nothing over the new
  * one's rows.
  */

@@ -22,7 +22,7 @@
  * - `destination-states.ts`, `destination_states`: each destination's circuit, pause and rate limit's schedule (the
  *   deliveries, the CLI).
  * - `destination-slots.ts`, `destination_slots`: each destination's concurrency, shared by its workers.
- * - `../effects/ledger.ts`, `webhook_events` and `webhook_event_groups` for the effect runner: an attempt's start,
+ * - `ledger.ts`, `webhook_events` and `webhook_event_groups` for the effect runner: an attempt's start,
  *   its settlement, a dead letter's mark.
  *
  * A statement that reads a second table for its answer (retention counting the ledger rows that go with the
@@ -39,6 +39,6 @@ export * as effectRuns from './effect-runs.ts';
 export * as eventFilter from './event-filter.ts';
 export * as eventPayloads from './event-payloads.ts';
 export * as idempotencyKeys from './idempotency-keys.ts';
-export * as ledger from '../effects/ledger.ts';
+export * as ledger from './ledger.ts';
 export * as webhookEventGroups from './webhook-event-groups.ts';
 export * as webhookEvents from './webhook-events.ts';

@@ -4,7 +4,7 @@ import type { Statement } from './statement.ts';
 /**
  * Statements on `webhook_event_groups` (an event's status in each consumer group other than the default) for
  * replay, the event log and the stats. The receiver creates the rows in its insert (`webhook-events.ts`); the
- * effect runner starts and settles them (`../effects/ledger.ts`).
+ * effect runner starts and settles them (`ledger.ts`).
  */
 
 /**

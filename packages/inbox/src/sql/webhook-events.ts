@@ -11,7 +11,7 @@ import type { Statement } from './statement.ts';
 
 /**
  * Statements on `webhook_events` (one row per provider + event id: the event log and the dedupe key), except the
- * effect runner's, which are in `../effects/ledger.ts`.
+ * effect runner's, which are in `ledger.ts`.
  */
 
 interface NewEvent {
@@ -249,12 +249,25 @@ export function countByStatusSince(since: Date): Statement {
   };
 }
 
-/** The console's overview: events waiting for a retry or dead, whenever they arrived (what needs an operator). */
-export function countOpen(): Statement {
+/**
+ * The console's overview: events waiting for a retry or dead in any of `groups`, whenever they arrived (what needs
+ * an operator). Each figure counts events, not an event once per group: an event dead in two groups is one dead
+ * event, and an event failed in one group and dead in another counts in both figures. The default group's status
+ * is the event's own (`webhook_events_status_received_at_idx`); another group's its row's (the partial index of
+ * unfinished rows).
+ */
+export function countOpen(groups: readonly string[]): Statement {
   return {
-    text: `select (select count(*)::int from webhook_events where status = 'failed') as failed,
-                  (select count(*)::int from webhook_events where status = 'dead') as dead`,
-    values: [],
+    text: `
+      select count(*) filter (where failed)::int as failed, count(*) filter (where dead)::int as dead
+        from (select bool_or(status = 'failed') as failed, bool_or(status = 'dead') as dead
+                from (select provider, event_id, status from webhook_events
+                       where status in ('failed', 'dead') and $2::boolean
+                      union all
+                      select provider, event_id, status from webhook_event_groups
+                       where status in ('failed', 'dead') and consumer_group = any($1::text[])) open
+               group by provider, event_id) events`,
+    values: [groups.filter((group) => group !== DEFAULT_GROUP), groups.includes(DEFAULT_GROUP)],
   };
 }
 

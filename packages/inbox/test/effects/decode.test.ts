@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEvent } from '../../src/effects/decode.ts';
-import type { LoadedEventRow } from '../../src/effects/ledger.ts';
+import type { LoadedEventRow } from '../../src/sql/ledger.ts';
 import { PermanentEffectError } from '../../src/effects/types.ts';
 
 function row(overrides: Partial<LoadedEventRow>): LoadedEventRow {

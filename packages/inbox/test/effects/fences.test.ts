@@ -13,7 +13,7 @@ import * as idempotencyKeys from '../../src/sql/idempotency-keys.ts';
 import { runDatabaseEffects } from '../../src/effects/database-effects.ts';
 import { scopedIdempotencyKey } from '../../src/effects/keys.ts';
 import { Lease, LOST_ON_RENEWAL } from '../../src/effects/lease.ts';
-import { startAttempts, type LoadedEventRow } from '../../src/effects/ledger.ts';
+import { startAttempts, type LoadedEventRow } from '../../src/sql/ledger.ts';
 import type { Job, Outcome, Task } from '../../src/effects/task.ts';
 import { external, LeaseLostError } from '../../src/effects/types.ts';
 import { createInbox } from '../../src/inbox.ts';

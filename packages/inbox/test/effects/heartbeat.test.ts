@@ -14,7 +14,7 @@ import { eventRow, FAST_RETRIES, useWorkerHarness } from '../support/harness.ts'
 import { claimLeaseMs } from '../../src/effects/external-effects.ts';
 import { scopedIdempotencyKey } from '../../src/effects/keys.ts';
 import { claimExternalEffects } from '../../src/sql/idempotency-keys.ts';
-import { startAttempts } from '../../src/effects/ledger.ts';
+import { startAttempts } from '../../src/sql/ledger.ts';
 import { external } from '../../src/effects/types.ts';
 
 const db = useTestDatabase();

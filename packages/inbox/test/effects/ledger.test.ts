@@ -16,7 +16,7 @@ import {
   startAttempts,
   type LoadedEventRow,
   type SettledRow,
-} from '../../src/effects/ledger.ts';
+} from '../../src/sql/ledger.ts';
 
 const db = useTestDatabase();
 let pool: pg.Pool;

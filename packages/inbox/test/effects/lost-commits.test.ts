@@ -12,7 +12,7 @@ import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { external, type EventOutcome } from '../../src/effects/types.ts';
-import { ATTEMPT_START_LOST, LEDGER_LACKS_EFFECTS } from '../../src/effects/ledger.ts';
+import { ATTEMPT_START_LOST, LEDGER_LACKS_EFFECTS } from '../../src/sql/ledger.ts';
 import { createInbox } from '../../src/inbox.ts';
 import { effectRuns, eventRow, logged, useWorkerHarness } from '../support/harness.ts';
 

@@ -36,13 +36,18 @@ export interface AuditAction {
   action: string;
   target: string | null;
   details?: Record<string, unknown>;
+  /**
+   * The consumer group of what was acted on (a replay's, a bulk replay's, a failure group's); absent for what
+   * belongs to no one group (a sign-in, a purge, a token). A principal limited to groups reads only its groups' rows.
+   */
+  group?: string | undefined;
 }
 
 /** Run it on the change's own connection, inside its transaction, so the change and its row commit together. */
 export function insertAudit(who: AuditActor, entry: AuditAction): Statement {
   return {
-    text: `insert into audit_log (actor, role, auth_method, action, target, details, remote_address)
-           values ($1, $2, $3, $4, $5, $6::jsonb, $7) returning id`,
+    text: `insert into audit_log (actor, role, auth_method, action, target, details, remote_address, consumer_group)
+           values ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) returning id`,
     values: [
       who.actor,
       who.role ?? null,
@@ -51,6 +56,7 @@ export function insertAudit(who: AuditActor, entry: AuditAction): Statement {
       entry.target,
       JSON.stringify(entry.details ?? {}),
       who.address,
+      entry.group ?? null,
     ],
   };
 }
@@ -59,6 +65,8 @@ export interface AuditFilter {
   actor?: string | undefined;
   action?: string | undefined;
   target?: string | undefined;
+  /** Only the rows of these consumer groups (`AuditAction.group`); undefined: every row, of a group or none. */
+  groups?: readonly string[] | undefined;
 }
 
 export interface AuditRow {
@@ -71,11 +79,12 @@ export interface AuditRow {
   target: string | null;
   details: Record<string, unknown>;
   remoteAddress: string | null;
+  group: string | null;
 }
 
 /**
  * Newest first, `limit` rows matching `filter` (each field an exact match) before the entry `beforeId`
- * (exclusive) when given. Each filter has its index (`audit_log_<field>_idx`, with `id`).
+ * (exclusive) when given. Each filter has its index (`audit_log_<field>_idx`, with `id`; groups: `audit_log_group_idx`).
  */
 export function listAudit(limit: number, filter: AuditFilter = {}, beforeId?: number): Statement {
   const params = new Params();
@@ -84,10 +93,11 @@ export function listAudit(limit: number, filter: AuditFilter = {}, beforeId?: nu
     const value = filter[field];
     if (value !== undefined) where.push(`${field} = ${params.add(value)}`);
   }
+  if (filter.groups !== undefined) where.push(`consumer_group = any(${params.add(filter.groups)}::text[])`);
   if (beforeId !== undefined) where.push(`id < ${params.add(beforeId)}`);
   return {
     text: `select id, at, actor, role, auth_method as "authMethod", action, target, details,
-                  remote_address as "remoteAddress"
+                  remote_address as "remoteAddress", consumer_group as "group"
              from audit_log ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
             order by id desc limit ${params.add(limit)}`,
     values: params.values,

@@ -9,8 +9,11 @@ type EventCursor = eventFilter.EventCursor;
  * `replay_operation_events` (the events each replayed, with where each is now: its outcome).
  */
 
+/** An operation's consumer group: its filter's, the default group's when it names none. */
+const GROUP = `coalesce(nullif(filter->>'group', ''), '${DEFAULT_GROUP}')`;
+
 const COLUMNS = `
-  id, filter, received_up_to as "receivedUpTo", status, total, done, enqueued, failed, cursor,
+  id, filter, ${GROUP} as "group", received_up_to as "receivedUpTo", status, total, done, enqueued, failed, cursor,
   last_error as "lastError", created_by as "createdBy", created_at as "createdAt", updated_at as "updatedAt",
   finished_at as "finishedAt", cancelled_by as "cancelledBy"`;
 
@@ -32,8 +35,15 @@ export function getOperation(id: number): Statement {
   return { text: `select ${COLUMNS} from replay_operations where id = $1`, values: [id] };
 }
 
-export function listOperations(limit: number): Statement {
-  return { text: `select ${COLUMNS} from replay_operations order by id desc limit $1`, values: [limit] };
+/** The newest `limit` operations, of `groups` only when given (a principal limited to them, or one chosen). */
+export function listOperations(limit: number, groups?: readonly string[]): Statement {
+  return groups === undefined
+    ? { text: `select ${COLUMNS} from replay_operations order by id desc limit $1`, values: [limit] }
+    : {
+        text: `select ${COLUMNS} from replay_operations where ${GROUP} = any($2::text[])
+                order by id desc limit $1`,
+        values: [limit, groups],
+      };
 }
 
 /**

@@ -2,13 +2,11 @@ import { EVENT_STATUSES } from '@webhook-inbox/db/statuses';
 import { errorFields } from '@webhook-inbox/inbox/error-text';
 import { PayloadTooLargeError } from '@webhook-inbox/inbox/errors';
 import { getEvent, listEvents } from '@webhook-inbox/inbox/event-store';
-import { parseSince } from '@webhook-inbox/operator/duration';
-import { MAX_EVENT_FIELD_LENGTH, PROVIDER_NAME } from '@webhook-inbox/providers';
-import { loadEffectLookup } from '@webhook-inbox/inbox/effect-routes';
-import { DEFAULT_GROUP, ensureQueues, GROUP_NAME_RULE, isGroupName } from '@webhook-inbox/inbox/queue';
+import { MAX_EVENT_FIELD_LENGTH } from '@webhook-inbox/providers';
+import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
 import { readInboxStats } from '@webhook-inbox/operator/inbox-stats';
 import { replayEvent } from '@webhook-inbox/operator/replay';
-import { can, coversGroup, type Principal } from '@webhook-inbox/operator/access/roles';
+import { can, type Principal } from '@webhook-inbox/operator/access/roles';
 import { effectRoutes } from '@webhook-inbox/inbox/sql';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -17,7 +15,19 @@ import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
 import { listenRoutes } from './listen.ts';
-import { firstIssue, text } from './params.ts';
+import { auditRoutes } from './audit.ts';
+import { bulkReplayRoutes } from './bulk-replay.ts';
+import { groupFor, groupReplayDeps, requireGroup } from './groups.ts';
+import {
+  firstIssue,
+  groupName,
+  jsonBody,
+  optional,
+  pageLimit,
+  providerName,
+  sinceText,
+  text,
+} from './params.ts';
 import { tokenRoutes } from './tokens.ts';
 import { AdminError, errorResponse, mapError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -42,17 +52,6 @@ const MAX_LOOKUP_KEY_LENGTH = 1024;
 /** What `bearerAuth` accepts as a token (RFC 6750's b64token): a token with other characters could never match. */
 const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 
-const providerName = text(MAX_EVENT_FIELD_LENGTH).regex(PROVIDER_NAME, {
-  error: 'must be lower-case letters, digits and "-"',
-});
-// An empty value is no filter, as when the parameter is left out.
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
-
-const groupName = z
-  .string()
-  .refine(isGroupName, { message: `not a consumer group name (${GROUP_NAME_RULE})` });
-
 const LIST_QUERY = z.strictObject({
   provider: optional(providerName),
   // The consumer group whose status the events' own fields are and `status` filters on (groups.ts).
@@ -61,28 +60,8 @@ const LIST_QUERY = z.strictObject({
   // Free text (EventFilter.search): an event id or its start, a subject value (customer, email, shop), a type.
   q: optional(text(MAX_EVENT_FIELD_LENGTH)),
   status: optional(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` })),
-  since: optional(
-    z
-      .string()
-      .max(64, { error: 'must be at most 64 characters' })
-      .transform((value, ctx) => {
-        try {
-          return parseSince(value);
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message });
-          return z.NEVER;
-        }
-      }),
-  ),
-  limit: optional(
-    z
-      .string()
-      .regex(/^\d{1,3}$/, { error: 'must be a whole number from 1 to 500' })
-      .transform(Number)
-      .pipe(
-        z.number().min(1, { error: 'must be from 1 to 500' }).max(500, { error: 'must be from 1 to 500' }),
-      ),
-  ),
+  since: optional(sinceText),
+  limit: optional(pageLimit),
   cursor: optional(
     z
       .string()
@@ -146,6 +125,8 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
   admin.use('*', adminPrincipal(token, pool, access));
   admin.route('/tokens', tokenRoutes(pool));
   admin.route('/listeners', listenRoutes(pool));
+  admin.route('/replay', bulkReplayRoutes(pool, boss, logger));
+  admin.route('/audit', auditRoutes(pool));
 
   // A principal limited to some groups: an event of a type none of them has an effect for is not there for it.
   const requireVisible = async (principal: Principal, provider: string, eventId: string) => {
@@ -219,29 +200,10 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
       const { forceEffect, group = DEFAULT_GROUP } = replayOptions(await c.req.text());
       // Refused before anything is read or changed.
       requirePermission(principal, forceEffect === undefined ? 'replay' : 'force');
-      if (!coversGroup(principal, group)) {
-        throw new AdminError(
-          'forbidden',
-          `you are limited to consumer groups ${principal.groups?.join(', ')}: not "${group}"`,
-        );
-      }
+      requireGroup(principal, group);
       await requireVisible(principal, provider, eventId);
-      // The effects the group's worker recorded, read per replay: the CLI's lookup, so both replay alike.
-      const effectsFor = await loadEffectLookup(pool, group);
-      if (!effectsFor && group !== DEFAULT_GROUP) {
-        throw new AdminError(
-          'invalid_request',
-          `no worker of consumer group "${group}" has recorded its effects yet: start it first`,
-        );
-      }
-      // Its worker created them before recording its routes; a replay does not depend on that.
-      if (group !== DEFAULT_GROUP) await ensureQueues(boss, undefined, group);
-      const result = await replayEvent(
-        { pool, boss, ...(effectsFor ? { effectsFor } : {}) },
-        provider,
-        eventId,
-        { forceEffect, group, auditAs: principal },
-      );
+      const deps = await groupReplayDeps(pool, boss, group);
+      const result = await replayEvent(deps, provider, eventId, { forceEffect, group, auditAs: principal });
       logger.info(
         {
           provider,
@@ -258,30 +220,6 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
   );
 
   return admin;
-}
-
-/**
- * The consumer group a read is about: the one asked for (403 `forbidden` outside the principal's groups), else the
- * default group for a principal that has it, else a principal's only group; a principal of several groups without
- * the default one names one (400 `group_required`), so no field of another team's is ever the answer's own.
- */
-export function groupFor(principal: Principal, requested: string | undefined): string {
-  if (requested !== undefined) {
-    if (!coversGroup(principal, requested)) {
-      throw new AdminError(
-        'forbidden',
-        `you are limited to consumer groups ${principal.groups?.join(', ')}: not "${requested}"`,
-      );
-    }
-    return requested;
-  }
-  if (coversGroup(principal, DEFAULT_GROUP)) return DEFAULT_GROUP;
-  const [only, ...more] = principal.groups ?? [];
-  if (only !== undefined && more.length === 0) return only;
-  throw new AdminError(
-    'group_required',
-    `you are limited to consumer groups ${principal.groups?.join(', ')}: name one with group=`,
-  );
 }
 
 /** The `group` of a `show` or `stats` query, the only parameter they take (400 `invalid_request` otherwise). */
@@ -322,16 +260,5 @@ function decode(what: string, raw: string, schema: z.ZodType<string>): string {
 /** The replay body: empty, or a JSON object with nothing but an optional `forceEffect` name and `group`. */
 function replayOptions(body: string): { forceEffect?: string; group?: string } {
   if (body.trim() === '') return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new AdminError(
-      'invalid_request',
-      'the body is not JSON; send {"forceEffect":"<name>","group":"<group>"} (both optional) or nothing',
-    );
-  }
-  const parsed = REPLAY_BODY.safeParse(json);
-  if (!parsed.success) throw new AdminError('invalid_request', `body: ${firstIssue(parsed.error)}`);
-  return parsed.data;
+  return jsonBody(body, REPLAY_BODY, '{"forceEffect":"<name>","group":"<group>"} (both optional) or nothing');
 }

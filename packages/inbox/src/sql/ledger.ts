@@ -2,9 +2,9 @@
  * The effect runner's statements on events, as text + values (pg-boss's plans.ts style): an attempt's start, its
  * settlement, and a dead letter's mark. An event's status is `webhook_events`'s for the default consumer group and
  * its `webhook_event_groups` row's for any other: each statement takes the worker's group. The ledger's own
- * statements are with their tables: the database effects' claims and failures in `../sql/effect-runs.ts`, the
- * external effects' claims and marks in `../sql/idempotency-keys.ts`; everything else on these tables (the
- * receiver's insert, the event log's reads, replay, retention, reconciliation) is in `../sql/` too.
+ * statements are with their tables: the database effects' claims and failures in `effect-runs.ts`, the
+ * external effects' claims and marks in `idempotency-keys.ts`; everything else on these tables (the
+ * receiver's insert, the event log's reads, replay, retention, reconciliation) is in the other modules of this folder.
  *
  * An attempt is fenced by its number: `startAttempts` increments the event's `attempts` (on the group's row for
  * another group) and returns it, so another attempt of the event (its job retried elsewhere after this worker went
@@ -15,8 +15,8 @@
 
 import { DEFAULT_GROUP, SETTLED_STATUSES, sqlList } from '@webhook-inbox/db/statuses';
 import type { EventKey } from '../event-key.ts';
-import type { Statement } from '../sql/statement.ts';
-import { PAYLOAD_OF_EVENT } from '../sql/webhook-events.ts';
+import type { Statement } from './statement.ts';
+import { PAYLOAD_OF_EVENT } from './webhook-events.ts';
 
 export type { EventKey, Statement };
 

@@ -1,3 +1,4 @@
+import { breakGlassSession } from '@webhook-inbox/testing/console';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import pino from 'pino';
@@ -44,7 +45,7 @@ export async function consoleBenchmark(ctx: BenchContext): Promise<BenchTable> {
       const s = serve({ fetch: operatorConsole.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/console`;
-    const cookie = await signIn(base);
+    const cookie = await breakGlassSession(base, ADMIN_TOKEN, 'bench');
 
     const perPage = Math.max(30, Math.round(ctx.durationMs / 100));
     const pages: Array<[string, (i: number) => string]> = [
@@ -130,21 +131,6 @@ function deadPick(i: number, events: number): number {
 /** A stripe event's number among those inserted (stripe's are the multiples of 3), spread over the table. */
 function pick(i: number, events: number): number {
   return 3 * (1 + ((i * 7919) % Math.floor(events / 3)));
-}
-
-async function signIn(base: string): Promise<string> {
-  const page = await fetch(`${base}/login`);
-  const nonceCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const nonce = /name="_nonce" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const response = await fetch(`${base}/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: nonceCookie },
-    body: new URLSearchParams({ _nonce: nonce, note: 'bench', token: ADMIN_TOKEN, next: '' }),
-  });
-  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('wi_console_session='));
-  if (response.status !== 303 || !cookie) throw new Error(`console sign-in answered ${response.status}`);
-  return cookie.split(';')[0]!;
 }
 
 async function time(

@@ -64,6 +64,11 @@ export interface ConsoleOptions {
    * without `read_payload` sees payloads (`CONSOLE_MASKED_ROLES`). Default: `viewer`.
    */
   maskedRoles?: readonly Role[];
+  /**
+   * The provider names whose event ids the id search matches in any case: the receiver's sources of caseless
+   * types (`caselessIdProviders`). Unset: the caseless types under their own names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
   /** Where the console is mounted. Default `/console`. */
   basePath?: string;
   /** How long a sign-in lasts. Default 8 hours. */
@@ -132,6 +137,7 @@ export function createConsole(options: ConsoleOptions): Console {
     queryTimeoutMs: options.queryTimeoutMs ?? 5000,
     sampleRefusal: options.sampleRefusal ?? (() => true),
     maskedRoles: options.maskedRoles ?? ['viewer'],
+    caselessIdProviders: options.caselessIdProviders,
     wakeRunner: () => runner?.wake(),
   };
 
@@ -213,6 +219,7 @@ export function createConsole(options: ConsoleOptions): Console {
         boss: options.boss,
         effectsFor,
         logger: options.logger,
+        caselessIdProviders: options.caselessIdProviders,
         ...options.operations,
       });
     },

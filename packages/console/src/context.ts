@@ -57,6 +57,8 @@ export interface ConsoleServices {
   sampleRefusal: (kind: string) => boolean;
   /** The roles that see subjects and error texts masked (`masking.ts`). */
   maskedRoles: readonly Role[];
+  /** The provider names whose event ids the search matches in any case; undefined: the caseless types. */
+  caselessIdProviders: readonly string[] | undefined;
   /** Tells this process's operations runner that an operation is waiting (it also polls). */
   wakeRunner: () => void;
 }

@@ -51,13 +51,20 @@ export function readForm(query: Record<string, unknown>): FilterForm {
 }
 
 /** Checks a form and builds the filter; relative times count back from `now`. */
-export function parseFilter(form: FilterForm, now: Date): { filter: EventFilter; resolved: FilterForm } {
+export function parseFilter(
+  form: FilterForm,
+  now: Date,
+  caselessIdProviders?: readonly string[],
+): { filter: EventFilter; resolved: FilterForm } {
   // PostgreSQL text cannot hold NUL: refused here, as the field's error, rather than failing the statement.
   const nul = FIELDS.find((key) => form[key].includes('\u0000'));
   if (nul) throw new ConsoleError('invalid_input', `${nul} must not contain a NUL character`);
   const filter: EventFilter = {};
   const resolved: FilterForm = { ...form };
-  if (form.q) filter.search = form.q;
+  if (form.q) {
+    filter.search = form.q;
+    if (caselessIdProviders) filter.caselessIdProviders = caselessIdProviders;
+  }
   if (form.provider) filter.provider = form.provider;
   if (form.type) filter.type = form.type;
   if (form.eventId) filter.eventId = form.eventId;
@@ -116,8 +123,12 @@ export function parseKeys(values: unknown): EventKeyPair[] {
  * A bulk replay operation's stored filter as its runner replays it: the form's fields (`/bulk`), or a selection's
  * `keys` with its `group` (the lists' "Replay selected").
  */
-export function storedFilter(stored: Record<string, unknown>, now: Date): EventFilter {
-  const { filter } = parseFilter(readForm(stored), now);
+export function storedFilter(
+  stored: Record<string, unknown>,
+  now: Date,
+  caselessIdProviders?: readonly string[],
+): EventFilter {
+  const { filter } = parseFilter(readForm(stored), now, caselessIdProviders);
   if (stored.keys !== undefined) filter.keys = parseKeys(stored.keys);
   return filter;
 }

@@ -2,6 +2,7 @@
  * The console's test stack: a pool, a pg-boss sender with the queues configured, a real inbox worker running a
  * test effect that fails until the test lets it pass, and the console served over real HTTP. Not a test file.
  */
+import { breakGlassSession, loginNonce } from '@webhook-inbox/testing/console';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
@@ -172,32 +173,14 @@ export interface Client {
   post(path: string, form: Record<string, string>, init?: RequestInit): Promise<Response>;
 }
 
-export async function loginNonce(url: string): Promise<{ nonce: string; cookie: string }> {
-  const page = await fetch(`${url}/login`);
-  const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const nonce = /name="_nonce" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  return { nonce, cookie };
-}
+export { loginNonce };
 
 /** The audit actor of a break-glass sign-in from this machine. */
 export const BREAK_GLASS_ACTOR = 'break-glass@127.0.0.1';
 
 /** Signs in with the break-glass admin token; `note` is what the operator types as the reason. */
 export async function login(url: string, note = 'test'): Promise<Client> {
-  const { nonce, cookie: loginCookie } = await loginNonce(url);
-  const response = await fetch(`${url}/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: loginCookie },
-    body: new URLSearchParams({ _nonce: nonce, note, token: ADMIN_TOKEN, next: '' }),
-  });
-  if (response.status !== 303) throw new Error(`login answered ${response.status}`);
-  const cookie = response.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('wi_console_session='))
-    ?.split(';')[0];
-  if (!cookie) throw new Error('login set no session cookie');
-  return sessionClient(url, cookie);
+  return sessionClient(url, await breakGlassSession(url, ADMIN_TOKEN, note));
 }
 
 /** A client of the session `cookie` (`wi_console_session=...`), with the CSRF token its overview page carries. */

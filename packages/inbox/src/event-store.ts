@@ -22,7 +22,7 @@ export type { AttemptRow, EventCursor, EventFilter, EventGroupRow };
 /** The event log's filter as the admin API and the CLI take it: a few of `EventFilter`'s, a size, a cursor. */
 export interface EventFilters extends Pick<
   EventFilter,
-  'provider' | 'status' | 'type' | 'since' | 'search' | 'visibleTo' | 'group'
+  'provider' | 'status' | 'type' | 'since' | 'search' | 'caselessIdProviders' | 'visibleTo' | 'group'
 > {
   /** At most this many (1..500). */
   limit?: number;

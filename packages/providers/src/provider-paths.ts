@@ -98,6 +98,16 @@ export const CASELESS_EVENT_ID_TYPES: readonly string[] = BY_TYPE.filter(
   ([, paths]) => paths.caseless?.eventId === true,
 ).map(([type]) => type);
 
+/**
+ * The provider names whose event ids compare without case, for the id search (`EventFilter.caselessIdProviders`):
+ * each caseless type under its own name, and each source of such a type under the name it is received as (a
+ * `github-acme` source of type `github`).
+ */
+export function caselessIdProviders(sources: ReadonlyArray<{ name: string; type: string }>): string[] {
+  const named = sources.filter(({ type }) => CASELESS_EVENT_ID_TYPES.includes(type)).map(({ name }) => name);
+  return [...new Set([...CASELESS_EVENT_ID_TYPES, ...named])];
+}
+
 function pathsOf(type: string): PayloadPaths {
   return BY_TYPE.find(([candidate]) => candidate === type)?.[1] ?? {};
 }

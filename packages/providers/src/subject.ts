@@ -68,4 +68,4 @@ export function subjectOf(event: VerifiedEvent): string[] {
 }
 
 /** The provider types whose event ids compare without case (their modules' `caseless.eventId`): the id search's. */
-export { CASELESS_EVENT_ID_TYPES } from './provider-paths.ts';
+export { CASELESS_EVENT_ID_TYPES, caselessIdProviders } from './provider-paths.ts';

@@ -138,6 +138,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
           adminToken: config.adminToken,
           signIn: config.console,
           trustedProxies: config.trustedProxies,
+          caselessIdProviders: config.caselessIdProviders,
           logger,
         })
       : undefined;
@@ -158,6 +159,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     logSampler,
     adminToken: config.adminListener === 'public' ? config.adminToken : undefined,
     adminAccess,
+    caselessIdProviders: config.caselessIdProviders,
     onSignatureRefused: (provider) => refusals.record(provider),
     deliveryCounter,
     console: publicConsole,
@@ -172,6 +174,7 @@ export async function startReceiver(config: ReceiverConfig, options: StartOption
     adminToken: config.adminListener === 'management' ? config.adminToken : undefined,
     console: config.adminListener === 'management' ? operatorConsole?.console : undefined,
     adminAccess,
+    caselessIdProviders: config.caselessIdProviders,
     allowedHosts: config.managementAllowedHosts,
   });
 

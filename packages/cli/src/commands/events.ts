@@ -1,3 +1,4 @@
+import { caselessIdProviders } from '@webhook-inbox/providers/subject';
 import {
   getEvent,
   InvalidFilterError,
@@ -83,6 +84,9 @@ async function localEvents(context: CliContext, options: EventsOptions): Promise
       type: options.type,
       group: options.group,
       search: options.search,
+      // A renamed source of a caseless type (`github-acme`) is searched as the receiver searches it.
+      caselessIdProviders:
+        options.search === undefined ? undefined : caselessIdProviders(await context.sources()),
       since: options.since ? sinceDate(options.since) : undefined,
       limit: options.limit,
       cursor: options.cursor,

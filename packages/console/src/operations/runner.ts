@@ -25,6 +25,8 @@ export interface RunnerOptions extends Omit<ReplayDeps, 'effectsFor'> {
   pollIntervalMs?: number;
   /** How long a claim holds without a progress record; a crashed runner's operation is free after it. Default 30 s. */
   leaseMs?: number;
+  /** The provider names whose event ids a search matches in any case, as the console's pages search them. */
+  caselessIdProviders?: readonly string[] | undefined;
 }
 
 export interface OperationsRunner {
@@ -69,7 +71,7 @@ export function startOperationsRunner(options: RunnerOptions): OperationsRunner 
     });
 
   async function runOperation(operation: OperationRow): Promise<void> {
-    const filter = storedFilter(operation.filter, new Date());
+    const filter = storedFilter(operation.filter, new Date(), options.caselessIdProviders);
     const group = filter.group ?? DEFAULT_GROUP;
     // Its worker created them before recording its routes; a replay does not depend on that.
     if (group !== DEFAULT_GROUP) await ensureQueues(options.boss, undefined, group);

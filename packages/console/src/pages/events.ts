@@ -96,7 +96,11 @@ export function eventsPage(app: ConsoleApp, services: ConsoleServices): void {
     let filter: EventFilter;
     let cursor: EventCursor | undefined;
     try {
-      filter = scopedFilter(scope, parseFilter({ ...form, group: '' }, services.now()).filter, isMasked);
+      filter = scopedFilter(
+        scope,
+        parseFilter({ ...form, group: '' }, services.now(), services.caselessIdProviders).filter,
+        isMasked,
+      );
       cursor = decodePageCursor(c.req.query('cursor'));
     } catch (error) {
       if (!(error instanceof ConsoleError) || error.code !== 'invalid_input') throw error;

@@ -36,7 +36,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     const form = readForm(c.req.query());
     form.group = actionGroup(c, form.group);
     const upTo = services.now();
-    const { filter, resolved } = parseFilter(form, upTo);
+    const { filter, resolved } = parseFilter(form, upTo, services.caselessIdProviders);
     const choices = await groupChoices(c, services);
     const t = services.queryTimeoutMs;
     const [[counted], sample, providers] = await Promise.all([
@@ -90,7 +90,7 @@ export function operationsPages(app: ConsoleApp, services: ConsoleServices): voi
     const upTo = new Date(typeof body.upTo === 'string' ? body.upTo : '');
     if (Number.isNaN(upTo.getTime()))
       throw new ConsoleError('invalid_input', "upTo must be the dry run's time");
-    const { filter, resolved } = parseFilter(form, services.now());
+    const { filter, resolved } = parseFilter(form, services.now(), services.caselessIdProviders);
     if (filter.group && !(await services.effectsFor(filter.group))) {
       throw new ConsoleError(
         'invalid_input',

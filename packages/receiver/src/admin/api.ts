@@ -43,6 +43,11 @@ interface AdminDeps {
   logger: Logger;
   /** The throttle, the trusted proxies and the refusal log's sampler (admin-access.ts). */
   access: AdminAccess;
+  /**
+   * The provider names whose event ids the id search matches in any case: the receiver's sources of caseless
+   * types (`caselessIdProviders`). Unset: the caseless types under their own names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
 }
 
 /** The largest replay body read (it holds at most `{"forceEffect":"<name>"}`); past it, 413. */
@@ -91,7 +96,14 @@ const GROUP_QUERY = z.strictObject({ group: optional(groupName) });
  * @example
  * curl -H "authorization: Bearer $ADMIN_TOKEN" 'http://127.0.0.1:3002/admin/events?status=dead&since=24h'
  */
-export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps): Hono<AdminEnv> {
+export function createAdminApp({
+  pool,
+  boss,
+  token,
+  logger,
+  access,
+  caselessIdProviders,
+}: AdminDeps): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
 
   admin.onError((error, c) => {
@@ -148,6 +160,7 @@ export function createAdminApp({ pool, boss, token, logger, access }: AdminDeps)
         ...filters,
         group: groupFor(principal, group),
         search: q,
+        caselessIdProviders,
         visibleTo: principal.groups ?? undefined,
       }),
     );

@@ -18,6 +18,11 @@ interface OperatorRouteDeps {
   adminAccess?: AdminAccess | undefined;
   /** Unset: no `/console` on this listener. */
   console?: Console | undefined;
+  /**
+   * The provider names whose event ids the id search matches in any case: the receiver's sources of caseless
+   * types (`caselessIdProviders`). Unset: the caseless types under their own names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
 }
 
 /**
@@ -28,7 +33,17 @@ interface OperatorRouteDeps {
 export function mountOperatorRoutes<E extends Env>(app: Hono<E>, deps: OperatorRouteDeps): AdminAccess {
   const { pool, boss, logger } = deps;
   const access = deps.adminAccess ?? createAdminAccess({ pool, logger });
-  app.route('/admin', createAdminApp({ pool, boss, token: deps.adminToken, logger, access }));
+  app.route(
+    '/admin',
+    createAdminApp({
+      pool,
+      boss,
+      token: deps.adminToken,
+      logger,
+      access,
+      caselessIdProviders: deps.caselessIdProviders,
+    }),
+  );
   mountConsole(app, deps.console);
   return access;
 }

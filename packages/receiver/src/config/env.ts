@@ -17,6 +17,7 @@ import {
   type ServiceConfig,
 } from '@webhook-inbox/env';
 import { DEFAULT_GROUP_COMMIT } from '@webhook-inbox/inbox/group-commit';
+import { caselessIdProviders } from '@webhook-inbox/providers/subject';
 import {
   NO_TRUSTED_PROXIES,
   parseTrustedProxies,
@@ -94,6 +95,8 @@ export interface ReceiverConfig extends ServiceConfig {
    * (docs/sources.md).
    */
   sources: SourceDefinition[];
+  /** The provider names whose event ids the id search matches in any case (`caselessIdProviders` of the sources). */
+  caselessIdProviders: readonly string[];
   toleranceSeconds: number;
   maxBodyBytes: number;
   /** A batching source's limits: items per request, body bytes (batch-env.ts). */
@@ -304,6 +307,7 @@ export function parseConfig(environment: Record<string, string | undefined> = pr
     standardWebhooks: e.STANDARD_WEBHOOKS ?? [],
     sourcesFile: e.WEBHOOK_SOURCES_FILE,
     sources,
+    caselessIdProviders: caselessIdProviders(sources),
     toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
     maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
     batch,

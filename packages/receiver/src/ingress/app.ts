@@ -53,6 +53,11 @@ export interface AppDeps {
   adminToken?: string;
   /** The admin API's throttle, trusted proxies and refusal log (admin-access.ts); unset: its own, trusting no proxy. */
   adminAccess?: AdminAccess;
+  /**
+   * The provider names whose event ids the id search matches in any case: the receiver's sources of caseless
+   * types (`caselessIdProviders`). Unset: the caseless types under their own names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
   /** The operator console at `/console`, only when `ADMIN_LISTENER=public`; unset: it does not exist here. */
   console?: Console;
   /** Counts every answered webhook request per minute for the console's overview; unset: not counted. */

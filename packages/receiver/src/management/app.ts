@@ -39,6 +39,11 @@ export interface ManagementDeps {
   console?: Console;
   /** The admin API's throttle, trusted proxies and refusal log (admin-access.ts); unset: its own, trusting no proxy. */
   adminAccess?: AdminAccess;
+  /**
+   * The provider names whose event ids the id search matches in any case: the receiver's sources of caseless
+   * types (`caselessIdProviders`). Unset: the caseless types under their own names.
+   */
+  caselessIdProviders?: readonly string[] | undefined;
   /** The `Host` names answered (`MANAGEMENT_ALLOWED_HOSTS`); unset: the loopback names. */
   allowedHosts?: AllowedHosts;
 }

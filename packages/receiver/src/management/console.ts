@@ -36,6 +36,7 @@ export function createReceiverConsole(deps: {
   adminToken: string | undefined;
   signIn: ConsoleConfig;
   trustedProxies: TrustedProxies;
+  caselessIdProviders: readonly string[];
   logger: Logger;
 }): ReceiverConsole {
   const logger = deps.logger.child({ component: 'console' });
@@ -56,6 +57,7 @@ export function createReceiverConsole(deps: {
     sessionSecret: deps.signIn.sessionSecret,
     maskedRoles: deps.signIn.maskedRoles,
     trustedProxies: deps.trustedProxies,
+    caselessIdProviders: deps.caselessIdProviders,
     sampleRefusal: (kind) => refusals.allow(kind),
     logger,
   });

@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadDotEnv } from '@webhook-inbox/db/dotenv';
+import type { DestinationsOptions, RemoteFlags } from './commands/destinations.ts';
 import type { EventsOptions } from './commands/events.ts';
 import type { ListenOptions } from './commands/listen.ts';
 import type { FailuresOptions, StatsOptions } from './commands/operator.ts';
@@ -35,6 +36,16 @@ const tokens = () => import('./commands/tokens.ts');
 const operator = () => import('./commands/operator.ts');
 const destinations = () => import('./commands/destinations.ts');
 
+// A command that works against a remote receiver's admin API as well as the database.
+const URL_OPTION = new Option(
+  '--url <url>',
+  "a remote receiver's admin API (its management listener), with --token",
+);
+const TOKEN_OPTION = new Option(
+  '--token <token>',
+  'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)',
+);
+
 const program = new Command('webhook-inbox')
   .description('Operate webhook-inbox: inspect, replay and purge events; send signed sample events')
   .showHelpAfterError()
@@ -63,8 +74,8 @@ program
   .option('--limit <n>', 'page size (1-500)', positiveInt, 50)
   .option('--cursor <cursor>', 'continue from a previous page')
   .option('--json', 'machine-readable output', false)
-  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
-  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
   .action(async (options: EventsOptions) => (await events()).events(context, options));
 
 program
@@ -74,8 +85,8 @@ program
   .argument('<id>', 'event key (Stripe evt_..., Shopify shop:topic:event-id)')
   .option('--group <name>', 'a consumer group: its status of the event, and only its effects and attempts')
   .option('--json', 'machine-readable output', false)
-  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
-  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
   .action(
     async (
       provider: string,
@@ -89,8 +100,8 @@ program
   .description('The backlog: events per unfinished status, per consumer group, and live queue jobs')
   .option('--group <name>', "only this consumer group's part: its events per status, its queues' jobs")
   .option('--json', 'machine-readable output', false)
-  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
-  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
   .action(async (options: StatsOptions) => (await operator()).stats(context, options));
 
 program
@@ -112,17 +123,29 @@ const destinationsCommand = program
   .command('destinations')
   .description('Destinations: their state (active, paused, circuit open), success rate, latency and backlog')
   .option('--json', 'machine-readable output', false)
-  .action(async (options: { json: boolean }) => (await destinations()).list(context, options));
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
+  .action(async (options: DestinationsOptions) => (await destinations()).list(context, options));
 destinationsCommand
   .command('pause')
   .description('Pause deliveries to a destination until it is resumed (audited)')
   .argument('<name>')
-  .action(async (name: string) => (await destinations()).setPaused(context, name, true));
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
+  // `--url` and `--token` may come before the subcommand (the parent's) or after it.
+  .action(async (name: string, _options: RemoteFlags, command: Command) =>
+    (await destinations()).setPaused(context, name, true, command.optsWithGlobals<RemoteFlags>()),
+  );
 destinationsCommand
   .command('resume')
   .description('Resume deliveries to a destination, closing an open circuit (audited)')
   .argument('<name>')
-  .action(async (name: string) => (await destinations()).setPaused(context, name, false));
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
+  // `--url` and `--token` may come before the subcommand (the parent's) or after it.
+  .action(async (name: string, _options: RemoteFlags, command: Command) =>
+    (await destinations()).setPaused(context, name, false, command.optsWithGlobals<RemoteFlags>()),
+  );
 
 program
   .command('operations')
@@ -187,8 +210,8 @@ program
   .option('--limit <n>', 'bulk: replay at most n events, oldest first (how many more remain is printed)')
   .option('--dry-run', 'list the effects that would run; change nothing', false)
   .option('--json', 'machine-readable output', false)
-  .option('--url <url>', "a remote receiver's admin API (its management listener), with --token")
-  .option('--token <token>', 'an API token for --url (better: WEBHOOK_INBOX_TOKEN, out of the process list)')
+  .addOption(URL_OPTION)
+  .addOption(TOKEN_OPTION)
   .action(async (provider: string | undefined, id: string | undefined, options: ReplayCliOptions) =>
     (await import('./commands/replay.ts')).replay(context, provider, id, options),
   );

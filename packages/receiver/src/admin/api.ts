@@ -14,6 +14,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { adminPrincipal, originOf, requirePermission, type AdminAccess, type AdminEnv } from './access.ts';
+import { destinationRoutes } from './destinations.ts';
 import { listenRoutes } from './listen.ts';
 import { auditRoutes } from './audit.ts';
 import { bulkReplayRoutes } from './bulk-replay.ts';
@@ -137,6 +138,7 @@ export function createAdminApp({
   admin.use('*', adminPrincipal(token, pool, access));
   admin.route('/tokens', tokenRoutes(pool));
   admin.route('/listeners', listenRoutes(pool));
+  admin.route('/destinations', destinationRoutes(pool));
   admin.route('/replay', bulkReplayRoutes(pool, boss, logger));
   admin.route('/audit', auditRoutes(pool));
 

@@ -109,12 +109,16 @@ export async function startReceiver(env: Record<string, string>): Promise<Spawne
   return spawnReceiver(env);
 }
 
-/** Lines of a process's output that mean it crashed or hit a bug, rather than a handled failure. */
+/**
+ * Lines of a process's output that mean it crashed or hit a bug, rather than a handled failure: an uncaught error,
+ * pino's fatal level, V8's `FATAL ERROR`, a TypeError. PostgreSQL's own `"severity":"FATAL"` in a logged error is a
+ * connection the server ended (an idle-in-transaction timeout while a connection hung), which the worker handles.
+ */
 export function crashLines(output: string): string[] {
   return output
     .split('\n')
     .filter((line) =>
-      /uncaught|unhandled|"level":60|FATAL|TypeError|ReferenceError|heap out of memory/i.test(line),
+      /uncaught|unhandled|"level":60|FATAL ERROR|TypeError|ReferenceError|heap out of memory/i.test(line),
     );
 }
 

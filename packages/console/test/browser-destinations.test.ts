@@ -9,21 +9,23 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInbox, type InboxWorker } from '@webhook-inbox/inbox';
-import { createDestinations, parseDestinations, type Destinations } from '@webhook-inbox/inbox/destinations';
 import { requireTool, useTestDatabase, waitFor } from '@webhook-inbox/testing';
 import type { Browser, Page } from 'playwright-core';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, SCREENSHOTS, signIn } from './chromium.ts';
-import { BREAK_GLASS_ACTOR, SLOW_RETRIES, startStack, type Stack } from './support.ts';
+import {
+  BREAK_GLASS_ACTOR,
+  startBillingDestinations,
+  startStack,
+  type BillingDestinations,
+  type Stack,
+} from './support.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const db = useTestDatabase();
 let stack: Stack;
-let worker: InboxWorker;
-let destinations: Destinations;
+let billing: BillingDestinations | undefined;
 let endpoint: http.Server;
 let browser: Browser;
 let page: Page;
@@ -48,10 +50,9 @@ describe.runIf(
     });
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hooks`;
-    destinations = createDestinations({
-      connectionString: db.url,
-      destinations: parseDestinations(
-        `destinations:
+    billing = await startBillingDestinations(
+      db.url,
+      `destinations:
   crm:
     url: "${url}"
     events: [{ source: stripe }]
@@ -62,22 +63,7 @@ describe.runIf(
     concurrency: 1
     breaker: { failures: 2, probeAfter: 1h }
 `,
-        'destinations.yaml',
-      ),
-      log: pino({ level: 'silent' }),
-      pollingIntervalSeconds: 0.5,
-    });
-    const inbox = createInbox();
-    destinations.register(inbox);
-    await destinations.start();
-    worker = await inbox.start({
-      connectionString: db.url,
-      group: 'billing',
-      queue: SLOW_RETRIES,
-      poolSize: 4,
-      pollingIntervalSeconds: 0.5,
-    });
-    await destinations.work();
+    );
     for (const id of ['evt_crm_1', 'evt_crm_2']) await stack.send(id, JSON.stringify({ id }));
     await waitFor(async () => (await destinationState()).state === 'open', {
       timeout: 60_000,
@@ -91,8 +77,7 @@ describe.runIf(
 
   afterAll(async () => {
     await browser?.close();
-    await destinations?.stop({ timeoutMs: 5_000 });
-    await worker?.stop({ timeoutMs: 5_000 });
+    await billing?.stop();
     await stack?.stop();
     endpoint?.closeAllConnections();
     endpoint?.close();

@@ -6,18 +6,22 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInbox, type InboxWorker } from '@webhook-inbox/inbox';
-import { createDestinations, parseDestinations, type Destinations } from '@webhook-inbox/inbox/destinations';
 import { useTestDatabase, waitFor } from '@webhook-inbox/testing';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BREAK_GLASS_ACTOR, login, SLOW_RETRIES, startStack, type Client, type Stack } from './support.ts';
+import {
+  BREAK_GLASS_ACTOR,
+  login,
+  startBillingDestinations,
+  startStack,
+  type Client,
+  type BillingDestinations,
+  type Stack,
+} from './support.ts';
 
 const db = useTestDatabase();
 let stack: Stack;
 let client: Client;
-let worker: InboxWorker;
-let destinations: Destinations;
+let billing: BillingDestinations | undefined;
 const servers: http.Server[] = [];
 
 /** A loopback endpoint answering every request with `status` and `body`. */
@@ -53,10 +57,9 @@ async function state(name: string): Promise<string | undefined> {
 beforeAll(async () => {
   stack = await startStack(db.url);
   const [ok, down] = [await endpoint(200, 'thanks'), await endpoint(503, 'down for maintenance')];
-  destinations = createDestinations({
-    connectionString: db.url,
-    destinations: parseDestinations(
-      `destinations:
+  billing = await startBillingDestinations(
+    db.url,
+    `destinations:
   ledger: { url: "${ok}", events: [{ source: stripe }], group: billing, secrets: [${whsec()}], allowPrivateNetwork: true }
   crm:
     url: "${down}"
@@ -67,22 +70,7 @@ beforeAll(async () => {
     retrySchedule: [0, 1h]
     breaker: { failures: 100 }
 `,
-      'destinations.yaml',
-    ),
-    log: pino({ level: 'silent' }),
-    pollingIntervalSeconds: 0.5,
-  });
-  const inbox = createInbox();
-  destinations.register(inbox);
-  await destinations.start();
-  worker = await inbox.start({
-    connectionString: db.url,
-    group: 'billing',
-    queue: SLOW_RETRIES,
-    poolSize: 4,
-    pollingIntervalSeconds: 0.5,
-  });
-  await destinations.work();
+  );
   for (const id of ['evt_dest_1', 'evt_dest_2']) await stack.send(id, JSON.stringify({ id }));
   await waitFor(
     async () => (await deliveries('destination.ledger')) === 2 && (await deliveries('destination.crm')) === 2,
@@ -92,8 +80,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await destinations?.stop({ timeoutMs: 5_000 });
-  await worker?.stop({ timeoutMs: 5_000 });
+  await billing?.stop();
   await stack?.stop();
   for (const server of servers) {
     server.closeAllConnections();

@@ -21,6 +21,7 @@ import { insertEvents, startTestBoss } from '@webhook-inbox/testing';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { pino } from 'pino';
+import { createDestinations, parseDestinations } from '@webhook-inbox/inbox/destinations';
 import { createConsole, type Console, type ConsoleOptions } from '../src/index.ts';
 
 export const ADMIN_TOKEN = 'console-test-admin-token-0123456789';
@@ -207,4 +208,42 @@ export async function sessionClient(url: string, cookie: string): Promise<Client
       }),
   };
   return client;
+}
+
+/** The billing team's worker delivering to the destinations of `yaml` (a destinations file's text). */
+export interface BillingDestinations {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what a billing worker with a destinations file runs: the destinations of `yaml` registered on an inbox of
+ * group `billing`, its worker, and their delivery queues, polling every 0.5 s.
+ */
+export async function startBillingDestinations(
+  databaseUrl: string,
+  yaml: string,
+): Promise<BillingDestinations> {
+  const destinations = createDestinations({
+    connectionString: databaseUrl,
+    destinations: parseDestinations(yaml, 'destinations.yaml'),
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
+  const inbox = createInbox();
+  destinations.register(inbox);
+  await destinations.start();
+  const worker = await inbox.start({
+    connectionString: databaseUrl,
+    group: 'billing',
+    queue: SLOW_RETRIES,
+    poolSize: 4,
+    pollingIntervalSeconds: 0.5,
+  });
+  await destinations.work();
+  return {
+    async stop() {
+      await destinations.stop({ timeoutMs: 5_000 });
+      await worker.stop({ timeoutMs: 5_000 });
+    },
+  };
 }

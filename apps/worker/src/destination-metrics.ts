@@ -73,39 +73,52 @@ export function registerDestinationMetrics(
     }
   }
 
+  /** A gauge read at scrape time: reset, then `fill` for each destination from one snapshot of the database. */
+  function snapshotGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (
+      set: (labels: Record<L, string>, value: number) => void,
+      snapshot: Snapshot,
+      destination: string,
+    ) => void,
+  ): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const snapshot = await read();
+        if (!snapshot) return;
+        for (const destination of destinations)
+          fill((labels, value) => this.set(labels, value), snapshot, destination);
+      },
+    });
+  }
+
   if (destinations.length > 0) {
-    new Gauge({
-      name: 'webhook_destination_backlog',
-      help: 'Deliveries not done yet, by destination: waiting to run, for a retry, while paused or open, or running.',
-      labelNames: ['destination'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        const snapshot = await read();
-        if (!snapshot) return;
-        for (const destination of destinations) {
-          const backlog = snapshot.backlogs.find((b) => b.queue === destinationQueue(destination));
-          this.set({ destination }, backlog?.pending ?? 0);
-        }
+    snapshotGauge(
+      'webhook_destination_backlog',
+      'Deliveries not done yet, by destination: waiting to run, for a retry, while paused or open, or running.',
+      ['destination'],
+      (set, snapshot, destination) => {
+        const backlog = snapshot.backlogs.find((b) => b.queue === destinationQueue(destination));
+        set({ destination }, backlog?.pending ?? 0);
       },
-    });
-    new Gauge({
-      name: 'webhook_destination_state',
-      help: "1 for a destination's state (active, paused, open: the circuit breaker's), 0 for the others.",
-      labelNames: ['destination', 'state'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        const snapshot = await read();
-        if (!snapshot) return;
-        for (const destination of destinations) {
-          const row = snapshot.states.find((s) => s.name === destination);
-          if (!row) continue;
-          for (const state of DESTINATION_STATES)
-            this.set({ destination, state }, row.state === state ? 1 : 0);
-        }
+    );
+    snapshotGauge(
+      'webhook_destination_state',
+      "1 for a destination's state (active, paused, open: the circuit breaker's), 0 for the others.",
+      ['destination', 'state'],
+      (set, snapshot, destination) => {
+        const row = snapshot.states.find((s) => s.name === destination);
+        if (!row) return;
+        for (const state of DESTINATION_STATES) set({ destination, state }, row.state === state ? 1 : 0);
       },
-    });
+    );
   }
 
   return {

@@ -1,3 +1,4 @@
+import { CASELESS_EVENT_ID_TYPES } from '@webhook-inbox/providers/subject';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, parseConfig } from '../src/config/env.ts';
@@ -43,6 +44,8 @@ describe('parseConfig', () => {
       standardWebhooks: [],
       sourcesFile: undefined,
       sources: [],
+      // The id search's caseless providers: with no sources of their own, the caseless types.
+      caselessIdProviders: CASELESS_EVENT_ID_TYPES,
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
       batch: { maxItems: 10_000, maxBodyBytes: 8 * 1024 * 1024 },

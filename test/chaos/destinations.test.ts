@@ -300,15 +300,26 @@ async function repeatedAfter2xx(
 ): Promise<number> {
   let repeated = 0;
   for (const [name, requests] of Object.entries(received)) {
-    const { rows } = await scenario.pool.query<{ key: string; finished: number }>(
-      `select k.key, extract(epoch from min(a.finished_at)) * 1000 as finished
-         from effect_attempts a join idempotency_keys k
-           on k.provider = a.provider and k.event_id = a.event_id and k.effect = a.effect
-        where a.effect = $1 and a.outcome = 'completed' and a.response_status is not null
-        group by k.key`,
-      [`destination.${name}`],
-    );
-    expect(rows.length).toBe(new Set(requests.map((r) => r.id)).size);
+    const ids = new Set(requests.map((r) => r.id)).size;
+    const completed = async () =>
+      (
+        await scenario.pool.query<{ key: string; finished: number }>(
+          `select k.key, extract(epoch from min(a.finished_at)) * 1000 as finished
+             from effect_attempts a join idempotency_keys k
+               on k.provider = a.provider and k.event_id = a.event_id and k.effect = a.effect
+            where a.effect = $1 and a.outcome = 'completed' and a.response_status is not null
+            group by k.key`,
+          [`destination.${name}`],
+        )
+      ).rows;
+    // A sink counts a request when it arrives; its worker records the 2xx after the answer: wait for the records.
+    await waitFor(async () => (await completed()).length >= ids, {
+      timeout: 60_000,
+      interval: 100,
+      message: `${name}'s deliveries recorded completed`,
+    });
+    const rows = await completed();
+    expect(rows.length).toBe(ids);
     const completedAt = new Map(rows.map((r) => [r.key, Number(r.finished)]));
     const byArrival = [...requests].sort((a, b) => a.at - b.at);
     const seen = new Set<string>();

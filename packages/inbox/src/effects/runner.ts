@@ -122,18 +122,7 @@ export class EffectRunner {
           ledger.settleEvents(settlements, this.#group),
         );
         adoptLedgerVerdicts(runs, answered);
-        const lost = answered.filter((row) => row.start_lost);
-        for (const row of lost)
-          this.#log.warn(
-            {
-              provider: row.provider,
-              eventId: row.event_id,
-              attempts: row.attempts,
-              lastError: ledger.ATTEMPT_START_LOST,
-            },
-            'event failed; it will be retried',
-          );
-        await this.#reportSettled(answered.filter((row) => !row.start_lost));
+        await this.#reportSettled(answered.map(asReported));
       }
     } catch (error) {
       // The database failed us: the jobs go back to pg-boss as they are, and their spans say so.
@@ -366,6 +355,11 @@ function adoptLedgerVerdicts(runs: readonly EventRun[], answered: readonly ledge
     else if (settlement.status === 'processed')
       run.settlement = { ...settlement, status: 'failed', lastError: row.last_error };
   }
+}
+
+/** A lost start is reported as what the attempt became: `failed`, to be retried (`adoptLedgerVerdicts`). */
+function asReported(row: ledger.SettleRow): ledger.SettledRow {
+  return row.start_lost ? { ...row, status: 'failed', last_error: ledger.ATTEMPT_START_LOST } : row;
 }
 
 function refOf(effect: RegisteredEffect, event: InboxEventBase): DatabaseEffectRef {

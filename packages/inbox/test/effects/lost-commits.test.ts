@@ -91,8 +91,12 @@ it('an attempt whose start the database lost is retried, not completed with its 
   // Completing the job would leave the event `received` with no job for good.
   const { pool } = harness;
   const { logger, retries } = retryLog();
+  const settled: Array<Pick<EventOutcome, 'status' | 'eventId'>> = [];
   let lost = false;
-  const inbox = createInbox({ logger }).on('test', 'thing.created', {
+  const inbox = createInbox({
+    logger,
+    observer: { event: ({ status, eventId }) => void settled.push({ status, eventId }) },
+  }).on('test', 'thing.created', {
     record: logged('record'),
     notify: external({
       run: async ({ event }) => {
@@ -111,6 +115,11 @@ it('an attempt whose start the database lost is retried, not completed with its 
 
   expect(await processedOnce('evt_lost_start')).toBe(1);
   expect(retries().map((line) => line.lastError)).toEqual([ATTEMPT_START_LOST]);
+  // The observer (and so the worker's metrics) sees the lost attempt as the failure it became.
+  expect(settled).toEqual([
+    { status: 'failed', eventId: 'evt_lost_start' },
+    { status: 'processed', eventId: 'evt_lost_start' },
+  ]);
   expect(await eventRow(pool, 'evt_lost_start')).toEqual({
     status: 'processed',
     attempts: 1,

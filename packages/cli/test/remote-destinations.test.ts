@@ -78,8 +78,13 @@ describe('destinations --url --token', () => {
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toBe('billing-api: paused\n');
     expect(await state('billing-api')).toBe('paused');
-    const resumed = await as('billing-ops', ['destinations', 'resume', 'billing-api']);
-    expect(resumed.code, resumed.stderr).toBe(0);
+    // The admin API answers the state it left.
+    const answer = await fetch(`${cli.receiver().managementUrl}/admin/destinations/billing-api/resume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens['billing-ops']}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ name: 'billing-api', state: 'active', reason: null });
     expect(await state('billing-api')).toBe('active');
     const { rows } = await pool.query<{ action: string; actor: string }>(
       `select action, actor from audit_log where target = 'billing-api' order by id`,
@@ -88,6 +93,9 @@ describe('destinations --url --token', () => {
       { action: 'destination_paused', actor: 'token:billing-ops' },
       { action: 'destination_resumed', actor: 'token:billing-ops' },
     ]);
+    const resumed = await as('billing-ops', ['destinations', 'resume', 'billing-api']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe('billing-api: resumed\n');
   });
 
   it("finds no other team's destination (exit 3), and a viewer may not pause (exit 1)", async () => {

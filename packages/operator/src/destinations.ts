@@ -117,23 +117,40 @@ export async function readDestination(
 }
 
 /**
+ * The consumer group whose workers fan `name`'s events out (its routes'; the default group without any), read
+ * without the window's figures, for an access check. Throws `DestinationNotFoundError`.
+ */
+export async function destinationGroup(pool: pg.Pool, name: string): Promise<string> {
+  const [states, routes] = await Promise.all([
+    rows<destinationStates.DestinationStateRow>(pool, destinationStates.selectDestinationState(name)),
+    readAllEffectRoutes(pool),
+  ]);
+  if (states.length === 0) throw new DestinationNotFoundError(name);
+  return routes.find((r) => r.effect === destinationEffect(name))?.consumerGroup ?? DEFAULT_GROUP;
+}
+
+/** A destination's state after an operator's pause or resume. */
+export type DestinationStateAfter = Pick<destinationStates.DestinationStateRow, 'state' | 'reason'>;
+
+/**
  * An operator pauses (`paused` true) or resumes a destination: its state row and the audit row (who, from where,
- * when) commit together. Resuming also closes an open circuit. Throws `DestinationNotFoundError`.
+ * when) commit together. Resuming also closes an open circuit. Returns the state it left; throws
+ * `DestinationNotFoundError`.
  */
 export async function setDestinationPaused(
   pool: pg.Pool,
   by: Principal,
   name: string,
   paused: boolean,
-): Promise<void> {
-  await inTransaction(
+): Promise<DestinationStateAfter> {
+  return await inTransaction(
     pool,
     async (client) => {
       const { rows: before } = await client.query<{ state: DestinationState }>(
         destinationStates.lockDestinationState(name),
       );
       if (!before[0]) throw new DestinationNotFoundError(name);
-      await client.query(
+      const { rows: after } = await client.query<DestinationStateAfter>(
         paused
           ? destinationStates.pauseDestination(name, `paused by ${by.actor}`)
           : destinationStates.resumeDestination(name),
@@ -145,6 +162,7 @@ export async function setDestinationPaused(
           details: { before: before[0].state },
         }),
       );
+      return after[0]!;
     },
     (error) => error instanceof DestinationNotFoundError,
   );

@@ -1,5 +1,6 @@
 import {
   DestinationNotFoundError,
+  destinationGroup,
   listDestinations,
   readDestination,
   setDestinationPaused,
@@ -140,8 +141,7 @@ export function destinationsPages(app: ConsoleApp, services: ConsoleServices): v
   for (const action of ['pause', 'resume'] as const) {
     app.post(`/destinations/:name/${action}`, async (c) => {
       const name = c.req.param('name');
-      const { destination } = await found(() => readDestination(services.pool, name, services.now(), 0));
-      actionGroup(c, destination.group);
+      actionGroup(c, await found(() => destinationGroup(services.pool, name)));
       await found(() => setDestinationPaused(services.pool, c.get('principal'), name, action === 'pause'));
       return c.redirect(destinationHref(base, name), 303);
     });

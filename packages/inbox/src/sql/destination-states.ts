@@ -36,6 +36,10 @@ export function selectDestinationStates(): Statement {
   return { text: `select ${COLUMNS} from destination_states order by name`, values: [] };
 }
 
+export function selectDestinationState(name: string): Statement {
+  return { text: `select ${COLUMNS} from destination_states where name = $1`, values: [name] };
+}
+
 /** A destination's state as a delivery reads it before sending: `probe` true when it took the circuit's probe. */
 export interface DeliveryGate {
   state: DestinationState;
@@ -130,21 +134,24 @@ export function reserveStart(name: string, intervalMs: number): Statement {
   };
 }
 
-/** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. */
+/** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. Returns the state. */
 export function pauseDestination(name: string, reason: string): Statement {
   return {
-    text: `update destination_states set state = 'paused', reason = $2, updated_at = now() where name = $1`,
+    text: `update destination_states set state = 'paused', reason = $2, updated_at = now() where name = $1
+           returning state, reason`,
     values: [name, reason],
   };
 }
 
+/** Active again, its circuit closed; returns the state. */
 export function resumeDestination(name: string): Statement {
   return {
     text: `
       update destination_states
          set state = 'active', reason = null, probe_at = null, consecutive_failures = 0, updated_at = now(),
              alerted = array_remove(array_remove(alerted, 'paused'), 'open')
-       where name = $1`,
+       where name = $1
+      returning state, reason`,
     values: [name],
   };
 }

@@ -1,9 +1,9 @@
 import { coversGroup } from '@webhook-inbox/operator/access/roles';
 import {
   DestinationNotFoundError,
+  destinationGroup,
   listDestinations,
   setDestinationPaused,
-  type DestinationOverview,
 } from '@webhook-inbox/operator/destinations';
 import { Hono } from 'hono';
 import type pg from 'pg';
@@ -34,28 +34,19 @@ export function destinationRoutes(pool: pg.Pool): Hono<AdminEnv> {
       const principal = c.get('principal');
       requirePermission(principal, 'triage');
       const name = c.req.param('name');
-      await visibleDestination(pool, name, (d) => coversGroup(principal, d.group));
       try {
-        await setDestinationPaused(pool, principal, name, action === 'pause');
+        // Another group's destination is as unknown to this token as one that does not exist.
+        if (!coversGroup(principal, await destinationGroup(pool, name)))
+          throw new DestinationNotFoundError(name);
+        const after = await setDestinationPaused(pool, principal, name, action === 'pause');
+        return c.json({ name, ...after });
       } catch (error) {
-        if (error instanceof DestinationNotFoundError) throw new AdminError('not_found', error.message);
+        if (error instanceof DestinationNotFoundError)
+          throw new AdminError('not_found', `no destination ${name}`);
         throw error;
       }
-      const [after] = (await listDestinations(pool)).filter((d) => d.name === name);
-      return c.json({ name, state: after?.state ?? null, reason: after?.reason ?? null });
     });
   }
 
   return routes;
-}
-
-/** The destination `name` if a worker started it and `visible` allows it; else 404 `not_found`. */
-async function visibleDestination(
-  pool: pg.Pool,
-  name: string,
-  visible: (destination: DestinationOverview) => boolean,
-): Promise<DestinationOverview> {
-  const destination = (await listDestinations(pool)).find((d) => d.name === name);
-  if (!destination || !visible(destination)) throw new AdminError('not_found', `no destination ${name}`);
-  return destination;
 }

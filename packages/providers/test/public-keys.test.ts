@@ -1,8 +1,8 @@
 import { generateKeyPairSync, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
-import { discordProvider, signDiscord } from '../src/catalogue/discord.ts';
-import { sendgridProvider } from '../src/catalogue/sendgrid.ts';
+import { discordProvider, signDiscord } from '../src/catalogue/providers/discord.ts';
+import { sendgridProvider } from '../src/catalogue/providers/sendgrid.ts';
 import { selfSignedCertificate } from '@webhook-inbox/testing';
 import { keyWeakness } from '../src/public-keys.ts';
 import { createProviders } from '../src/registry.ts';

@@ -15,8 +15,8 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
 }
 
 /**
- * One catalogue provider as its module declares it (`catalogue/<type>.ts` exports it as `definition`); the
- * catalogue index lists the modules once and builds its entries and the certificate types from them; its sample
+ * One catalogue provider as its module declares it (`catalogue/providers/<type>.ts` exports it as `definition`);
+ * the catalogue index loads every module of that folder and builds its entries and the certificate types from them; its sample
  * delivery is `@webhook-inbox/samples`'.
  * Its paths into payloads (event facts, subject, excerpt) are JSON pointers, with `*` for each element of an array
  * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts. Its

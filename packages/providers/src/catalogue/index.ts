@@ -1,34 +1,5 @@
+import { readdirSync } from 'node:fs';
 import type { Provider } from '../types.ts';
-import { definition as adyen } from './adyen.ts';
-import { definition as awsSns } from './aws-sns.ts';
-import { definition as bitbucket } from './bitbucket.ts';
-import { definition as calendly } from './calendly.ts';
-import { definition as clerk } from './clerk.ts';
-import { definition as customerio } from './customerio.ts';
-import { definition as discord } from './discord.ts';
-import { definition as github } from './github.ts';
-import { definition as gitlab } from './gitlab.ts';
-import { definition as hubspot } from './hubspot.ts';
-import { definition as intercom } from './intercom.ts';
-import { definition as jira } from './jira.ts';
-import { definition as linear } from './linear.ts';
-import { definition as mailgun } from './mailgun.ts';
-import { definition as meta } from './meta.ts';
-import { definition as paddle } from './paddle.ts';
-import { definition as paypal } from './paypal.ts';
-import { definition as postmark } from './postmark.ts';
-import { definition as resend } from './resend.ts';
-import { definition as segment } from './segment.ts';
-import { definition as sendgrid } from './sendgrid.ts';
-import { definition as sentry } from './sentry.ts';
-import { definition as slack } from './slack.ts';
-import { definition as square } from './square.ts';
-import { definition as twilio } from './twilio.ts';
-import { definition as typeform } from './typeform.ts';
-import { definition as vercel } from './vercel.ts';
-import { definition as woocommerce } from './woocommerce.ts';
-import { definition as zendesk } from './zendesk.ts';
-import { definition as zoom } from './zoom.ts';
 import type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
 import { withSourceType } from './source-type.ts';
@@ -54,41 +25,27 @@ export interface CatalogueEntry {
 }
 
 /**
- * Every catalogue provider's module, once, in the docs' order. Stripe, Shopify and Standard Webhooks are registered
- * by ../registry.ts and are not repeated here.
+ * Every catalogue provider, in type order: each module of ./providers/ declares one as its `definition`, so adding a
+ * provider is adding its module (and its test); nothing else lists them. Stripe, Shopify and Standard Webhooks are
+ * registered by ../registry.ts and have no module here. Loaded once, when this module is.
  */
-export const DEFINITIONS: readonly CatalogueDefinition[] = [
-  github,
-  gitlab,
-  bitbucket,
-  jira,
-  linear,
-  paddle,
-  square,
-  hubspot,
-  intercom,
-  zendesk,
-  postmark,
-  mailgun,
-  resend,
-  clerk,
-  sentry,
-  vercel,
-  typeform,
-  calendly,
-  woocommerce,
-  segment,
-  customerio,
-  sendgrid,
-  discord,
-  slack,
-  twilio,
-  zoom,
-  adyen,
-  meta,
-  awsSns,
-  paypal,
-];
+export const DEFINITIONS: readonly CatalogueDefinition[] = await loadDefinitions();
+
+async function loadDefinitions(): Promise<CatalogueDefinition[]> {
+  const folder = new URL('./providers/', import.meta.url);
+  // The sources run as TypeScript, the published package as JavaScript beside its declarations.
+  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const files = readdirSync(folder)
+    .filter((file) => file.endsWith(extension) && !file.endsWith('.d.ts'))
+    .sort();
+  const modules = await Promise.all(
+    files.map((file) => import(new URL(file, folder).href) as Promise<{ definition?: CatalogueDefinition }>),
+  );
+  return modules.map(({ definition }, at) => {
+    if (!definition) throw new TypeError(`catalogue/providers/${files[at]} exports no definition`);
+    return definition;
+  });
+}
 
 function entry(definition: CatalogueDefinition): CatalogueEntry {
   const { type, facts, template } = definition;
@@ -118,40 +75,40 @@ export function catalogueEntry(type: string): CatalogueEntry | undefined {
 }
 
 export type { BatchProvider } from './batch.ts';
-export { discordPublicKey, verifyDiscordSignature } from './discord.ts';
-export { sendgridPublicKey, verifySendgridSignature } from './sendgrid.ts';
+export { discordPublicKey, verifyDiscordSignature } from './providers/discord.ts';
+export { sendgridPublicKey, verifySendgridSignature } from './providers/sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
 export type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
-export { snsStringToSign } from './aws-sns.ts';
-export { paypalSignedText } from './paypal.ts';
-export { adyenProvider, signAdyen } from './adyen.ts';
-export { awsSnsProvider, signSns } from './aws-sns.ts';
-export { bitbucketProvider, signBitbucket } from './bitbucket.ts';
-export { calendlyProvider, signCalendly } from './calendly.ts';
-export { clerkProvider, signClerk } from './clerk.ts';
-export { customerioProvider, signCustomerio } from './customerio.ts';
-export { DISCORD_FACTS, discordProvider, signDiscord } from './discord.ts';
-export { githubProvider, signGithub } from './github.ts';
-export { gitlabProvider, signGitlab } from './gitlab.ts';
-export { hubspotProvider, signHubspot } from './hubspot.ts';
-export { intercomProvider, signIntercom } from './intercom.ts';
-export { jiraProvider, signJira } from './jira.ts';
-export { linearProvider, signLinear } from './linear.ts';
-export { mailgunProvider, signMailgun } from './mailgun.ts';
-export { metaProvider, signMeta } from './meta.ts';
-export { paddleProvider, signPaddle } from './paddle.ts';
-export { paypalProvider, signPaypal } from './paypal.ts';
-export { postmarkProvider, signPostmark } from './postmark.ts';
-export { resendProvider, signResend } from './resend.ts';
-export { segmentProvider, signSegment } from './segment.ts';
-export { sendgridProvider, signSendgrid } from './sendgrid.ts';
-export { sentryProvider, signSentry } from './sentry.ts';
-export { signSlack, slackProvider } from './slack.ts';
-export { signSquare, squareProvider } from './square.ts';
-export { signTwilio, twilioProvider } from './twilio.ts';
-export { signTypeform, typeformProvider } from './typeform.ts';
-export { signVercel, vercelProvider } from './vercel.ts';
-export { signWooCommerce, wooCommerceProvider } from './woocommerce.ts';
-export { signZendesk, zendeskProvider } from './zendesk.ts';
-export { signZoom, zoomProvider } from './zoom.ts';
+export { snsStringToSign } from './providers/aws-sns.ts';
+export { paypalSignedText } from './providers/paypal.ts';
+export { adyenProvider, signAdyen } from './providers/adyen.ts';
+export { awsSnsProvider, signSns } from './providers/aws-sns.ts';
+export { bitbucketProvider, signBitbucket } from './providers/bitbucket.ts';
+export { calendlyProvider, signCalendly } from './providers/calendly.ts';
+export { clerkProvider, signClerk } from './providers/clerk.ts';
+export { customerioProvider, signCustomerio } from './providers/customerio.ts';
+export { DISCORD_FACTS, discordProvider, signDiscord } from './providers/discord.ts';
+export { githubProvider, signGithub } from './providers/github.ts';
+export { gitlabProvider, signGitlab } from './providers/gitlab.ts';
+export { hubspotProvider, signHubspot } from './providers/hubspot.ts';
+export { intercomProvider, signIntercom } from './providers/intercom.ts';
+export { jiraProvider, signJira } from './providers/jira.ts';
+export { linearProvider, signLinear } from './providers/linear.ts';
+export { mailgunProvider, signMailgun } from './providers/mailgun.ts';
+export { metaProvider, signMeta } from './providers/meta.ts';
+export { paddleProvider, signPaddle } from './providers/paddle.ts';
+export { paypalProvider, signPaypal } from './providers/paypal.ts';
+export { postmarkProvider, signPostmark } from './providers/postmark.ts';
+export { resendProvider, signResend } from './providers/resend.ts';
+export { segmentProvider, signSegment } from './providers/segment.ts';
+export { sendgridProvider, signSendgrid } from './providers/sendgrid.ts';
+export { sentryProvider, signSentry } from './providers/sentry.ts';
+export { signSlack, slackProvider } from './providers/slack.ts';
+export { signSquare, squareProvider } from './providers/square.ts';
+export { signTwilio, twilioProvider } from './providers/twilio.ts';
+export { signTypeform, typeformProvider } from './providers/typeform.ts';
+export { signVercel, vercelProvider } from './providers/vercel.ts';
+export { signWooCommerce, wooCommerceProvider } from './providers/woocommerce.ts';
+export { signZendesk, zendeskProvider } from './providers/zendesk.ts';
+export { signZoom, zoomProvider } from './providers/zoom.ts';

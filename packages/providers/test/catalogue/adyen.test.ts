@@ -1,6 +1,6 @@
 import { hmacValidator } from '@adyen/api-library';
 import { describe, expect, it } from 'vitest';
-import { adyenProvider, signAdyen } from '../../src/catalogue/adyen.ts';
+import { adyenProvider, signAdyen } from '../../src/catalogue/providers/adyen.ts';
 import { codeOf, request } from './support.ts';
 
 // Adyen's @adyen/api-library signs and verifies notification items (hmacValidator's calculateHmac and

@@ -10,7 +10,7 @@ import {
 } from '@webhook-inbox/testing';
 import MessageValidator from 'sns-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awsSnsProvider, signSns } from '../../src/catalogue/aws-sns.ts';
+import { awsSnsProvider, signSns } from '../../src/catalogue/providers/aws-sns.ts';
 import { catalogueEntry } from '../../src/catalogue/index.ts';
 import type { Reception } from '../../src/types.ts';
 import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';

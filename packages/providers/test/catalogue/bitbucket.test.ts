@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { bitbucketProvider, signBitbucket } from '../../src/catalogue/bitbucket.ts';
+import { bitbucketProvider, signBitbucket } from '../../src/catalogue/providers/bitbucket.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Bitbucket Cloud's documented example (Manage webhooks > Secure webhooks):

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { calendlyProvider, signCalendly } from '../../src/catalogue/calendly.ts';
+import { calendlyProvider, signCalendly } from '../../src/catalogue/providers/calendly.ts';
 import { expectForgeriesRefused, refusal, request, verifiedEvent } from './support.ts';
 
 // Calendly publishes no verification library or test vector; the reference is its documented recipe:

@@ -1,6 +1,6 @@
 import { verifyWebhook } from '@clerk/backend/webhooks';
 import { describe } from 'vitest';
-import { clerkProvider, signClerk } from '../../src/catalogue/clerk.ts';
+import { clerkProvider, signClerk } from '../../src/catalogue/providers/clerk.ts';
 import { itVerifiesSvixSigned } from './support.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

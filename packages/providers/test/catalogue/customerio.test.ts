@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { customerioProvider, signCustomerio } from '../../src/catalogue/customerio.ts';
+import { customerioProvider, signCustomerio } from '../../src/catalogue/providers/customerio.ts';
 import { catalogueEntry } from '../../src/catalogue/index.ts';
 import { expectForgeriesRefused, refusal, request, verifiedEvent } from './support.ts';
 

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
-import { discordProvider, signDiscord } from '../../src/catalogue/discord.ts';
+import { discordProvider, signDiscord } from '../../src/catalogue/providers/discord.ts';
 import { codeOf, expectKeyPairForgeriesRefused, request, tamper, verifiedEvent } from './support.ts';
 
 // Discord publishes discord-interactions, which verifies (verifyKey) but does not sign: the tests sign with an

@@ -1,6 +1,6 @@
 import { sign, verify } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
-import { githubProvider, signGithub } from '../../src/catalogue/github.ts';
+import { githubProvider, signGithub } from '../../src/catalogue/providers/github.ts';
 import { refusal, request, tamper, without, verifiedEvent } from './support.ts';
 
 // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries#testing-the-webhook-payload-validation

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gitlabProvider, signGitlab } from '../../src/catalogue/gitlab.ts';
+import { gitlabProvider, signGitlab } from '../../src/catalogue/providers/gitlab.ts';
 import { refusal, request, without } from './support.ts';
 
 // GitLab publishes no verification library or vector: its scheme is the token itself, compared as-is.

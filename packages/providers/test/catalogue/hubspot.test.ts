@@ -1,6 +1,6 @@
 import { Signature } from '@hubspot/api-client';
 import { describe, expect, it } from 'vitest';
-import { hubspotProvider, hubspotSignedUri, signHubspot } from '../../src/catalogue/hubspot.ts';
+import { hubspotProvider, hubspotSignedUri, signHubspot } from '../../src/catalogue/providers/hubspot.ts';
 import { codeOf, refusal, request, tamper } from './support.ts';
 
 const SECRET = 'hubspot-client-secret-1234';

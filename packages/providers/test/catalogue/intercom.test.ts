@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { intercomProvider, signIntercom } from '../../src/catalogue/intercom.ts';
+import { intercomProvider, signIntercom } from '../../src/catalogue/providers/intercom.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Intercom publishes no verification library or test vector; the reference below is its documented recipe:

@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { jiraProvider, signJira } from '../../src/catalogue/jira.ts';
+import { jiraProvider, signJira } from '../../src/catalogue/providers/jira.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Atlassian publishes no verification library or test vector for Jira; the reference is its documented recipe:

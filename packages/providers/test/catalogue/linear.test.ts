@@ -1,7 +1,7 @@
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { linearProvider, signLinear } from '../../src/catalogue/linear.ts';
+import { linearProvider, signLinear } from '../../src/catalogue/providers/linear.ts';
 import { refusal, request, tamper, without } from './support.ts';
 
 const SECRET = 'lin_wh_secret';

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mailgunProvider, signMailgun } from '../../src/catalogue/mailgun.ts';
+import { mailgunProvider, signMailgun } from '../../src/catalogue/providers/mailgun.ts';
 import { refusal, request, verifiedEvent } from './support.ts';
 
 // Mailgun publishes no verification library (mailgun.js manages webhooks, it does not verify them) and no test

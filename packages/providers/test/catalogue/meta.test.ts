@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { metaProvider, signMeta } from '../../src/catalogue/meta.ts';
+import { metaProvider, signMeta } from '../../src/catalogue/providers/meta.ts';
 import type { SignedRequest } from '../../src/types.ts';
 import { codeOf, refusal, request, tamper, without } from './support.ts';
 

@@ -1,6 +1,6 @@
 import { Paddle } from '@paddle/paddle-node-sdk';
 import { describe, expect, it } from 'vitest';
-import { paddleProvider, signPaddle } from '../../src/catalogue/paddle.ts';
+import { paddleProvider, signPaddle } from '../../src/catalogue/providers/paddle.ts';
 import { refusal, request, tamper, verifiedEvent } from './support.ts';
 
 const SECRET = 'pdl_ntfset_01hv8x29kz0t586xy6zn1a62ve_xHEe0YF3rpGwmVk8jAbXW8Ptp0N8rsHc';

@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { useCertificateServer, useTempFiles, sampleCredentials } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { catalogueEntry } from '../../src/catalogue/index.ts';
-import { paypalProvider, paypalSignedText, signPaypal } from '../../src/catalogue/paypal.ts';
+import { paypalProvider, paypalSignedText, signPaypal } from '../../src/catalogue/providers/paypal.ts';
 import type { Reception } from '../../src/types.ts';
 import { asyncCodeOf, itGuardsCertificateFetches } from './certificate-cases.ts';
 import { request, tamper, without } from './support.ts';

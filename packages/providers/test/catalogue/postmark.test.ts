@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postmarkProvider, signPostmark } from '../../src/catalogue/postmark.ts';
+import { postmarkProvider, signPostmark } from '../../src/catalogue/providers/postmark.ts';
 import { refusal, request, verifiedEvent } from './support.ts';
 
 // Postmark signs nothing: its webhooks carry the Basic Auth credentials written into the webhook URL

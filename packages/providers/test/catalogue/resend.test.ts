@@ -1,6 +1,6 @@
 import { Resend } from 'resend';
 import { describe } from 'vitest';
-import { resendProvider, signResend } from '../../src/catalogue/resend.ts';
+import { resendProvider, signResend } from '../../src/catalogue/providers/resend.ts';
 import { itVerifiesSvixSigned } from './support.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

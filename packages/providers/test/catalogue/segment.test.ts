@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { segmentProvider, signSegment } from '../../src/catalogue/segment.ts';
+import { segmentProvider, signSegment } from '../../src/catalogue/providers/segment.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Segment publishes no verification library or test vector; the reference is its documented recipe:

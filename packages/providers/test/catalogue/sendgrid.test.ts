@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { describe, expect, it } from 'vitest';
-import { sendgridProvider, signSendgrid } from '../../src/catalogue/sendgrid.ts';
+import { sendgridProvider, signSendgrid } from '../../src/catalogue/providers/sendgrid.ts';
 import { codeOf, expectKeyPairForgeriesRefused, request, tamper } from './support.ts';
 
 // @sendgrid/eventwebhook verifies (verifySignature) but does not sign: the tests sign with a P-256 key of their

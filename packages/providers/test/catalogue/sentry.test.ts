@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { sentryProvider, signSentry } from '../../src/catalogue/sentry.ts';
+import { sentryProvider, signSentry } from '../../src/catalogue/providers/sentry.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Sentry publishes no verification library or test vector; the reference is its documented recipe:

@@ -1,6 +1,6 @@
 import { verifySlackRequest } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
-import { signSlack, slackProvider } from '../../src/catalogue/slack.ts';
+import { signSlack, slackProvider } from '../../src/catalogue/providers/slack.ts';
 import { codeOf, refusal, request, tamper, without } from './support.ts';
 
 // Slack publishes @slack/bolt, whose verifySlackRequest verifies (it does not sign): it must accept what signSlack

@@ -1,6 +1,6 @@
 import { WebhooksHelper } from 'square';
 import { describe, expect, it } from 'vitest';
-import { signSquare, squareProvider } from '../../src/catalogue/square.ts';
+import { signSquare, squareProvider } from '../../src/catalogue/providers/square.ts';
 import { refusal, request, tamper, verifiedEvent } from './support.ts';
 
 const KEY = 'asdf1234-square-signature-key';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
-import { signTwilio, twilioProvider } from '../../src/catalogue/twilio.ts';
+import { signTwilio, twilioProvider } from '../../src/catalogue/providers/twilio.ts';
 import type { SignedRequest } from '../../src/types.ts';
 import { codeOf, tamper } from './support.ts';
 

@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { typeformProvider, signTypeform } from '../../src/catalogue/typeform.ts';
+import { typeformProvider, signTypeform } from '../../src/catalogue/providers/typeform.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Typeform publishes no verification library or test vector; the reference is its documented recipe:

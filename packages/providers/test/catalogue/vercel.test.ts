@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { vercelProvider, signVercel } from '../../src/catalogue/vercel.ts';
+import { vercelProvider, signVercel } from '../../src/catalogue/providers/vercel.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 
 // Vercel publishes no verification library or test vector; the reference is its documented recipe:

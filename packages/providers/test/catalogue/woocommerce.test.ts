@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { wooCommerceProvider, signWooCommerce } from '../../src/catalogue/woocommerce.ts';
+import { wooCommerceProvider, signWooCommerce } from '../../src/catalogue/providers/woocommerce.ts';
 import { itVerifiesBodyHmac } from './body-hmac-cases.ts';
 import { refusal } from './support.ts';
 

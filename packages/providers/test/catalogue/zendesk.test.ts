@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signZendesk, zendeskProvider } from '../../src/catalogue/zendesk.ts';
+import { signZendesk, zendeskProvider } from '../../src/catalogue/providers/zendesk.ts';
 import { expectForgeriesRefused, refusal, request, without, verifiedEvent } from './support.ts';
 
 // Zendesk publishes no verification library or test vector; the reference is its documented recipe,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signZoom, zoomProvider } from '../../src/catalogue/zoom.ts';
+import { signZoom, zoomProvider } from '../../src/catalogue/providers/zoom.ts';
 import { codeOf, refusal, request, tamper, without } from './support.ts';
 
 // Zoom publishes no verification library on npm: its documented recipe (the sample in "Verify webhook events") is

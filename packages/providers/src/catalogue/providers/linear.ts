@@ -1,7 +1,7 @@
-import { InvalidSignatureError } from '../errors.ts';
-import { checkTimestamp, decodeJsonBody } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
+import { InvalidSignatureError } from '../../errors.ts';
+import { checkTimestamp, decodeJsonBody } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
 import {
   bodyString,
   checkBodySignature,
@@ -12,8 +12,8 @@ import {
   withAction,
   type BodySignature,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const LINEAR_FACTS: ProviderFacts = {
   scheme:

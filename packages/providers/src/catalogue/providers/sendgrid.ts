@@ -1,9 +1,9 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { assertSecrets, toBytes } from '../shared.ts';
-import { requireStrongKey } from '../public-keys.ts';
-import type { SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
-import type { ProviderFacts } from './facts.ts';
+import { assertSecrets, toBytes } from '../../shared.ts';
+import { requireStrongKey } from '../../public-keys.ts';
+import type { SignedRequest, VerifiedEvent } from '../../types.ts';
+import { batchProvider, jsonArrayItems, type BatchProvider } from '../batch.ts';
+import type { ProviderFacts } from '../facts.ts';
 import {
   bodyString,
   sourceName,
@@ -12,8 +12,8 @@ import {
   tolerance,
   type CatalogueProviderOptions,
   checkKeyPairSignature,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const SENDGRID_FACTS: ProviderFacts = {
   scheme:

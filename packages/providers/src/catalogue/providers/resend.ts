@@ -1,9 +1,9 @@
-import type { Provider } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import { SVIX_RETRIES, SVIX_TEMPLATE, SVIX_TOLERANCE_SECONDS, signSvix } from './svix-based.ts';
-import { templatedProvider } from './template-data.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import type { Provider } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueProviderOptions } from '../signing.ts';
+import { SVIX_RETRIES, SVIX_TEMPLATE, SVIX_TOLERANCE_SECONDS, signSvix } from '../svix-based.ts';
+import { templatedProvider } from '../template-data.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const RESEND_FACTS: ProviderFacts = {
   scheme:

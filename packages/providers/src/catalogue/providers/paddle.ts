@@ -1,13 +1,13 @@
-import type { Provider } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { bodyString, type CatalogueProviderOptions } from './signing.ts';
+import type { Provider } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { bodyString, type CatalogueProviderOptions } from '../signing.ts';
 import {
   signTimestampedHmac,
   timestampedHmacProvider,
   type SignTimestampedOptions,
   type TimestampedHmacProvider,
-} from './timestamped-hmac.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../timestamped-hmac.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const PADDLE_FACTS: ProviderFacts = {
   scheme:

@@ -1,9 +1,9 @@
-import { InvalidPayloadError, InvalidSignatureError } from '../errors.ts';
-import { assertSecrets, decodeJsonBody } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { signatureHeader, sourceName, tokenMatches, type CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import { InvalidPayloadError, InvalidSignatureError } from '../../errors.ts';
+import { assertSecrets, decodeJsonBody } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { signatureHeader, sourceName, tokenMatches, type CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const POSTMARK_FACTS: ProviderFacts = {
   scheme:

@@ -1,8 +1,8 @@
-import type { Provider } from '../types.ts';
-import { bodySigner, templatedProvider } from './template-data.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import type { Provider } from '../../types.ts';
+import { bodySigner, templatedProvider } from '../template-data.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const GITHUB_FACTS: ProviderFacts = {
   scheme: 'X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>, keyed with the webhook secret',

@@ -1,8 +1,8 @@
-import { InvalidSignatureError } from '../errors.ts';
-import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { InvalidSignatureError } from '../../errors.ts';
+import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   checkHmac,
   hmacSource,
@@ -10,8 +10,8 @@ import {
   requiredHeader,
   signatureHeader,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const ZENDESK_FACTS: ProviderFacts = {
   scheme:

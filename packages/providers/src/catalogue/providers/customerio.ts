@@ -1,8 +1,8 @@
-import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { CatalogueDefinition } from './definition.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { checkTimestamp, decodeJsonBody, hmacKey, toBytes } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { CatalogueDefinition } from '../definition.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   bodyString,
   checkHmac,
@@ -10,7 +10,7 @@ import {
   signatureHeader,
   signedTimestampHeader,
   type CatalogueProviderOptions,
-} from './signing.ts';
+} from '../signing.ts';
 
 export const CUSTOMERIO_FACTS: ProviderFacts = {
   scheme:

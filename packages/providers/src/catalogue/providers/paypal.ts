@@ -1,17 +1,17 @@
 import { randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { InvalidSignatureError } from '../errors.ts';
-import { assertSecrets, checkTimestamp, decodeJsonBody, headerValue, toBytes } from '../shared.ts';
-import type { Provider, Reception, SignedRequest } from '../types.ts';
+import { InvalidSignatureError } from '../../errors.ts';
+import { assertSecrets, checkTimestamp, decodeJsonBody, headerValue, toBytes } from '../../shared.ts';
+import type { Provider, Reception, SignedRequest } from '../../types.ts';
 import {
   certificateSignedProvider,
   rsaSignature,
   signedIsoTime,
   type CertificateSourceOptions,
-} from './certificate-signed.ts';
-import { createCertificateStore, PAYPAL_CERTIFICATE_HOSTS } from './certificates.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../certificate-signed.ts';
+import { createCertificateStore, PAYPAL_CERTIFICATE_HOSTS } from '../certificates.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 import {
   bodyKeyedEvent,
   keptHeaders,
@@ -19,7 +19,7 @@ import {
   sourceName,
   tolerance,
   type CatalogueProviderOptions,
-} from './signing.ts';
+} from '../signing.ts';
 
 export const PAYPAL_FACTS: ProviderFacts = {
   scheme:

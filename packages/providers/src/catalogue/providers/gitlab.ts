@@ -1,7 +1,7 @@
-import { InvalidPayloadError, InvalidSignatureError } from '../errors.ts';
-import { assertSecrets, decodeJsonBody, headerValue } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
+import { InvalidPayloadError, InvalidSignatureError } from '../../errors.ts';
+import { assertSecrets, decodeJsonBody, headerValue } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
 import {
   keptHeaders,
   signatureHeader,
@@ -9,8 +9,8 @@ import {
   tokenMatches,
   withAction,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const GITLAB_FACTS: ProviderFacts = {
   scheme:

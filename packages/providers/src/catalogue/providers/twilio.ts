@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { headerValue, hmacKey } from '../shared.ts';
-import { decodeForm, formPairs } from '../template-body.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { headerValue, hmacKey } from '../../shared.ts';
+import { decodeForm, formPairs } from '../../template-body.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   partsMatch,
   decodeDigest,
@@ -14,8 +14,8 @@ import {
   signatureHeader,
   sourceName,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import { withUrl, type CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import { withUrl, type CatalogueDefinition } from '../definition.ts';
 
 export const TWILIO_FACTS: ProviderFacts = {
   scheme:

@@ -1,7 +1,7 @@
-import { decodeJsonBody, hmacKey, toBytes } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { decodeJsonBody, hmacKey, toBytes } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   checkHmac,
   bodyKeyedEvent,
@@ -10,8 +10,8 @@ import {
   signatureHeader,
   sourceName,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import { withUrl, type CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import { withUrl, type CatalogueDefinition } from '../definition.ts';
 
 export const SQUARE_FACTS: ProviderFacts = {
   scheme:

@@ -1,12 +1,12 @@
 import { createHmac, type KeyObject, createSecretKey } from 'node:crypto';
-import { InvalidPayloadError, MissingSignatureError } from '../errors.ts';
-import { assertSecrets, decodeJsonBody } from '../shared.ts';
-import type { SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchProvider, type BatchProvider } from './batch.ts';
-import type { ProviderFacts } from './facts.ts';
-import { partsMatch, bodyObject, bodyString, decodeDigest, noMatch, sourceName } from './signing.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import { InvalidPayloadError, MissingSignatureError } from '../../errors.ts';
+import { assertSecrets, decodeJsonBody } from '../../shared.ts';
+import type { SignedRequest, VerifiedEvent } from '../../types.ts';
+import { batchProvider, type BatchProvider } from '../batch.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { partsMatch, bodyObject, bodyString, decodeDigest, noMatch, sourceName } from '../signing.ts';
+import type { CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const ADYEN_FACTS: ProviderFacts = {
   scheme:

@@ -1,8 +1,8 @@
-import { InvalidSignatureError, MissingSignatureError } from '../errors.ts';
-import { checkTimestamp, decodeJsonBody, hmacKey, parseUnixSeconds, unixSeconds } from '../shared.ts';
-import type { Provider, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
+import { checkTimestamp, decodeJsonBody, hmacKey, parseUnixSeconds, unixSeconds } from '../../shared.ts';
+import type { Provider, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   partsMatch,
   bodyObject,
@@ -11,8 +11,8 @@ import {
   hmacSource,
   noMatch,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const MAILGUN_FACTS: ProviderFacts = {
   scheme:

@@ -1,8 +1,8 @@
-import type { Provider } from '../types.ts';
-import { bodySigner, templatedProvider } from './template-data.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import type { Provider } from '../../types.ts';
+import { bodySigner, templatedProvider } from '../template-data.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 export const VERCEL_FACTS: ProviderFacts = {
   scheme:
     "x-vercel-signature: <hex HMAC-SHA1 of the raw body>, keyed with the webhook secret (an integration's " +

@@ -1,14 +1,14 @@
-import { InvalidPayloadError } from '../errors.ts';
-import type { Provider } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
-import { bodyObject, bodyString, type CatalogueProviderOptions } from './signing.ts';
+import { InvalidPayloadError } from '../../errors.ts';
+import type { Provider } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { bodyObject, bodyString, type CatalogueProviderOptions } from '../signing.ts';
 import {
   signTimestampedHmac,
   timestampedHmacProvider,
   type SignTimestampedOptions,
   type TimestampedHmacProvider,
-} from './timestamped-hmac.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../timestamped-hmac.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const CALENDLY_FACTS: ProviderFacts = {
   scheme:

@@ -1,8 +1,8 @@
-import type { Provider } from '../types.ts';
-import { bodySigner, templatedProvider } from './template-data.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import type { Provider } from '../../types.ts';
+import { bodySigner, templatedProvider } from '../template-data.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 export const TYPEFORM_FACTS: ProviderFacts = {
   scheme: "Typeform-Signature: sha256=<base64 HMAC-SHA256 of the raw body>, keyed with the webhook's secret",
   eventKey: "the body's event_id, the same across retries; refused as invalid_payload when absent",

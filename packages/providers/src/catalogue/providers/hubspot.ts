@@ -1,8 +1,8 @@
-import { checkTimestamp, hmacKey, toBytes } from '../shared.ts';
-import type { SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchProvider, jsonArrayItems, type BatchProvider } from './batch.ts';
-import type { ProviderFacts } from './facts.ts';
-import { hmacOf } from '../signature-kernel.ts';
+import { checkTimestamp, hmacKey, toBytes } from '../../shared.ts';
+import type { SignedRequest, VerifiedEvent } from '../../types.ts';
+import { batchProvider, jsonArrayItems, type BatchProvider } from '../batch.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { hmacOf } from '../../signature-kernel.ts';
 import {
   bodyString,
   checkHmac,
@@ -11,8 +11,8 @@ import {
   signatureHeader,
   signedTimestampHeader,
   type CatalogueProviderOptions,
-} from './signing.ts';
-import { withUrl, type CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import { withUrl, type CatalogueDefinition } from '../definition.ts';
 
 export const HUBSPOT_FACTS: ProviderFacts = {
   scheme:

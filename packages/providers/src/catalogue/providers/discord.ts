@@ -1,9 +1,9 @@
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError } from '../errors.ts';
-import { assertSecrets, decodeJsonBody, toBytes } from '../shared.ts';
-import { ed25519PublicKey } from '../public-keys.ts';
-import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../types.ts';
-import type { ProviderFacts } from './facts.ts';
+import { InvalidPayloadError } from '../../errors.ts';
+import { assertSecrets, decodeJsonBody, toBytes } from '../../shared.ts';
+import { ed25519PublicKey } from '../../public-keys.ts';
+import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../../types.ts';
+import type { ProviderFacts } from '../facts.ts';
 import {
   bodyString,
   sourceName,
@@ -12,8 +12,8 @@ import {
   tolerance,
   type CatalogueProviderOptions,
   checkKeyPairSignature,
-} from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const DISCORD_FACTS: ProviderFacts = {
   scheme:

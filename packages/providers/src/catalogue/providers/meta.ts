@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { InvalidPayloadError } from '../errors.ts';
-import { metaSubscriptionChallenge, verifyTokenHash } from '../handshakes.ts';
-import { decodeJsonBody } from '../shared.ts';
-import type { Reception, SignedRequest, VerifiedEvent } from '../types.ts';
-import { batchProvider, type BatchProvider } from './batch.ts';
-import { checkBodySignature, signBody, bodyString, secretKeys, sourceName } from './signing.ts';
-import type { BodySignature, CatalogueProviderOptions } from './signing.ts';
-import type { ProviderFacts } from './facts.ts';
-import type { CatalogueDefinition } from './definition.ts';
+import { InvalidPayloadError } from '../../errors.ts';
+import { metaSubscriptionChallenge, verifyTokenHash } from '../../handshakes.ts';
+import { decodeJsonBody } from '../../shared.ts';
+import type { Reception, SignedRequest, VerifiedEvent } from '../../types.ts';
+import { batchProvider, type BatchProvider } from '../batch.ts';
+import { checkBodySignature, signBody, bodyString, secretKeys, sourceName } from '../signing.ts';
+import type { BodySignature, CatalogueProviderOptions } from '../signing.ts';
+import type { ProviderFacts } from '../facts.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const META_FACTS: ProviderFacts = {
   scheme:

@@ -1,17 +1,17 @@
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../errors.ts';
-import { assertSecrets, checkTimestamp, decodeJsonBody } from '../shared.ts';
-import type { Provider, Reception, SignedRequest } from '../types.ts';
+import { InvalidPayloadError, InvalidSignatureError, MissingSignatureError } from '../../errors.ts';
+import { assertSecrets, checkTimestamp, decodeJsonBody } from '../../shared.ts';
+import type { Provider, Reception, SignedRequest } from '../../types.ts';
 import {
   certificateSignedProvider,
   rsaSignature,
   signedIsoTime,
   type CertificateSourceOptions,
-} from './certificate-signed.ts';
-import { CertificateError, createCertificateStore, SNS_CERTIFICATE_HOSTS } from './certificates.ts';
-import type { ProviderFacts } from './facts.ts';
-import { bodyString, keptHeaders, sourceName, tolerance, type CatalogueProviderOptions } from './signing.ts';
-import type { CatalogueDefinition } from './definition.ts';
+} from '../certificate-signed.ts';
+import { CertificateError, createCertificateStore, SNS_CERTIFICATE_HOSTS } from '../certificates.ts';
+import type { ProviderFacts } from '../facts.ts';
+import { bodyString, keptHeaders, sourceName, tolerance, type CatalogueProviderOptions } from '../signing.ts';
+import type { CatalogueDefinition } from '../definition.ts';
 
 export const AWS_SNS_FACTS: ProviderFacts = {
   scheme:

@@ -5,7 +5,13 @@ import { decodeForm } from '../../template-body.ts';
 import type { Provider, Reception, SignedRequest, VerifiedEvent } from '../../types.ts';
 import type { ProviderFacts } from '../facts.ts';
 import { handshakingProvider } from '../handshaking.ts';
-import { bodyObject, bodyString, hmacSource, keptHeaders, type CatalogueProviderOptions } from '../signing.ts';
+import {
+  bodyObject,
+  bodyString,
+  hmacSource,
+  keptHeaders,
+  type CatalogueProviderOptions,
+} from '../signing.ts';
 import { checkV0Signature, signV0 } from '../v0-hmac.ts';
 import type { CatalogueDefinition } from '../definition.ts';
 

@@ -109,6 +109,11 @@ describe('heartbeats', () => {
       message: 'the silent worker’s event processed by another worker',
     });
     expect(sends).toEqual(['evt_silent']);
+    // The worker settles the event, then pg-boss completes its job: under load the second comes a moment later.
+    await waitFor(async () => (await jobOf('evt_silent')).state === 'completed', {
+      timeout: 15_000,
+      message: 'the taken-over job completed',
+    });
     expect(await jobOf('evt_silent')).toMatchObject({ retryCount: 1, state: 'completed' });
     // The claim was taken over (its lease had run out), not waited for.
     expect(await keyRow(welcomeKey('acct_silent'))).toMatchObject({ status: 'completed', attempts: 2 });

@@ -58,7 +58,7 @@ describe('WEBHOOK_SOURCES_FILE', () => {
       /source "slack": eventKey\.pointer: JSON pointer "event_id" must be empty or start with "\/"/,
       /source "forms": eventKey: is required: .*bodyHash: true/,
       /source "meta": handshake\.verifyToken: meta needs verifyToken/,
-      /source "acme-pay": type: type must be one of stripe, shopify, standard-webhooks, hmac, basic-auth, api-key, ed25519, github/,
+      /source "acme-pay": type: type must be one of stripe, shopify, standard-webhooks, hmac, basic-auth, api-key, ed25519, adyen, aws-sns, bitbucket/,
       /source name "Bad_Name": /,
     ];
     for (const pattern of expected) {

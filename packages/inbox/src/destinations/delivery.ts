@@ -16,7 +16,7 @@ import { eventIdempotencyKey } from '../effects/keys.ts';
 import { Lease } from '../effects/lease.ts';
 import { LeaseLostError } from '../effects/types.ts';
 import type { EffectRef } from '../sql/idempotency-keys.ts';
-import { deliveries, idempotencyKeys } from '../sql/index.ts';
+import { destinationStates, effectAttempts, idempotencyKeys, webhookEvents } from '../sql/index.ts';
 import type { Destination } from './config.ts';
 import { RestrictedAddressError } from './address-policy.ts';
 import { send, type OutboundResult } from './outbound.ts';
@@ -79,23 +79,28 @@ export function destinationEffect(name: string): string {
 export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: string): Promise<void> {
   const { destination, pool } = ctx;
   const {
-    rows: [start],
-  } = await pool.query<deliveries.DeliveryStart>(
-    deliveries.startDelivery({ name: destination.name, probeAfterMs: destination.breaker.probeAfterMs }, job),
+    rows: [gate],
+  } = await pool.query<destinationStates.DeliveryGate>(
+    destinationStates.gateDelivery(destination.name, destination.breaker.probeAfterMs),
   );
-  if (start?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
-  if (start?.state === 'open' && !start.probe) {
-    const wait = start.probeAt ? (start.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
+  if (gate?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
+  if (gate?.state === 'open' && !gate.probe) {
+    const wait = gate.probeAt ? (gate.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
     return later(ctx, job, Math.max(1, wait));
   }
-  if (!start?.type || !start.receivedAt || start.payload === null) {
+
+  const {
+    rows: [event],
+  } = await pool.query<{ type: string; receivedAt: Date; payload: string | null }>(
+    webhookEvents.selectEvent(job.provider, job.eventId),
+  );
+  if (!event || event.payload === null) {
     ctx.log.warn(
       { provider: job.provider, eventId: job.eventId },
       'delivery of an event purged meanwhile: dropped',
     );
     return;
   }
-  const event = { type: start.type, receivedAt: start.receivedAt, payload: start.payload };
 
   const effect = destinationEffect(destination.name);
   const ref: EffectRef = {
@@ -108,17 +113,14 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   if (!slot) return later(ctx, job, 1);
   let sent: Sent | 'completed' | 'held' | 'lost';
   try {
-    sent = await request(ctx, job, ref, event);
-  } catch (error) {
+    sent = await request(ctx, job, ref, { ...event, payload: event.payload });
+  } finally {
     await slot.free();
-    throw error;
   }
-  if (typeof sent === 'string') {
-    await slot.free();
-    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
-    // another attempt took the key over while this one waited.
-    return sent === 'held' ? later(ctx, job, HELD_RECHECK_SECONDS) : undefined;
-  }
+  // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
+  // another attempt took the key over while this one waited.
+  if (sent === 'held') return later(ctx, job, HELD_RECHECK_SECONDS);
+  if (sent === 'completed' || sent === 'lost') return;
   const { fence, startedAt, result, log } = sent;
   ctx.observer?.delivery({
     destination: destination.name,
@@ -128,61 +130,53 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
   const last = job.attempt >= destination.retrySchedule.length;
   const error = ok ? null : failureOf(result);
-  // The attempt's row, the key's mark, the breaker and the slot, in one statement: the slot is freed with them, or
-  // by itself when the statement fails (its lease would free it too, later).
-  const end: deliveries.DeliveryEnd = {
-    destination: destination.name,
-    ref,
-    fence,
-    slot,
-    attempt: {
-      provider: job.provider,
-      eventId: job.eventId,
-      effect,
-      startedAt,
-      finishedAt: new Date(startedAt.getTime() + result.durationMs),
-      durationMs: result.durationMs,
-      outcome: ok ? 'completed' : last && !gone(result) ? 'dead' : 'failed',
-      error,
-      worker: WORKER_ID,
-      jobId,
-      responseStatus: result.kind === 'answer' ? result.status : null,
-      responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
-    },
-  };
-  const ending = ok
-    ? deliveries.deliverySucceeded(end)
-    : deliveries.deliveryFailed(
-        end,
-        error ?? 'failed',
-        gone(result)
-          ? { kind: 'pause', reason: `410 Gone from ${destination.url.origin}` }
-          : {
-              kind: 'failure',
-              threshold: destination.breaker.failures,
-              probeAfterMs: destination.breaker.probeAfterMs,
-              cause: error ?? 'failed',
-            },
-      );
-  let ended: { completed?: boolean } | undefined;
-  try {
-    ended = (await pool.query<{ completed?: boolean }>(ending)).rows[0];
-  } catch (failure) {
-    await slot.free().catch(() => undefined);
-    throw failure;
-  }
+  await pool
+    .query(
+      effectAttempts.insertAttempts([
+        {
+          provider: job.provider,
+          eventId: job.eventId,
+          effect,
+          startedAt,
+          finishedAt: new Date(startedAt.getTime() + result.durationMs),
+          durationMs: result.durationMs,
+          outcome: ok ? 'completed' : last && !gone(result) ? 'dead' : 'failed',
+          error,
+          worker: WORKER_ID,
+          jobId,
+          responseStatus: result.kind === 'answer' ? result.status : null,
+          responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
+        },
+      ]),
+    )
+    .catch((failure: unknown) =>
+      log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
+    );
 
   if (ok) {
-    if (!ended?.completed)
-      log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
+    const { rowCount } = await pool.query(idempotencyKeys.completeKey(ref, fence));
+    if (rowCount === 0) log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
+    await pool.query(destinationStates.recordDeliverySuccess(destination.name));
     return;
   }
+  await pool.query(idempotencyKeys.failKey(ref, fence, error ?? 'failed'));
   if (gone(result)) {
     // 410 Gone: the endpoint says it will not take deliveries any more. Paused until an operator resumes it;
     // this delivery, and every one after it, waits for that.
+    await pool.query(
+      destinationStates.pauseDestination(destination.name, `410 Gone from ${destination.url.origin}`),
+    );
     log.warn('destination answered 410 Gone: paused until resumed');
     return later(ctx, job, PAUSED_RECHECK_SECONDS);
   }
+  await pool.query(
+    destinationStates.recordDeliveryFailure(
+      destination.name,
+      destination.breaker.failures,
+      destination.breaker.probeAfterMs,
+      error ?? 'failed',
+    ),
+  );
   if (last) {
     log.warn({ attempts: job.attempt, error }, 'delivery failed its last scheduled attempt: given up');
     return;

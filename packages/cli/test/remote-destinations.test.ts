@@ -98,11 +98,14 @@ describe('destinations --url --token', () => {
     expect(resumed.stdout).toBe('billing-api: resumed\n');
   });
 
-  it("finds no other team's destination (exit 3), and a viewer may not pause (exit 1)", async () => {
+  it("finds neither another team's destination nor an unknown one (exit 3), and a viewer may not pause (exit 1)", async () => {
     const other = await as('billing-ops', ['destinations', 'pause', 'integrations-api']);
     expect(other.code).toBe(3);
     expect(other.stderr).toContain('no destination integrations-api');
     expect(await state('integrations-api')).toBe('active');
+    const unknown = await as('billing-ops', ['destinations', 'pause', 'nowhere']);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('no destination nowhere');
     const viewer = await as('billing-viewer', ['destinations', 'pause', 'billing-api']);
     expect(viewer.code).toBe(1);
     expect(viewer.stderr).toContain('forbidden');

@@ -7,7 +7,7 @@
 import { destinationEffect, destinationQueue } from '@webhook-inbox/inbox/destinations';
 import { readAllEffectRoutes } from '@webhook-inbox/inbox/effect-routes';
 import { DEFAULT_GROUP } from '@webhook-inbox/inbox/queue';
-import { destinationStates, effectAttempts, type Statement } from '@webhook-inbox/inbox/sql';
+import { destinationStates, effectAttempts, effectRoutes, type Statement } from '@webhook-inbox/inbox/sql';
 import { inTransaction } from '@webhook-inbox/inbox/transaction';
 import type { DestinationState } from '@webhook-inbox/db/statuses';
 import type pg from 'pg';
@@ -117,16 +117,17 @@ export async function readDestination(
 }
 
 /**
- * The consumer group whose workers fan `name`'s events out (its routes'; the default group without any), read
- * without the window's figures, for an access check. Throws `DestinationNotFoundError`.
+ * The consumer group whose workers fan `name`'s events out (its route's; the default group without one), for an
+ * access check before a change. It reads the route alone: the change itself answers `DestinationNotFoundError` for a
+ * destination without a state row, and to a principal limited to other groups an unknown destination is one of the
+ * default group.
  */
 export async function destinationGroup(pool: pg.Pool, name: string): Promise<string> {
-  const [states, routes] = await Promise.all([
-    rows<destinationStates.DestinationStateRow>(pool, destinationStates.selectDestinationState(name)),
-    readAllEffectRoutes(pool),
-  ]);
-  if (states.length === 0) throw new DestinationNotFoundError(name);
-  return routes.find((r) => r.effect === destinationEffect(name))?.consumerGroup ?? DEFAULT_GROUP;
+  const [route] = await rows<{ consumerGroup: string }>(
+    pool,
+    effectRoutes.selectEffectGroup(destinationEffect(name)),
+  );
+  return route?.consumerGroup ?? DEFAULT_GROUP;
 }
 
 /** A destination's state after an operator's pause or resume. */

@@ -141,7 +141,7 @@ export function destinationsPages(app: ConsoleApp, services: ConsoleServices): v
   for (const action of ['pause', 'resume'] as const) {
     app.post(`/destinations/:name/${action}`, async (c) => {
       const name = c.req.param('name');
-      actionGroup(c, await found(() => destinationGroup(services.pool, name)));
+      actionGroup(c, await destinationGroup(services.pool, name));
       await found(() => setDestinationPaused(services.pool, c.get('principal'), name, action === 'pause'));
       return c.redirect(destinationHref(base, name), 303);
     });

@@ -88,9 +88,16 @@ export function selectEffectRoutes(group?: string): Statement {
 }
 
 /**
- * Whether event (`provider`, `eventId`) exists and is of a type one of `groups` has an effect for: what a principal
- * limited to those groups may see and replay. Answers `visible`.
+ * The consumer group whose worker registered `effect` (a destination's fan-out, `destination.<name>`): no row when
+ * no worker did. An effect belongs to one group (`selectConflictingRoutes` refuses a second).
  */
+export function selectEffectGroup(effect: string): Statement {
+  return {
+    text: `select consumer_group as "consumerGroup" from effect_routes where effect = $1 limit 1`,
+    values: [effect],
+  };
+}
+
 /**
  * The effects consumer groups `groups` run for `provider` events of type `type`: what a principal limited to those
  * groups may see of such an event's ledger.
@@ -103,6 +110,10 @@ export function selectGroupsEffects(provider: string, type: string, groups: read
   };
 }
 
+/**
+ * Whether event (`provider`, `eventId`) exists and is of a type one of `groups` has an effect for: what a principal
+ * limited to those groups may see and replay. Answers `visible`.
+ */
 export function selectEventVisible(provider: string, eventId: string, groups: readonly string[]): Statement {
   return {
     text: `select exists (

@@ -313,11 +313,19 @@ async function repeatedAfter2xx(
         )
       ).rows;
     // A sink counts a request when it arrives; its worker records the 2xx after the answer: wait for the records.
-    await waitFor(async () => (await completed()).length >= ids, {
-      timeout: 60_000,
-      interval: 100,
-      message: `${name}'s deliveries recorded completed`,
-    });
+    await waitForOrExplain(
+      async () => (await completed()).length >= ids,
+      { timeout: 60_000, interval: 100, message: `${name}'s deliveries recorded completed` },
+      async () => {
+        const done = new Set((await completed()).map((r) => r.key));
+        return unrecorded(
+          scenario,
+          name,
+          [...new Set(requests.map((r) => r.id))].filter((id) => !done.has(id)),
+        );
+      },
+      scenario.processes,
+    );
     const rows = await completed();
     expect(rows.length).toBe(ids);
     const completedAt = new Map(rows.map((r) => [r.key, Number(r.finished)]));
@@ -329,4 +337,22 @@ async function repeatedAfter2xx(
     }
   }
   return repeated;
+}
+
+/** What the database holds of deliveries a sink received but no completed attempt records: a failure's evidence. */
+async function unrecorded(scenario: Scenario, name: string, keys: string[]) {
+  const { rows } = await scenario.pool.query(
+    `select k.key, k.status, k.attempts, k.claim_expires_at as "claimExpiresAt", k.last_error as "lastError",
+            (select json_agg(json_build_object('outcome', a.outcome, 'status', a.response_status, 'error', a.error,
+                    'worker', a.worker, 'finished', a.finished_at) order by a.started_at)
+               from effect_attempts a
+              where a.provider = k.provider and a.event_id = k.event_id and a.effect = k.effect) as attempts,
+            (select json_agg(json_build_object('state', j.state, 'retries', j.retry_count, 'started', j.started_on,
+                    'completed', j.completed_on, 'output', j.output))
+               from pgboss.job j
+              where j.name = $2 and j.data->>'provider' = k.provider and j.data->>'eventId' = k.event_id) as jobs
+       from idempotency_keys k where k.key = any($1::text[])`,
+    [keys, `webhook-destination.${name}`],
+  );
+  return { keys, rows };
 }

@@ -11,12 +11,12 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorLine } from '../error-text.ts';
-import { WORKER_ID } from '../effects/attempts.ts';
+import { appendAttempts, WORKER_ID } from '../effects/attempts.ts';
 import { eventIdempotencyKey } from '../effects/keys.ts';
 import { Lease } from '../effects/lease.ts';
 import { LeaseLostError } from '../effects/types.ts';
 import type { EffectRef } from '../sql/idempotency-keys.ts';
-import { destinationStates, effectAttempts, idempotencyKeys, webhookEvents } from '../sql/index.ts';
+import { destinationStates, idempotencyKeys, webhookEvents } from '../sql/index.ts';
 import type { Destination } from './config.ts';
 import { RestrictedAddressError } from './address-policy.ts';
 import { send, type OutboundResult } from './outbound.ts';
@@ -130,28 +130,24 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
   const last = job.attempt >= destination.retrySchedule.length;
   const error = ok ? null : failureOf(result);
-  await pool
-    .query(
-      effectAttempts.insertAttempts([
-        {
-          provider: job.provider,
-          eventId: job.eventId,
-          effect,
-          startedAt,
-          finishedAt: new Date(startedAt.getTime() + result.durationMs),
-          durationMs: result.durationMs,
-          outcome: ok ? 'completed' : last && !gone(result) ? 'dead' : 'failed',
-          error,
-          worker: WORKER_ID,
-          jobId,
-          responseStatus: result.kind === 'answer' ? result.status : null,
-          responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
-        },
-      ]),
-    )
-    .catch((failure: unknown) =>
-      log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
-    );
+  await appendAttempts(pool, [
+    {
+      provider: job.provider,
+      eventId: job.eventId,
+      effect,
+      startedAt,
+      finishedAt: new Date(startedAt.getTime() + result.durationMs),
+      durationMs: result.durationMs,
+      outcome: ok ? 'completed' : last && !gone(result) ? 'dead' : 'failed',
+      error,
+      worker: WORKER_ID,
+      jobId,
+      responseStatus: result.kind === 'answer' ? result.status : null,
+      responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
+    },
+  ]).catch((failure: unknown) =>
+    log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
+  );
 
   if (ok) {
     const { rowCount } = await pool.query(idempotencyKeys.completeKey(ref, fence));

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { errorFields, errorLine } from '../error-text.ts';
-import { insertAttempts, type AttemptRecord } from '../sql/effect-attempts.ts';
+import { insertAttempts, type AddedAttempt, type AttemptRecord } from '../sql/effect-attempts.ts';
 import type { EventRun } from './task.ts';
 
 /** This process, as the attempts name it. */
@@ -48,10 +48,36 @@ export function attemptsOf(
   return records;
 }
 
+/** How many times a record whose number was taken is written again before it is given up (its event purged). */
+const NUMBERING_ROUNDS = 3;
+
+/**
+ * Writes `records` to the history. A record the statement did not add lost its number to a concurrent writer of
+ * the same effect's history (a delivery and its fan-out's batch write `destination.<name>` at once), or its event
+ * is gone: it is written again in a new statement, which reads that writer's committed row and numbers after it.
+ * Throws when the database does.
+ */
+export async function appendAttempts(pool: pg.Pool, records: readonly AttemptRecord[]): Promise<void> {
+  let pending = records;
+  for (let round = 0; pending.length > 0 && round < NUMBERING_ROUNDS; round++) {
+    const { rows } = await pool.query<AddedAttempt>(insertAttempts(pending));
+    const added = new Map<string, number>();
+    for (const row of rows) added.set(attemptOf(row), (added.get(attemptOf(row)) ?? 0) + 1);
+    pending = pending.filter((record) => {
+      const left = added.get(attemptOf(record)) ?? 0;
+      if (left > 0) added.set(attemptOf(record), left - 1);
+      return left === 0;
+    });
+  }
+}
+
+const attemptOf = (row: AddedAttempt) => JSON.stringify([row.provider, row.eventId, row.effect]);
+
+/** `appendAttempts` for the runner's batch: a history that cannot be written is logged, never fails the jobs. */
 export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], log: Logger): Promise<void> {
   if (records.length === 0) return;
   try {
-    await pool.query(insertAttempts(records));
+    await appendAttempts(pool, records);
   } catch (error) {
     log.error({ err: errorFields(error), attempts: records.length }, 'could not record the attempt history');
   }

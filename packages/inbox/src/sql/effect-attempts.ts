@@ -28,9 +28,12 @@ export interface AttemptRecord {
 }
 
 /**
- * Appends a batch's attempts, each numbered after its effect's last one, and drops the attempts of those effects
- * between the first and the last `keep`. An event purged meanwhile gets no rows (its attempts would be orphans).
- * Rows are written in key order, so two batches lock in one order.
+ * Appends a batch's attempts, numbered after their effect's last one in the order given, and drops the attempts of
+ * those effects between the first and the last `keep`. Answers the rows it added. An event purged meanwhile gets
+ * no rows (its attempts would be orphans), and neither does a record whose number a concurrent writer of the same
+ * effect's history took first (a delivery beside its fan-out's batch): the statement read the last number before
+ * that writer's row committed; `appendAttempts` writes it again. Rows are written in key order, so two batches lock
+ * in one order.
  */
 export function insertAttempts(
   records: readonly AttemptRecord[],
@@ -42,26 +45,31 @@ export function insertAttempts(
       with input as (
         select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[],
                              $7::text[], $8::text[], $9::text[], $10::text[], $12::int[], $13::text[])
+          with ordinality
           as t(provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker, job_id,
-               response_status, response_excerpt)
+               response_status, response_excerpt, n)
       ),
       added as (
         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
                                      outcome, error, worker, job_id, response_status, response_excerpt)
         select i.provider, i.event_id, i.effect,
                coalesce((select max(a.attempt) from effect_attempts a
-                          where a.provider = i.provider and a.event_id = i.event_id and a.effect = i.effect), 0) + 1,
+                          where a.provider = i.provider and a.event_id = i.event_id and a.effect = i.effect), 0)
+                 + row_number() over (partition by i.provider, i.event_id, i.effect order by i.n),
                i.started_at, i.finished_at, i.duration_ms, i.outcome, i.error, i.worker, i.job_id,
                i.response_status, i.response_excerpt
           from input i
          where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
-         order by i.provider, i.event_id, i.effect
+         order by i.provider, i.event_id, i.effect, i.n
         on conflict do nothing
         returning provider, event_id, effect, attempt
+      ),
+      pruned as (
+        delete from effect_attempts a using added
+         where a.provider = added.provider and a.event_id = added.event_id and a.effect = added.effect
+           and a.attempt > 1 and a.attempt <= added.attempt - $11
       )
-      delete from effect_attempts a using added
-       where a.provider = added.provider and a.event_id = added.event_id and a.effect = added.effect
-         and a.attempt > 1 and a.attempt <= added.attempt - $11`,
+      select provider, event_id as "eventId", effect from added`,
     values: [
       records.map((r) => r.provider),
       records.map((r) => r.eventId),
@@ -79,6 +87,9 @@ export function insertAttempts(
     ],
   };
 }
+
+/** A row `insertAttempts` added: whose attempt it is. */
+export type AddedAttempt = Pick<AttemptRecord, 'provider' | 'eventId' | 'effect'>;
 
 /** One kept attempt of an event's effect, numbered; the answer's status and excerpt null but for a destination's. */
 export interface AttemptRow extends Omit<

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { eventRow, useWorkerHarness } from '../support/harness.ts';
 import { createInbox } from '../../src/inbox.ts';
 import { purgeExpired } from '@webhook-inbox/operator/retention';
+import { appendAttempts } from '../../src/effects/attempts.ts';
 import { insertAttempts, type AttemptRecord } from '../../src/sql/effect-attempts.ts';
 
 // The attempt history: one row per attempt of each effect, written by a real worker, bounded, purged with events.
@@ -123,6 +124,57 @@ describe('effect_attempts', () => {
     ]);
   });
 
+  it("numbers an attempt after a concurrent writer's row rather than dropping it (a delivery beside its fan-out)", async () => {
+    await harness.pool.query(
+      `insert into webhook_events (provider, event_id, type, status) values ('test', 'evt_race', 'race', 'processed')`,
+    );
+    const record = (error: string, responseStatus: number | null): AttemptRecord => ({
+      provider: 'test',
+      eventId: 'evt_race',
+      effect: 'destination.crm',
+      startedAt: new Date(),
+      finishedAt: new Date(),
+      durationMs: 1,
+      outcome: 'completed',
+      error,
+      worker: 'host/1',
+      jobId: null,
+      responseStatus,
+    });
+    // The fan-out's batch has written attempt 1 and not committed yet.
+    const batch = await harness.pool.connect();
+    try {
+      await batch.query('begin');
+      await batch.query(insertAttempts([record('fan-out', null)]));
+      // The delivery reads the last number before that row commits, so its own 1 waits on the batch's.
+      const delivery = appendAttempts(harness.pool, [record('delivery', 204)]);
+      await waitFor(
+        async () =>
+          (
+            await harness.pool.query(
+              `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%effect_attempts%'`,
+            )
+          ).rowCount === 1,
+        { timeout: 10_000, message: "the delivery's row waiting on the batch's" },
+      );
+      await batch.query('commit');
+      await delivery;
+    } finally {
+      batch.release();
+    }
+    // Two records of one effect in one call: the second is numbered after the first.
+    await appendAttempts(harness.pool, [record('retry 1', 500), record('retry 2', 204)]);
+    const rows = await harness.pool.query<{ attempt: number; error: string }>(
+      `select attempt, error from effect_attempts where event_id = 'evt_race' order by attempt`,
+    );
+    expect(rows.rows.map((r) => [r.attempt, r.error])).toEqual([
+      [1, 'fan-out'],
+      [2, 'delivery'],
+      [3, 'retry 1'],
+      [4, 'retry 2'],
+    ]);
+  });
+
   it('writes nothing for an event that is not recorded (purged meanwhile)', async () => {
     const gone: AttemptRecord = {
       provider: 'test',
@@ -136,7 +188,7 @@ describe('effect_attempts', () => {
       worker: 'host/1',
       jobId: null,
     };
-    await harness.pool.query(insertAttempts([gone]));
+    await appendAttempts(harness.pool, [gone]);
     expect(await attempts('evt_gone')).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 /**
  * `node scripts/providers-table.ts`: writes the catalogue's rows of the table in docs/providers.md from the
- * providers' facts (`catalogue/<type>.ts`), so the table says what the code does. Every cell but the secret's comes
+ * providers' facts (`catalogue/providers/<type>.ts`), so the table says what the code does; a new provider gets its
+ * row here, after the last catalogue row. Every cell but the secret's comes
  * from the facts; the secret's cell, which names the variable and what the secret is, is kept as written, and a
  * new provider's row gets its `<TYPE>_WEBHOOK_SECRET`. Run `pnpm exec prettier --write docs/providers.md` after it.
  * packages/providers/test/catalogue/index.test.ts checks the table cell by cell against the same rendering.
@@ -14,11 +15,14 @@ const DOCS = fileURLToPath(new URL('../docs/providers.md', import.meta.url));
 /** A table cell's text: a `|` inside it is escaped. */
 const cell = (text: string) => text.replaceAll('|', '\\|');
 
-/** The table's cells of a catalogue provider, in column order; `secret` is the secret's cell as written. */
-export function catalogueRowCells(entry: CatalogueEntry, secret: string): string[] {
+/**
+ * The table's cells of a catalogue provider, in column order; `secret` is the secret's cell as written. Its name
+ * links to its section where the docs have one (`## <type>`): what the row cannot say in a cell.
+ */
+export function catalogueRowCells(entry: CatalogueEntry, secret: string, docs: string): string[] {
   const { facts } = entry;
   return [
-    `[${entry.type}](#${entry.type})`,
+    docs.includes(`\n## ${entry.type}\n`) ? `[${entry.type}](#${entry.type})` : entry.type,
     cell(facts.scheme),
     secret,
     cell(facts.eventKey),
@@ -44,17 +48,42 @@ function newSecretCell(entry: CatalogueEntry): string {
   return `\`${entry.envVar}\`${options}`;
 }
 
+/** Whether `line` is the table row of catalogue type `type`, its name linked or not. */
+export function isRowOf(line: string, type: string): boolean {
+  return line.startsWith(`| [${type}](#${type}) `) || line.startsWith(`| ${type} `);
+}
+
+/** The lines of the docs' table, `## The table` to the next heading: where the catalogue's rows are. */
+export function tableLines(docs: string): { lines: string[]; from: number; to: number } {
+  const lines = docs.split('\n');
+  const from = lines.indexOf('## The table');
+  if (from === -1) throw new Error('docs/providers.md has no "## The table" section');
+  const next = lines.findIndex((line, at) => at > from && line.startsWith('## '));
+  return { lines, from, to: next === -1 ? lines.length : next };
+}
+
 function main(): void {
-  const lines = readFileSync(DOCS, 'utf8').split('\n');
-  const rowOf = (type: string) => lines.findIndex((line) => line.startsWith(`| [${type}](#${type})`));
-  let last = -1;
+  const docs = readFileSync(DOCS, 'utf8');
+  const table = tableLines(docs);
+  const { lines, from } = table;
+  let { to } = table;
+  const rowOf = (type: string) => {
+    const at = lines.slice(from, to).findIndex((line) => isRowOf(line, type));
+    return at === -1 ? -1 : from + at;
+  };
+  // A new row goes after the row of the provider before it in type order, or first, under the header's rule.
+  let last = lines.findIndex((line, at) => at > from && line.startsWith('| ---'));
   for (const entry of CATALOGUE) {
     const at = rowOf(entry.type);
     const secret = at === -1 ? newSecretCell(entry) : (rowCells(lines[at] ?? '')[2] ?? newSecretCell(entry));
-    const row = `| ${catalogueRowCells(entry, secret).join(' | ')} |`;
-    if (at === -1) lines.splice(last + 1, 0, row);
-    else lines[at] = row;
-    last = at === -1 ? last + 1 : Math.max(last, at);
+    const row = `| ${catalogueRowCells(entry, secret, docs).join(' | ')} |`;
+    if (at === -1) {
+      lines.splice(++last, 0, row);
+      to++;
+    } else {
+      lines[at] = row;
+      last = Math.max(last, at);
+    }
   }
   writeFileSync(DOCS, lines.join('\n'));
 }

@@ -59,6 +59,7 @@ export {
   CERTIFICATE_SOURCE_TYPES,
   catalogueEntry,
   type CatalogueEntry,
+  type CatalogueSample,
   type CatalogueProviderOptions,
   type CatalogueSourceOptions,
   type ProviderFacts,

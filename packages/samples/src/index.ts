@@ -4,16 +4,28 @@ import { DEVELOPER_DELIVERIES } from './developer.ts';
 import { MESSAGING_DELIVERIES } from './messaging.ts';
 import { PAYMENT_DELIVERIES } from './payments.ts';
 import type { CatalogueDelivery, DeliveryBuilder, DeliveryInput } from './shared.ts';
+import { templatedBuilder } from './templated.ts';
 
-// A signed delivery for each catalogue provider, in the provider's documented shape, signed with the provider's own
-// sign function: what `inbox send`, the receiver's end-to-end test and the verification bench post, written here by
-// category. Nothing of `@webhook-inbox/providers` imports them: a service that verifies does not install them.
+// A signed delivery for each catalogue provider, in the provider's documented shape: what `inbox send`, the
+// receiver's end-to-end test and the verification bench post. The coded providers' are written here by category,
+// signed with the provider's own sign function; a templated provider without one written here gets its delivery
+// built from its template and its module's `sample` (templated.ts). Nothing of `@webhook-inbox/providers` imports
+// them: a service that verifies does not install them.
 
-const BUILDERS: Record<string, DeliveryBuilder> = {
+const WRITTEN: Record<string, DeliveryBuilder> = {
   ...DEVELOPER_DELIVERIES,
   ...BUSINESS_DELIVERIES,
   ...MESSAGING_DELIVERIES,
   ...PAYMENT_DELIVERIES,
+};
+
+const BUILDERS: Record<string, DeliveryBuilder> = {
+  ...Object.fromEntries(
+    CATALOGUE.flatMap((entry) =>
+      entry.template ? [[entry.type, templatedBuilder({ ...entry, template: entry.template })]] : [],
+    ),
+  ),
+  ...WRITTEN,
 };
 
 /** The sample event type of a catalogue type, or `undefined` when no sample is written for it. */
@@ -29,7 +41,7 @@ export function catalogueDelivery(type: string, input: DeliveryInput): Catalogue
   return BUILDERS[type]?.build({ now: new Date(), ...input });
 }
 
-/** Catalogue types with no delivery written here; the end-to-end test fails while this is not empty. */
+/** Catalogue types with no delivery, written or built; the end-to-end test fails while this is not empty. */
 export const CATALOGUE_TYPES_WITHOUT_SAMPLES: readonly string[] = CATALOGUE.map((entry) => entry.type).filter(
   (type) => !(type in BUILDERS),
 );

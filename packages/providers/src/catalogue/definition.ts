@@ -16,8 +16,9 @@ export interface CatalogueSourceOptions extends CatalogueProviderOptions {
 
 /**
  * One catalogue provider as its module declares it (`catalogue/providers/<type>.ts` exports it as `definition`);
- * the catalogue index loads every module of that folder and builds its entries and the certificate types from them; its sample
- * delivery is `@webhook-inbox/samples`'.
+ * the catalogue index loads every module of that folder and builds its entries and the certificate types from them. A
+ * templated provider's sample delivery is built from its template and `sample`; a coded one's is written in
+ * `@webhook-inbox/samples`.
  * Its paths into payloads (event facts, subject, excerpt) are JSON pointers, with `*` for each element of an array
  * (`PayloadPaths`); ../provider-paths.ts keys them by type for the event page, the subjects and the alerts. Its
  * scheme is either data, a `template` (a source of the sources file: template-data.ts builds it), or code, `create`.
@@ -36,10 +37,21 @@ export type CatalogueDefinition = DefinitionFields &
       }
   );
 
+/**
+ * A templated provider's sample delivery, as data: an event type its sender sends, and the body's other fields.
+ * `@webhook-inbox/samples` builds and signs the delivery from the template, putting the event key and type where the
+ * template reads them; a coded provider's sample is written there instead.
+ */
+export interface CatalogueSample {
+  type: string;
+  body?: Record<string, unknown>;
+}
+
 interface DefinitionFields extends PayloadPaths {
   /** The source type (`github`), also the default source name and URL segment. */
   type: string;
   facts: ProviderFacts;
+  sample?: CatalogueSample;
   /** The hosts its signing certificates are fetched from, for the types that fetch one (certificates.ts). */
   certificateHosts?: readonly (string | RegExp)[];
 }

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import type { Provider } from '../types.ts';
-import type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
+import type { CatalogueDefinition, CatalogueSample, CatalogueSourceOptions } from './definition.ts';
 import type { ProviderFacts } from './facts.ts';
 import { withSourceType } from './source-type.ts';
 import { templatedProvider } from './template-data.ts';
@@ -22,6 +22,8 @@ export interface CatalogueEntry {
    * its scheme (the body-HMAC and Svix providers): what a user would write for it.
    */
   template?: CatalogueDefinition['template'];
+  /** A templated provider's sample event type and body (`CatalogueSample`), which `@webhook-inbox/samples` signs. */
+  sample?: CatalogueSample;
 }
 
 /**
@@ -48,7 +50,7 @@ async function loadDefinitions(): Promise<CatalogueDefinition[]> {
 }
 
 function entry(definition: CatalogueDefinition): CatalogueEntry {
-  const { type, facts, template } = definition;
+  const { type, facts, template, sample } = definition;
   const create = template
     ? (options: CatalogueSourceOptions) => templatedProvider(type, template, options)
     : definition.create;
@@ -58,6 +60,7 @@ function entry(definition: CatalogueDefinition): CatalogueEntry {
     create: (options) => withSourceType(type, create(options)),
     facts,
     ...(template && { template }),
+    ...(sample && { sample }),
   };
 }
 
@@ -79,7 +82,7 @@ export { discordPublicKey, verifyDiscordSignature } from './providers/discord.ts
 export { sendgridPublicKey, verifySendgridSignature } from './providers/sendgrid.ts';
 export type { ProviderFacts } from './facts.ts';
 export type { CatalogueProviderOptions } from './signing.ts';
-export type { CatalogueDefinition, CatalogueSourceOptions } from './definition.ts';
+export type { CatalogueDefinition, CatalogueSample, CatalogueSourceOptions } from './definition.ts';
 export { snsStringToSign } from './providers/aws-sns.ts';
 export { paypalSignedText } from './providers/paypal.ts';
 export { adyenProvider, signAdyen } from './providers/adyen.ts';

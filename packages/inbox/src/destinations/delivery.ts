@@ -7,6 +7,7 @@
  * Retries follow the destination's schedule: a failed attempt sends the next one as a new job, due after the
  * schedule's delay or the answer's `Retry-After`, whichever is later, and completes its own.
  */
+import type http from 'node:http';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
@@ -67,6 +68,8 @@ export interface DeliveryContext {
   limits: DestinationLimits;
   /** Aborts when the worker stops: a delivery waiting for a slot goes back to the queue. */
   stopping: AbortSignal;
+  /** The destination's keep-alive connections (`destinationAgent`). */
+  agent?: http.Agent | undefined;
   observer?: DeliveryObserver | undefined;
 }
 
@@ -257,6 +260,7 @@ async function request(
     body,
     timeoutMs: destination.timeoutMs,
     allowPrivateNetwork: destination.allowPrivateNetwork,
+    agent: ctx.agent,
   });
   return { fence, startedAt, result, log };
 }

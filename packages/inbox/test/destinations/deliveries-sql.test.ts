@@ -112,7 +112,7 @@ describe('a delivery in two statements', () => {
     await harness.pool.query(`update destination_states set consecutive_failures = 3 where name = 'ok-api'`);
     expect(await heldSlots('ok-api')).toBe(1);
 
-    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: true });
+    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: true, attemptAdded: true });
     const key = await one<{ status: string }>({
       text: 'select status from idempotency_keys where key = $1',
       values: [end.ref.idempotencyKey],
@@ -127,7 +127,7 @@ describe('a delivery in two statements', () => {
     expect(attempts.rows).toEqual([{ attempt: 1, outcome: 'completed', response_status: 204 }]);
 
     // The same claim again finds its key completed: `completed` false, nothing marked twice.
-    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: false });
+    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: false, attemptAdded: true });
   });
 
   it('a 2xx leaves an active destination without failures alone within the second of its last success', async () => {
@@ -135,7 +135,7 @@ describe('a delivery in two statements', () => {
     await harness.pool.query(
       `update destination_states set last_success_at = now(), updated_at = '2000-01-01' where name = 'quiet-api'`,
     );
-    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: true });
+    expect(await one(deliveries.deliverySucceeded(end))).toEqual({ completed: true, attemptAdded: true });
     expect((await destinationRow('quiet-api'))!.updated_at.toISOString()).toBe('2000-01-01T00:00:00.000Z');
   });
 
@@ -146,7 +146,10 @@ describe('a delivery in two statements', () => {
       `update destination_states set consecutive_failures = 4 where name = 'down-api'`,
     );
     const move = { kind: 'failure' as const, threshold: 5, probeAfterMs: 30_000, cause: 'HTTP 503' };
-    expect(await one(deliveries.deliveryFailed(failed, 'HTTP 503', move))).toEqual({ state: 'open' });
+    expect(await one(deliveries.deliveryFailed(failed, 'HTTP 503', move))).toEqual({
+      state: 'open',
+      attemptAdded: true,
+    });
     const key = await one<{ status: string; last_error: string }>({
       text: 'select status, last_error from idempotency_keys where key = $1',
       values: [end.ref.idempotencyKey],
@@ -163,6 +166,7 @@ describe('a delivery in two statements', () => {
     const reason = '410 Gone from https://x.example';
     expect(await one(deliveries.deliveryFailed(gone, 'HTTP 410', { kind: 'pause', reason }))).toEqual({
       state: 'paused',
+      attemptAdded: true,
     });
     expect(await destinationRow('gone-api')).toMatchObject({ state: 'paused', reason });
   });

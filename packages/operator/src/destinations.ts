@@ -54,14 +54,20 @@ async function rows<T extends object>(pool: pg.Pool, statement: Statement): Prom
   return (await pool.query<T>(statement)).rows;
 }
 
-/** Every destination a worker started, with its state, backlog and deliveries since `since`. */
+/**
+ * Every destination a worker started (or the one named `only`), with its state, backlog and deliveries since
+ * `since`.
+ */
 export async function listDestinations(
   pool: pg.Pool,
   since: Date = new Date(Date.now() - DESTINATION_WINDOW_MS),
+  only?: string,
 ): Promise<DestinationOverview[]> {
   const states = await rows<destinationStates.DestinationStateRow>(
     pool,
-    destinationStates.selectDestinationStates(),
+    only === undefined
+      ? destinationStates.selectDestinationStates()
+      : destinationStates.selectDestinationState(only),
   );
   if (states.length === 0) return [];
   const names = states.map((s) => s.name);
@@ -105,7 +111,7 @@ export async function readDestination(
   since: Date = new Date(Date.now() - DESTINATION_WINDOW_MS),
   causes = 20,
 ): Promise<{ destination: DestinationOverview; causes: DestinationFailureCause[] }> {
-  const destination = (await listDestinations(pool, since)).find((d) => d.name === name);
+  const [destination] = await listDestinations(pool, since, name);
   if (!destination) throw new DestinationNotFoundError(name);
   return {
     destination,

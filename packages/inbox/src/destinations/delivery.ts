@@ -7,16 +7,17 @@
  * Retries follow the destination's schedule: a failed attempt sends the next one as a new job, due after the
  * schedule's delay or the answer's `Retry-After`, whichever is later, and completes its own.
  */
+import type http from 'node:http';
 import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { errorLine } from '../error-text.ts';
-import { appendAttempts, WORKER_ID } from '../effects/attempts.ts';
+import { WORKER_ID, writeAttempts } from '../effects/attempts.ts';
 import { eventIdempotencyKey } from '../effects/keys.ts';
 import { Lease } from '../effects/lease.ts';
 import { LeaseLostError } from '../effects/types.ts';
 import type { EffectRef } from '../sql/idempotency-keys.ts';
-import { destinationStates, idempotencyKeys, webhookEvents } from '../sql/index.ts';
+import { deliveries, idempotencyKeys } from '../sql/index.ts';
 import type { Destination } from './config.ts';
 import { RestrictedAddressError } from './address-policy.ts';
 import { send, type OutboundResult } from './outbound.ts';
@@ -67,6 +68,8 @@ export interface DeliveryContext {
   limits: DestinationLimits;
   /** Aborts when the worker stops: a delivery waiting for a slot goes back to the queue. */
   stopping: AbortSignal;
+  /** The destination's keep-alive connections (`destinationAgent`). */
+  agent?: http.Agent | undefined;
   observer?: DeliveryObserver | undefined;
 }
 
@@ -79,28 +82,23 @@ export function destinationEffect(name: string): string {
 export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: string): Promise<void> {
   const { destination, pool } = ctx;
   const {
-    rows: [gate],
-  } = await pool.query<destinationStates.DeliveryGate>(
-    destinationStates.gateDelivery(destination.name, destination.breaker.probeAfterMs),
+    rows: [start],
+  } = await pool.query<deliveries.DeliveryStart>(
+    deliveries.startDelivery({ name: destination.name, probeAfterMs: destination.breaker.probeAfterMs }, job),
   );
-  if (gate?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
-  if (gate?.state === 'open' && !gate.probe) {
-    const wait = gate.probeAt ? (gate.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
+  if (start?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
+  if (start?.state === 'open' && !start.probe) {
+    const wait = start.probeAt ? (start.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
     return later(ctx, job, Math.max(1, wait));
   }
-
-  const {
-    rows: [event],
-  } = await pool.query<{ type: string; receivedAt: Date; payload: string | null }>(
-    webhookEvents.selectEvent(job.provider, job.eventId),
-  );
-  if (!event || event.payload === null) {
+  if (!start?.type || !start.receivedAt || start.payload === null) {
     ctx.log.warn(
       { provider: job.provider, eventId: job.eventId },
       'delivery of an event purged meanwhile: dropped',
     );
     return;
   }
+  const event = { type: start.type, receivedAt: start.receivedAt, payload: start.payload };
 
   const effect = destinationEffect(destination.name);
   const ref: EffectRef = {
@@ -113,14 +111,17 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   if (!slot) return later(ctx, job, 1);
   let sent: Sent | 'completed' | 'held' | 'lost';
   try {
-    sent = await request(ctx, job, ref, { ...event, payload: event.payload });
-  } finally {
+    sent = await request(ctx, job, ref, event);
+  } catch (error) {
     await slot.free();
+    throw error;
   }
-  // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
-  // another attempt took the key over while this one waited.
-  if (sent === 'held') return later(ctx, job, HELD_RECHECK_SECONDS);
-  if (sent === 'completed' || sent === 'lost') return;
+  if (typeof sent === 'string') {
+    await slot.free();
+    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
+    // another attempt took the key over while this one waited.
+    return sent === 'held' ? later(ctx, job, HELD_RECHECK_SECONDS) : undefined;
+  }
   const { fence, startedAt, result, log } = sent;
   ctx.observer?.delivery({
     destination: destination.name,
@@ -130,8 +131,14 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   const ok = result.kind === 'answer' && result.status >= 200 && result.status < 300;
   const last = job.attempt >= destination.retrySchedule.length;
   const error = ok ? null : failureOf(result);
-  await appendAttempts(pool, [
-    {
+  // The attempt's row, the key's mark, the breaker and the slot, in one statement: the slot is freed with them, or
+  // by itself when the statement fails (its lease would free it too, later).
+  const end: deliveries.DeliveryEnd = {
+    destination: destination.name,
+    ref,
+    fence,
+    slot,
+    attempt: {
       provider: job.provider,
       eventId: job.eventId,
       effect,
@@ -145,34 +152,46 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
       responseStatus: result.kind === 'answer' ? result.status : null,
       responseExcerpt: result.kind === 'answer' ? result.excerpt : null,
     },
-  ]).catch((failure: unknown) =>
-    log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
-  );
+  };
+  const ending = ok
+    ? deliveries.deliverySucceeded(end)
+    : deliveries.deliveryFailed(
+        end,
+        error ?? 'failed',
+        gone(result)
+          ? { kind: 'pause', reason: `410 Gone from ${destination.url.origin}` }
+          : {
+              kind: 'failure',
+              threshold: destination.breaker.failures,
+              probeAfterMs: destination.breaker.probeAfterMs,
+              cause: error ?? 'failed',
+            },
+      );
+  let ended: deliveries.DeliveryEnded | undefined;
+  try {
+    ended = (await pool.query<deliveries.DeliveryEnded>(ending)).rows[0];
+  } catch (failure) {
+    await slot.free().catch(() => undefined);
+    throw failure;
+  }
+  if (!ended?.attemptAdded) {
+    // Its number was taken by the fan-out's batch writing the same effect's history at that moment: again, after it.
+    await writeAttempts(pool, [end.attempt]).catch((failure: unknown) =>
+      log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
+    );
+  }
 
   if (ok) {
-    const { rowCount } = await pool.query(idempotencyKeys.completeKey(ref, fence));
-    if (rowCount === 0) log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
-    await pool.query(destinationStates.recordDeliverySuccess(destination.name));
+    if (!ended?.completed)
+      log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
     return;
   }
-  await pool.query(idempotencyKeys.failKey(ref, fence, error ?? 'failed'));
   if (gone(result)) {
     // 410 Gone: the endpoint says it will not take deliveries any more. Paused until an operator resumes it;
     // this delivery, and every one after it, waits for that.
-    await pool.query(
-      destinationStates.pauseDestination(destination.name, `410 Gone from ${destination.url.origin}`),
-    );
     log.warn('destination answered 410 Gone: paused until resumed');
     return later(ctx, job, PAUSED_RECHECK_SECONDS);
   }
-  await pool.query(
-    destinationStates.recordDeliveryFailure(
-      destination.name,
-      destination.breaker.failures,
-      destination.breaker.probeAfterMs,
-      error ?? 'failed',
-    ),
-  );
   if (last) {
     log.warn({ attempts: job.attempt, error }, 'delivery failed its last scheduled attempt: given up');
     return;
@@ -241,6 +260,7 @@ async function request(
     body,
     timeoutMs: destination.timeoutMs,
     allowPrivateNetwork: destination.allowPrivateNetwork,
+    agent: ctx.agent,
   });
   return { fence, startedAt, result, log };
 }

@@ -30,6 +30,7 @@ import {
   type DeliveryObserver,
 } from './delivery.ts';
 import { DestinationLimits } from './limits.ts';
+import { destinationAgent } from './outbound.ts';
 import { matches, type MatchableEvent } from './match.ts';
 
 /** The queue of a destination's deliveries. */
@@ -98,6 +99,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
   const limits = new Map(
     options.destinations.map((d) => [d.name, new DestinationLimits(pool, d, LEASE_MARGIN_MS)]),
   );
+  const agents = new Map(options.destinations.map((d) => [d.name, destinationAgent(d.url, d.concurrency)]));
   const observer: DeliveryObserver | undefined = options.observer && {
     delivery(delivery) {
       try {
@@ -177,6 +179,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
               limits: limit,
               stopping: stopping.signal,
               observer,
+              agent: agents.get(destination.name),
             };
             for (const job of jobs) await deliver(ctx, job.data, job.id);
           },
@@ -189,6 +192,7 @@ export function createDestinations(options: DestinationsOptions): Destinations {
         started = false;
         await boss.stop({ graceful: true, timeout: timeoutMs, close: true });
       }
+      for (const agent of agents.values()) agent.destroy();
       if (ownPool && !pool.ending) await pool.end();
     },
   };

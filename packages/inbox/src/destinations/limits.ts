@@ -13,8 +13,10 @@ import type pg from 'pg';
 import { destinationSlots, destinationStates } from '../sql/index.ts';
 import type { Destination } from './config.ts';
 
-/** A slot this delivery holds until `free()`. */
+/** A slot this delivery holds until `free()`, or until the statement that ends its attempt frees it. */
 export interface HeldSlot {
+  slot: number;
+  token: string;
   free(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export class DestinationLimits {
       );
       if (taken) {
         return {
+          ...taken,
           free: () => this.#pool.query(destinationSlots.freeSlot(name, taken.slot, taken.token)).then(),
         };
       }

@@ -2,6 +2,10 @@
  * One delivery's HTTP request: a POST with node's own client, so that the address checked is the address connected
  * to (`lookup` is the connection's), no redirect is ever followed (node's client follows none: a 3xx is an
  * answer, and a failure), and TLS is verified (the default, never turned off here).
+ *
+ * A destination's requests share its keep-alive agent (`destinationAgent`): a connection is checked when it is made
+ * and reused while the endpoint keeps it open, as `fetch` would, rather than a connection (and a TLS handshake) per
+ * delivery. An answer read to its end gives its connection back; one cut at the excerpt closes it.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -16,7 +20,21 @@ export interface OutboundRequest {
   body: string;
   timeoutMs: number;
   allowPrivateNetwork: boolean;
+  /** The destination's agent; without one, a connection of its own, closed after the answer. */
+  agent?: http.Agent | undefined;
 }
+
+/**
+ * A destination's keep-alive agent: at most `concurrency` connections (one per request in flight), idle ones closed
+ * a second before the endpoint's own `Keep-Alive: timeout` (node's agent reads it), else after `IDLE_MS`.
+ */
+export function destinationAgent(url: URL, concurrency: number): http.Agent {
+  const options = { keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency, timeout: IDLE_MS };
+  return url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+}
+
+/** How long an idle connection is kept when the endpoint names no keep-alive timeout: under node's server's 5 s. */
+const IDLE_MS = 4_000;
 
 /** How a request ended: an answer (any status), or no answer and why. */
 export type OutboundResult =
@@ -52,7 +70,7 @@ export async function send(request: OutboundRequest, now: () => number = Date.no
     const req = client.request(request.url, {
       method: 'POST',
       headers: { ...request.headers, 'content-length': String(body.length) },
-      agent: false,
+      agent: request.agent ?? false,
       ...(request.allowPrivateNetwork ? {} : { lookup: guardedLookup }),
     });
     const timer = setTimeout(() => {
@@ -64,7 +82,7 @@ export async function send(request: OutboundRequest, now: () => number = Date.no
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let kept = 0;
-      const done = () => {
+      const done = (cut: boolean) => {
         const retryAfter = res.headers['retry-after'];
         finish({
           kind: 'answer',
@@ -73,7 +91,7 @@ export async function send(request: OutboundRequest, now: () => number = Date.no
           retryAfterMs: retryAfter === undefined ? undefined : parseRetryAfter(retryAfter, now()),
           durationMs: elapsed(),
         });
-        res.destroy();
+        if (cut) res.destroy();
       };
       res.on('data', (chunk: Buffer) => {
         if (kept < EXCERPT_BYTES) {
@@ -82,10 +100,10 @@ export async function send(request: OutboundRequest, now: () => number = Date.no
           kept += part.length;
         }
         // The answer's status is what counts: the rest of a large body is not read.
-        if (kept >= EXCERPT_BYTES) done();
+        if (kept >= EXCERPT_BYTES) done(true);
       });
-      res.on('end', done);
-      res.on('error', done);
+      res.on('end', () => done(false));
+      res.on('error', () => done(true));
     });
     req.end(body);
   });

@@ -57,7 +57,7 @@ const NUMBERING_ROUNDS = 3;
  * is gone: it is written again in a new statement, which reads that writer's committed row and numbers after it.
  * Throws when the database does.
  */
-export async function appendAttempts(pool: pg.Pool, records: readonly AttemptRecord[]): Promise<void> {
+export async function writeAttempts(pool: pg.Pool, records: readonly AttemptRecord[]): Promise<void> {
   let pending = records;
   for (let round = 0; pending.length > 0 && round < NUMBERING_ROUNDS; round++) {
     const { rows } = await pool.query<AddedAttempt>(insertAttempts(pending));
@@ -73,11 +73,11 @@ export async function appendAttempts(pool: pg.Pool, records: readonly AttemptRec
 
 const attemptOf = (row: AddedAttempt) => JSON.stringify([row.provider, row.eventId, row.effect]);
 
-/** `appendAttempts` for the runner's batch: a history that cannot be written is logged, never fails the jobs. */
+/** `writeAttempts` for the runner's batch: a history that cannot be written is logged, never fails the jobs. */
 export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], log: Logger): Promise<void> {
   if (records.length === 0) return;
   try {
-    await appendAttempts(pool, records);
+    await writeAttempts(pool, records);
   } catch (error) {
     log.error({ err: errorFields(error), attempts: records.length }, 'could not record the attempt history');
   }

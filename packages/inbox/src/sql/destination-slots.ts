@@ -1,4 +1,4 @@
-import type { Statement } from './statement.ts';
+import { Params, type Statement } from './statement.ts';
 
 /**
  * Statements on `destination_slots`: a destination's concurrency, shared by every worker that delivers to it. A
@@ -39,11 +39,18 @@ export function takeSlot(destination: string, concurrency: number, leaseMs: numb
 
 /** Frees the slot this holder took (a lease another delivery took over after it ran out is left alone). */
 export function freeSlot(destination: string, slot: number, token: string): Statement {
+  const params = new Params();
   return {
     name: 'webhook_inbox_free_destination_slot',
-    text: `
-      update destination_slots set held_until = '-infinity', token = null
-       where destination = $1 and slot = $2 and token = $3`,
-    values: [destination, slot, token],
+    text: freeSlotUpdate(params, destination, slot, token),
+    values: params.values,
   };
+}
+
+/** `freeSlot`'s update, its values added to `params`: for a statement that frees the slot with the attempt's end. */
+export function freeSlotUpdate(params: Params, destination: string, slot: number, token: string): string {
+  return `
+      update destination_slots set held_until = '-infinity', token = null
+       where destination = ${params.add(destination)} and slot = ${params.add(slot)} and token = ${params.add(token)}
+      returning slot`;
 }

@@ -1,5 +1,5 @@
 import type { DestinationState } from '@webhook-inbox/db/statuses';
-import type { Statement } from './statement.ts';
+import { Params, type Statement } from './statement.ts';
 
 /**
  * Statements on `destination_states`: each destination's state, written by the workers that deliver to it (the
@@ -40,73 +40,81 @@ export function selectDestinationState(name: string): Statement {
   return { text: `select ${COLUMNS} from destination_states where name = $1`, values: [name] };
 }
 
-/** A destination's state as a delivery reads it before sending: `probe` true when it took the circuit's probe. */
+/**
+ * A destination's state as a delivery reads it before sending (null without a row: no worker registered it yet),
+ * `probe` true when it took the circuit's probe.
+ */
 export interface DeliveryGate {
-  state: DestinationState;
+  state: DestinationState | null;
   probeAt: Date | null;
   probe: boolean;
 }
 
 /**
- * Read by a delivery before it sends. While the circuit is open and its probe is due, the one delivery whose
- * statement moves `probe_at` on takes the probe (`probe` true) and is sent; the others wait for the next probe.
+ * The gate a delivery passes before it sends, as common table expressions (`gate_probe`, `gate`, one row, its
+ * values added to `params`). While the circuit is open and its probe is due, the one delivery whose statement moves
+ * `probe_at` on takes the probe (`probe` true) and is sent; the others wait for the next probe.
  */
-export function gateDelivery(name: string, probeAfterMs: number): Statement {
-  return {
-    name: 'webhook_inbox_gate_delivery',
-    text: `
-      with probe as (
-        update destination_states set probe_at = now() + make_interval(secs => $2::float8 / 1000)
-         where name = $1 and state = 'open' and probe_at <= now()
+export function deliveryGate(params: Params, name: string, probeAfterMs: number): string {
+  const [at, probeMs] = [params.add(name), params.add(probeAfterMs)];
+  return `
+      gate_probe as (
+        update destination_states set probe_at = now() + make_interval(secs => ${probeMs}::float8 / 1000)
+         where name = ${at} and state = 'open' and probe_at <= now()
         returning name
-      )
-      select s.state, s.probe_at as "probeAt", exists (select from probe) as probe
-        from destination_states s where s.name = $1`,
-    values: [name, probeAfterMs],
-  };
+      ),
+      gate as (
+        select s.state, s.probe_at as "probeAt", exists (select from gate_probe) as probe
+          from (select) one left join destination_states s on s.name = ${at}
+      )`;
 }
 
-/** A 2xx: the failures in a row start again from 0, and an open circuit closes. A paused destination stays paused. */
-export function recordDeliverySuccess(name: string): Statement {
-  return {
-    name: 'webhook_inbox_destination_success',
-    text: `
+/**
+ * A 2xx, as an update for a statement that records the whole answer (its values added to `params`): the failures in
+ * a row start again from 0, and an open circuit closes; a paused destination stays paused. A destination already
+ * active without failures is written at most once a second (`last_success_at`), so that concurrent deliveries do
+ * not queue on its row for a change that changes nothing.
+ */
+export function deliverySuccessUpdate(params: Params, name: string): string {
+  return `
       update destination_states
          set consecutive_failures = 0, last_success_at = now(), updated_at = now(),
              state = case when state = 'open' then 'active' else state end,
              reason = case when state = 'open' then null else reason end,
              alerted = case when state = 'open' then array_remove(alerted, 'open') else alerted end,
              probe_at = case when state = 'open' then null else probe_at end
-       where name = $1`,
-    values: [name],
-  };
+       where name = ${params.add(name)}
+         and (state = 'open' or consecutive_failures > 0 or last_success_at is null
+              or last_success_at < now() - interval '1 second')
+      returning state`;
 }
 
 /**
- * A failed delivery: one more failure in a row; at `threshold` the circuit opens (deliveries wait until
- * `probe_at`), and a failed probe keeps it open for another `probeAfterMs`. Returns the state after.
+ * A failed delivery, as an update for a statement that records the whole failure (its values added to `params`):
+ * one more failure in a row; at `threshold` the circuit opens (deliveries wait until `probe_at`), and a failed
+ * probe keeps it open for another `probeAfterMs`. Returns the state after.
  */
-export function recordDeliveryFailure(
+export function deliveryFailureUpdate(
+  params: Params,
   name: string,
   threshold: number,
   probeAfterMs: number,
   cause: string,
-): Statement {
-  return {
-    name: 'webhook_inbox_destination_failure',
-    text: `
+): string {
+  const [at, opensAt, probeMs, last] = [name, threshold, probeAfterMs, cause].map((value) =>
+    params.add(value),
+  );
+  return `
       update destination_states
          set consecutive_failures = consecutive_failures + 1, last_failure_at = now(), updated_at = now(),
-             state = case when state = 'active' and consecutive_failures + 1 >= $2 then 'open' else state end,
-             probe_at = case when state = 'open' or (state = 'active' and consecutive_failures + 1 >= $2)
-                             then now() + make_interval(secs => $3::float8 / 1000) else probe_at end,
-             reason = case when state = 'active' and consecutive_failures + 1 >= $2
-                           then (consecutive_failures + 1) || ' failures in a row, the last: ' || $4
+             state = case when state = 'active' and consecutive_failures + 1 >= ${opensAt}::int then 'open' else state end,
+             probe_at = case when state = 'open' or (state = 'active' and consecutive_failures + 1 >= ${opensAt}::int)
+                             then now() + make_interval(secs => ${probeMs}::float8 / 1000) else probe_at end,
+             reason = case when state = 'active' and consecutive_failures + 1 >= ${opensAt}::int
+                           then (consecutive_failures + 1) || ' failures in a row, the last: ' || ${last}::text
                            else reason end
-       where name = $1
-      returning state`,
-    values: [name, threshold, probeAfterMs, cause],
-  };
+       where name = ${at}
+      returning state`;
 }
 
 /** An operator's pause or resume: the row's state before, locked until the change commits. */
@@ -136,11 +144,15 @@ export function reserveStart(name: string, intervalMs: number): Statement {
 
 /** Paused (a 410 Gone, or an operator): nothing is delivered until `resumeDestination`. Returns the state. */
 export function pauseDestination(name: string, reason: string): Statement {
-  return {
-    text: `update destination_states set state = 'paused', reason = $2, updated_at = now() where name = $1
-           returning state, reason`,
-    values: [name, reason],
-  };
+  const params = new Params();
+  return { text: pauseUpdate(params, name, reason), values: params.values };
+}
+
+/** `pauseDestination`'s update, its values added to `params`: for a statement that records a 410 with it. */
+export function pauseUpdate(params: Params, name: string, reason: string): string {
+  return `update destination_states set state = 'paused', reason = ${params.add(reason)}, updated_at = now()
+           where name = ${params.add(name)}
+          returning state, reason`;
 }
 
 /** Active again, its circuit closed; returns the state. */

@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from '@webhook-inbox/db/statuses';
-import type { Statement } from './statement.ts';
+import { Params, type Statement } from './statement.ts';
 
 /**
  * Statements on `effect_attempts`: the history of every effect's attempts, written by the runner at the end of a
@@ -32,24 +32,52 @@ export interface AttemptRecord {
  * those effects between the first and the last `keep`. Answers the rows it added. An event purged meanwhile gets
  * no rows (its attempts would be orphans), and neither does a record whose number a concurrent writer of the same
  * effect's history took first (a delivery beside its fan-out's batch): the statement read the last number before
- * that writer's row committed; `appendAttempts` writes it again. Rows are written in key order, so two batches lock
+ * that writer's row committed; `writeAttempts` (../effects/attempts.ts) writes it again. Rows are written in key order, so two batches lock
  * in one order.
  */
 export function insertAttempts(
   records: readonly AttemptRecord[],
   keep: number = KEEP_LAST_ATTEMPTS,
 ): Statement {
+  const params = new Params();
   return {
     name: 'webhook_inbox_insert_attempts',
-    text: `
-      with input as (
-        select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[],
-                             $7::text[], $8::text[], $9::text[], $10::text[], $12::int[], $13::text[])
-          with ordinality
+    text: `with ${appendAttempts(params, records, keep)} select provider, event_id as "eventId", effect from attempts_added`,
+    values: params.values,
+  };
+}
+
+/**
+ * `insertAttempts` as common table expressions (`attempts_input`, `attempts_added`, `attempts_pruned`), their values
+ * added to `params`: for a statement that records an attempt with the rest of its outcome in one round trip.
+ */
+export function appendAttempts(
+  params: Params,
+  records: readonly AttemptRecord[],
+  keep: number = KEEP_LAST_ATTEMPTS,
+): string {
+  const input: Array<[unknown[], string]> = [
+    [records.map((r) => r.provider), 'text'],
+    [records.map((r) => r.eventId), 'text'],
+    [records.map((r) => r.effect), 'text'],
+    [records.map((r) => r.startedAt), 'timestamptz'],
+    [records.map((r) => r.finishedAt), 'timestamptz'],
+    [records.map((r) => Math.round(r.durationMs)), 'int'],
+    [records.map((r) => r.outcome), 'text'],
+    [records.map((r) => r.error), 'text'],
+    [records.map((r) => r.worker), 'text'],
+    [records.map((r) => r.jobId), 'text'],
+    [records.map((r) => r.responseStatus ?? null), 'int'],
+    [records.map((r) => r.responseExcerpt ?? null), 'text'],
+  ];
+  const columns = input.map(([values, type]) => `${params.add(values)}::${type}[]`).join(', ');
+  return `
+      attempts_input as (
+        select * from unnest(${columns}) with ordinality
           as t(provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker, job_id,
                response_status, response_excerpt, n)
       ),
-      added as (
+      attempts_added as (
         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
                                      outcome, error, worker, job_id, response_status, response_excerpt)
         select i.provider, i.event_id, i.effect,
@@ -58,34 +86,18 @@ export function insertAttempts(
                  + row_number() over (partition by i.provider, i.event_id, i.effect order by i.n),
                i.started_at, i.finished_at, i.duration_ms, i.outcome, i.error, i.worker, i.job_id,
                i.response_status, i.response_excerpt
-          from input i
+          from attempts_input i
          where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
          order by i.provider, i.event_id, i.effect, i.n
         on conflict do nothing
         returning provider, event_id, effect, attempt
       ),
-      pruned as (
-        delete from effect_attempts a using added
+      attempts_pruned as (
+        delete from effect_attempts a using attempts_added added
          where a.provider = added.provider and a.event_id = added.event_id and a.effect = added.effect
-           and a.attempt > 1 and a.attempt <= added.attempt - $11
-      )
-      select provider, event_id as "eventId", effect from added`,
-    values: [
-      records.map((r) => r.provider),
-      records.map((r) => r.eventId),
-      records.map((r) => r.effect),
-      records.map((r) => r.startedAt),
-      records.map((r) => r.finishedAt),
-      records.map((r) => Math.round(r.durationMs)),
-      records.map((r) => r.outcome),
-      records.map((r) => r.error),
-      records.map((r) => r.worker),
-      records.map((r) => r.jobId),
-      keep,
-      records.map((r) => r.responseStatus ?? null),
-      records.map((r) => r.responseExcerpt ?? null),
-    ],
-  };
+           and a.attempt > 1 and a.attempt <= added.attempt - ${params.add(keep)}
+        returning 1
+      )`;
 }
 
 /** A row `insertAttempts` added: whose attempt it is. */

@@ -12,7 +12,8 @@
  */
 
 import type { EventKey } from '../event-key.ts';
-import type { Statement } from './statement.ts';
+import type { Params } from './statement.ts';
+import { type Statement } from './statement.ts';
 
 /** One effect of one event, and the idempotency key it runs under (the event's, or its scope's). */
 export interface EffectRef extends EventKey {
@@ -118,7 +119,10 @@ export function claimExternalEffects(refs: readonly ExternalEffectRef[]): Statem
 }
 
 /** The predicate every statement of a claiming attempt matches on: its key, still claimed, by this claim. */
-const FENCED = `key = $1 and status = 'claimed' and attempts = $2 and claim_token = $3::uuid`;
+function fenced(key: string, attempts: string, token: string): string {
+  return `key = ${key} and status = 'claimed' and attempts = ${attempts} and claim_token = ${token}::uuid`;
+}
+const FENCED = fenced('$1', '$2', '$3');
 
 /**
  * The claiming attempt proves it still holds its claim and extends it: the lease moves to `leaseMs` from now (never
@@ -278,23 +282,28 @@ export function claimKey(ref: EffectRef, leaseMs: number): Statement {
   };
 }
 
-/** A claimed key, after its delivery was answered 2xx: completed, if the claim is still this attempt's. */
-export function completeKey(ref: EffectRef, fence: ClaimFence): Statement {
-  return {
-    name: 'webhook_inbox_complete_key',
-    text: `update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
-            where ${FENCED}`,
-    values: [ref.idempotencyKey, fence.keyAttempts, fence.token],
-  };
+/**
+ * A claimed key, after its delivery was answered 2xx: completed, if the claim is still this attempt's. An update
+ * for the statement that ends the delivery (`deliveries.ts`), its values added to `params`; returns the key.
+ */
+export function completeKeyUpdate(params: Params, ref: EffectRef, fence: ClaimFence): string {
+  return `update idempotency_keys set status = 'completed', completed_at = now(), last_error = null
+           where ${fencedBy(params, ref, fence)}
+          returning key`;
 }
 
-/** A claimed key whose delivery failed: released as `failed` with its error, if the claim is still this attempt's. */
-export function failKey(ref: EffectRef, fence: ClaimFence, error: string): Statement {
-  return {
-    name: 'webhook_inbox_fail_key',
-    text: `update idempotency_keys set status = 'failed', last_error = $4 where ${FENCED}`,
-    values: [ref.idempotencyKey, fence.keyAttempts, fence.token, error],
-  };
+/**
+ * A claimed key whose delivery failed: released as `failed` with its error, if the claim is still this attempt's.
+ * An update for the statement that ends the delivery (`deliveries.ts`), its values added to `params`; returns the key.
+ */
+export function failKeyUpdate(params: Params, ref: EffectRef, fence: ClaimFence, error: string): string {
+  return `update idempotency_keys set status = 'failed', last_error = ${params.add(error)}
+           where ${fencedBy(params, ref, fence)}
+          returning key`;
+}
+
+function fencedBy(params: Params, ref: EffectRef, fence: ClaimFence): string {
+  return fenced(params.add(ref.idempotencyKey), params.add(fence.keyAttempts), params.add(fence.token));
 }
 
 /**

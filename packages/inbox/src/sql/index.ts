@@ -22,6 +22,9 @@
  * - `destination-states.ts`, `destination_states`: each destination's circuit, pause and rate limit's schedule (the
  *   deliveries, the CLI).
  * - `destination-slots.ts`, `destination_slots`: each destination's concurrency, shared by its workers.
+ * - `deliveries.ts`, a destination delivery's start (the breaker's gate and the event) and its end (the attempt's
+ *   row, the key's mark, the breaker, the slot), each one statement composed of the fragments the tables' modules
+ *   write.
  * - `ledger.ts`, `webhook_events` and `webhook_event_groups` for the effect runner: an attempt's start,
  *   its settlement, a dead letter's mark.
  *
@@ -31,6 +34,7 @@
  * claim, the ledger row for a database effect's).
  */
 export { Params, type Statement } from './statement.ts';
+export * as deliveries from './deliveries.ts';
 export * as effectRoutes from './effect-routes.ts';
 export * as destinationStates from './destination-states.ts';
 export * as destinationSlots from './destination-slots.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { eventRow, useWorkerHarness } from '../support/harness.ts';
 import { createInbox } from '../../src/inbox.ts';
 import { purgeExpired } from '@webhook-inbox/operator/retention';
-import { appendAttempts } from '../../src/effects/attempts.ts';
+import { writeAttempts } from '../../src/effects/attempts.ts';
 import { insertAttempts, type AttemptRecord } from '../../src/sql/effect-attempts.ts';
 
 // The attempt history: one row per attempt of each effect, written by a real worker, bounded, purged with events.
@@ -147,7 +147,7 @@ describe('effect_attempts', () => {
       await batch.query('begin');
       await batch.query(insertAttempts([record('fan-out', null)]));
       // The delivery reads the last number before that row commits, so its own 1 waits on the batch's.
-      const delivery = appendAttempts(harness.pool, [record('delivery', 204)]);
+      const delivery = writeAttempts(harness.pool, [record('delivery', 204)]);
       await waitFor(
         async () =>
           (
@@ -163,7 +163,7 @@ describe('effect_attempts', () => {
       batch.release();
     }
     // Two records of one effect in one call: the second is numbered after the first.
-    await appendAttempts(harness.pool, [record('retry 1', 500), record('retry 2', 204)]);
+    await writeAttempts(harness.pool, [record('retry 1', 500), record('retry 2', 204)]);
     const rows = await harness.pool.query<{ attempt: number; error: string }>(
       `select attempt, error from effect_attempts where event_id = 'evt_race' order by attempt`,
     );
@@ -188,7 +188,7 @@ describe('effect_attempts', () => {
       worker: 'host/1',
       jobId: null,
     };
-    await appendAttempts(harness.pool, [gone]);
+    await writeAttempts(harness.pool, [gone]);
     expect(await attempts('evt_gone')).toEqual([]);
   });
 

@@ -46,11 +46,17 @@ export function templatedBuilder(entry: TemplatedEntry): DeliveryBuilder {
             'request, is); write its builder in @webhook-inbox/samples',
         );
       }
-      // The key: a part per header or pointer (joined with ':' by the template), or the body's hash.
+      // The key: the id, or a part of it per header or pointer (the template joins them with ':'), or the body's
+      // hash (nothing to put).
       const key = source.eventKey;
-      const keyParts = (at: string | string[]) => (Array.isArray(at) ? at : [at]);
-      if (key?.header !== undefined) for (const name of keyParts(key.header)) headers[name] = `${id}-${name}`;
-      if (key?.pointer !== undefined) for (const at of keyParts(key.pointer)) setPointer(body, at, `${id}`);
+      const parts = (at: string | string[]): Array<[string, string]> =>
+        (Array.isArray(at) ? at : [at]).map((where, i, all) => [
+          where,
+          all.length === 1 ? id : `${id}-${i + 1}`,
+        ]);
+      for (const [name, part] of key?.header === undefined ? [] : parts(key.header)) headers[name] = part;
+      for (const [at, part] of key?.pointer === undefined ? [] : parts(key.pointer))
+        setPointer(body, at, part);
       // The type: where it is read, with its suffix's part (`issue` and `/action`: `created`) where one is.
       const { eventType } = source;
       const [base, action] = eventType.suffix ? split(input.type) : [input.type, undefined];

@@ -175,7 +175,8 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     throw failure;
   }
   if (!ended?.attemptAdded) {
-    // Its number was taken by the fan-out's batch writing the same effect's history at that moment: again, after it.
+    // Its number was taken by the fan-out's batch writing the same effect's history at that moment: again, after
+    // it (an event purged meanwhile gets no row either way).
     await writeAttempts(pool, [end.attempt]).catch((failure: unknown) =>
       log.error({ err: errorLine(failure) }, 'could not record the delivery attempt'),
     );

@@ -6,6 +6,7 @@ import {
   type CatalogueEntry,
   type SignedRequest,
 } from '@webhook-inbox/providers';
+import { pointerTokens } from '@webhook-inbox/providers/pointer';
 import { JSON_TYPE, seconds, split, type CatalogueDelivery, type DeliveryBuilder } from './shared.ts';
 
 // The sample delivery of a catalogue provider declared as a template, built from the declaration itself: the
@@ -110,10 +111,7 @@ function verified(
 
 /** Sets the value at an RFC 6901 pointer (`/a/b`), making the objects on the way. */
 function setPointer(target: Record<string, unknown>, pointer: string, value: unknown): void {
-  const tokens = pointer
-    .split('/')
-    .slice(1)
-    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens = pointerTokens(pointer);
   let at = target;
   for (const token of tokens.slice(0, -1)) {
     const next = at[token];

@@ -32,8 +32,8 @@ export interface AttemptRecord {
  * those effects between the first and the last `keep`. Answers the rows it added. An event purged meanwhile gets
  * no rows (its attempts would be orphans), and neither does a record whose number a concurrent writer of the same
  * effect's history took first (a delivery beside its fan-out's batch): the statement read the last number before
- * that writer's row committed; `writeAttempts` (../effects/attempts.ts) writes it again. Rows are written in key order, so two batches lock
- * in one order.
+ * that writer's row committed; `writeAttempts` (../effects/attempts.ts) writes it again. Rows are written in key
+ * order, so two batches lock in one order.
  */
 export function insertAttempts(
   records: readonly AttemptRecord[],

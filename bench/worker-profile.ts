@@ -3,8 +3,11 @@
  * process, self time by function and by package) and the database's (`pg_stat_statements` over the drain:
  * statements, calls and execution time per event). The same drain as `pnpm bench -- --only=worker` (a backlog of
  * checkout events, three effects each, the worker's default batches), once, for reading, not for a ratio.
+ * `--naive` profiles the bench's baseline instead (`lib/naive-worker.ts`: the same effects, no ledger), so the two
+ * profiles can be read side by side. A profile's samples are the main thread's wall time: a write that waits for
+ * the CPU (PostgreSQL woken on the same two cores) counts in full, so read its shares beside the CPU figure.
  *
- *   node bench/worker-profile.ts [--events=2000] [--out=/tmp/worker-profile] [--explain]
+ *   node bench/worker-profile.ts [--events=2000] [--out=/tmp/worker-profile] [--explain] [--naive]
  *     [--batch-size=50] [--concurrency=4] [--flags='--max-semi-space-size=8']   (the worker's; flags: Node's)
  *
  * `--explain` also logs the plan (EXPLAIN ANALYZE, nested statements too) of every statement slower than 20 ms to
@@ -19,7 +22,17 @@ import { createPool } from '../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { cpuMs, memory } from './lib/process.ts';
-import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';
+import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
+import {
+  count,
+  NAIVE_WORKER,
+  sendAll,
+  spawnReady,
+  stop,
+  timeUntil,
+  WORKER,
+  workerStartFlags,
+} from './worker.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
@@ -27,6 +40,7 @@ const { values } = parseArgs({
     events: { type: 'string' },
     out: { type: 'string' },
     explain: { type: 'boolean' },
+    naive: { type: 'boolean' },
     'batch-size': { type: 'string' },
     concurrency: { type: 'string' },
     flags: { type: 'string' },
@@ -61,13 +75,18 @@ try {
   const url = await postgres.database('profile_worker');
   const pool = createPool({ connectionString: url, max: 18 });
   await pool.query('create extension if not exists pg_stat_statements');
-  const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);
-  await sendAll(events, (i) =>
-    producer.send(
-      checkoutEvent({ customer: `cus_p_${i}`, subscription: `sub_p_${i}`, email: `p${i}@example.test` }),
-    ),
-  );
-  await producer.stop();
+  const event = (i: number) =>
+    checkoutEvent({ customer: `cus_p_${i}`, subscription: `sub_p_${i}`, email: `p${i}@example.test` });
+  if (values.naive) {
+    await enqueueNaive(
+      url,
+      Array.from({ length: events }, (_, i) => event(i).payloadText),
+    );
+  } else {
+    const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);
+    await sendAll(events, (i) => producer.send(event(i)));
+    await producer.stop();
+  }
   const env: Record<string, string> = {
     DATABASE_URL: url,
     SMTP_URL: smtp.url,
@@ -76,23 +95,20 @@ try {
     WORKER_BATCH_SIZE: values['batch-size'] ?? '50',
     WORKER_CONCURRENCY: values.concurrency ?? '4',
   };
-  const worker = await spawnReady(
-    process.execPath,
-    [
-      ...workerStartFlags(),
-      ...(values.flags?.split(' ').filter(Boolean) ?? []),
-      '--cpu-prof',
-      `--cpu-prof-dir=${out}`,
-      WORKER,
-    ],
-    env,
-    '"worker started"',
-  );
+  const flags = [...(values.flags?.split(' ').filter(Boolean) ?? []), '--cpu-prof', `--cpu-prof-dir=${out}`];
+  // The naive handler takes its batches as the bench runs it (50 × 4), not from the environment.
+  const worker = values.naive
+    ? await spawnReady(process.execPath, [...flags, NAIVE_WORKER, url, smtp.url], {}, 'ready')
+    : await spawnReady(process.execPath, [...workerStartFlags(), ...flags, WORKER], env, '"worker started"');
   const idleRss = memory(worker.pid!).rssMiB;
   await pool.query('select pg_stat_statements_reset()');
   const cpuBefore = cpuMs(worker.pid!);
   const rate = await timeUntil(events, () =>
-    count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
+    values.naive
+      ? count(pool, `select count(*)::int as n from pgboss.job where name = $1 and state = 'completed'`, [
+          NAIVE_QUEUE,
+        ])
+      : count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
   );
   const cpu = (cpuMs(worker.pid!) - cpuBefore) / events;
   const peak = memory(worker.pid!).peakMiB;
@@ -107,7 +123,7 @@ try {
 
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(
-    `# drain of ${events} events (batches of ${env.WORKER_BATCH_SIZE}, ${env.WORKER_CONCURRENCY} in flight${values.flags ? `, ${values.flags}` : ''}): ${rate.perSecond.toFixed(0)}/s, worker CPU ${cpu.toFixed(2)} ms/event, RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB`,
+    `# ${values.naive ? 'naive handler: ' : ''}drain of ${events} events (batches of ${env.WORKER_BATCH_SIZE}, ${env.WORKER_CONCURRENCY} in flight${values.flags ? `, ${values.flags}` : ''}): ${rate.perSecond.toFixed(0)}/s, worker CPU ${cpu.toFixed(2)} ms/event, RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB`,
   );
   const totalCalls = rows.reduce((s, r) => s + Number(r.calls), 0);
   const totalMs = rows.reduce((s, r) => s + r.ms, 0);

@@ -14,7 +14,7 @@ import { RAW_QUEUE, startRawSender } from './lib/raw-boss.ts';
 export const WORKER = fileURLToPath(new URL('../apps/worker/src/server.ts', import.meta.url));
 const WORKER_PACKAGE = fileURLToPath(new URL('../apps/worker/package.json', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('./lib/raw-boss.ts', import.meta.url));
-const NAIVE_WORKER = fileURLToPath(new URL('./lib/naive-worker.ts', import.meta.url));
+export const NAIVE_WORKER = fileURLToPath(new URL('./lib/naive-worker.ts', import.meta.url));
 const SENDERS = 16;
 /** Issue 44's targets, each against the naive handler of the same run but the RSS bound (docs/performance.md). */
 const DRAIN_TARGET = 0.9;

@@ -30,7 +30,7 @@ it("writes an effect's lines with its event and name, and makes a child logger o
   const lines: Record<string, unknown>[] = [];
   let children = 0;
   const logger = pino(
-    { level: 'info', onChild: () => void children++ },
+    { level: 'debug', onChild: () => void children++ },
     new Writable({
       write: (chunk: Buffer, _encoding, done) => {
         lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
@@ -76,7 +76,9 @@ it("writes an effect's lines with its event and name, and makes a child logger o
       msg: 'external effect says',
     }),
   ]);
-  // Nine effects ran (three events, three effects each); two of them wrote.
-  expect(lines.filter((line) => line.msg === 'effect completed')).toHaveLength(9);
+  // Nine effects ran (three events, three effects each), each a line at debug; two of them wrote.
+  const completed = lines.filter((line) => line.msg === 'effect completed');
+  expect(completed).toHaveLength(9);
+  expect(completed.every((line) => line.level === 20)).toBe(true);
   expect(children).toBe(2);
 });

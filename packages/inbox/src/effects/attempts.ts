@@ -71,7 +71,20 @@ export async function writeAttempts(pool: pg.Pool, records: readonly AttemptReco
   }
 }
 
-const attemptOf = (row: AddedAttempt) => JSON.stringify([row.provider, row.eventId, row.effect]);
+// A record and the row it became: two records of one effect that agree on all of this are the same attempt twice,
+// so which of them a row is counted against does not matter.
+const attemptOf = (row: AddedAttempt) =>
+  JSON.stringify([
+    row.provider,
+    row.eventId,
+    row.effect,
+    row.startedAt.getTime(),
+    row.finishedAt.getTime(),
+    Math.round(row.durationMs),
+    row.outcome,
+    row.error,
+    row.jobId,
+  ]);
 
 /** `writeAttempts` for the runner's batch: a history that cannot be written is logged, never fails the jobs. */
 export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], log: Logger): Promise<void> {

@@ -42,7 +42,10 @@ export function insertAttempts(
   const params = new Params();
   return {
     name: 'webhook_inbox_insert_attempts',
-    text: `with ${appendAttempts(params, records, keep)} select provider, event_id as "eventId", effect from attempts_added`,
+    text: `with ${appendAttempts(params, records, keep)}
+      select provider, event_id as "eventId", effect, started_at as "startedAt", finished_at as "finishedAt",
+             duration_ms as "durationMs", outcome, error, job_id as "jobId"
+        from attempts_added`,
     values: params.values,
   };
 }
@@ -90,7 +93,7 @@ export function appendAttempts(
          where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
          order by i.provider, i.event_id, i.effect, i.n
         on conflict do nothing
-        returning provider, event_id, effect, attempt
+        returning provider, event_id, effect, attempt, started_at, finished_at, duration_ms, outcome, error, job_id
       ),
       attempts_pruned as (
         delete from effect_attempts a using attempts_added added
@@ -100,8 +103,19 @@ export function appendAttempts(
       )`;
 }
 
-/** A row `insertAttempts` added: whose attempt it is. */
-export type AddedAttempt = Pick<AttemptRecord, 'provider' | 'eventId' | 'effect'>;
+/** A row `insertAttempts` added: the record it came from, as far as records of one effect can differ. */
+export type AddedAttempt = Pick<
+  AttemptRecord,
+  | 'provider'
+  | 'eventId'
+  | 'effect'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'durationMs'
+  | 'outcome'
+  | 'error'
+  | 'jobId'
+>;
 
 /** One kept attempt of an event's effect, numbered; the answer's status and excerpt null but for a destination's. */
 export interface AttemptRow extends Omit<

@@ -175,6 +175,54 @@ describe('effect_attempts', () => {
     ]);
   });
 
+  it('keeps both of two records of one effect when the first loses its number, neither written twice', async () => {
+    await harness.pool.query(
+      `insert into webhook_events (provider, event_id, type, status) values ('test', 'evt_race2', 'race', 'processed')`,
+    );
+    const record = (error: string, ms: number): AttemptRecord => ({
+      provider: 'test',
+      eventId: 'evt_race2',
+      effect: 'destination.crm',
+      startedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)),
+      finishedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms + 1)),
+      durationMs: 1,
+      outcome: 'completed',
+      error,
+      worker: 'host/1',
+      jobId: null,
+    });
+    const batch = await harness.pool.connect();
+    try {
+      await batch.query('begin');
+      await batch.query(insertAttempts([record('fan-out', 0)]));
+      // The first record is numbered 1 and waits on the batch's uncommitted 1; the second, numbered 2, is added.
+      const written = writeAttempts(harness.pool, [record('first', 10), record('second', 20)]);
+      await waitFor(
+        async () =>
+          (
+            await harness.pool.query(
+              `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%effect_attempts%'`,
+            )
+          ).rowCount === 1,
+        { timeout: 10_000, message: "the first record's row waiting on the batch's" },
+      );
+      await batch.query('commit');
+      await written;
+    } finally {
+      batch.release();
+    }
+    // The first is written again after the second (counted by effect alone, the second would be written twice
+    // and the first lost).
+    const rows = await harness.pool.query<{ attempt: number; error: string }>(
+      `select attempt, error from effect_attempts where event_id = 'evt_race2' order by attempt`,
+    );
+    expect(rows.rows.map((r) => [r.attempt, r.error])).toEqual([
+      [1, 'fan-out'],
+      [2, 'second'],
+      [3, 'first'],
+    ]);
+  });
+
   it('writes nothing for an event that is not recorded (purged meanwhile)', async () => {
     const gone: AttemptRecord = {
       provider: 'test',

@@ -78,25 +78,45 @@ export function destinationEffect(name: string): string {
   return `destination.${name}`;
 }
 
-/** Runs one delivery job; throws only when the database fails (pg-boss then retries the job). */
-export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: string): Promise<void> {
+/**
+ * A delivery put back because its destination takes none now (paused, or its circuit open until the probe): how
+ * long its queue need not be fetched, since every delivery fetched meanwhile would be put back the same way.
+ */
+export interface DeliveryHold {
+  seconds: number;
+  reason: 'paused' | 'circuit open';
+}
+
+/**
+ * Runs one delivery job; throws only when the database fails (pg-boss then retries the job). Answers a hold when
+ * the destination takes no deliveries now.
+ */
+export async function deliver(
+  ctx: DeliveryContext,
+  job: DeliveryJob,
+  jobId: string,
+): Promise<DeliveryHold | undefined> {
   const { destination, pool } = ctx;
   const {
     rows: [start],
   } = await pool.query<deliveries.DeliveryStart>(
     deliveries.startDelivery({ name: destination.name, probeAfterMs: destination.breaker.probeAfterMs }, job),
   );
-  if (start?.state === 'paused') return later(ctx, job, PAUSED_RECHECK_SECONDS);
+  if (start?.state === 'paused') {
+    await later(ctx, job, PAUSED_RECHECK_SECONDS);
+    return { seconds: PAUSED_RECHECK_SECONDS, reason: 'paused' };
+  }
   if (start?.state === 'open' && !start.probe) {
     const wait = start.probeAt ? (start.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
-    return later(ctx, job, Math.max(1, wait));
+    await later(ctx, job, Math.max(1, wait));
+    return { seconds: Math.max(1, wait), reason: 'circuit open' };
   }
   if (!start?.type || !start.receivedAt || start.payload === null) {
     ctx.log.warn(
       { provider: job.provider, eventId: job.eventId },
       'delivery of an event purged meanwhile: dropped',
     );
-    return;
+    return undefined;
   }
   const event = { type: start.type, receivedAt: start.receivedAt, payload: start.payload };
 
@@ -108,7 +128,10 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     idempotencyKey: eventIdempotencyKey(job.provider, job.eventId, effect),
   };
   const slot = await ctx.limits.takeSlot(AbortSignal.any([ctx.stopping, AbortSignal.timeout(SLOT_WAIT_MS)]));
-  if (!slot) return later(ctx, job, 1);
+  if (!slot) {
+    await later(ctx, job, 1);
+    return undefined;
+  }
   let sent: Sent | 'completed' | 'held' | 'lost';
   try {
     sent = await request(ctx, job, ref, event);
@@ -120,7 +143,8 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     await slot.free();
     // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
     // another attempt took the key over while this one waited.
-    return sent === 'held' ? later(ctx, job, HELD_RECHECK_SECONDS) : undefined;
+    if (sent === 'held') await later(ctx, job, HELD_RECHECK_SECONDS);
+    return undefined;
   }
   const { fence, startedAt, result, log } = sent;
   ctx.observer?.delivery({
@@ -185,17 +209,18 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
   if (ok) {
     if (!ended?.completed)
       log.warn('delivered, but the claim was taken before the mark: it may be sent twice');
-    return;
+    return undefined;
   }
   if (gone(result)) {
     // 410 Gone: the endpoint says it will not take deliveries any more. Paused until an operator resumes it;
     // this delivery, and every one after it, waits for that.
     log.warn('destination answered 410 Gone: paused until resumed');
-    return later(ctx, job, PAUSED_RECHECK_SECONDS);
+    await later(ctx, job, PAUSED_RECHECK_SECONDS);
+    return { seconds: PAUSED_RECHECK_SECONDS, reason: 'paused' };
   }
   if (last) {
     log.warn({ attempts: job.attempt, error }, 'delivery failed its last scheduled attempt: given up');
-    return;
+    return undefined;
   }
   const scheduled = destination.retrySchedule[job.attempt] ?? 0;
   const asked =
@@ -209,6 +234,7 @@ export async function deliver(ctx: DeliveryContext, job: DeliveryJob, jobId: str
     { ...job, attempt: job.attempt + 1 },
     { startAfter: Math.max(scheduled, asked) },
   );
+  return undefined;
 }
 
 interface Sent {

@@ -9,7 +9,8 @@
  *
  * Deliveries run on the destination's queue with its own concurrency and rate limit, both shared by every worker
  * of the destination (`limits.ts`), so a slow or down destination holds only its own slots: the others'
- * deliveries never wait behind it.
+ * deliveries never wait behind it. A paused destination's queue, or one whose circuit is open, is not fetched
+ * until it may take deliveries again (`feed.ts`).
  */
 import { createPool, type DatabasePooler } from '@webhook-inbox/db';
 import { sql } from 'drizzle-orm';
@@ -29,6 +30,7 @@ import {
   type DeliveryJob,
   type DeliveryObserver,
 } from './delivery.ts';
+import { DeliveryFeed } from './feed.ts';
 import { DestinationLimits } from './limits.ts';
 import { destinationAgent } from './outbound.ts';
 import { matches, type MatchableEvent } from './match.ts';
@@ -110,6 +112,8 @@ export function createDestinations(options: DestinationsOptions): Destinations {
     },
   };
 
+  const feeds: DeliveryFeed[] = [];
+
   return {
     register(inbox) {
       for (const destination of options.destinations) {
@@ -158,8 +162,19 @@ export function createDestinations(options: DestinationsOptions): Destinations {
       for (const destination of options.destinations) {
         const queue = destinationQueue(destination.name);
         const log = options.log.child({ destination: destination.name });
-        const limit = limits.get(destination.name)!;
-        await boss.work<DeliveryJob>(
+        const ctx = {
+          pool,
+          boss,
+          log,
+          destination,
+          queue,
+          limits: limits.get(destination.name)!,
+          stopping: stopping.signal,
+          observer,
+          agent: agents.get(destination.name),
+        };
+        const feed = new DeliveryFeed(
+          boss,
           queue,
           {
             // Two at a time, so that a full fetch is a burst: pg-boss then fetches again at once rather than
@@ -169,25 +184,16 @@ export function createDestinations(options: DestinationsOptions): Destinations {
             localConcurrency: destination.concurrency,
             pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
           },
-          async (jobs) => {
-            const ctx = {
-              pool,
-              boss,
-              log,
-              destination,
-              queue,
-              limits: limit,
-              stopping: stopping.signal,
-              observer,
-              agent: agents.get(destination.name),
-            };
-            for (const job of jobs) await deliver(ctx, job.data, job.id);
-          },
+          (job) => deliver(ctx, job.data, job.id),
+          log,
         );
+        feeds.push(feed);
+        await feed.start();
       }
     },
     async stop({ timeoutMs = 10_000 } = {}) {
       stopping.abort();
+      for (const feed of feeds.splice(0)) feed.stop();
       if (started) {
         started = false;
         await boss.stop({ graceful: true, timeout: timeoutMs, close: true });

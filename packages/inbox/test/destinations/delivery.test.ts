@@ -274,6 +274,57 @@ destinations:
     expect(gone.requests).toHaveLength(1);
   });
 
+  it("leaves a closed destination's backlog in its queue until the probe, then delivers every event once", async () => {
+    // Fails its first request only, which opens the circuit: the probe, 3 s on, succeeds.
+    let failures = 1;
+    const closed = await sink(() => ({ status: failures-- > 0 ? 500 : 204 }));
+    await startWith(`
+destinations:
+  closed:
+    url: ${closed.url}
+    allowPrivateNetwork: true
+    concurrency: 2
+    events: [{ source: shop }]
+    retrySchedule: [0, 0, 0, 0, 0, 0, 0, 0]
+    breaker: { failures: 1, probeAfter: 3 }
+    secrets: [${secret()}]
+`);
+    const queue = destinationQueue('closed');
+    const jobs = async (where: string) =>
+      Number(
+        (
+          await harness.pool.query<{ n: string }>(
+            `select count(*) as n from pgboss.job where name = $1 and ${where}`,
+            [queue],
+          )
+        ).rows[0]!.n,
+      );
+    await harness.producer.send({ provider: 'shop', eventId: 'c0', type: 'a', payload: {} });
+    await waitFor(
+      async () =>
+        (
+          await harness.pool.query(
+            `select 1 from destination_states where name = 'closed' and state = 'open'`,
+          )
+        ).rowCount === 1,
+      { timeout: 30_000, message: 'the circuit open after the first failure' },
+    );
+    // The next 20 deliveries are sent while it is open, until the probe 3 s on.
+    for (let i = 1; i <= 20; i++) {
+      await harness.producer.send({ provider: 'shop', eventId: `c${i}`, type: 'a', payload: {} });
+    }
+    await waitFor(() => new Set(closed.requests.map((r) => r.headers['webhook-id'])).size === 21, {
+      timeout: 60_000,
+      message: 'every event delivered after the probe',
+    });
+    // Put back: the deliveries fetched with the one that found the circuit open (2 slots × 2 per fetch), while it
+    // was open and while the probe was in flight, not each of the 20.
+    const putBack = (await jobs(`data->>'eventId' <> 'c0' and state = 'completed'`)) - 20;
+    expect(putBack, `${putBack} put back`).toBeLessThanOrEqual(12);
+    // Sent once each after the 2xx: 21 deliveries, one failed request before them.
+    expect(closed.requests).toHaveLength(22);
+  });
+
   it('never lets a slow destination delay another: the healthy one gets every event while the slow one holds its slot', async () => {
     const release: Array<() => void> = [];
     const slow = await sink(() => new Promise((resolve) => release.push(() => resolve({ status: 200 }))));

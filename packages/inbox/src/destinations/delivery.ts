@@ -80,7 +80,8 @@ export function destinationEffect(name: string): string {
 
 /**
  * A delivery put back because its destination takes none now (paused, or its circuit open until the probe): how
- * long its queue need not be fetched, since every delivery fetched meanwhile would be put back the same way.
+ * long its queue need not be fetched, since every delivery fetched meanwhile would be put back the same way. At
+ * most `PAUSED_RECHECK_SECONDS`, so a resume (which also closes an open circuit) is seen as soon as before.
  */
 export interface DeliveryHold {
   seconds: number;
@@ -109,7 +110,7 @@ export async function deliver(
   if (start?.state === 'open' && !start.probe) {
     const wait = start.probeAt ? (start.probeAt.getTime() - Date.now()) / 1000 : PAUSED_RECHECK_SECONDS;
     await later(ctx, job, Math.max(1, wait));
-    return { seconds: Math.max(1, wait), reason: 'circuit open' };
+    return { seconds: Math.min(Math.max(1, wait), PAUSED_RECHECK_SECONDS), reason: 'circuit open' };
   }
   if (!start?.type || !start.receivedAt || start.payload === null) {
     ctx.log.warn(

@@ -18,7 +18,6 @@ export class DeliveryFeed {
   readonly #options: WorkOptions;
   readonly #deliver: (job: Job<DeliveryJob>) => Promise<DeliveryHold | undefined>;
   readonly #log: Logger;
-  #workId: string | undefined;
   #resume: NodeJS.Timeout | undefined;
   #stopped = false;
 
@@ -39,7 +38,7 @@ export class DeliveryFeed {
   /** Fetches and delivers the queue's jobs (again, after a hold). */
   async start(): Promise<void> {
     if (this.#stopped) return;
-    this.#workId = await this.#boss.work<DeliveryJob>(this.#queue, this.#options, async (jobs) => {
+    await this.#boss.work<DeliveryJob>(this.#queue, this.#options, async (jobs) => {
       let hold: DeliveryHold | undefined;
       for (const job of jobs) hold = (await this.#deliver(job)) ?? hold;
       if (hold) this.#hold(hold);
@@ -55,10 +54,9 @@ export class DeliveryFeed {
   #hold({ seconds, reason }: DeliveryHold): void {
     if (this.#resume || this.#stopped) return;
     this.#log.debug({ reason, seconds }, 'destination takes no deliveries now: its queue waits, not fetched');
-    const workId = this.#workId;
-    this.#workId = undefined;
-    // From inside the handler: without waiting, which would wait for this very handler.
-    if (workId) void this.#boss.offWork(this.#queue, { id: workId, wait: false });
+    // Every worker of this pg-boss on the queue is this feed's. From inside a handler: without waiting, which
+    // would wait for this very handler.
+    void this.#boss.offWork(this.#queue, { wait: false });
     this.#resume = setTimeout(() => {
       this.#resume = undefined;
       this.start().catch((error: unknown) =>

@@ -6,7 +6,15 @@ import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import type { BenchContext } from './lib/context.ts';
 import { cpuMs, ownCpuMs } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { count, sendAll, spawnReady, stop, timeUntil, WORKER, workerStartFlags } from './worker.ts';
+import {
+  count,
+  sendAll,
+  spawnReady,
+  stop,
+  timeUntil,
+  WORKER,
+  workerStartFlags,
+} from './lib/worker-process.ts';
 import { checkoutEvent, startProducer } from '@webhook-inbox/scenarios/worker';
 
 /** The tables whose size grows with events: the inbox's, pg-boss's jobs, and the example product's. */

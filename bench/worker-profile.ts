@@ -22,17 +22,16 @@ import { createPool } from '../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { cpuMs, memory } from './lib/process.ts';
-import { enqueueNaive, NAIVE_QUEUE } from './lib/naive-worker.ts';
+import { enqueueNaive, NAIVE_QUEUE, NAIVE_WORKER } from './lib/naive-worker.ts';
 import {
   count,
-  NAIVE_WORKER,
   sendAll,
   spawnReady,
   stop,
   timeUntil,
   WORKER,
   workerStartFlags,
-} from './worker.ts';
+} from './lib/worker-process.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),

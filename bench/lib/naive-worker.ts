@@ -24,6 +24,8 @@ import { createMailer } from '../../apps/worker/src/mail.ts';
 import { printError, startBaselineBoss } from './raw-boss.ts';
 
 export const NAIVE_QUEUE = 'bench-naive-checkout';
+/** This program's path, to run it as a process. */
+export const NAIVE_WORKER = fileURLToPath(import.meta.url);
 
 type Checkout = StripeInboxEvent<'checkout.session.completed'>;
 
@@ -102,7 +104,7 @@ async function work(url: string, smtpUrl: string): Promise<void> {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === NAIVE_WORKER) {
   const [url, smtpUrl] = process.argv.slice(2);
   if (!url || !smtpUrl) throw new Error('usage: node naive-worker.ts <database url> <smtp url>');
   await work(url, smtpUrl);

@@ -42,6 +42,67 @@ async function jobIds(eventId: string): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
+/** A processed event of provider `test` to hang attempt rows on. */
+async function recordEvent(eventId: string): Promise<void> {
+  await harness.pool.query(
+    `insert into webhook_events (provider, event_id, type, status) values ('test', $1, 'race', 'processed')`,
+    [eventId],
+  );
+}
+
+/** A completed attempt of `destination.crm`, as a worker reports it. */
+function attemptRecord(eventId: string, fields: Partial<AttemptRecord>): AttemptRecord {
+  return {
+    provider: 'test',
+    eventId,
+    effect: 'destination.crm',
+    startedAt: new Date(),
+    finishedAt: new Date(),
+    durationMs: 1,
+    outcome: 'completed',
+    error: null,
+    worker: 'host/1',
+    jobId: null,
+    ...fields,
+  };
+}
+
+/**
+ * Writes `held` in a transaction left open, runs `write` until it waits on that row's lock (seen in
+ * pg_stat_activity), then commits the transaction and waits for `write`: the race of two writers of one
+ * effect's attempts, in a fixed order.
+ */
+async function whileAnAttemptIsHeld(held: AttemptRecord, write: () => Promise<void>): Promise<void> {
+  const holder = await harness.pool.connect();
+  try {
+    await holder.query('begin');
+    await holder.query(insertAttempts([held]));
+    const written = write();
+    await waitFor(
+      async () =>
+        (
+          await harness.pool.query(
+            `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%effect_attempts%'`,
+          )
+        ).rowCount === 1,
+      { timeout: 10_000, message: 'a write waiting on the held attempt row' },
+    );
+    await holder.query('commit');
+    await written;
+  } finally {
+    holder.release();
+  }
+}
+
+/** The event's attempt rows as [number, error], in number order. */
+async function numbered(eventId: string): Promise<[number, string][]> {
+  const { rows } = await harness.pool.query<{ attempt: number; error: string }>(
+    `select attempt, error from effect_attempts where event_id = $1 order by attempt`,
+    [eventId],
+  );
+  return rows.map((row) => [row.attempt, row.error]);
+}
+
 describe('effect_attempts', () => {
   it('keeps a failed attempt with its database cause, then the attempt that completed', async () => {
     await harness.pool.query('create table if not exists flaky_once (event_id text primary key)');
@@ -125,49 +186,17 @@ describe('effect_attempts', () => {
   });
 
   it("numbers an attempt after a concurrent writer's row rather than dropping it (a delivery beside its fan-out)", async () => {
-    await harness.pool.query(
-      `insert into webhook_events (provider, event_id, type, status) values ('test', 'evt_race', 'race', 'processed')`,
+    await recordEvent('evt_race');
+    const record = (error: string, responseStatus: number | null) =>
+      attemptRecord('evt_race', { error, responseStatus });
+    // The fan-out's batch has written attempt 1 and not committed yet; the delivery reads the last number before
+    // that row commits, so its own 1 waits on the batch's.
+    await whileAnAttemptIsHeld(record('fan-out', null), () =>
+      writeAttempts(harness.pool, [record('delivery', 204)]),
     );
-    const record = (error: string, responseStatus: number | null): AttemptRecord => ({
-      provider: 'test',
-      eventId: 'evt_race',
-      effect: 'destination.crm',
-      startedAt: new Date(),
-      finishedAt: new Date(),
-      durationMs: 1,
-      outcome: 'completed',
-      error,
-      worker: 'host/1',
-      jobId: null,
-      responseStatus,
-    });
-    // The fan-out's batch has written attempt 1 and not committed yet.
-    const batch = await harness.pool.connect();
-    try {
-      await batch.query('begin');
-      await batch.query(insertAttempts([record('fan-out', null)]));
-      // The delivery reads the last number before that row commits, so its own 1 waits on the batch's.
-      const delivery = writeAttempts(harness.pool, [record('delivery', 204)]);
-      await waitFor(
-        async () =>
-          (
-            await harness.pool.query(
-              `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%effect_attempts%'`,
-            )
-          ).rowCount === 1,
-        { timeout: 10_000, message: "the delivery's row waiting on the batch's" },
-      );
-      await batch.query('commit');
-      await delivery;
-    } finally {
-      batch.release();
-    }
     // Two records of one effect in one call: the second is numbered after the first.
     await writeAttempts(harness.pool, [record('retry 1', 500), record('retry 2', 204)]);
-    const rows = await harness.pool.query<{ attempt: number; error: string }>(
-      `select attempt, error from effect_attempts where event_id = 'evt_race' order by attempt`,
-    );
-    expect(rows.rows.map((r) => [r.attempt, r.error])).toEqual([
+    expect(await numbered('evt_race')).toEqual([
       [1, 'fan-out'],
       [2, 'delivery'],
       [3, 'retry 1'],
@@ -176,47 +205,20 @@ describe('effect_attempts', () => {
   });
 
   it('keeps both of two records of one effect when the first loses its number, neither written twice', async () => {
-    await harness.pool.query(
-      `insert into webhook_events (provider, event_id, type, status) values ('test', 'evt_race2', 'race', 'processed')`,
+    await recordEvent('evt_race2');
+    const record = (error: string, ms: number) =>
+      attemptRecord('evt_race2', {
+        error,
+        startedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)),
+        finishedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms + 1)),
+      });
+    // The first record is numbered 1 and waits on the batch's uncommitted 1; the second, numbered 2, is added.
+    await whileAnAttemptIsHeld(record('fan-out', 0), () =>
+      writeAttempts(harness.pool, [record('first', 10), record('second', 20)]),
     );
-    const record = (error: string, ms: number): AttemptRecord => ({
-      provider: 'test',
-      eventId: 'evt_race2',
-      effect: 'destination.crm',
-      startedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)),
-      finishedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms + 1)),
-      durationMs: 1,
-      outcome: 'completed',
-      error,
-      worker: 'host/1',
-      jobId: null,
-    });
-    const batch = await harness.pool.connect();
-    try {
-      await batch.query('begin');
-      await batch.query(insertAttempts([record('fan-out', 0)]));
-      // The first record is numbered 1 and waits on the batch's uncommitted 1; the second, numbered 2, is added.
-      const written = writeAttempts(harness.pool, [record('first', 10), record('second', 20)]);
-      await waitFor(
-        async () =>
-          (
-            await harness.pool.query(
-              `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%effect_attempts%'`,
-            )
-          ).rowCount === 1,
-        { timeout: 10_000, message: "the first record's row waiting on the batch's" },
-      );
-      await batch.query('commit');
-      await written;
-    } finally {
-      batch.release();
-    }
     // The first is written again after the second (counted by effect alone, the second would be written twice
     // and the first lost).
-    const rows = await harness.pool.query<{ attempt: number; error: string }>(
-      `select attempt, error from effect_attempts where event_id = 'evt_race2' order by attempt`,
-    );
-    expect(rows.rows.map((r) => [r.attempt, r.error])).toEqual([
+    expect(await numbered('evt_race2')).toEqual([
       [1, 'fan-out'],
       [2, 'second'],
       [3, 'first'],

@@ -61,8 +61,8 @@ export async function drainInTurns<M extends string>(
       const total = totals[mode];
       const before = await drainer.done();
       await drainer.load(options.events);
-      const process = await drainer.start();
-      const pid = process.pid!;
+      const child = await drainer.start();
+      const pid = child.pid!;
       if (Number.isNaN(total.idleRssMiB)) total.idleRssMiB = memory(pid).rssMiB;
       const rss = sampleRss(pid);
       const cpuAtStart = cpuMs(pid);
@@ -70,7 +70,7 @@ export async function drainInTurns<M extends string>(
       total.cpuMs += cpuMs(pid) - cpuAtStart;
       total.maxRssMiB = Math.max(total.maxRssMiB, rss.stop());
       total.peakRssMiB = Math.max(total.peakRssMiB, memory(pid).peakMiB);
-      await stop(process);
+      await stop(child);
       total.events += options.events;
       total.seconds += rate.seconds;
     },
@@ -80,11 +80,10 @@ export async function drainInTurns<M extends string>(
 }
 
 /**
- * The inbox worker's side of a drain on `pool`'s database: checkout events (three effects each) recorded
- * through `ingest()`, a worker
- * (`node <start flags> server.ts`) with `env` over the base one (`DATABASE_URL`, `SMTP_URL`, `LOG_LEVEL`,
- * `WORKER_PORT`), events done when processed. With `queue`, the queues are configured so before each backlog is
- * recorded (jobs carry their queue's settings from when they were sent).
+ * The inbox worker's side of a drain on `pool`'s database: checkout events (three effects each) recorded through
+ * `ingest()`, drained by a worker (`node <start flags> server.ts`) started with `env`; an event is done when
+ * processed. With `queue`, the queues are configured so before each backlog is recorded (a job keeps its queue's
+ * settings from when it was sent).
  */
 export function checkoutDrainer(
   pool: pg.Pool,

@@ -5,9 +5,9 @@ import { createPool } from '../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../packages/inbox/src/queue.ts';
 import type { BenchContext } from './lib/context.ts';
 import { enqueueNaive, NAIVE_QUEUE, NAIVE_WORKER } from './lib/naive-worker.ts';
-import { cpuMs, memory, sampleRss } from './lib/process.ts';
+import { memory, sampleRss } from './lib/process.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
-import { checkoutEvent, type Producer } from '@webhook-inbox/scenarios/worker';
+import { checkoutEvent } from '@webhook-inbox/scenarios/worker';
 import {
   checkoutDrainer,
   cpuMsPerEvent,
@@ -24,9 +24,7 @@ import {
   sendAll,
   spawnReady,
   stop,
-  timeUntil,
   timeWhile,
-  WORKER,
   workerStartFlags,
   type Rate,
 } from './lib/worker-process.ts';
@@ -66,11 +64,9 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
     const { drains, sendWork } = await withProducer(url, async (pool, producer) => {
       const naivePool = createPool({ connectionString: naiveUrl, max: 2 });
       try {
+        const worker = checkoutDrainer(pool, producer, { name: 'bench', env });
         const drains = await drainInTurns(
-          {
-            naive: naiveDrainer(naivePool, naiveUrl, smtp.url),
-            worker: checkoutDrainer(pool, producer, { name: 'bench', env }),
-          },
+          { naive: naiveDrainer(naivePool, naiveUrl, smtp.url), worker },
           { rounds: 2, events, abba: true },
         );
         await expectCount(
@@ -79,7 +75,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
           `select count(*)::int as n from accounts`,
           2 * events,
         );
-        const sendWork = await ingestWhileWorking(pool, producer, env, events);
+        const sendWork = await ingestWhileWorking(worker, events);
         await expectCount(
           pool,
           'worker: events not processed',
@@ -180,7 +176,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
           result: heartbeatRatio >= 0.95 ? 'ok' : 'MISSED',
         }),
         row('(info) pg-boss raw: drain a backlog of no-op jobs', raw.drain, {
-          'CPU ms/event': fixed(raw.drain.cpuMsPerEvent, 2),
+          'CPU ms/event': cpu(raw.drain),
         }),
         row(`(info) pg-boss raw: send (x${SENDERS}) + work, no-op`, raw.sendWork),
         row(`(info) worker: ingest (x${SENDERS}) + effects, accepted to done`, sendWork, {
@@ -200,7 +196,7 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
         `worker: node ${[...workerStartFlags(), 'server.ts'].join(' ')}, batches of 50, 4 in flight, pool 20, LOG_LEVEL=${logLevel} (stdout to /dev/null); emails accepted by a local SMTP server: ${smtp.received()}`,
         `PostgreSQL (embedded) ${ctx.postgres.durable ? 'durable: fsync + synchronous_commit on' : 'fsync/synchronous_commit OFF'}`,
         'same machine: senders, the SMTP sink, the worker and PostgreSQL share its CPUs',
-        `naive baseline: node lib/naive-worker.ts, the example's effect functions as one pg-boss handler (job data = the event), batches of 50, 4 in flight, pool 20, synchronous_commit=off; raw pg-boss peak RSS ${fixed(raw.peakRss, 0)} MiB`,
+        `naive baseline: node lib/naive-worker.ts, the example's effect functions as one pg-boss handler (job data = the event), batches of 50, 4 in flight, pool 20, synchronous_commit=off; raw pg-boss peak RSS ${fixed(raw.drain.peakRssMiB, 0)} MiB`,
         'CPU ms/event: user + system CPU of the worker process (/proc/<pid>/stat) from ready to the last event done, divided by the events',
         `naive handler and worker: each row sums two drains of ${events} (naive, worker, worker, naive: the order evens out the machine's drift during the run); each drain a new backlog, each worker a new process`,
         `heartbeats: each row sums two drains of ${events} (on, off, off, on: the order evens out a table that grows); with them pg-boss refreshes each batch's jobs every 5 s and one worker counts the queue's jobs every 5 s`,
@@ -214,29 +210,28 @@ export async function workerBenchmark(ctx: BenchContext): Promise<BenchTable> {
 async function rawBaseline(url: string, events: number) {
   const pool = createPool({ connectionString: url, max: 2 });
   const sender = await startRawSender(url, SENDERS + 2);
-  const done = () =>
-    count(pool, `select count(*)::int as n from pgboss.job where name = $1 and state = 'completed'`, [
-      RAW_QUEUE,
-    ]);
+  let sent = 0;
+  const raw: Drainer = {
+    async load(n) {
+      const first = sent;
+      await sendAll(n, (i) => sender.send(first + i));
+      sent += n;
+    },
+    start: () => spawnReady(process.execPath, [RAW_WORKER, url], {}, 'ready'),
+    done: () =>
+      count(pool, `select count(*)::int as n from pgboss.job where name = $1 and state = 'completed'`, [
+        RAW_QUEUE,
+      ]),
+  };
   try {
     // (a) drain
-    await sendAll(events, (i) => sender.send(i));
-    let worker = await spawnReady(process.execPath, [RAW_WORKER, url], {}, 'ready');
-    const cpuBefore = cpuMs(worker.pid!);
-    const rate = await timeUntil(events, done);
-    const drain = { ...rate, cpuMsPerEvent: (cpuMs(worker.pid!) - cpuBefore) / events };
-    const peakRss = memory(worker.pid!).peakMiB;
-    await stop(worker);
+    const { raw: drain } = await drainInTurns({ raw }, { rounds: 1, events });
     // (b) send + work
-    worker = await spawnReady(process.execPath, [RAW_WORKER, url], {}, 'ready');
-    const sendWork = await timeWhile(
-      () => sendAll(events, (i) => sender.send(events + i)),
-      2 * events,
-      done,
-      events,
-    );
+    const before = await raw.done();
+    const worker = await raw.start();
+    const sendWork = await timeWhile(() => raw.load(events), before + events, raw.done, events);
     await stop(worker);
-    return { drain, sendWork, peakRss };
+    return { drain, sendWork };
   } finally {
     await sender.stop();
     await pool.end();
@@ -269,32 +264,12 @@ function naiveDrainer(pool: pg.Pool, url: string, smtpUrl: string): Drainer {
   };
 }
 
-/** (b): a worker running while `SENDERS` senders record `events` new checkout events; the rate, and its RSS. */
-async function ingestWhileWorking(
-  pool: pg.Pool,
-  producer: Producer,
-  env: Record<string, string>,
-  events: number,
-) {
-  const done = () => count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`);
-  const before = await done();
-  const worker = await spawnReady(process.execPath, [...workerStartFlags(), WORKER], env, '"worker started"');
+/** (b): `drainer`'s worker running while `SENDERS` senders record `events` new events; the rate, and its RSS. */
+async function ingestWhileWorking(drainer: Drainer, events: number) {
+  const before = await drainer.done();
+  const worker = await drainer.start();
   const rss = sampleRss(worker.pid!);
-  const rate = await timeWhile(
-    () =>
-      sendAll(events, (i) =>
-        producer.send(
-          checkoutEvent({
-            customer: `cus_live_${i}`,
-            subscription: `sub_live_${i}`,
-            email: `l${i}@example.test`,
-          }),
-        ),
-      ),
-    before + events,
-    done,
-    events,
-  );
+  const rate = await timeWhile(() => drainer.load(events), before + events, drainer.done, events);
   const maxRssMiB = rss.stop();
   const peakRssMiB = memory(worker.pid!).peakMiB;
   await stop(worker);

@@ -15,11 +15,11 @@ import { checkoutEvent, startProducer, type Producer } from '@webhook-inbox/scen
 /** One side of a same-run drain comparison: how its backlog is made, its process started, its progress read. */
 export interface Drainer {
   /** Records `events` new events for the next drain. */
-  load(events: number): Promise<void>;
+  load: (events: number) => Promise<void>;
   /** Starts the draining process; it resolves once the process is ready. */
-  start(): Promise<ChildProcess>;
+  start: () => Promise<ChildProcess>;
   /** How many events are done so far, this drainer's and any other's that shares its database. */
-  done(): Promise<number>;
+  done: () => Promise<number>;
 }
 
 export interface DrainTotals {
@@ -116,10 +116,9 @@ export function checkoutDrainer(
 export async function withProducer<T>(
   url: string,
   use: (pool: pg.Pool, producer: Producer) => Promise<T>,
-  settings: QueueSettings = DEFAULT_QUEUE_SETTINGS,
 ): Promise<T> {
   const pool = createPool({ connectionString: url, max: 18 });
-  const producer = await startProducer(pool, url, settings);
+  const producer = await startProducer(pool, url, DEFAULT_QUEUE_SETTINGS);
   try {
     return await use(pool, producer);
   } finally {

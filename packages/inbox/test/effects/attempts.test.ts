@@ -50,7 +50,7 @@ async function recordEvent(eventId: string): Promise<void> {
   );
 }
 
-/** A completed attempt of `destination.crm`, as a worker reports it. */
+/** A completed attempt (of `destination.crm` unless `fields` say otherwise), as a worker reports it. */
 function attemptRecord(eventId: string, fields: Partial<AttemptRecord>): AttemptRecord {
   return {
     provider: 'test',
@@ -226,19 +226,7 @@ describe('effect_attempts', () => {
   });
 
   it('writes nothing for an event that is not recorded (purged meanwhile)', async () => {
-    const gone: AttemptRecord = {
-      provider: 'test',
-      eventId: 'evt_gone',
-      effect: 'x',
-      startedAt: new Date(),
-      finishedAt: new Date(),
-      durationMs: 0,
-      outcome: 'completed',
-      error: null,
-      worker: 'host/1',
-      jobId: null,
-    };
-    await writeAttempts(harness.pool, [gone]);
+    await writeAttempts(harness.pool, [attemptRecord('evt_gone', { effect: 'x', durationMs: 0 })]);
     expect(await attempts('evt_gone')).toEqual([]);
   });
 

@@ -98,10 +98,24 @@ export async function deliver(
   jobId: string,
 ): Promise<DeliveryHold | undefined> {
   const { destination, pool } = ctx;
+  const effect = destinationEffect(destination.name);
+  const ref: EffectRef = {
+    provider: job.provider,
+    eventId: job.eventId,
+    effect,
+    idempotencyKey: eventIdempotencyKey(job.provider, job.eventId, effect),
+  };
+  const leaseMs = destination.timeoutMs + LEASE_MARGIN_MS;
+  const claimedAt = performance.now();
   const {
     rows: [start],
   } = await pool.query<deliveries.DeliveryStart>(
-    deliveries.startDelivery({ name: destination.name, probeAfterMs: destination.breaker.probeAfterMs }, job),
+    deliveries.startDelivery(
+      { name: destination.name, probeAfterMs: destination.breaker.probeAfterMs },
+      ref,
+      leaseMs,
+      ctx.limits.slotTerms,
+    ),
   );
   if (start?.state === 'paused') {
     await later(ctx, job, PAUSED_RECHECK_SECONDS);
@@ -119,35 +133,37 @@ export async function deliver(
     );
     return undefined;
   }
+  if (start.keyAttempts === null || start.claimToken === null) {
+    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now.
+    if (start.heldUntil) await later(ctx, job, HELD_RECHECK_SECONDS);
+    return undefined;
+  }
+  const fence = { keyAttempts: start.keyAttempts, token: start.claimToken };
   const event = { type: start.type, receivedAt: start.receivedAt, payload: start.payload };
 
-  const effect = destinationEffect(destination.name);
-  const ref: EffectRef = {
-    provider: job.provider,
-    eventId: job.eventId,
-    effect,
-    idempotencyKey: eventIdempotencyKey(job.provider, job.eventId, effect),
-  };
-  const slot = await ctx.limits.takeSlot(AbortSignal.any([ctx.stopping, AbortSignal.timeout(SLOT_WAIT_MS)]));
+  const slot =
+    start.slot !== null && start.slotToken !== null
+      ? ctx.limits.held(start.slot, start.slotToken)
+      : await ctx.limits.takeSlot(AbortSignal.any([ctx.stopping, AbortSignal.timeout(SLOT_WAIT_MS)]));
   if (!slot) {
+    // Not sent: the key is let go at once, so the delivery's next job need not wait for the lease.
+    await pool.query(idempotencyKeys.releaseClaim(ref, fence));
     await later(ctx, job, 1);
     return undefined;
   }
-  let sent: Sent | 'completed' | 'held' | 'lost';
+  let sent: Sent | 'lost';
   try {
-    sent = await request(ctx, job, ref, event);
+    sent = await request(ctx, job, ref, event, new Lease(pool, ref, fence, leaseMs, claimedAt, ctx.log));
   } catch (error) {
     await slot.free();
     throw error;
   }
-  if (typeof sent === 'string') {
+  if (sent === 'lost') {
+    // Another attempt took the key over while this one waited (for a slot, or the rate limit).
     await slot.free();
-    // Completed: delivered (2xx recorded) by an earlier attempt. Held: another attempt is sending it now. Lost:
-    // another attempt took the key over while this one waited.
-    if (sent === 'held') await later(ctx, job, HELD_RECHECK_SECONDS);
     return undefined;
   }
-  const { fence, startedAt, result, log } = sent;
+  const { startedAt, result, log } = sent;
   ctx.observer?.delivery({
     destination: destination.name,
     outcome: outcomeOf(result),
@@ -239,34 +255,23 @@ export async function deliver(
 }
 
 interface Sent {
-  fence: idempotencyKeys.ClaimFence;
   startedAt: Date;
   result: OutboundResult;
   log: Logger;
 }
 
 /**
- * Claims the delivery's key, waits for its start under the rate limit and sends it: what was sent and its
- * answer, or why nothing was (the key completed, held by another attempt, or lost to one).
+ * Waits for the delivery's start under the rate limit and sends it, its claim proven right before the request:
+ * what was sent and its answer, or `lost` when another attempt took the key over meanwhile (nothing sent).
  */
 async function request(
   ctx: DeliveryContext,
   job: DeliveryJob,
   ref: EffectRef,
   event: { type: string; receivedAt: Date; payload: string },
-): Promise<Sent | 'completed' | 'held' | 'lost'> {
-  const { destination, pool } = ctx;
-  const leaseMs = destination.timeoutMs + LEASE_MARGIN_MS;
-  const sentAt = performance.now();
-  const {
-    rows: [claim],
-  } = await pool.query<idempotencyKeys.KeyClaimRow>(idempotencyKeys.claimKey(ref, leaseMs));
-  if (!claim?.key_attempts || !claim.claim_token) return claim?.held_until ? 'held' : 'completed';
-  const log = ctx.log.child({ destination: destination.name, provider: job.provider, eventId: job.eventId });
-  const fence = { keyAttempts: claim.key_attempts, token: claim.claim_token };
-  const lease = new Lease(pool, ref, fence, leaseMs, sentAt, log);
-
-  // The rate limit is waited for after the claim: the lease is proven again right before the request.
+  lease: Lease,
+): Promise<Sent | 'lost'> {
+  const { destination } = ctx;
   await ctx.limits.awaitStart();
   try {
     await lease.hold();
@@ -274,7 +279,7 @@ async function request(
     if (error instanceof LeaseLostError) return 'lost';
     throw error;
   }
-
+  const log = ctx.log.child({ provider: job.provider, eventId: job.eventId });
   const startedAt = new Date();
   const body = bodyOf(destination, job, ref.idempotencyKey, event);
   const result = await send({
@@ -290,7 +295,7 @@ async function request(
     allowPrivateNetwork: destination.allowPrivateNetwork,
     agent: ctx.agent,
   });
-  return { fence, startedAt, result, log };
+  return { startedAt, result, log };
 }
 
 /** The same attempt again after `seconds` (paused, circuit open, key held): not counted as an attempt. */

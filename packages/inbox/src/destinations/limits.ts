@@ -2,8 +2,9 @@
  * A destination's rate limit and concurrency, shared by every worker process that delivers to it: both live in
  * PostgreSQL, on the destination's own rows, so one limited destination never touches another's.
  *
- * - Concurrency: `concurrency` leased slots (`destination_slots`). A delivery takes one before its request and
- *   frees it after the answer; while all are held it polls, backing off, for the first one freed.
+ * - Concurrency: `concurrency` leased slots (`destination_slots`). A delivery takes one before its request (with
+ *   its start, `slotTerms`) and frees it after the answer; while all are held it polls, backing off, for the
+ *   first one freed (`takeSlot`).
  * - Rate: the next start time on the destination's state row (`next_start_at`), moved one interval on by each
  *   delivery that reserves it, so starts are evenly spaced (no burst) across workers. A destination without a
  *   rate limit never reads it.
@@ -11,6 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { destinationSlots, destinationStates } from '../sql/index.ts';
+import type { SlotTerms } from '../sql/destination-slots.ts';
 import type { Destination } from './config.ts';
 
 /** A slot this delivery holds until `free()`, or until the statement that ends its attempt frees it. */
@@ -30,6 +32,8 @@ export class DestinationLimits {
   readonly #destination: Limited;
   readonly #intervalMs: number;
   readonly #leaseMs: number;
+  /** Which slots a delivery takes, for how long: for the statement that takes one with the delivery's start. */
+  readonly slotTerms: SlotTerms;
 
   /** `marginMs`: how long a slot's lease outlives the request (the attempt's record). */
   constructor(pool: pg.Pool, destination: Limited, marginMs: number) {
@@ -38,6 +42,11 @@ export class DestinationLimits {
     this.#intervalMs = destination.rateLimit ? 1000 / destination.rateLimit : 0;
     // A slot is held through the wait for the rate limit too: at most one start per slot ahead of this one.
     this.#leaseMs = destination.timeoutMs + marginMs + this.#intervalMs * destination.concurrency;
+    this.slotTerms = {
+      destination: destination.name,
+      concurrency: destination.concurrency,
+      leaseMs: this.#leaseMs,
+    };
   }
 
   /** At a worker's start: the destination's slots exist. */
@@ -59,15 +68,20 @@ export class DestinationLimits {
       } = await this.#pool.query<{ slot: number; token: string }>(
         destinationSlots.takeSlot(name, concurrency, this.#leaseMs),
       );
-      if (taken) {
-        return {
-          ...taken,
-          free: () => this.#pool.query(destinationSlots.freeSlot(name, taken.slot, taken.token)).then(),
-        };
-      }
+      if (taken) return this.held(taken.slot, taken.token);
       await sleep(pollMs, undefined, { signal }).catch(() => undefined);
     }
     return undefined;
+  }
+
+  /** A slot this delivery took (here, or with its start), to free after its answer. */
+  held(slot: number, token: string): HeldSlot {
+    const name = this.#destination.name;
+    return {
+      slot,
+      token,
+      free: () => this.#pool.query(destinationSlots.freeSlot(name, slot, token)).then(),
+    };
   }
 
   /** Resolves at this delivery's start under the rate limit (at once without one). */

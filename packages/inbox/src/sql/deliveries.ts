@@ -5,42 +5,80 @@ import {
   deliverySuccessUpdate,
   pauseUpdate,
 } from './destination-states.ts';
-import { freeSlotUpdate } from './destination-slots.ts';
-import { completeKeyUpdate, failKeyUpdate, type ClaimFence, type EffectRef } from './idempotency-keys.ts';
+import { freeSlotUpdate, slotTakeUpdate, type SlotTerms } from './destination-slots.ts';
+import {
+  completeKeyUpdate,
+  failKeyUpdate,
+  keyClaim,
+  keyClaimColumns,
+  type ClaimFence,
+  type EffectRef,
+} from './idempotency-keys.ts';
 import { Params, type Statement } from './statement.ts';
 import { PAYLOAD_OF_EVENT } from './webhook-events.ts';
-import type { DestinationState } from '@webhook-inbox/db/statuses';
+import type { DestinationState, IdempotencyKeyStatus } from '@webhook-inbox/db/statuses';
 
 /**
- * A destination delivery's statements that span tables, one round trip each: its start (the breaker's gate and
- * the event it sends) and its end (the attempt's row, the key's mark, the breaker, the slot freed). Each is
- * composed of the fragments the tables' own modules write, so every table's SQL is still written once, there.
+ * A destination delivery's statements that span tables, one round trip each: its start (the breaker's gate, the
+ * event it sends, its key claimed and a concurrency slot taken) and its end (the attempt's row, the key's mark,
+ * the breaker, the slot freed). Each is composed of the fragments the tables' own modules write, so every table's
+ * SQL is still written once, there.
  */
 
-/** What a delivery reads before it sends: the breaker's gate, and the event (its type null when it is gone). */
+/**
+ * What a delivery's start answers: the breaker's gate, the event (its type null when it is gone, its payload
+ * null once purged), and, when the gate let it through and the event is there, its key's claim (`keyClaim`) and, with a claim, a slot (null when every slot is held).
+ */
 export interface DeliveryStart {
   state: DestinationState | null;
   probeAt: Date | null;
   probe: boolean;
   type: string | null;
   receivedAt: Date | null;
-  /** The payload's text; null once purged. */
   payload: string | null;
+  keyAttempts: number | null;
+  claimToken: string | null;
+  priorStatus: IdempotencyKeyStatus | null;
+  heldUntil: Date | null;
+  slot: number | null;
+  slotToken: string | null;
 }
 
+/**
+ * A delivery's start in one statement: the breaker's gate (`deliveryGate`: a due probe is taken), the event, and,
+ * only where the gate lets it through and the payload is there, the key's claim (`keyClaim`) and, only with the
+ * claim, a free slot (`takeSlot`). So a delivery that will not be sent claims nothing and holds no slot; one that
+ * claimed its key but found every slot held waits for a slot on its own (`takeSlot`).
+ */
 export function startDelivery(
   destination: { name: string; probeAfterMs: number },
-  event: { provider: string; eventId: string },
+  ref: EffectRef,
+  keyLeaseMs: number,
+  slot: SlotTerms,
 ): Statement {
   const params = new Params();
   const gate = deliveryGate(params, destination.name, destination.probeAfterMs);
   return {
     name: 'webhook_inbox_start_delivery',
     text: `
-      with ${gate}
-      select gate.*, e.type, e.received_at as "receivedAt", ${PAYLOAD_OF_EVENT} as payload
-        from gate left join webhook_events e
-          on e.provider = ${params.add(event.provider)} and e.event_id = ${params.add(event.eventId)}`,
+      with ${gate},
+      event as (
+        select e.type, e.received_at, ${PAYLOAD_OF_EVENT} as payload
+          from webhook_events e
+         where e.provider = ${params.add(ref.provider)} and e.event_id = ${params.add(ref.eventId)}
+      ),
+      sendable as (
+        select from gate, event
+         where gate.state is distinct from 'paused' and (gate.state is distinct from 'open' or gate.probe)
+           and event.payload is not null
+      ),
+      ${keyClaim(params, ref, keyLeaseMs, 'exists (select from sendable)')},
+      slot_taken as (${slotTakeUpdate(params, slot, 'exists (select from key_claim)')})
+      select gate.*, event.type, event.received_at as "receivedAt", event.payload,
+             ${keyClaimColumns('"keyAttempts"', '"claimToken"', '"priorStatus"', '"heldUntil"')},
+             slot_taken.slot, slot_taken.token::text as "slotToken"
+        from gate left join event on true left join key_claim on true left join key_prior on true
+             left join slot_taken on true`,
     values: params.values,
   };
 }

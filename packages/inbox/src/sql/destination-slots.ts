@@ -23,18 +23,37 @@ export function registerSlots(destination: string, concurrency: number): Stateme
  * Free slots are locked with SKIP LOCKED and rechecked under the lock, so two workers never take the same one.
  */
 export function takeSlot(destination: string, concurrency: number, leaseMs: number): Statement {
+  const params = new Params();
   return {
     name: 'webhook_inbox_take_destination_slot',
-    text: `
+    text: slotTakeUpdate(params, { destination, concurrency, leaseMs }, 'true'),
+    values: params.values,
+  };
+}
+
+/** Which slots a delivery may take, and for how long. */
+export interface SlotTerms {
+  destination: string;
+  concurrency: number;
+  leaseMs: number;
+}
+
+/**
+ * `takeSlot`'s update, taken only where `onlyIf` (a condition, SQL) holds, its values added to `params`: for a
+ * statement that takes the slot with the delivery's start. Returns `slot` and `token`.
+ */
+export function slotTakeUpdate(params: Params, terms: SlotTerms, onlyIf: string): string {
+  const destination = params.add(terms.destination);
+  return `
       update destination_slots s
-         set held_until = clock_timestamp() + make_interval(secs => $3::float8 / 1000), token = gen_random_uuid()
+         set held_until = clock_timestamp() + make_interval(secs => ${params.add(terms.leaseMs)}::float8 / 1000),
+             token = gen_random_uuid()
         from (select destination, slot from destination_slots
-               where destination = $1 and slot < $2 and held_until <= clock_timestamp()
+               where destination = ${destination} and slot < ${params.add(terms.concurrency)}
+                 and held_until <= clock_timestamp() and ${onlyIf}
                order by slot limit 1 for update skip locked) free
        where s.destination = free.destination and s.slot = free.slot
-      returning s.slot, s.token`,
-    values: [destination, concurrency, leaseMs],
-  };
+      returning s.slot, s.token`;
 }
 
 /** Frees the slot this holder took (a lease another delivery took over after it ran out is left alone). */

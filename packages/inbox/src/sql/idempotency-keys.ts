@@ -12,8 +12,7 @@
  */
 
 import type { EventKey } from '../event-key.ts';
-import type { Params } from './statement.ts';
-import { type Statement } from './statement.ts';
+import type { Params, Statement } from './statement.ts';
 
 /** One effect of one event, and the idempotency key it runs under (the event's, or its scope's). */
 export interface EffectRef extends EventKey {
@@ -143,9 +142,9 @@ export function holdClaim(ref: EffectRef, fence: ClaimFence, leaseMs: number): S
 }
 
 /**
- * An attempt that claimed a key gives up on it without knowing whether the effect happened (its mark could not be
- * written): the key stops being held, so the next attempt need not wait for the lease to run out. Status unchanged;
- * only its own claim.
+ * An attempt that claimed a key gives up on it: without knowing whether the effect happened (its mark could not be
+ * written), or before running it (a delivery that got no slot). The key stops being held, so the next attempt need
+ * not wait for the lease to run out. Status unchanged; only its own claim.
  */
 export function releaseClaim(ref: EffectRef, fence: ClaimFence): Statement {
   return {
@@ -241,45 +240,43 @@ export function failExternalEffect(ref: EffectRef, fence: ClaimFence, error: str
   };
 }
 
-/** A claim of a key alone (`claimKey`): a destination's delivery, whose ledger row is its fan-out's. */
-export interface KeyClaimRow {
-  /** The claim's number; null when nothing was claimed (completed, or held). */
-  key_attempts: number | null;
-  claim_token: string | null;
-  prior_status: 'claimed' | 'completed' | 'failed' | null;
-  /** Set when another attempt holds the key: nothing was claimed, the caller tries again later. */
-  held_until: Date | null;
-}
-
 /**
- * A destination's delivery, before it is sent: claims its key for `leaseMs` with a fresh fencing token, under the
- * same rule as `claimExternalEffects` (a completed key is never claimed again; an unexpired claim is waited for),
- * on `idempotency_keys` alone. Its `effect_runs` row is the fan-out's, completed when the delivery was enqueued:
- * the delivery's own record is this key (status, claims made, last error) and its attempts.
+ * A destination's delivery, before it is sent (`deliveries.startDelivery`): claims its key for `leaseMs` with a
+ * fresh fencing token, under the same rule as `claimExternalEffects` (a completed key is never claimed again; an
+ * unexpired claim is waited for), on `idempotency_keys` alone. Its `effect_runs` row is the fan-out's, completed
+ * when the delivery was enqueued: the delivery's own record is this key (status, claims made, last error) and its
+ * attempts. As common table expressions (`key_prior`: the key before; `key_claim`: the claim made, no row when
+ * none was), made only where `onlyIf` (a condition, SQL) holds; its values added to `params`.
  */
-export function claimKey(ref: EffectRef, leaseMs: number): Statement {
-  return {
-    name: 'webhook_inbox_claim_key',
-    text: `
-      with prior as (select status, claim_expires_at from idempotency_keys where key = $1),
-      k as (
+export function keyClaim(params: Params, ref: EffectRef, leaseMs: number, onlyIf: string): string {
+  const key = params.add(ref.idempotencyKey);
+  return `
+      key_prior as (select status, claim_expires_at from idempotency_keys where key = ${key}),
+      key_claim as (
         insert into idempotency_keys as k
           (key, effect, provider, event_id, status, attempts, claimed_at, claim_expires_at, claim_token)
-        values ($1, $2, $3, $4, 'claimed', 1, now(), now() + make_interval(secs => $5::float8 / 1000),
-                gen_random_uuid())
+        select ${key}, ${params.add(ref.effect)}, ${params.add(ref.provider)}, ${params.add(ref.eventId)}, 'claimed',
+               1, now(), now() + make_interval(secs => ${params.add(leaseMs)}::float8 / 1000), gen_random_uuid()
+         where ${onlyIf}
         on conflict (key) do update
            set status = 'claimed', attempts = k.attempts + 1, claimed_at = now(),
                claim_expires_at = excluded.claim_expires_at, claim_token = excluded.claim_token, last_error = null
          where k.status <> 'completed'
            and (k.status <> 'claimed' or k.claim_expires_at is null or k.claim_expires_at <= now())
         returning attempts, claim_token
-      )
-      select k.attempts as key_attempts, k.claim_token::text as claim_token, p.status as prior_status,
-             case when k.attempts is null and p.status is distinct from 'completed'
-                  then greatest(p.claim_expires_at, now()) end as held_until
-        from (select) one left join k on true left join prior p on true`,
-    values: [ref.idempotencyKey, ref.effect, ref.provider, ref.eventId, leaseMs],
-  };
+      )`;
+}
+
+/**
+ * What `keyClaim` did, from its expressions (joined as `key_claim` and `key_prior`), under the given names: the
+ * claim's number and token (null when nothing was claimed: the key completed, or held), the key's status before,
+ * and until when another attempt holds it (null unless held; meaningful only where the claim was tried).
+ */
+export function keyClaimColumns(attempts: string, token: string, prior: string, held: string): string {
+  return `key_claim.attempts as ${attempts}, key_claim.claim_token::text as ${token},
+             key_prior.status as ${prior},
+             case when key_claim.attempts is null and key_prior.status is distinct from 'completed'
+                  then greatest(key_prior.claim_expires_at, now()) end as ${held}`;
 }
 
 /**

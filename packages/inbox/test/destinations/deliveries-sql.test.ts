@@ -1,7 +1,7 @@
 /**
  * A delivery's two composed statements (`sql/deliveries.ts`) against PostgreSQL: its start reads the breaker's gate
- * and the event in one round trip; its end writes the attempt's row, the key's mark, the breaker and the freed slot
- * in one, each part exactly as the table's own statement would.
+ * and the event, claims the key and takes a slot in one round trip; its end writes the attempt's row, the key's
+ * mark, the breaker and the freed slot in one, each part exactly as the table's own statement would.
  */
 import { useTestDatabase } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,6 @@ import {
   deliveries,
   destinationSlots,
   destinationStates,
-  idempotencyKeys,
   webhookEvents,
   type Statement,
 } from '../../src/sql/index.ts';
@@ -22,32 +21,51 @@ const harness = useWorkerHarness(() => db.url);
 const one = async <T extends object>(statement: Statement) =>
   (await harness.pool.query<T>(statement)).rows[0];
 
-/** A recorded event, its destination registered with one slot, the slot taken and the delivery's key claimed. */
-async function claimedDelivery(destination: string, eventId: string) {
-  const { pool, producer } = harness;
-  expect(await producer.send({ eventId, type: 'thing.created' })).toBe('accepted');
-  await pool.query(
+/** `destination`'s delivery of `eventId`: its key's ref. */
+function refOf(destination: string, eventId: string) {
+  const effect = `destination.${destination}`;
+  return { provider: 'test', eventId, effect, idempotencyKey: eventIdempotencyKey('test', eventId, effect) };
+}
+
+/** A destination registered with `slots` slots. */
+async function registered(destination: string, slots = 1): Promise<void> {
+  await harness.pool.query(
     destinationStates.registerDestinations([{ name: destination, url: 'https://x.example/h' }]),
   );
-  await pool.query(destinationSlots.registerSlots(destination, 1));
-  const slot = await one<{ slot: number; token: string }>(destinationSlots.takeSlot(destination, 1, 60_000));
-  const effect = `destination.${destination}`;
-  const ref = {
-    provider: 'test',
-    eventId,
-    effect,
-    idempotencyKey: eventIdempotencyKey('test', eventId, effect),
-  };
-  const claim = await one<idempotencyKeys.KeyClaimRow>(idempotencyKeys.claimKey(ref, 60_000));
+  await harness.pool.query(destinationSlots.registerSlots(destination, slots));
+}
+
+/** The start of `destination`'s delivery of `eventId` (one slot, leases of a minute). */
+async function start(destination: string, eventId: string, slots = 1) {
+  return one<deliveries.DeliveryStart>(
+    deliveries.startDelivery(
+      { name: destination, probeAfterMs: 1_000 },
+      refOf(destination, eventId),
+      60_000,
+      {
+        destination,
+        concurrency: slots,
+        leaseMs: 60_000,
+      },
+    ),
+  );
+}
+
+/** A recorded event, its destination registered with one slot, its start made: the key claimed, the slot taken. */
+async function claimedDelivery(destination: string, eventId: string) {
+  expect(await harness.producer.send({ eventId, type: 'thing.created' })).toBe('accepted');
+  await registered(destination);
+  const started = await start(destination, eventId);
+  const ref = refOf(destination, eventId);
   const end: deliveries.DeliveryEnd = {
     destination,
     ref,
-    fence: { keyAttempts: claim!.key_attempts!, token: claim!.claim_token! },
-    slot: slot!,
+    fence: { keyAttempts: started!.keyAttempts!, token: started!.claimToken! },
+    slot: { slot: started!.slot!, token: started!.slotToken! },
     attempt: {
       provider: 'test',
       eventId,
-      effect,
+      effect: ref.effect,
       startedAt: new Date(),
       finishedAt: new Date(),
       durationMs: 3,
@@ -77,34 +95,113 @@ async function heldSlots(name: string): Promise<number> {
   return row!.n;
 }
 
-describe('a delivery in two statements', () => {
-  it('starts with the gate and the event, or says which is missing', async () => {
-    await claimedDelivery('start-api', 'evt_start');
-    const start = await one<deliveries.DeliveryStart>(
-      deliveries.startDelivery(
-        { name: 'start-api', probeAfterMs: 1_000 },
-        { provider: 'test', eventId: 'evt_start' },
-      ),
-    );
-    expect(start).toMatchObject({ state: 'active', probe: false, type: 'thing.created' });
-    const stored = await one<{ payload: string }>(webhookEvents.selectEvent('test', 'evt_start'));
-    expect(start!.payload).toBe(stored!.payload);
-    expect(start!.payload).not.toBeNull();
+async function keyRow(ref: { idempotencyKey: string }) {
+  return one<{ status: string; attempts: number }>({
+    text: 'select status, attempts from idempotency_keys where key = $1',
+    values: [ref.idempotencyKey],
+  });
+}
 
-    const gone = await one<deliveries.DeliveryStart>(
-      deliveries.startDelivery(
-        { name: 'start-api', probeAfterMs: 1_000 },
-        { provider: 'test', eventId: 'evt_none' },
-      ),
+describe('a delivery in two statements', () => {
+  it('starts with the gate, the event, the key claimed and a slot taken', async () => {
+    expect(await harness.producer.send({ eventId: 'evt_start', type: 'thing.created' })).toBe('accepted');
+    await registered('start-api');
+    const started = await start('start-api', 'evt_start');
+    expect(started).toMatchObject({
+      state: 'active',
+      probe: false,
+      type: 'thing.created',
+      keyAttempts: 1,
+      priorStatus: null,
+      heldUntil: null,
+      slot: 0,
+    });
+    expect(started!.claimToken).toMatch(/^[0-9a-f-]{36}$/);
+    expect(started!.slotToken).toMatch(/^[0-9a-f-]{36}$/);
+    const stored = await one<{ payload: string }>(webhookEvents.selectEvent('test', 'evt_start'));
+    expect(started!.payload).toBe(stored!.payload);
+    expect(started!.payload).not.toBeNull();
+    expect(await keyRow(refOf('start-api', 'evt_start'))).toEqual({ status: 'claimed', attempts: 1 });
+    expect(await heldSlots('start-api')).toBe(1);
+  });
+
+  it('a key another attempt holds: nothing claimed, no slot taken, held until its lease ends', async () => {
+    expect(await harness.producer.send({ eventId: 'evt_twice', type: 'thing.created' })).toBe('accepted');
+    await registered('twice-api', 2);
+    const first = await start('twice-api', 'evt_twice', 2);
+    const second = await start('twice-api', 'evt_twice', 2);
+    expect(second).toMatchObject({ keyAttempts: null, claimToken: null, priorStatus: 'claimed', slot: null });
+    expect(second!.heldUntil!.getTime()).toBeGreaterThan(Date.now() + 30_000);
+    expect(await heldSlots('twice-api')).toBe(1);
+    expect(first!.slot).toBe(0);
+
+    // Completed: never claimed again, and not held.
+    const ref = refOf('twice-api', 'evt_twice');
+    await harness.pool.query(`update idempotency_keys set status = 'completed' where key = $1`, [
+      ref.idempotencyKey,
+    ]);
+    expect(await start('twice-api', 'evt_twice', 2)).toMatchObject({
+      keyAttempts: null,
+      priorStatus: 'completed',
+      heldUntil: null,
+      slot: null,
+    });
+    expect(await heldSlots('twice-api')).toBe(1);
+  });
+
+  it('every slot held: the key claimed all the same, no slot', async () => {
+    await claimedDelivery('full-api', 'evt_full_1');
+    expect(await harness.producer.send({ eventId: 'evt_full_2', type: 'thing.created' })).toBe('accepted');
+    const started = await start('full-api', 'evt_full_2');
+    expect(started).toMatchObject({ keyAttempts: 1, slot: null, slotToken: null });
+    expect(await keyRow(refOf('full-api', 'evt_full_2'))).toEqual({ status: 'claimed', attempts: 1 });
+    expect(await heldSlots('full-api')).toBe(1);
+  });
+
+  it('claims nothing and takes no slot for a paused destination, a closed circuit, or an event gone', async () => {
+    expect(await harness.producer.send({ eventId: 'evt_wait', type: 'thing.created' })).toBe('accepted');
+    await registered('paused-api');
+    await harness.pool.query(`update destination_states set state = 'paused' where name = 'paused-api'`);
+    expect(await start('paused-api', 'evt_wait')).toMatchObject({
+      state: 'paused',
+      type: 'thing.created',
+      keyAttempts: null,
+      slot: null,
+    });
+
+    await registered('open-api');
+    await harness.pool.query(
+      `update destination_states set state = 'open', probe_at = now() + interval '1 minute' where name = 'open-api'`,
     );
-    expect(gone).toMatchObject({ state: 'active', type: null, payload: null });
-    const unregistered = await one<deliveries.DeliveryStart>(
-      deliveries.startDelivery(
-        { name: 'no-such-api', probeAfterMs: 1_000 },
-        { provider: 'test', eventId: 'evt_start' },
-      ),
+    expect(await start('open-api', 'evt_wait')).toMatchObject({
+      state: 'open',
+      probe: false,
+      keyAttempts: null,
+    });
+
+    await registered('purged-api');
+    expect(await start('purged-api', 'evt_none')).toMatchObject({
+      state: 'active',
+      type: null,
+      payload: null,
+      keyAttempts: null,
+      slot: null,
+    });
+    for (const name of ['paused-api', 'open-api', 'purged-api']) expect(await heldSlots(name)).toBe(0);
+    const keys = await harness.pool.query(
+      `select key from idempotency_keys where effect in ('destination.paused-api', 'destination.open-api', 'destination.purged-api')`,
     );
-    expect(unregistered).toMatchObject({ state: null, probe: false, type: 'thing.created' });
+    expect(keys.rows).toEqual([]);
+
+    // A due probe is taken, and that delivery claims and sends.
+    await harness.pool.query(`update destination_states set probe_at = now() where name = 'open-api'`);
+    expect(await start('open-api', 'evt_wait')).toMatchObject({
+      state: 'open',
+      probe: true,
+      keyAttempts: 1,
+      slot: 0,
+    });
+    expect(await start('no-such-api', 'evt_wait')).toMatchObject({ state: null, type: 'thing.created' });
   });
 
   it('a 2xx: the attempt row, the key completed, the failures reset, the slot freed', async () => {

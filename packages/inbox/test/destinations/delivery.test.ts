@@ -47,8 +47,8 @@ async function sink(responder?: Responder): Promise<Sink> {
   return s;
 }
 
-/** A worker with `yaml`'s destinations, delivering. */
-async function startWith(yaml: string): Promise<Destinations> {
+/** `yaml`'s destinations on the harness's pool, stopped after the test. */
+function destinationsOf(yaml: string): Destinations {
   const destinations = createDestinations({
     connectionString: db.url,
     pool: harness.pool,
@@ -56,10 +56,16 @@ async function startWith(yaml: string): Promise<Destinations> {
     log: pino({ level: 'silent' }),
     pollingIntervalSeconds: 0.5,
   });
+  started.push(destinations);
+  return destinations;
+}
+
+/** A worker with `yaml`'s destinations, delivering. */
+async function startWith(yaml: string): Promise<Destinations> {
+  const destinations = destinationsOf(yaml);
   const inbox = createInbox();
   destinations.register(inbox);
   await destinations.start();
-  started.push(destinations);
   await harness.start(inbox);
   await destinations.work();
   return destinations;
@@ -363,6 +369,60 @@ destinations:
     }
     release.splice(0).forEach((resolve) => resolve());
     expect(new Set(slow.requests.map((r) => r.headers['webhook-id'])).size).toBe(n);
+  });
+
+  it('a delivery waiting for a slot holds its key, gives it back when its worker stops, and is delivered once after', async () => {
+    const api = await sink();
+    const yaml = `
+destinations:
+  narrow:
+    url: ${api.url}
+    allowPrivateNetwork: true
+    concurrency: 1
+    events: [{ source: shop }]
+    secrets: [${secret()}]
+`;
+    const first = await startWith(yaml);
+    // The one slot held by a worker that died mid-request: its lease has most of an hour to run.
+    await harness.pool.query(
+      `update destination_slots set held_until = now() + interval '1 hour', token = gen_random_uuid()
+        where destination = 'narrow'`,
+    );
+    await harness.producer.send({ provider: 'shop', eventId: 'w1', type: 'a', payload: {} });
+    const key = async () =>
+      (
+        await harness.pool.query<{ status: string; held: boolean }>(
+          `select status, claim_expires_at > now() as held from idempotency_keys where effect = 'destination.narrow'`,
+        )
+      ).rows[0];
+    await waitFor(async () => (await key())?.held === true, {
+      timeout: 20_000,
+      message: 'the delivery claimed its key and waits for the slot',
+    });
+
+    started.splice(started.indexOf(first), 1);
+    await first.stop({ timeoutMs: 5_000 });
+    expect(api.requests).toHaveLength(0);
+    // Given back, not left held for its lease: the delivery's next job claims it at once.
+    expect(await key()).toEqual({ status: 'claimed', held: null });
+    const { rows: waiting } = await harness.pool.query<{ data: { eventId: string; attempt: number } }>(
+      `select data from pgboss.job where name = $1 and state = 'created'`,
+      [destinationQueue('narrow')],
+    );
+    expect(waiting.map((job) => job.data)).toEqual([{ provider: 'shop', eventId: 'w1', attempt: 1 }]);
+
+    await harness.pool.query(
+      `update destination_slots set held_until = '-infinity' where destination = 'narrow'`,
+    );
+    // Another worker, delivering only (the event's fan-out is done).
+    const second = destinationsOf(yaml);
+    await second.start();
+    await second.work();
+    await waitFor(async () => (await key())?.status === 'completed', {
+      timeout: 20_000,
+      message: 'delivered',
+    });
+    expect(api.requests.map((r) => r.headers['webhook-id'])).toHaveLength(1);
   });
 
   it('refuses loopback addresses unless the destination allows private networks, by literal and by name', async () => {

@@ -171,7 +171,7 @@ export async function destinationsBenchmark(ctx: BenchContext): Promise<BenchTab
       ],
       notes: [
         `${ROUNDS} alternating rounds (ABBA) of ${perTurn} deliveries per turn; a turn is timed from its enqueue to the sink receiving its last delivery`,
-        'inbox: 4 statements per delivery (the gate with the event, the concurrency slot, the ledger claim, the end: attempt row, 2xx mark, breaker, slot freed); naive: none of them',
+        'inbox: 2 statements per delivery (the start: gate, event, ledger claim, concurrency slot; the end: attempt row, 2xx mark, breaker, slot freed); naive: none of them',
         `isolation: slow answers after ${SLOW_MS / 1000} s (concurrency 4), down refuses connections (its breaker opens after 5 failures); each turn a fresh worker, the slow and down backlogs dropped after it`,
         'record to 2xx: the event recorded by ingest(), its job fans out (0.5 s poll), the destination queue delivers (1 s poll when idle)',
       ],

@@ -1,4 +1,4 @@
-import { appendAttempts, type AttemptRecord } from './effect-attempts.ts';
+import { appendAttempt, type AttemptRecord } from './effect-attempts.ts';
 import {
   deliveryFailureUpdate,
   deliveryGate,
@@ -112,7 +112,7 @@ export function deliverySucceeded(end: DeliveryEnd): Statement {
   return {
     name: 'webhook_inbox_delivery_succeeded',
     text: `
-      with ${appendAttempts(params, [end.attempt])},
+      with ${appendAttempt(params, end.attempt)},
       slot_freed as (${freeSlotUpdate(params, end.destination, end.slot.slot, end.slot.token)}),
       breaker as (${deliverySuccessUpdate(params, end.destination)}),
       completed as (${completeKeyUpdate(params, end.ref, end.fence)})
@@ -139,7 +139,7 @@ export function deliveryFailed(end: DeliveryEnd, error: string, move: BreakerMov
   return {
     name: move.kind === 'pause' ? 'webhook_inbox_delivery_gone' : 'webhook_inbox_delivery_failed',
     text: `
-      with ${appendAttempts(params, [end.attempt])},
+      with ${appendAttempt(params, end.attempt)},
       slot_freed as (${freeSlotUpdate(params, end.destination, end.slot.slot, end.slot.token)}),
       released as (${failKeyUpdate(params, end.ref, end.fence, error)}),
       breaker as (${breaker})

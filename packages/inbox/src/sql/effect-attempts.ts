@@ -52,33 +52,60 @@ export function insertAttempts(
 
 /**
  * `insertAttempts` as common table expressions (`attempts_input`, `attempts_added`, `attempts_pruned`), their values
- * added to `params`: for a statement that records an attempt with the rest of its outcome in one round trip.
+ * added to `params`: for a statement that records a batch's attempts with the rest of its outcome in one round trip.
  */
 export function appendAttempts(
   params: Params,
   records: readonly AttemptRecord[],
   keep: number = KEEP_LAST_ATTEMPTS,
 ): string {
-  const input: Array<[unknown[], string]> = [
-    [records.map((r) => r.provider), 'text'],
-    [records.map((r) => r.eventId), 'text'],
-    [records.map((r) => r.effect), 'text'],
-    [records.map((r) => r.startedAt), 'timestamptz'],
-    [records.map((r) => r.finishedAt), 'timestamptz'],
-    [records.map((r) => Math.round(r.durationMs)), 'int'],
-    [records.map((r) => r.outcome), 'text'],
-    [records.map((r) => r.error), 'text'],
-    [records.map((r) => r.worker), 'text'],
-    [records.map((r) => r.jobId), 'text'],
-    [records.map((r) => r.responseStatus ?? null), 'int'],
-    [records.map((r) => r.responseExcerpt ?? null), 'text'],
-  ];
-  const columns = input.map(([values, type]) => `${params.add(values)}::${type}[]`).join(', ');
+  const columns = ATTEMPT_COLUMNS.map(([value, type]) => `${params.add(records.map(value))}::${type}[]`).join(
+    ', ',
+  );
+  return appendInput(
+    params,
+    `select * from unnest(${columns}) with ordinality as t(${ATTEMPT_INPUT_NAMES}, n)`,
+    keep,
+  );
+}
+
+/**
+ * `appendAttempts` for one attempt (a destination's delivery), its values as scalars: PostgreSQL knows the input is
+ * one row, so the statement's generic plan probes the indexes, and a named statement is planned once per
+ * connection rather than at every execution (with arrays, a generic plan cannot know their length).
+ */
+export function appendAttempt(
+  params: Params,
+  record: AttemptRecord,
+  keep: number = KEEP_LAST_ATTEMPTS,
+): string {
+  const values = ATTEMPT_COLUMNS.map(([value, type]) => `${params.add(value(record))}::${type}`);
+  return appendInput(params, `select ${values.join(', ')}, 1::bigint`, keep, true);
+}
+
+/** An attempt's columns as `attempts_input` has them: how each is read from a record, and its type. */
+const ATTEMPT_COLUMNS: ReadonlyArray<readonly [(record: AttemptRecord) => unknown, string]> = [
+  [(r) => r.provider, 'text'],
+  [(r) => r.eventId, 'text'],
+  [(r) => r.effect, 'text'],
+  [(r) => r.startedAt, 'timestamptz'],
+  [(r) => r.finishedAt, 'timestamptz'],
+  [(r) => Math.round(r.durationMs), 'int'],
+  [(r) => r.outcome, 'text'],
+  [(r) => r.error, 'text'],
+  [(r) => r.worker, 'text'],
+  [(r) => r.jobId, 'text'],
+  [(r) => r.responseStatus ?? null, 'int'],
+  [(r) => r.responseExcerpt ?? null, 'text'],
+];
+const ATTEMPT_INPUT_NAMES = `provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker,
+               job_id, response_status, response_excerpt`;
+
+/** The insert and the pruning over `input` (a query of `ATTEMPT_INPUT_NAMES` and the ordinal `n`). */
+function appendInput(params: Params, input: string, keep: number, named = false): string {
   return `
       attempts_input as (
-        select * from unnest(${columns}) with ordinality
-          as t(provider, event_id, effect, started_at, finished_at, duration_ms, outcome, error, worker, job_id,
-               response_status, response_excerpt, n)
+        ${named ? `select * from (${input}) as t(${ATTEMPT_INPUT_NAMES}, n)` : input}
       ),
       attempts_added as (
         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,

@@ -3,7 +3,8 @@
  * and the event, claims the key and takes a slot in one round trip; its end writes the attempt's row, the key's
  * mark, the breaker and the freed slot in one, each part exactly as the table's own statement would.
  */
-import { useTestDatabase } from '@webhook-inbox/testing';
+import { createPool } from '@webhook-inbox/db';
+import { insertEvents, useTestDatabase } from '@webhook-inbox/testing';
 import { describe, expect, it } from 'vitest';
 import { eventIdempotencyKey } from '../../src/effects/keys.ts';
 import {
@@ -56,15 +57,23 @@ async function claimedDelivery(destination: string, eventId: string) {
   expect(await harness.producer.send({ eventId, type: 'thing.created' })).toBe('accepted');
   await registered(destination);
   const started = await start(destination, eventId);
-  const ref = refOf(destination, eventId);
-  const end: deliveries.DeliveryEnd = {
+  return endOf(destination, refOf(destination, eventId), started!);
+}
+
+/** The end of a started delivery: a 2xx after 3 ms. */
+function endOf(
+  destination: string,
+  ref: ReturnType<typeof refOf>,
+  started: deliveries.DeliveryStart,
+): deliveries.DeliveryEnd {
+  return {
     destination,
     ref,
-    fence: { keyAttempts: started!.keyAttempts!, token: started!.claimToken! },
-    slot: { slot: started!.slot!, token: started!.slotToken! },
+    fence: { keyAttempts: started.keyAttempts!, token: started.claimToken! },
+    slot: { slot: started.slot!, token: started.slotToken! },
     attempt: {
       provider: 'test',
-      eventId,
+      eventId: ref.eventId,
       effect: ref.effect,
       startedAt: new Date(),
       finishedAt: new Date(),
@@ -77,7 +86,6 @@ async function claimedDelivery(destination: string, eventId: string) {
       responseExcerpt: '',
     },
   };
-  return end;
 }
 
 async function destinationRow(name: string) {
@@ -266,5 +274,55 @@ describe('a delivery in two statements', () => {
       attemptAdded: true,
     });
     expect(await destinationRow('gone-api')).toMatchObject({ state: 'paused', reason });
+  });
+
+  it('its start and its end are planned once per connection: PostgreSQL runs their generic plans after five', async () => {
+    await registered('plan-api', 8);
+    // Tables of a working inbox's size, analysed: the planner prices arrays of unknown length against them.
+    await insertEvents(
+      harness.pool,
+      `insert into webhook_events (provider, event_id, type, status, received_at)
+       select 'test', 'evt_old_' || g, 'thing.created', 'processed', now() from generate_series(1, 3000) g`,
+    );
+    await harness.pool.query(
+      `insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms, outcome,
+                                    worker, job_id)
+       select 'test', 'evt_old_' || g, 'destination.plan-api', 1, now(), now(), 1, 'completed', 'w', null
+         from generate_series(1, 3000) g`,
+    );
+    await harness.pool.query('analyze webhook_events, effect_attempts');
+    // A connection of its own, on which neither statement has run yet.
+    const pool = createPool({ connectionString: db.url, max: 1 });
+    const client = await pool.connect();
+    try {
+      for (let i = 0; i < 8; i++) {
+        const eventId = `evt_plan_${i}`;
+        expect(await harness.producer.send({ eventId, type: 'thing.created' })).toBe('accepted');
+        const ref = refOf('plan-api', eventId);
+        const {
+          rows: [started],
+        } = await client.query<deliveries.DeliveryStart>(
+          deliveries.startDelivery({ name: 'plan-api', probeAfterMs: 1_000 }, ref, 60_000, {
+            destination: 'plan-api',
+            concurrency: 8,
+            leaseMs: 60_000,
+          }),
+        );
+        const end = endOf('plan-api', ref, started!);
+        await client.query(deliveries.deliverySucceeded(end));
+      }
+      const { rows } = await client.query<{ name: string; generic_plans: number }>(
+        `select name, generic_plans::int from pg_prepared_statements
+          where name in ('webhook_inbox_start_delivery', 'webhook_inbox_delivery_succeeded') order by name`,
+      );
+      // The first five runs are planned for their values; from the sixth on, the cached generic plan is run.
+      expect(rows).toEqual([
+        { name: 'webhook_inbox_delivery_succeeded', generic_plans: 3 },
+        { name: 'webhook_inbox_start_delivery', generic_plans: 3 },
+      ]);
+    } finally {
+      client.release();
+      await pool.end();
+    }
   });
 });

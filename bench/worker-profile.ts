@@ -66,6 +66,7 @@ const postgres = await startBenchPostgres({
   settings: {
     shared_preload_libraries: values.explain ? 'pg_stat_statements,auto_explain' : 'pg_stat_statements',
     'pg_stat_statements.track': 'all',
+    'pg_stat_statements.track_planning': 'on',
     ...explain,
   },
 });
@@ -112,10 +113,17 @@ try {
   const cpu = (cpuMs(worker.pid!) - cpuBefore) / events;
   const peak = memory(worker.pid!).peakMiB;
   const idle = idleRss;
-  const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string }>(
-    `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls, total_exec_time as ms, rows
+  const { rows } = await pool.query<{
+    query: string;
+    calls: string;
+    ms: number;
+    planMs: number;
+    rows: string;
+  }>(
+    `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls, total_exec_time as ms,
+            total_plan_time as "planMs", rows
        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
-      order by total_exec_time desc`,
+      order by total_exec_time + total_plan_time desc`,
   );
   await stop(worker);
   await pool.end();
@@ -126,14 +134,15 @@ try {
   );
   const totalCalls = rows.reduce((s, r) => s + Number(r.calls), 0);
   const totalMs = rows.reduce((s, r) => s + r.ms, 0);
+  const totalPlanMs = rows.reduce((s, r) => s + r.planMs, 0);
   line(
-    `\n## PostgreSQL: ${(totalCalls / events).toFixed(2)} statements/event, ${(totalMs / events).toFixed(3)} ms execution/event`,
+    `\n## PostgreSQL: ${(totalCalls / events).toFixed(2)} statements/event, ${(totalMs / events).toFixed(3)} ms execution/event, ${(totalPlanMs / events).toFixed(3)} ms planning/event`,
   );
-  line('| calls/event | ms/event | rows/call | statement |');
-  line('|---:|---:|---:|---|');
+  line('| calls/event | ms/event | planning ms/event | rows/call | statement |');
+  line('|---:|---:|---:|---:|---|');
   for (const r of rows.slice(0, 25)) {
     line(
-      `| ${(Number(r.calls) / events).toFixed(3)} | ${(r.ms / events).toFixed(3)} | ${(Number(r.rows) / Number(r.calls)).toFixed(1)} | ${r.query.slice(0, 140).replaceAll('|', '\\|')} |`,
+      `| ${(Number(r.calls) / events).toFixed(3)} | ${(r.ms / events).toFixed(3)} | ${(r.planMs / events).toFixed(3)} | ${(Number(r.rows) / Number(r.calls)).toFixed(1)} | ${r.query.slice(0, 140).replaceAll('|', '\\|')} |`,
     );
   }
 

@@ -23,7 +23,7 @@ import { inTurns } from './lib/turns.ts';
 const ROUNDS = 3;
 const CONCURRENCY = 16;
 const SLOW_MS = 5_000;
-const SECRET = Buffer.alloc(32, 7);
+export const SECRET = Buffer.alloc(32, 7);
 const WHSEC = `whsec_${SECRET.toString('base64')}`;
 const log = pino({ level: 'silent' });
 
@@ -224,7 +224,7 @@ class Rate {
   }
 }
 
-function destinationYaml(name: string, url: string, concurrency: number, extra = ''): string {
+export function destinationYaml(name: string, url: string, concurrency: number, extra = ''): string {
   return `
   ${name}:
     url: ${url}
@@ -256,7 +256,7 @@ async function enqueue(boss: PgBoss, destination: string, ids: readonly string[]
 }
 
 /** `count` processed events of the source `bench`, each with the Stripe checkout fixture as its payload. */
-async function recordEvents(pool: pg.Pool, count: number): Promise<string[]> {
+export async function recordEvents(pool: pg.Pool, count: number): Promise<string[]> {
   await insertEvents(
     pool,
     `insert into webhook_events (provider, event_id, type, status, received_at)

@@ -61,30 +61,10 @@ export async function writeAttempts(pool: pg.Pool, records: readonly AttemptReco
   let pending = records;
   for (let round = 0; pending.length > 0 && round < NUMBERING_ROUNDS; round++) {
     const { rows } = await pool.query<AddedAttempt>(insertAttempts(pending));
-    const added = new Map<string, number>();
-    for (const row of rows) added.set(attemptOf(row), (added.get(attemptOf(row)) ?? 0) + 1);
-    pending = pending.filter((record) => {
-      const left = added.get(attemptOf(record)) ?? 0;
-      if (left > 0) added.set(attemptOf(record), left - 1);
-      return left === 0;
-    });
+    const added = new Set(rows.map((row) => row.index));
+    pending = pending.filter((_, index) => !added.has(index));
   }
 }
-
-// A record and the row it became: two records of one effect that agree on all of this are the same attempt twice,
-// so which of them a row is counted against does not matter.
-const attemptOf = (row: AddedAttempt) =>
-  JSON.stringify([
-    row.provider,
-    row.eventId,
-    row.effect,
-    row.startedAt.getTime(),
-    row.finishedAt.getTime(),
-    Math.round(row.durationMs),
-    row.outcome,
-    row.error,
-    row.jobId,
-  ]);
 
 /** `writeAttempts` for the runner's batch: a history that cannot be written is logged, never fails the jobs. */
 export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], log: Logger): Promise<void> {

@@ -29,11 +29,11 @@ export interface AttemptRecord {
 
 /**
  * Appends a batch's attempts, numbered after their effect's last one in the order given, and drops the attempts of
- * those effects between the first and the last `keep`. Answers the rows it added. An event purged meanwhile gets
- * no rows (its attempts would be orphans), and neither does a record whose number a concurrent writer of the same
- * effect's history took first (a delivery beside its fan-out's batch): the statement read the last number before
- * that writer's row committed; `writeAttempts` (../effects/attempts.ts) writes it again. Rows are written in key
- * order, so two batches lock in one order.
+ * those effects between the first and the last `keep`. Answers which records it added, by their index in
+ * `records`. An event purged meanwhile gets no rows (its attempts would be orphans), and neither does a record
+ * whose number a concurrent writer of the same effect's history took first (a delivery beside its fan-out's
+ * batch): the statement read the last number before that writer's row committed; `writeAttempts`
+ * (../effects/attempts.ts) writes it again. Rows are written in key order, so two batches lock in one order.
  */
 export function insertAttempts(
   records: readonly AttemptRecord[],
@@ -43,15 +43,20 @@ export function insertAttempts(
   return {
     name: 'webhook_inbox_insert_attempts',
     text: `with ${appendAttempts(params, records, keep)}
-      select provider, event_id as "eventId", effect, started_at as "startedAt", finished_at as "finishedAt",
-             duration_ms as "durationMs", outcome, error, job_id as "jobId"
-        from attempts_added`,
+      select (n.n - 1)::int as index
+        from attempts_added a join attempts_numbered n using (provider, event_id, effect, attempt)`,
     values: params.values,
   };
 }
 
+/** A record `insertAttempts` added: its index in the records given. */
+export interface AddedAttempt {
+  index: number;
+}
+
 /**
- * `insertAttempts` as common table expressions (`attempts_input`, `attempts_added`, `attempts_pruned`), their values
+ * `insertAttempts` as common table expressions (`attempts_input`, `attempts_numbered`, `attempts_added`: the key and
+ * number of each row added, `attempts_pruned`), their values
  * added to `params`: for a statement that records a batch's attempts with the rest of its outcome in one round trip.
  */
 export function appendAttempts(
@@ -107,20 +112,23 @@ function appendInput(params: Params, input: string, keep: number, named = false)
       attempts_input as (
         ${named ? `select * from (${input}) as t(${ATTEMPT_INPUT_NAMES}, n)` : input}
       ),
+      attempts_numbered as (
+        select i.*,
+               coalesce((select max(a.attempt) from effect_attempts a
+                          where a.provider = i.provider and a.event_id = i.event_id and a.effect = i.effect), 0)
+                 + row_number() over (partition by i.provider, i.event_id, i.effect order by i.n) as attempt
+          from attempts_input i
+         where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
+      ),
       attempts_added as (
         insert into effect_attempts (provider, event_id, effect, attempt, started_at, finished_at, duration_ms,
                                      outcome, error, worker, job_id, response_status, response_excerpt)
-        select i.provider, i.event_id, i.effect,
-               coalesce((select max(a.attempt) from effect_attempts a
-                          where a.provider = i.provider and a.event_id = i.event_id and a.effect = i.effect), 0)
-                 + row_number() over (partition by i.provider, i.event_id, i.effect order by i.n),
-               i.started_at, i.finished_at, i.duration_ms, i.outcome, i.error, i.worker, i.job_id,
-               i.response_status, i.response_excerpt
-          from attempts_input i
-         where exists (select 1 from webhook_events e where e.provider = i.provider and e.event_id = i.event_id)
-         order by i.provider, i.event_id, i.effect, i.n
+        select provider, event_id, effect, attempt, started_at, finished_at, duration_ms, outcome, error, worker,
+               job_id, response_status, response_excerpt
+          from attempts_numbered
+         order by provider, event_id, effect, n
         on conflict do nothing
-        returning provider, event_id, effect, attempt, started_at, finished_at, duration_ms, outcome, error, job_id
+        returning provider, event_id, effect, attempt
       ),
       attempts_pruned as (
         delete from effect_attempts a using attempts_added added
@@ -129,20 +137,6 @@ function appendInput(params: Params, input: string, keep: number, named = false)
         returning 1
       )`;
 }
-
-/** A row `insertAttempts` added: the record it came from, as far as records of one effect can differ. */
-export type AddedAttempt = Pick<
-  AttemptRecord,
-  | 'provider'
-  | 'eventId'
-  | 'effect'
-  | 'startedAt'
-  | 'finishedAt'
-  | 'durationMs'
-  | 'outcome'
-  | 'error'
-  | 'jobId'
->;
 
 /** One kept attempt of an event's effect, numbered; the answer's status and excerpt null but for a destination's. */
 export interface AttemptRow extends Omit<

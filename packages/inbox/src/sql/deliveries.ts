@@ -26,8 +26,9 @@ import type { DestinationState, IdempotencyKeyStatus } from '@webhook-inbox/db/s
  */
 
 /**
- * What a delivery's start answers: the breaker's gate, the event (its type null when it is gone, its payload
- * null once purged), and, when the gate let it through and the event is there, its key's claim (`keyClaim`) and, with a claim, a slot (null when every slot is held).
+ * What a delivery's start answers: the breaker's gate, the event (its type null when it is gone, its payload null
+ * once purged), and, when the gate let it through and the payload is there, its key's claim (`keyClaim`: null
+ * when the key is completed or held) and, with a claim, a slot (null when every slot is held).
  */
 export interface DeliveryStart {
   state: DestinationState | null;

@@ -55,9 +55,9 @@ export interface AddedAttempt {
 }
 
 /**
- * `insertAttempts` as common table expressions (`attempts_input`, `attempts_numbered`, `attempts_added`: the key and
- * number of each row added, `attempts_pruned`), their values
- * added to `params`: for a statement that records a batch's attempts with the rest of its outcome in one round trip.
+ * `insertAttempts` as common table expressions (`attempts_input`, `attempts_numbered`, `attempts_added`: the key
+ * and number of each row added, `attempts_pruned`), their values added to `params`: for a statement that records a
+ * batch's attempts with the rest of its outcome in one round trip.
  */
 export function appendAttempts(
   params: Params,
@@ -85,7 +85,11 @@ export function appendAttempt(
   keep: number = KEEP_LAST_ATTEMPTS,
 ): string {
   const values = ATTEMPT_COLUMNS.map(([value, type]) => `${params.add(value(record))}::${type}`);
-  return appendInput(params, `select ${values.join(', ')}, 1::bigint`, keep, true);
+  return appendInput(
+    params,
+    `select * from (select ${values.join(', ')}, 1::bigint) as t(${ATTEMPT_INPUT_NAMES}, n)`,
+    keep,
+  );
 }
 
 /** An attempt's columns as `attempts_input` has them: how each is read from a record, and its type. */
@@ -107,11 +111,9 @@ const ATTEMPT_INPUT_NAMES = `provider, event_id, effect, started_at, finished_at
                job_id, response_status, response_excerpt`;
 
 /** The insert and the pruning over `input` (a query of `ATTEMPT_INPUT_NAMES` and the ordinal `n`). */
-function appendInput(params: Params, input: string, keep: number, named = false): string {
+function appendInput(params: Params, input: string, keep: number): string {
   return `
-      attempts_input as (
-        ${named ? `select * from (${input}) as t(${ATTEMPT_INPUT_NAMES}, n)` : input}
-      ),
+      attempts_input as (${input}),
       attempts_numbered as (
         select i.*,
                coalesce((select max(a.attempt) from effect_attempts a

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { errorFields, errorLine } from '../error-text.ts';
-import { insertAttempts, type AddedAttempt, type AttemptRecord } from '../sql/effect-attempts.ts';
+import { insertAttempts, type AttemptRecord, type LostAttempt } from '../sql/effect-attempts.ts';
 import type { EventRun } from './task.ts';
 
 /** This process, as the attempts name it. */
@@ -48,21 +48,21 @@ export function attemptsOf(
   return records;
 }
 
-/** How many times a record whose number was taken is written again before it is given up (its event purged). */
+/** How many times a record whose number was taken is written again before it is given up. */
 const NUMBERING_ROUNDS = 3;
 
 /**
- * Writes `records` to the history. A record the statement did not add lost its number to a concurrent writer of
- * the same effect's history (a delivery and its fan-out's batch write `destination.<name>` at once), or its event
- * is gone: it is written again in a new statement, which reads that writer's committed row and numbers after it.
+ * Writes `records` to the history. A record whose number a concurrent writer of the same effect's history took
+ * (a delivery and its fan-out's batch write `destination.<name>` at once) is written again in a new statement,
+ * which reads that writer's committed row and numbers after it; a record of an event purged meanwhile is dropped.
  * Throws when the database does.
  */
 export async function writeAttempts(pool: pg.Pool, records: readonly AttemptRecord[]): Promise<void> {
   let pending = records;
   for (let round = 0; pending.length > 0 && round < NUMBERING_ROUNDS; round++) {
-    const { rows } = await pool.query<AddedAttempt>(insertAttempts(pending));
-    const added = new Set(rows.map((row) => row.index));
-    pending = pending.filter((_, index) => !added.has(index));
+    const { rows } = await pool.query<LostAttempt>(insertAttempts(pending));
+    const lost = new Set(rows.map((row) => row.index));
+    pending = pending.filter((_, index) => lost.has(index));
   }
 }
 

@@ -29,11 +29,11 @@ export interface AttemptRecord {
 
 /**
  * Appends a batch's attempts, numbered after their effect's last one in the order given, and drops the attempts of
- * those effects between the first and the last `keep`. Answers which records it added, by their index in
- * `records`. An event purged meanwhile gets no rows (its attempts would be orphans), and neither does a record
- * whose number a concurrent writer of the same effect's history took first (a delivery beside its fan-out's
- * batch): the statement read the last number before that writer's row committed; `writeAttempts`
- * (../effects/attempts.ts) writes it again. Rows are written in key order, so two batches lock in one order.
+ * those effects between the first and the last `keep`. An event purged meanwhile gets no rows (its attempts would
+ * be orphans). Answers the records that lost their number to a concurrent writer of the same effect's history (a
+ * delivery beside its fan-out's batch), by their index in `records`: the statement read the last number before
+ * that writer's row committed, and `writeAttempts` (../effects/attempts.ts) writes them again. Rows are written in
+ * key order, so two batches lock in one order.
  */
 export function insertAttempts(
   records: readonly AttemptRecord[],
@@ -42,15 +42,16 @@ export function insertAttempts(
   const params = new Params();
   return {
     name: 'webhook_inbox_insert_attempts',
+    // NOT IN keeps the lookup a hashed subplan: a join of the two lists would be planned for one row each.
     text: `with ${appendAttempts(params, records, keep)}
-      select (n.n - 1)::int as index
-        from attempts_added a join attempts_numbered n using (provider, event_id, effect, attempt)`,
+      select (n - 1)::int as index from attempts_numbered
+       where (provider, event_id, effect, attempt) not in (select provider, event_id, effect, attempt from attempts_added)`,
     values: params.values,
   };
 }
 
-/** A record `insertAttempts` added: its index in the records given. */
-export interface AddedAttempt {
+/** A record `insertAttempts` did not add for a number taken meanwhile: its index in the records given. */
+export interface LostAttempt {
   index: number;
 }
 
@@ -112,6 +113,9 @@ const ATTEMPT_INPUT_NAMES = `provider, event_id, effect, started_at, finished_at
 
 /** The insert and the pruning over `input` (a query of `ATTEMPT_INPUT_NAMES` and the ordinal `n`). */
 function appendInput(params: Params, input: string, keep: number): string {
+  // Only an effect past its first and `keep` more attempts has any to drop: the others' rows are not probed at
+  // all, whichever index the plan (made from the tables' statistics when the connection prepared it) would use.
+  const keepAfter = params.add(keep);
   return `
       attempts_input as (${input}),
       attempts_numbered as (
@@ -133,9 +137,10 @@ function appendInput(params: Params, input: string, keep: number): string {
         returning provider, event_id, effect, attempt
       ),
       attempts_pruned as (
-        delete from effect_attempts a using attempts_added added
+        delete from effect_attempts a
+         using (select * from attempts_added where attempt > ${keepAfter} + 1) added
          where a.provider = added.provider and a.event_id = added.event_id and a.effect = added.effect
-           and a.attempt > 1 and a.attempt <= added.attempt - ${params.add(keep)}
+           and a.attempt > 1 and a.attempt <= added.attempt - ${keepAfter}
         returning 1
       )`;
 }

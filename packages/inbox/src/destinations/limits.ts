@@ -31,7 +31,6 @@ export class DestinationLimits {
   readonly #pool: pg.Pool;
   readonly #destination: Limited;
   readonly #intervalMs: number;
-  readonly #leaseMs: number;
   /** Which slots a delivery takes, for how long: for the statement that takes one with the delivery's start. */
   readonly slotTerms: SlotTerms;
 
@@ -40,12 +39,11 @@ export class DestinationLimits {
     this.#pool = pool;
     this.#destination = destination;
     this.#intervalMs = destination.rateLimit ? 1000 / destination.rateLimit : 0;
-    // A slot is held through the wait for the rate limit too: at most one start per slot ahead of this one.
-    this.#leaseMs = destination.timeoutMs + marginMs + this.#intervalMs * destination.concurrency;
     this.slotTerms = {
       destination: destination.name,
       concurrency: destination.concurrency,
-      leaseMs: this.#leaseMs,
+      // A slot is held through the wait for the rate limit too: at most one start per slot ahead of this one.
+      leaseMs: destination.timeoutMs + marginMs + this.#intervalMs * destination.concurrency,
     };
   }
 
@@ -61,13 +59,10 @@ export class DestinationLimits {
    * or the caller's bound on the wait passed).
    */
   async takeSlot(signal: AbortSignal): Promise<HeldSlot | undefined> {
-    const { name, concurrency } = this.#destination;
     for (let pollMs = FIRST_POLL_MS; !signal.aborted; pollMs = Math.min(pollMs * 2, LAST_POLL_MS)) {
       const {
         rows: [taken],
-      } = await this.#pool.query<{ slot: number; token: string }>(
-        destinationSlots.takeSlot(name, concurrency, this.#leaseMs),
-      );
+      } = await this.#pool.query<{ slot: number; token: string }>(destinationSlots.takeSlot(this.slotTerms));
       if (taken) return this.held(taken.slot, taken.token);
       await sleep(pollMs, undefined, { signal }).catch(() => undefined);
     }

@@ -22,11 +22,11 @@ export function registerSlots(destination: string, concurrency: number): Stateme
  * Takes a free slot below `concurrency` for `leaseMs` (the holder's token returned), or none when all are held.
  * Free slots are locked with SKIP LOCKED and rechecked under the lock, so two workers never take the same one.
  */
-export function takeSlot(destination: string, concurrency: number, leaseMs: number): Statement {
+export function takeSlot(terms: SlotTerms): Statement {
   const params = new Params();
   return {
     name: 'webhook_inbox_take_destination_slot',
-    text: slotTakeUpdate(params, { destination, concurrency, leaseMs }, 'true'),
+    text: slotTakeUpdate(params, terms, 'true'),
     values: params.values,
   };
 }

@@ -8,27 +8,27 @@
  *   node bench/destinations-profile.ts [--deliveries=3000] [--naive]
  */
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { createPool } from '../packages/db/src/index.ts';
 import { createSenderBoss } from '../packages/inbox/src/boss.ts';
-import {
-  createDestinations,
-  destinationQueue,
-  parseDestinations,
-} from '../packages/inbox/src/destinations/index.ts';
-import { eventIdempotencyKey } from '../packages/inbox/src/effects/keys.ts';
 import { startWebhookSink } from '../packages/testing/src/webhook-sink.ts';
-import { destinationYaml, recordEvents, SECRET } from './destinations.ts';
+import {
+  destinationYaml,
+  enqueue,
+  enqueueNaive,
+  recordedBody,
+  recordEvents,
+  SECRET,
+  startDestinations,
+} from './destinations.ts';
 import { startBenchPostgres } from './lib/postgres.ts';
 import { cpuMs, ownCpuMs } from './lib/process.ts';
-import { NAIVE_DELIVERY_QUEUE, startNaiveDelivery } from './lib/naive-delivery.ts';
+import { startNaiveDelivery } from './lib/naive-delivery.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
   options: { deliveries: { type: 'string' }, naive: { type: 'boolean' } },
 });
 const count = Number(values.deliveries ?? 3_000);
-const CHUNK = 500;
 
 const postgres = await startBenchPostgres({
   durable: true,
@@ -43,44 +43,19 @@ try {
   const url = await postgres.database('profile_destinations');
   const pool = createPool({ connectionString: url, max: 4 });
   await pool.query('create extension if not exists pg_stat_statements');
-  await recordEvents(pool, count);
   const sender = createSenderBoss(url, { applicationName: 'webhook-inbox-bench' });
   await sender.start();
-  let enqueue: (from: number, to: number) => Promise<unknown>;
+  const ids = await recordEvents(pool, count);
+  let enqueued: (ids: readonly string[]) => Promise<void>;
   let stop: () => Promise<void>;
   if (values.naive) {
-    const body = (
-      await pool.query<{ payload: string }>(
-        'select payload::text as payload from webhook_event_payloads limit 1',
-      )
-    ).rows[0]!.payload;
+    const body = await recordedBody(pool, ids[0]!);
     const naive = await startNaiveDelivery(url, sink.url, SECRET, 16);
-    enqueue = (from, to) =>
-      sender.insert(
-        NAIVE_DELIVERY_QUEUE,
-        Array.from({ length: to - from }, (_, i) => ({
-          data: { id: eventIdempotencyKey('bench', `e${from + i + 1}`, 'naive'), body },
-        })),
-      );
+    enqueued = (chunk) => enqueueNaive(sender, body, chunk);
     stop = () => naive.stop();
   } else {
-    const destinations = createDestinations({
-      connectionString: url,
-      destinations: parseDestinations(
-        `destinations:${destinationYaml('fast', sink.url, 16)}\n`,
-        'bench.yaml',
-      ),
-      log: pino({ level: 'silent' }),
-    });
-    await destinations.start();
-    await destinations.work();
-    enqueue = (from, to) =>
-      sender.insert(
-        destinationQueue('fast'),
-        Array.from({ length: to - from }, (_, i) => ({
-          data: { provider: 'bench', eventId: `e${from + i + 1}`, attempt: 1 },
-        })),
-      );
+    const destinations = await startDestinations(url, destinationYaml('fast', sink.url, 16));
+    enqueued = (chunk) => enqueue(sender, 'fast', chunk);
     stop = () => destinations.stop();
   }
 
@@ -91,7 +66,7 @@ try {
     cpuMs(postmaster, { children: true }),
     performance.now(),
   ];
-  for (let from = 0; from < count; from += CHUNK) await enqueue(from, Math.min(count, from + CHUNK));
+  await enqueued(ids);
   while (sink.requests.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
   const seconds = (performance.now() - started) / 1000;
   const own = (ownCpuMs() - ownBefore) / count;

@@ -57,12 +57,7 @@ export async function destinationsBenchmark(ctx: BenchContext): Promise<BenchTab
     const events = await recordEvents(pool, perTurn * ROUNDS * 4);
     let next = 0;
     const slice = () => events.slice(next, (next += perTurn));
-    const body = (
-      await pool.query<{ payload: string }>(
-        'select payload::text as payload from webhook_event_payloads where event_id = $1',
-        [events[0]],
-      )
-    ).rows[0]!.payload;
+    const body = await recordedBody(pool, events[0]!);
 
     // 1. Throughput: the inbox's destination vs the naive forwarder, both working all along, fed in turns.
     const ours = await sink();
@@ -80,8 +75,7 @@ export async function destinationsBenchmark(ctx: BenchContext): Promise<BenchTab
           if (mode === 'inbox') {
             await rate.inbox.time(ours, ids.length, () => enqueue(sender, 'fast', ids));
           } else {
-            const jobs = ids.map((id) => ({ data: { id: eventIdempotencyKey('bench', id, 'naive'), body } }));
-            await rate.naive.time(theirs, ids.length, () => sender.insert(NAIVE_DELIVERY_QUEUE, jobs));
+            await rate.naive.time(theirs, ids.length, () => enqueueNaive(sender, body, ids));
           }
         },
         { abba: true },
@@ -236,7 +230,8 @@ export function destinationYaml(name: string, url: string, concurrency: number, 
     ${extra}`;
 }
 
-async function startDestinations(url: string, yaml: string): Promise<Destinations> {
+/** A worker delivering `yaml`'s destinations (the entries of `destinationYaml`), started. */
+export async function startDestinations(url: string, yaml: string): Promise<Destinations> {
   const destinations = createDestinations({
     connectionString: url,
     destinations: parseDestinations(`destinations:${yaml}\n`, 'bench.yaml'),
@@ -248,11 +243,26 @@ async function startDestinations(url: string, yaml: string): Promise<Destination
 }
 
 /** Delivery jobs for `ids`, as a fan-out sends them. */
-async function enqueue(boss: PgBoss, destination: string, ids: readonly string[]): Promise<void> {
+export async function enqueue(boss: PgBoss, destination: string, ids: readonly string[]): Promise<void> {
   const data = ids.map((eventId) => ({ data: { provider: 'bench', eventId, attempt: 1 } }));
   for (let i = 0; i < data.length; i += 500) {
     await boss.insert(destinationQueue(destination), data.slice(i, i + 500));
   }
+}
+
+/** The naive forwarder's jobs for `ids`, each carrying `body` (the recorded events all have the same one). */
+export async function enqueueNaive(boss: PgBoss, body: string, ids: readonly string[]): Promise<void> {
+  const data = ids.map((id) => ({ data: { id: eventIdempotencyKey('bench', id, 'naive'), body } }));
+  for (let i = 0; i < data.length; i += 500) await boss.insert(NAIVE_DELIVERY_QUEUE, data.slice(i, i + 500));
+}
+
+/** The body recorded for `eventId`, as the raw body of a delivery sends it. */
+export async function recordedBody(pool: pg.Pool, eventId: string): Promise<string> {
+  const { rows } = await pool.query<{ payload: string }>(
+    'select payload::text as payload from webhook_event_payloads where event_id = $1',
+    [eventId],
+  );
+  return rows[0]!.payload;
 }
 
 /** `count` processed events of the source `bench`, each with the Stripe checkout fixture as its payload. */

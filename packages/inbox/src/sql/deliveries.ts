@@ -10,13 +10,14 @@ import {
   completeKeyUpdate,
   failKeyUpdate,
   keyClaim,
-  keyClaimColumns,
+  KEY_CLAIM_COLUMNS,
   type ClaimFence,
+  type KeyClaimColumns,
   type EffectRef,
 } from './idempotency-keys.ts';
 import { Params, type Statement } from './statement.ts';
 import { PAYLOAD_OF_EVENT } from './webhook-events.ts';
-import type { DestinationState, IdempotencyKeyStatus } from '@webhook-inbox/db/statuses';
+import type { DestinationState } from '@webhook-inbox/db/statuses';
 
 /**
  * A destination delivery's statements that span tables, one round trip each: its start (the breaker's gate, the
@@ -30,17 +31,13 @@ import type { DestinationState, IdempotencyKeyStatus } from '@webhook-inbox/db/s
  * once purged), and, when the gate let it through and the payload is there, its key's claim (`keyClaim`: null
  * when the key is completed or held) and, with a claim, a slot (null when every slot is held).
  */
-export interface DeliveryStart {
+export interface DeliveryStart extends KeyClaimColumns {
   state: DestinationState | null;
   probeAt: Date | null;
   probe: boolean;
   type: string | null;
   receivedAt: Date | null;
   payload: string | null;
-  keyAttempts: number | null;
-  claimToken: string | null;
-  priorStatus: IdempotencyKeyStatus | null;
-  heldUntil: Date | null;
   slot: number | null;
   slotToken: string | null;
 }
@@ -76,7 +73,7 @@ export function startDelivery(
       ${keyClaim(params, ref, keyLeaseMs, 'exists (select from sendable)')},
       slot_taken as (${slotTakeUpdate(params, slot, 'exists (select from key_claim)')})
       select gate.*, event.type, event.received_at as "receivedAt", event.payload,
-             ${keyClaimColumns('"keyAttempts"', '"claimToken"', '"priorStatus"', '"heldUntil"')},
+             ${KEY_CLAIM_COLUMNS},
              slot_taken.slot, slot_taken.token::text as "slotToken"
         from gate left join event on true left join key_claim on true left join key_prior on true
              left join slot_taken on true`,

@@ -11,6 +11,7 @@
  * holder's.
  */
 
+import type { IdempotencyKeyStatus } from '@webhook-inbox/db/statuses';
 import type { EventKey } from '../event-key.ts';
 import type { Params, Statement } from './statement.ts';
 
@@ -268,15 +269,22 @@ export function keyClaim(params: Params, ref: EffectRef, leaseMs: number, onlyIf
 }
 
 /**
- * What `keyClaim` did, from its expressions (joined as `key_claim` and `key_prior`), under the given names: the
- * claim's number and token (null when nothing was claimed: the key completed, or held), the key's status before,
- * and until when another attempt holds it (null unless held; meaningful only where the claim was tried).
+ * What `keyClaim` did, from its expressions (joined as `key_claim` and `key_prior`), as `KeyClaimColumns`'s
+ * columns: the claim's number and token (null when nothing was claimed: the key completed, or held), the key's
+ * status before, and until when another attempt holds it (null unless held; meaningful only where the claim was
+ * tried).
  */
-export function keyClaimColumns(attempts: string, token: string, prior: string, held: string): string {
-  return `key_claim.attempts as ${attempts}, key_claim.claim_token::text as ${token},
-             key_prior.status as ${prior},
+export const KEY_CLAIM_COLUMNS = `key_claim.attempts as "keyAttempts", key_claim.claim_token::text as "claimToken",
+             key_prior.status as "priorStatus",
              case when key_claim.attempts is null and key_prior.status is distinct from 'completed'
-                  then greatest(key_prior.claim_expires_at, now()) end as ${held}`;
+                  then greatest(key_prior.claim_expires_at, now()) end as "heldUntil"`;
+
+/** The columns `KEY_CLAIM_COLUMNS` selects. */
+export interface KeyClaimColumns {
+  keyAttempts: number | null;
+  claimToken: string | null;
+  priorStatus: IdempotencyKeyStatus | null;
+  heldUntil: Date | null;
 }
 
 /**

@@ -283,7 +283,12 @@ destinations:
   it("leaves a closed destination's backlog in its queue until the probe, then delivers every event once", async () => {
     // Fails its first request only, which opens the circuit: the probe, 3 s on, succeeds.
     let failures = 1;
-    const closed = await sink(() => ({ status: failures-- > 0 ? 500 : 204 }));
+    const delivered: unknown[] = [];
+    const closed = await sink((request) => {
+      if (failures-- > 0) return { status: 500 };
+      delivered.push(request.headers['webhook-id']);
+      return { status: 204 };
+    });
     await startWith(`
 destinations:
   closed:
@@ -319,15 +324,21 @@ destinations:
     for (let i = 1; i <= 20; i++) {
       await harness.producer.send({ provider: 'shop', eventId: `c${i}`, type: 'a', payload: {} });
     }
-    await waitFor(() => new Set(closed.requests.map((r) => r.headers['webhook-id'])).size === 21, {
+    await waitFor(() => new Set(delivered).size === 21, {
       timeout: 60_000,
       message: 'every event delivered after the probe',
+    });
+    // Every job done (the last 2xx recorded, nothing put back still waiting), so nothing is left to send.
+    await waitFor(async () => (await jobs(`state not in ('completed', 'failed', 'cancelled')`)) === 0, {
+      timeout: 30_000,
+      message: 'every delivery job done',
     });
     // Put back: the deliveries fetched with the one that found the circuit open (2 slots × 2 per fetch), while it
     // was open and while the probe was in flight, not each of the 20.
     const putBack = (await jobs(`data->>'eventId' <> 'c0' and state = 'completed'`)) - 20;
     expect(putBack, `${putBack} put back`).toBeLessThanOrEqual(12);
-    // Sent once each after the 2xx: 21 deliveries, one failed request before them.
+    // Sent once each: 21 deliveries answered 2xx, one failed request before them.
+    expect(delivered).toHaveLength(21);
     expect(closed.requests).toHaveLength(22);
   });
 

@@ -7,7 +7,7 @@ import { TcpProxy } from '@webhook-inbox/testing';
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { JobWithMetadata } from 'pg-boss';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { DatabaseEffectFn } from '../../src/effects/types.ts';
 import type { Inbox, InboxStartOptions, InboxWorker } from '../../src/inbox.ts';
 import { DEFAULT_QUEUE_SETTINGS, type EventJob, type QueueSettings } from '../../src/queue.ts';
@@ -100,6 +100,12 @@ export function useWorkerHarness(url: () => string): WorkerHarness {
     pool = createPool({ connectionString: url(), max: 5, connectionTimeoutMillis: 60_000 });
     await createEffectLog(pool);
     producer = await startProducer(pool, url());
+  });
+  // Each test starts with no job left by the one before: an event whose job was still pending when its test
+  // stopped would otherwise run in the next test's worker, with that test's effects (or fan out to its
+  // destinations).
+  beforeEach(async () => {
+    await ready(pool).query(`delete from pgboss.job where state in ('created', 'retry', 'active')`);
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));

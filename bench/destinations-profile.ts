@@ -14,7 +14,7 @@ import { startWebhookSink } from '../packages/testing/src/webhook-sink.ts';
 import {
   destinationYaml,
   enqueue,
-  enqueueNaive,
+  enqueueNaiveDeliveries,
   recordedBody,
   recordEvents,
   SECRET,
@@ -51,11 +51,11 @@ try {
   if (values.naive) {
     const body = await recordedBody(pool, ids[0]!);
     const naive = await startNaiveDelivery(url, sink.url, SECRET, 16);
-    enqueued = (chunk) => enqueueNaive(sender, body, chunk);
+    enqueued = (eventIds) => enqueueNaiveDeliveries(sender, body, eventIds);
     stop = () => naive.stop();
   } else {
     const destinations = await startDestinations(url, destinationYaml('fast', sink.url, 16));
-    enqueued = (chunk) => enqueue(sender, 'fast', chunk);
+    enqueued = (eventIds) => enqueue(sender, 'fast', eventIds);
     stop = () => destinations.stop();
   }
 

@@ -17,6 +17,7 @@ import type pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { BenchContext } from './lib/context.ts';
 import { NAIVE_DELIVERY_QUEUE, startNaiveDelivery } from './lib/naive-delivery.ts';
+import { insertJobs } from './lib/insert-jobs.ts';
 import { fixed, type BenchTable } from './lib/table.ts';
 import { inTurns } from './lib/turns.ts';
 
@@ -75,7 +76,7 @@ export async function destinationsBenchmark(ctx: BenchContext): Promise<BenchTab
           if (mode === 'inbox') {
             await rate.inbox.time(ours, ids.length, () => enqueue(sender, 'fast', ids));
           } else {
-            await rate.naive.time(theirs, ids.length, () => enqueueNaive(sender, body, ids));
+            await rate.naive.time(theirs, ids.length, () => enqueueNaiveDeliveries(sender, body, ids));
           }
         },
         { abba: true },
@@ -244,16 +245,18 @@ export async function startDestinations(url: string, yaml: string): Promise<Dest
 
 /** Delivery jobs for `ids`, as a fan-out sends them. */
 export async function enqueue(boss: PgBoss, destination: string, ids: readonly string[]): Promise<void> {
-  const data = ids.map((eventId) => ({ data: { provider: 'bench', eventId, attempt: 1 } }));
-  for (let i = 0; i < data.length; i += 500) {
-    await boss.insert(destinationQueue(destination), data.slice(i, i + 500));
-  }
+  const jobs = ids.map((eventId) => ({ data: { provider: 'bench', eventId, attempt: 1 } }));
+  await insertJobs(boss, destinationQueue(destination), jobs);
 }
 
 /** The naive forwarder's jobs for `ids`, each carrying `body` (the recorded events all have the same one). */
-export async function enqueueNaive(boss: PgBoss, body: string, ids: readonly string[]): Promise<void> {
-  const data = ids.map((id) => ({ data: { id: eventIdempotencyKey('bench', id, 'naive'), body } }));
-  for (let i = 0; i < data.length; i += 500) await boss.insert(NAIVE_DELIVERY_QUEUE, data.slice(i, i + 500));
+export async function enqueueNaiveDeliveries(
+  boss: PgBoss,
+  body: string,
+  ids: readonly string[],
+): Promise<void> {
+  const jobs = ids.map((id) => ({ data: { id: eventIdempotencyKey('bench', id, 'naive'), body } }));
+  await insertJobs(boss, NAIVE_DELIVERY_QUEUE, jobs);
 }
 
 /** The body recorded for `eventId`, as the raw body of a delivery sends it. */

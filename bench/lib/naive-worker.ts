@@ -21,6 +21,7 @@ import {
 } from '../../apps/worker/src/effects/stripe.ts';
 import { createLogger } from '../../apps/worker/src/logger.ts';
 import { createMailer } from '../../apps/worker/src/mail.ts';
+import { insertJobs } from './insert-jobs.ts';
 import { printError, startBaselineBoss } from './raw-boss.ts';
 
 export const NAIVE_QUEUE = 'bench-naive-checkout';
@@ -29,17 +30,15 @@ export const NAIVE_WORKER = fileURLToPath(import.meta.url);
 
 type Checkout = StripeInboxEvent<'checkout.session.completed'>;
 
-/** Enqueues checkout events (their payload text) for the naive worker, `boss.insert` in chunks. */
+/** Enqueues checkout events (their payload text) for the naive worker, in chunks (`insertJobs`). */
 export async function enqueueNaive(url: string, payloads: readonly string[]): Promise<void> {
   const boss = await startBaselineBoss(url, NAIVE_QUEUE, 2);
   try {
-    for (let i = 0; i < payloads.length; i += 500) {
-      const chunk = payloads.slice(i, i + 500);
-      await boss.insert(
-        NAIVE_QUEUE,
-        chunk.map((text) => ({ data: JSON.parse(text) as object })),
-      );
-    }
+    await insertJobs(
+      boss,
+      NAIVE_QUEUE,
+      payloads.map((text) => ({ data: JSON.parse(text) as object })),
+    );
   } finally {
     await boss.stop({ graceful: false, close: true });
   }

@@ -7,11 +7,13 @@
  * profiles can be read side by side. A profile's samples are the main thread's wall time: a write that waits for
  * the CPU (PostgreSQL woken on the same two cores) counts in full, so read its shares beside the CPU figure.
  *
- *   node bench/worker-profile.ts [--events=2000] [--out=/tmp/worker-profile] [--explain] [--naive]
+ *   node bench/worker-profile.ts [--events=2000] [--out=/tmp/worker-profile] [--explain [--explain-ms=20]] [--naive]
  *     [--batch-size=50] [--concurrency=4] [--flags='--max-semi-space-size=8']   (the worker's; flags: Node's)
  *
- * `--explain` also logs the plan (EXPLAIN ANALYZE, nested statements too) of every statement slower than 20 ms to
- * `<out>/pglog/`: which statement's plan or trigger takes the time.
+ * `--explain` also logs the plan (EXPLAIN ANALYZE, nested statements too) of every statement slower than 20 ms
+ * (`--explain-ms=0` for all) to `<out>/pglog/`: which statement's plan or trigger takes the time. Beside the worker's
+ * CPU it prints PostgreSQL's (all its processes, from /proc) and the worker's system calls, per event: on two
+ * shared CPUs the two compete for the same cores.
  */
 import { chmod, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,7 +23,7 @@ import { checkoutEvent, startProducer } from '@webhook-inbox/scenarios/worker';
 import { createPool } from '../packages/db/src/index.ts';
 import { DEFAULT_QUEUE_SETTINGS } from '../packages/inbox/src/queue.ts';
 import { startBenchPostgres } from './lib/postgres.ts';
-import { cpuMs, memory } from './lib/process.ts';
+import { cpuMs, memory, syscalls } from './lib/process.ts';
 import { enqueueNaive, NAIVE_QUEUE, NAIVE_WORKER } from './lib/naive-worker.ts';
 import {
   count,
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     events: { type: 'string' },
     out: { type: 'string' },
     explain: { type: 'boolean' },
+    'explain-ms': { type: 'string' },
     naive: { type: 'boolean' },
     'batch-size': { type: 'string' },
     concurrency: { type: 'string' },
@@ -53,7 +56,7 @@ await mkdir(path.join(out, 'pglog'), { recursive: true });
 await chmod(path.join(out, 'pglog'), 0o777);
 const explain: Record<string, string> = values.explain
   ? {
-      'auto_explain.log_min_duration': '20ms',
+      'auto_explain.log_min_duration': values['explain-ms'] ?? '20ms',
       'auto_explain.log_analyze': 'on',
       'auto_explain.log_nested_statements': 'on',
       logging_collector: 'on',
@@ -103,6 +106,9 @@ try {
   const idleRss = memory(worker.pid!).rssMiB;
   await pool.query('select pg_stat_statements_reset()');
   const cpuBefore = cpuMs(worker.pid!);
+  const postmaster = postgres.postmasterPid();
+  const pgBefore = cpuMs(postmaster, { children: true });
+  const ioBefore = syscalls(worker.pid!);
   const rate = await timeUntil(events, () =>
     values.naive
       ? count(pool, `select count(*)::int as n from pgboss.job where name = $1 and state = 'completed'`, [
@@ -111,6 +117,8 @@ try {
       : count(pool, `select count(*)::int as n from webhook_events where status = 'processed'`),
   );
   const cpu = (cpuMs(worker.pid!) - cpuBefore) / events;
+  const pgCpu = (cpuMs(postmaster, { children: true }) - pgBefore) / events;
+  const ioAfter = syscalls(worker.pid!);
   const peak = memory(worker.pid!).peakMiB;
   const idle = idleRss;
   const { rows } = await pool.query<{
@@ -131,6 +139,9 @@ try {
   const line = (s: string) => process.stdout.write(`${s}\n`);
   line(
     `# ${values.naive ? 'naive handler: ' : ''}drain of ${events} events (batches of ${env.WORKER_BATCH_SIZE}, ${env.WORKER_CONCURRENCY} in flight${values.flags ? `, ${values.flags}` : ''}): ${rate.perSecond.toFixed(0)}/s, worker CPU ${cpu.toFixed(2)} ms/event, RSS idle ${idle.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB`,
+  );
+  line(
+    `# PostgreSQL CPU (all its processes) ${pgCpu.toFixed(2)} ms/event; worker syscalls per event: ${((ioAfter.writes - ioBefore.writes) / events).toFixed(2)} writes, ${((ioAfter.reads - ioBefore.reads) / events).toFixed(2)} reads, ${((ioAfter.switches - ioBefore.switches) / events).toFixed(2)} voluntary context switches`,
   );
   const totalCalls = rows.reduce((s, r) => s + Number(r.calls), 0);
   const totalMs = rows.reduce((s, r) => s + r.ms, 0);

@@ -95,3 +95,19 @@ export function startFlagsOf(packageJson: string): string[] {
   }
   return words.slice(1, -1);
 }
+
+/**
+ * A process's read and write system calls (`syscr`, `syscw`: a `writev` counts once) and its main thread's
+ * voluntary context switches so far, from /proc (Linux).
+ */
+export function syscalls(pid: number): { reads: number; writes: number; switches: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (text: string, name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1]);
+  return {
+    reads: field(io, 'syscr'),
+    writes: field(io, 'syscw'),
+    switches: field(status, 'voluntary_ctxt_switches'),
+  };
+}

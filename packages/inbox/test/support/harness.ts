@@ -103,9 +103,9 @@ export function useWorkerHarness(url: () => string): WorkerHarness {
   });
   // Each test starts with no job left by the one before: an event whose job was still pending when its test
   // stopped would otherwise run in the next test's worker, with that test's effects (or fan out to its
-  // destinations).
+  // destinations). pg-boss deletes them, every queue's, whatever their state.
   beforeEach(async () => {
-    await ready(pool).query(`delete from pgboss.job where state in ('created', 'retry', 'active')`);
+    await ready(producer).boss.deleteAllJobs();
   });
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ timeoutMs: 5_000 })));
